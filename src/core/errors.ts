@@ -1,0 +1,73 @@
+/**
+ * Every error outboxer throws is an OutboxerError with a stable `code`.
+ * Messages name the message id or option and the fix; never a payload or a password.
+ */
+export type OutboxerErrorCode =
+  | 'OUTBOXER_INVALID_OPTION'
+  | 'OUTBOXER_INVALID_IDENTIFIER'
+  | 'OUTBOXER_TOPIC_REQUIRED'
+  | 'OUTBOXER_INVALID_TOPIC'
+  | 'OUTBOXER_TYPE_REQUIRED'
+  | 'OUTBOXER_INVALID_ID'
+  | 'OUTBOXER_INVALID_KEY'
+  | 'OUTBOXER_PAYLOAD_NOT_JSON'
+  | 'OUTBOXER_PAYLOAD_TOO_LARGE'
+  | 'OUTBOXER_INVALID_HEADER'
+  | 'OUTBOXER_INVALID_SCHEDULE'
+  | 'OUTBOXER_NOT_MIGRATED'
+  | 'OUTBOXER_PUBLISH_FAILED'
+  | 'OUTBOXER_PUBLISH_TIMEOUT'
+  | 'OUTBOXER_BROKER_UNAVAILABLE'
+  | 'OUTBOXER_UNROUTABLE'
+  | 'OUTBOXER_NO_STREAM'
+  | 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'
+  | 'OUTBOXER_LEASE_EXPIRED'
+  | 'OUTBOXER_CLOSED'
+  | 'OUTBOXER_NOT_FOUND';
+
+export class OutboxerError extends Error {
+  readonly code: OutboxerErrorCode;
+
+  constructor(code: OutboxerErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A message rejected at enqueue: the caller's transaction should roll back or fix the input. */
+export class MessageValidationError extends OutboxerError {}
+
+/** An option or identifier that cannot be used; thrown once, when options are resolved. */
+export class ConfigurationError extends OutboxerError {}
+
+/**
+ * A publish that did not get a positive confirmation from the broker.
+ * `permanent` errors will never succeed on retry (the message goes dead at once);
+ * the others are retried with backoff until the attempts run out.
+ */
+export class PublishError extends OutboxerError {
+  readonly permanent: boolean;
+
+  constructor(
+    code: OutboxerErrorCode,
+    message: string,
+    options: { permanent?: boolean; cause?: unknown } = {},
+  ) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.permanent = options.permanent ?? false;
+  }
+}
+
+export function isPermanentPublishError(error: unknown): boolean {
+  return error instanceof PublishError && error.permanent;
+}
+
+/** A short, payload-free description of any thrown value, fit for the `last_error` column and logs. */
+export function describeError(error: unknown, maxLength = 1000): string {
+  let text: string;
+  if (error instanceof OutboxerError) text = `${error.code}: ${error.message}`;
+  else if (error instanceof Error) text = `${error.name}: ${error.message}`;
+  else text = `non-error thrown: ${typeof error}`;
+  return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
+}

@@ -1,0 +1,57 @@
+import { ConfigurationError } from './errors.js';
+import type { OutboxMessageInput } from './message.js';
+import type { OutboxStore, Publisher } from './ports.js';
+import { Relay } from './relay.js';
+import type { RelayOptionsInput } from './relay-options.js';
+import { validateMessage, type MessageLimits } from './validate-message.js';
+
+export interface OutboxOptions {
+  /** Largest payload accepted at enqueue, as JSON bytes. Default 256 KiB; keep it at or below your broker's limit. */
+  readonly maxPayloadBytes?: number;
+}
+
+export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+
+/**
+ * The producer side: validates messages and writes them inside the caller's transaction.
+ * It never begins, commits or rolls back that transaction.
+ */
+export class Outbox<Tx> {
+  readonly store: OutboxStore<Tx>;
+  readonly limits: MessageLimits;
+  readonly #relays = new Set<Relay>();
+
+  constructor(store: OutboxStore<Tx>, options: OutboxOptions = {}) {
+    const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'maxPayloadBytes must be a whole number of bytes >= 1');
+    }
+    this.store = store;
+    this.limits = Object.freeze({ maxPayloadBytes });
+  }
+
+  /** Stores one message in the caller's open transaction; returns its id. */
+  async enqueue(tx: Tx, message: OutboxMessageInput): Promise<string> {
+    const [id] = await this.enqueueMany(tx, [message]);
+    return id as string;
+  }
+
+  /** Stores messages in the caller's open transaction, in order (same-key messages keep it); returns their ids. */
+  async enqueueMany(tx: Tx, messages: readonly OutboxMessageInput[]): Promise<string[]> {
+    const validated = messages.map((message) => validateMessage(message, this.limits));
+    await this.store.insert(tx, validated);
+    return validated.map((message) => message.id);
+  }
+
+  /** Call after your transaction committed: relays in this process claim at once instead of at their next poll. */
+  notifyCommitted(): void {
+    for (const relay of this.#relays) relay.wake();
+  }
+
+  /** A relay over this outbox's store; `notifyCommitted()` wakes it. */
+  createRelay(publisher: Publisher, options: RelayOptionsInput = {}): Relay {
+    const relay = new Relay(this.store as OutboxStore, publisher, options);
+    this.#relays.add(relay);
+    return relay;
+  }
+}

@@ -1,0 +1,88 @@
+import type { DeadMessage, NewOutboxMessage, OutboxMessage } from './message.js';
+
+/** A batch of messages leased to one relay. `token` fences every later write to them. */
+export interface Claim {
+  readonly token: string;
+  readonly messages: readonly OutboxMessage[];
+}
+
+export interface ClaimRequest {
+  /** Names the relay in the lease, for operators (`status`, logs). */
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly limit: number;
+}
+
+/** A message whose publish failed, with what to do about it. */
+export type FailedMessage =
+  | { readonly id: string; readonly error: string; readonly retryInMs: number }
+  | { readonly id: string; readonly error: string; readonly dead: true };
+
+export interface OutboxStats {
+  /** Ready to publish now. */
+  readonly pending: number;
+  /** Waiting for their available time (delayed or backing off after a failure). */
+  readonly scheduled: number;
+  /** Leased by a relay right now. */
+  readonly inFlight: number;
+  /** Published and still retained (0 when published rows are deleted at once). */
+  readonly published: number;
+  readonly dead: number;
+  /** Age in seconds of the oldest message not yet published or dead, by the database clock; 0 if none. */
+  readonly oldestPendingAgeSeconds: number;
+}
+
+/**
+ * The storage port: a few atomic operations every database implements the same way.
+ * `Tx` is what the caller's transaction looks like for this database.
+ * All writes after a claim are fenced by its token: a relay whose lease was taken over changes nothing.
+ */
+export interface OutboxStore<Tx = unknown> {
+  /** Inserts inside the caller's open transaction; never commits or rolls back. */
+  insert(tx: Tx, messages: readonly NewOutboxMessage[]): Promise<void>;
+  /** Leases up to `limit` publishable messages, at most one run per key, on the database clock. */
+  claim(request: ClaimRequest): Promise<Claim>;
+  /** Marks as published the given messages still leased under `token`; returns how many it marked. */
+  markPublished(token: string, ids: readonly string[]): Promise<number>;
+  /** Records failures (backoff or dead) for messages still leased under `token`. */
+  markFailed(token: string, failures: readonly FailedMessage[]): Promise<number>;
+  /** Gives back unattempted messages still leased under `token`, as they were. */
+  release(token: string, ids: readonly string[]): Promise<number>;
+  /** Deletes at most `limit` published messages whose retention has run out (none when rows are deleted at once). */
+  purgePublished(limit: number): Promise<number>;
+  stats(): Promise<OutboxStats>;
+  listDead(limit: number): Promise<DeadMessage[]>;
+  /** Moves dead messages back to pending with fresh attempts; `'all'` for every one (in bounded batches). */
+  retryDead(ids: readonly string[] | 'all'): Promise<number>;
+  /** Deletes dead messages; `'all'` for every one. */
+  purgeDead(ids: readonly string[] | 'all'): Promise<number>;
+  migrate(): Promise<void>;
+  /** The DDL `migrate` would apply, for DBAs who apply it themselves. */
+  migrationSql(): string;
+  close(): Promise<void>;
+}
+
+/** What a broker publisher can tell the relay about itself. */
+export interface PublisherCapabilities {
+  /** The broker's own per-message limit, if known: larger bodies fail permanently without a round trip. */
+  readonly maxMessageBytes?: number;
+}
+
+/**
+ * The publisher port. `publish` resolves only once the broker has confirmed it stored the message,
+ * and rejects with a PublishError otherwise (a timeout included). Many publishes may be in flight at once.
+ */
+export interface Publisher {
+  readonly name: string;
+  readonly capabilities: PublisherCapabilities;
+  publish(message: OutboxMessage): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** pino-compatible logging surface: `logger.info({ ...fields }, 'message')`. */
+export interface Logger {
+  debug(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}

@@ -1,0 +1,118 @@
+import { describeError, isPermanentPublishError, PublishError } from './errors.js';
+import type { OutboxMessage } from './message.js';
+import type { FailedMessage, Publisher } from './ports.js';
+import type { RelayOptions } from './relay-options.js';
+import { retryDelayMs, shouldPark } from './retry-policy.js';
+
+/** What became of each message of one claim; the relay turns it into fenced marks. */
+export interface ClaimOutcome {
+  readonly published: OutboxMessage[];
+  readonly failed: { message: OutboxMessage; failure: FailedMessage }[];
+  /** Never attempted (their key stopped behind a failure, the lease ran short, or the relay is stopping). */
+  readonly released: OutboxMessage[];
+}
+
+export interface PublishContext {
+  readonly publisher: Publisher;
+  readonly options: RelayOptions;
+  /** Monotonic ms (performance.now) after which no new publish may start under this lease. */
+  readonly publishDeadline: number;
+  readonly isStopping: () => boolean;
+}
+
+/**
+ * Publishes one claim: messages of one key strictly one after another (a key never has two in flight,
+ * and a retryable failure holds back the rest of its key), different keys and unkeyed messages in
+ * parallel up to `maxInFlight`.
+ */
+export async function publishClaim(messages: readonly OutboxMessage[], context: PublishContext): Promise<ClaimOutcome> {
+  const outcome: ClaimOutcome = { published: [], failed: [], released: [] };
+  const queue = groupIntoChains(messages);
+  const workers = Math.min(context.options.maxInFlight, queue.length);
+  let next = 0;
+  const runWorker = async (): Promise<void> => {
+    while (next < queue.length) {
+      const chain = queue[next++];
+      if (chain !== undefined) await publishChain(chain, context, outcome);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, runWorker));
+  return outcome;
+}
+
+function groupIntoChains(messages: readonly OutboxMessage[]): OutboxMessage[][] {
+  const chains: OutboxMessage[][] = [];
+  const byKey = new Map<string, OutboxMessage[]>();
+  for (const message of messages) {
+    if (message.key === null) {
+      chains.push([message]);
+      continue;
+    }
+    let chain = byKey.get(message.key);
+    if (chain === undefined) {
+      chain = [];
+      byKey.set(message.key, chain);
+      chains.push(chain);
+    }
+    chain.push(message);
+  }
+  return chains;
+}
+
+async function publishChain(chain: readonly OutboxMessage[], context: PublishContext, outcome: ClaimOutcome): Promise<void> {
+  const { options } = context;
+  for (let index = 0; index < chain.length; index++) {
+    const message = chain[index] as OutboxMessage;
+    if (context.isStopping() || performance.now() >= context.publishDeadline) {
+      outcome.released.push(...chain.slice(index));
+      return;
+    }
+    if (message.attempts > options.retry.maxAttempts) {
+      const reason = `gave up after ${message.attempts - 1} attempts: the relay holding it stopped or lost its lease each time (last error: ${message.lastError ?? 'none'})`;
+      outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
+      continue;
+    }
+    const error = await attempt(message, context);
+    if (error === undefined) {
+      outcome.published.push(message);
+      continue;
+    }
+    const description = describeError(error);
+    if (isPermanentPublishError(error) || shouldPark(options.retry, message.attempts)) {
+      outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
+      continue;
+    }
+    const retryInMs = retryDelayMs(options.retry, message.attempts);
+    outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs } });
+    outcome.released.push(...chain.slice(index + 1));
+    return;
+  }
+}
+
+async function attempt(message: OutboxMessage, context: PublishContext): Promise<unknown> {
+  const limit = context.publisher.capabilities.maxMessageBytes;
+  if (limit !== undefined && Buffer.byteLength(message.payloadJson) > limit) {
+    return new PublishError(
+      'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+      `message ${message.id} is ${Buffer.byteLength(message.payloadJson)} bytes, over ${context.publisher.name}'s limit of ${limit}; lower maxPayloadBytes at enqueue`,
+      { permanent: true },
+    );
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no confirmation for message ${message.id} from ${context.publisher.name} within ${context.options.publishTimeoutMs} ms`)),
+      context.options.publishTimeoutMs,
+    );
+  });
+  const publishing = Promise.resolve().then(() => context.publisher.publish(message));
+  publishing.catch(() => undefined); // a confirmation that loses the race to the timeout must not go unhandled
+  try {
+    await Promise.race([publishing, timeout]);
+    return undefined;
+  } catch (error) {
+    return error;
+  } finally {
+    clearTimeout(timer);
+  }
+}

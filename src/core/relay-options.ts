@@ -1,0 +1,91 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { ConfigurationError } from './errors.js';
+import { silentLogger } from './logger.js';
+import type { Logger } from './ports.js';
+import type { RetryPolicy } from './retry-policy.js';
+
+const positiveInt = z.number().int().positive();
+
+const relayOptionsSchema = z.object({
+  owner: z.string().min(1).max(200).optional(),
+  batchSize: positiveInt.max(10_000).default(200),
+  maxInFlight: positiveInt.max(10_000).default(256),
+  leaseMs: positiveInt.min(1000).default(30_000),
+  publishTimeoutMs: positiveInt.default(10_000),
+  pollIntervalMs: positiveInt.default(250),
+  maxPollIntervalMs: positiveInt.default(1000),
+  errorBackoffMs: positiveInt.default(500),
+  maxErrorBackoffMs: positiveInt.default(15_000),
+  housekeepingIntervalMs: positiveInt.default(60_000),
+  housekeepingBatchSize: positiveInt.max(100_000).default(1000),
+  retry: z
+    .object({
+      baseDelayMs: positiveInt.default(1000),
+      maxDelayMs: positiveInt.default(300_000),
+      maxAttempts: positiveInt.max(1000).default(10),
+      jitter: z.number().min(0).max(1).default(0.5),
+    })
+    .prefault({}),
+});
+
+export type RelayOptionsInput = z.input<typeof relayOptionsSchema> & {
+  readonly logger?: Logger | undefined;
+  readonly hooks?: RelayHooks | undefined;
+};
+
+/** Observers of what the relay does: metrics, demos and tests hang off these. */
+export interface RelayHooks {
+  onPublished?(event: { id: string; topic: string; key: string | null; attempts: number }): void;
+  onRetry?(event: { id: string; topic: string; attempts: number; error: string; retryInMs: number }): void;
+  onDead?(event: { id: string; topic: string; attempts: number; reason: string }): void;
+  /** Marks that matched fewer rows than expected: the lease had been taken over. */
+  onFenced?(event: { expected: number; marked: number }): void;
+  onError?(event: { stage: 'claim' | 'mark' | 'housekeeping'; error: string }): void;
+}
+
+export interface RelayOptions {
+  readonly owner: string;
+  readonly batchSize: number;
+  readonly maxInFlight: number;
+  readonly leaseMs: number;
+  readonly publishTimeoutMs: number;
+  readonly pollIntervalMs: number;
+  readonly maxPollIntervalMs: number;
+  readonly errorBackoffMs: number;
+  readonly maxErrorBackoffMs: number;
+  readonly housekeepingIntervalMs: number;
+  readonly housekeepingBatchSize: number;
+  readonly retry: RetryPolicy;
+  readonly logger: Logger;
+  readonly hooks: RelayHooks;
+}
+
+/** Resolves the relay's options once: documented defaults, validated, frozen. */
+export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions {
+  const { logger, hooks, ...rest } = input;
+  const parsed = relayOptionsSchema.safeParse(rest);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join('.') ?? '';
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const options = parsed.data;
+  if (options.publishTimeoutMs >= options.leaseMs) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be below leaseMs (${options.leaseMs}) so that a publish ends before its lease`);
+  }
+  if (options.maxPollIntervalMs < options.pollIntervalMs) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxPollIntervalMs must be >= pollIntervalMs');
+  }
+  if (options.retry.maxDelayMs < options.retry.baseDelayMs) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option retry.maxDelayMs must be >= retry.baseDelayMs');
+  }
+  return Object.freeze({
+    ...options,
+    owner: options.owner ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
+    retry: Object.freeze({ ...options.retry }),
+    logger: logger ?? silentLogger,
+    hooks: Object.freeze({ ...hooks }),
+  });
+}

@@ -1,0 +1,163 @@
+import { describeError } from './errors.js';
+import type { Claim, OutboxStore, Publisher } from './ports.js';
+import { type ClaimOutcome, publishClaim } from './publish-claim.js';
+import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from './relay-options.js';
+import { Waker } from './waker.js';
+
+/** Leaves this share of the lease unused, so that marks land before another relay may claim. */
+const LEASE_SAFETY_SHARE = 0.2;
+
+export interface RelayRoundResult {
+  readonly claimed: number;
+  readonly published: number;
+  readonly retried: number;
+  readonly dead: number;
+  readonly released: number;
+  /** Rows the marks could not touch because the lease had been taken over. */
+  readonly fenced: number;
+}
+
+/**
+ * Moves committed messages from a store to a publisher: claim under a lease, publish with the
+ * broker's confirmation, mark under the claim's fencing token. Any number of relays may share a store.
+ */
+export class Relay {
+  readonly options: RelayOptions;
+  readonly #store: OutboxStore;
+  readonly #publisher: Publisher;
+  readonly #waker = new Waker();
+  #running: Promise<void> | undefined;
+  #stopping = false;
+  #lastHousekeeping = 0;
+
+  constructor(store: OutboxStore, publisher: Publisher, options: RelayOptionsInput = {}) {
+    this.#store = store;
+    this.#publisher = publisher;
+    this.options = resolveRelayOptions(options);
+  }
+
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
+  /** Starts the loop in the background; `stop()` ends it. Calling it twice is a no-op. */
+  start(): void {
+    if (this.#running !== undefined) return;
+    this.#stopping = false;
+    this.#running = this.#loop().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /** Asks for a claim now instead of at the next poll (e.g. right after a commit). */
+  wake(): void {
+    this.#waker.wake();
+  }
+
+  /**
+   * Graceful stop: no new publish starts; publishes already sent wait for their confirmation (bounded
+   * by the publish timeout), are marked, and the rest of the claim is released for another relay.
+   */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#waker.wake();
+    await this.#running;
+  }
+
+  /** One claim-publish-mark round; the loop is made of these. Useful in tests and scripts. */
+  async runOnce(): Promise<RelayRoundResult> {
+    const claimStartedAt = performance.now();
+    const claim = await this.#store.claim({
+      owner: this.options.owner,
+      leaseMs: this.options.leaseMs,
+      limit: this.options.batchSize,
+    });
+    if (claim.messages.length === 0) return emptyRound;
+    const outcome = await publishClaim(claim.messages, {
+      publisher: this.#publisher,
+      options: this.options,
+      publishDeadline: claimStartedAt + this.options.leaseMs * (1 - LEASE_SAFETY_SHARE) - this.options.publishTimeoutMs,
+      isStopping: () => this.#stopping,
+    });
+    return this.#record(claim, outcome);
+  }
+
+  async #record(claim: Claim, outcome: ClaimOutcome): Promise<RelayRoundResult> {
+    const { hooks, logger } = this.options;
+    const store = this.#store;
+    const [published, failed, released] = await Promise.all([
+      store.markPublished(claim.token, outcome.published.map((m) => m.id)),
+      store.markFailed(claim.token, outcome.failed.map((f) => f.failure)),
+      store.release(claim.token, outcome.released.map((m) => m.id)),
+    ]);
+    const expected = outcome.published.length + outcome.failed.length + outcome.released.length;
+    const fenced = expected - (published + failed + released);
+    if (fenced > 0) {
+      logger.warn({ owner: this.options.owner, fenced, claimed: claim.messages.length }, 'lease was taken over before marking; another relay owns these messages now');
+      hooks.onFenced?.({ expected, marked: expected - fenced });
+    }
+    let retried = 0;
+    let dead = 0;
+    for (const message of outcome.published) {
+      hooks.onPublished?.({ id: message.id, topic: message.topic, key: message.key, attempts: message.attempts });
+    }
+    for (const { message, failure } of outcome.failed) {
+      if ('dead' in failure) {
+        dead++;
+        logger.error({ id: message.id, topic: message.topic, attempts: message.attempts, reason: failure.error }, 'message parked as dead');
+        hooks.onDead?.({ id: message.id, topic: message.topic, attempts: message.attempts, reason: failure.error });
+      } else {
+        retried++;
+        logger.warn({ id: message.id, topic: message.topic, attempts: message.attempts, error: failure.error, retryInMs: failure.retryInMs }, 'publish failed; will retry');
+        hooks.onRetry?.({ id: message.id, topic: message.topic, attempts: message.attempts, error: failure.error, retryInMs: failure.retryInMs });
+      }
+    }
+    return { claimed: claim.messages.length, published: outcome.published.length, retried, dead, released: outcome.released.length, fenced };
+  }
+
+  async #loop(): Promise<void> {
+    const { logger, hooks } = this.options;
+    let idleDelay = this.options.pollIntervalMs;
+    let errorDelay = this.options.errorBackoffMs;
+    logger.info({ owner: this.options.owner, publisher: this.#publisher.name }, 'relay started');
+    while (!this.#stopping) {
+      let round: RelayRoundResult;
+      try {
+        round = await this.runOnce();
+        await this.#housekeeping();
+        errorDelay = this.options.errorBackoffMs;
+      } catch (error) {
+        const description = describeError(error);
+        logger.error({ owner: this.options.owner, error: description, retryInMs: errorDelay }, 'relay round failed; backing off');
+        hooks.onError?.({ stage: 'claim', error: description });
+        await this.#waker.wait(errorDelay);
+        errorDelay = Math.min(errorDelay * 2, this.options.maxErrorBackoffMs);
+        continue;
+      }
+      if (round.claimed > 0 && round.retried === 0 && round.released === 0) {
+        idleDelay = this.options.pollIntervalMs;
+        continue;
+      }
+      if (round.claimed > 0) idleDelay = this.options.pollIntervalMs;
+      await this.#waker.wait(idleDelay);
+      idleDelay = Math.min(idleDelay * 2, this.options.maxPollIntervalMs);
+    }
+    logger.info({ owner: this.options.owner }, 'relay stopped');
+  }
+
+  async #housekeeping(): Promise<void> {
+    const now = performance.now();
+    if (now - this.#lastHousekeeping < this.options.housekeepingIntervalMs) return;
+    this.#lastHousekeeping = now;
+    try {
+      let removed: number;
+      do {
+        removed = await this.#store.purgePublished(this.options.housekeepingBatchSize);
+      } while (removed === this.options.housekeepingBatchSize && !this.#stopping);
+    } catch (error) {
+      this.options.hooks.onError?.({ stage: 'housekeeping', error: describeError(error) });
+    }
+  }
+}
+
+const emptyRound: RelayRoundResult = Object.freeze({ claimed: 0, published: 0, retried: 0, dead: 0, released: 0, fenced: 0 });

@@ -1,0 +1,37 @@
+export {
+  ConfigurationError,
+  describeError,
+  isPermanentPublishError,
+  MessageValidationError,
+  OutboxerError,
+  PublishError,
+  type OutboxerErrorCode,
+} from './core/errors.js';
+export { newMessageId } from './core/ids.js';
+export { quoteIdentifier, validateIdentifier } from './core/identifiers.js';
+export { createJsonLogger, silentLogger } from './core/logger.js';
+export {
+  WellKnownHeaders,
+  type DeadMessage,
+  type MessageHeaders,
+  type MessageState,
+  type NewOutboxMessage,
+  type OutboxMessage,
+  type OutboxMessageInput,
+} from './core/message.js';
+export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions } from './core/outbox.js';
+export type {
+  Claim,
+  ClaimRequest,
+  FailedMessage,
+  Logger,
+  OutboxStats,
+  OutboxStore,
+  Publisher,
+  PublisherCapabilities,
+} from './core/ports.js';
+export { redactUrl } from './core/redact.js';
+export { Relay, type RelayRoundResult } from './core/relay.js';
+export { resolveRelayOptions, type RelayHooks, type RelayOptions, type RelayOptionsInput } from './core/relay-options.js';
+export { retryDelayMs, type RetryPolicy } from './core/retry-policy.js';
+export { validateMessage, type MessageLimits } from './core/validate-message.js';

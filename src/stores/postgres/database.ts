@@ -1,0 +1,64 @@
+/** The shape of a query result shared by `pg` (rowCount) and PGlite (affectedRows). */
+export interface QueryResultLike {
+  readonly rows: readonly unknown[];
+  readonly rowCount?: number | null;
+  readonly affectedRows?: number;
+}
+
+/**
+ * Anything that can run a parameterized query: a `pg` Client or PoolClient inside BEGIN,
+ * a `pg` Pool, a PGlite instance or a PGlite transaction. Enqueue takes one of these.
+ */
+export interface SqlExecutor {
+  query(text: string, params?: unknown[]): Promise<QueryResultLike>;
+}
+
+/** What the relay side of the store needs from a database: queries and its own short transactions. */
+export interface PgDatabase extends SqlExecutor {
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Ends the connections this handle owns; a no-op for handles over a caller's pool. */
+  close(): Promise<void>;
+}
+
+export function affectedRows(result: QueryResultLike): number {
+  return result.rowCount ?? result.affectedRows ?? 0;
+}
+
+interface PgPoolClientLike extends SqlExecutor {
+  release(error?: Error | boolean): void;
+}
+
+/** Structural view of a `pg` Pool: no runtime import of `pg` is needed. */
+export interface PgPoolLike extends SqlExecutor {
+  connect(): Promise<PgPoolClientLike>;
+  end(): Promise<void>;
+}
+
+/** Wraps a `pg` Pool. `ownsPool` makes `close()` end it (the CLI does; a library user keeps theirs). */
+export function fromPgPool(pool: PgPoolLike, options: { ownsPool?: boolean } = {}): PgDatabase {
+  return {
+    query: (text, params) => pool.query(text, params),
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async close() {
+      if (options.ownsPool === true) await pool.end();
+    },
+  };
+}

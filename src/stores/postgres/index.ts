@@ -1,0 +1,5 @@
+export { affectedRows, fromPgPool, type PgDatabase, type PgPoolLike, type QueryResultLike, type SqlExecutor } from './database.js';
+export { migrations, migrationScript, runMigrations, type Migration } from './migrations.js';
+export { safePoolConfig, type SafePoolOptions } from './pool.js';
+export { PostgresOutboxStore, type PostgresStoreOptions } from './postgres-store.js';
+export { resolveTableName, type TableName } from './sql.js';

@@ -1,0 +1,110 @@
+import { quoteIdentifier } from '../../core/identifiers.js';
+import type { PgDatabase, SqlExecutor } from './database.js';
+import type { TableName } from './sql.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: (name: TableName) => string;
+}
+
+/**
+ * Versioned, append-only. A released migration is never edited: a change is a new version.
+ * The table is a public contract: a plain INSERT of (topic, type, payload[, key, headers]) is a valid producer.
+ */
+export const migrations: readonly Migration[] = Object.freeze([
+  {
+    version: 1,
+    description: 'outbox table, UUIDv7 default, claim and housekeeping indexes',
+    sql: ({ schema, table }) => {
+      const s = quoteIdentifier(schema);
+      const t = `${s}.${quoteIdentifier(table)}`;
+      const index = (suffix: string) => quoteIdentifier(`${table}_${suffix}`);
+      return `
+CREATE OR REPLACE FUNCTION ${s}.outboxer_uuid_v7() RETURNS uuid
+LANGUAGE sql VOLATILE AS $fn$
+  SELECT encode(
+    set_bit(set_bit(
+      overlay(uuid_send(gen_random_uuid())
+        PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+        FROM 1 FOR 6),
+      52, 1), 53, 1), 'hex')::uuid
+$fn$;
+
+CREATE TABLE IF NOT EXISTS ${t} (
+  seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id           uuid NOT NULL DEFAULT ${s}.outboxer_uuid_v7(),
+  topic        text NOT NULL CHECK (topic <> '' AND octet_length(topic) <= 255),
+  type         text NOT NULL CHECK (type <> ''),
+  key          text CHECK (key <> ''),
+  payload      jsonb NOT NULL,
+  headers      jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(headers) = 'object'),
+  state        text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'published', 'dead')),
+  created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+  available_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  attempts     integer NOT NULL DEFAULT 0,
+  last_error   text,
+  lease_owner  text,
+  lease_token  uuid,
+  lease_until  timestamptz,
+  published_at timestamptz,
+  dead_at      timestamptz
+);
+CREATE UNIQUE INDEX IF NOT EXISTS ${index('id_key')} ON ${t} (id);
+CREATE INDEX IF NOT EXISTS ${index('pending_idx')} ON ${t} (seq) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS ${index('pending_key_idx')} ON ${t} (key, seq) WHERE state = 'pending' AND key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS ${index('published_idx')} ON ${t} (published_at) WHERE state = 'published';
+CREATE INDEX IF NOT EXISTS ${index('dead_idx')} ON ${t} (dead_at, seq) WHERE state = 'dead';
+`;
+    },
+  },
+]);
+
+function bookkeepingSql({ schema }: TableName): string {
+  return `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)};
+CREATE TABLE IF NOT EXISTS ${quoteIdentifier(schema)}.outboxer_migrations (
+  table_name text NOT NULL,
+  version    integer NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (table_name, version)
+);`;
+}
+
+function recordSql(name: TableName, version: number): string {
+  return `INSERT INTO ${quoteIdentifier(name.schema)}.outboxer_migrations (table_name, version)
+VALUES ('${name.table}', ${version}) ON CONFLICT DO NOTHING;`;
+}
+
+/** The whole DDL as one idempotent script, for DBAs who apply it themselves (`outboxer sql`). */
+export function migrationScript(name: TableName): string {
+  const parts = [`-- outboxer schema for ${name.schema}.${name.table}`, 'BEGIN;', bookkeepingSql(name)];
+  for (const migration of migrations) {
+    parts.push(`-- version ${migration.version}: ${migration.description}`, migration.sql(name).trim(), recordSql(name, migration.version));
+  }
+  parts.push('COMMIT;');
+  return `${parts.join('\n')}\n`;
+}
+
+/**
+ * Applies what is missing, in one transaction, under an advisory lock so that several processes
+ * starting together migrate once. Returns the versions applied.
+ */
+export async function runMigrations(database: PgDatabase, name: TableName): Promise<number[]> {
+  return database.transaction(async (tx: SqlExecutor) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`outboxer:${name.schema}.${name.table}`]);
+    await tx.query(bookkeepingSql(name));
+    const done = await tx.query(
+      `SELECT version FROM ${quoteIdentifier(name.schema)}.outboxer_migrations WHERE table_name = $1`,
+      [name.table],
+    );
+    const applied = new Set(done.rows.map((row) => (row as { version: number }).version));
+    const newlyApplied: number[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await tx.query(migration.sql(name));
+      await tx.query(recordSql(name, migration.version));
+      newlyApplied.push(migration.version);
+    }
+    return newlyApplied;
+  });
+}

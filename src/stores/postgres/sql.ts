@@ -1,0 +1,107 @@
+import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+
+export interface TableName {
+  readonly schema: string;
+  readonly table: string;
+}
+
+/** Table names leave room for the index names derived from them within Postgres's 63 bytes. */
+const MAX_TABLE_BYTES = 40;
+
+export function resolveTableName(schema: string, table: string): TableName {
+  return Object.freeze({
+    schema: validateIdentifier(schema, 'schema'),
+    table: validateIdentifier(table, 'table', MAX_TABLE_BYTES),
+  });
+}
+
+/** Every statement the store runs, built once from validated, quoted names. */
+export function buildStatements(name: TableName) {
+  const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
+  const leaseFree = `(lease_until IS NULL OR lease_until <= now())`;
+  return Object.freeze({
+    insert: `INSERT INTO ${t} (id, topic, type, key, payload, headers, available_at)
+      SELECT m.id, m.topic, m.type, m.key, m.payload::jsonb, m.headers::jsonb,
+        COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond')
+      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[])
+        WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, ord)
+      ORDER BY m.ord`,
+
+    /*
+     * A row is a head when no earlier pending row shares its key: only heads can be claimed, so two
+     * relays never hold the same key. The claimer of a head also takes the open run behind it (same
+     * key, available, not leased), cut at the first row that is not, so a busy key moves in batches.
+     * Rows lower in seq that commit later are simply heads of a later claim (no cursor, no gap).
+     */
+    claim: `WITH heads AS (
+        SELECT o.seq, o.key FROM ${t} o
+        WHERE o.state = 'pending' AND o.available_at <= now() AND (o.lease_until IS NULL OR o.lease_until <= now())
+          AND (o.key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ${t} p WHERE p.key = o.key AND p.state = 'pending' AND p.seq < o.seq))
+        ORDER BY o.seq
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED
+      ), runs AS (
+        SELECT r.seq FROM heads h CROSS JOIN LATERAL (
+          SELECT x.seq, bool_and(x.available_at <= now() AND (x.lease_until IS NULL OR x.lease_until <= now()))
+              OVER (ORDER BY x.seq) AS open
+          FROM ${t} x
+          WHERE x.key = h.key AND x.state = 'pending' AND x.seq > h.seq
+          ORDER BY x.seq
+          LIMIT $1
+        ) r
+        WHERE h.key IS NOT NULL AND r.open
+      ), picked AS (
+        SELECT seq FROM (SELECT seq FROM heads UNION ALL SELECT seq FROM runs) s ORDER BY seq LIMIT $1
+      )
+      UPDATE ${t} u
+      SET lease_owner = $2, lease_token = $3::uuid, lease_until = now() + $4::int8 * interval '1 millisecond',
+        attempts = u.attempts + 1
+      FROM picked WHERE u.seq = picked.seq
+      RETURNING u.seq::text AS seq, u.id::text AS id, u.topic, u.type, u.key, u.payload::text AS payload_json,
+        u.headers, u.created_at, u.attempts, u.last_error`,
+
+    deletePublished: `DELETE FROM ${t} WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
+    retainPublished: `UPDATE ${t} SET state = 'published', published_at = now(),
+        lease_owner = NULL, lease_token = NULL, lease_until = NULL
+      WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
+
+    markFailed: `UPDATE ${t} u SET
+        state = CASE WHEN f.dead THEN 'dead' ELSE 'pending' END,
+        last_error = f.error,
+        available_at = CASE WHEN f.dead THEN u.available_at ELSE now() + f.retry_ms * interval '1 millisecond' END,
+        dead_at = CASE WHEN f.dead THEN now() END,
+        lease_owner = NULL, lease_token = NULL, lease_until = NULL
+      FROM unnest($2::uuid[], $3::text[], $4::int8[], $5::bool[]) AS f(id, error, retry_ms, dead)
+      WHERE u.id = f.id AND u.lease_token = $1::uuid`,
+
+    release: `UPDATE ${t} SET attempts = GREATEST(attempts - 1, 0),
+        lease_owner = NULL, lease_token = NULL, lease_until = NULL
+      WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
+
+    purgePublished: `DELETE FROM ${t} WHERE seq IN (
+        SELECT seq FROM ${t} WHERE state = 'published' AND published_at < now() - $1::int8 * interval '1 millisecond'
+        ORDER BY published_at LIMIT $2)`,
+
+    stats: `SELECT
+        count(*) FILTER (WHERE state = 'pending' AND available_at <= now() AND ${leaseFree})::int AS pending,
+        count(*) FILTER (WHERE state = 'pending' AND available_at > now() AND ${leaseFree})::int AS scheduled,
+        count(*) FILTER (WHERE state = 'pending' AND lease_until > now())::int AS in_flight,
+        count(*) FILTER (WHERE state = 'published')::int AS published,
+        count(*) FILTER (WHERE state = 'dead')::int AS dead,
+        COALESCE((SELECT EXTRACT(EPOCH FROM now() - created_at)::float8 FROM ${t}
+          WHERE state = 'pending' ORDER BY seq LIMIT 1), 0) AS oldest_pending_age_seconds
+      FROM ${t}`,
+
+    listDead: `SELECT id::text AS id, topic, type, key, attempts, COALESCE(last_error, '') AS reason, created_at, dead_at
+      FROM ${t} WHERE state = 'dead' ORDER BY dead_at, seq LIMIT $1`,
+    retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), dead_at = NULL
+      WHERE state = 'dead' AND id = ANY($1::uuid[])`,
+    retryDeadBatch: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), dead_at = NULL
+      WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' ORDER BY seq LIMIT $1)`,
+    purgeDead: `DELETE FROM ${t} WHERE state = 'dead' AND id = ANY($1::uuid[])`,
+    purgeDeadBatch: `DELETE FROM ${t} WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' ORDER BY seq LIMIT $1)`,
+  });
+}
+
+export type Statements = ReturnType<typeof buildStatements>;
