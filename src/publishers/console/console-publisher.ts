@@ -1,0 +1,30 @@
+import { OutboxerError } from '../../core/errors.js';
+import type { OutboxMessage } from '../../core/message.js';
+import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
+
+export interface ConsolePublisherOptions {
+  /** Where lines go. Default: standard output. */
+  readonly write?: (line: string) => void;
+  /** Print the payload too (it may hold personal data: off in shared logs). Default true. */
+  readonly showPayload?: boolean;
+}
+
+/** For development: "publishes" by printing one line per message, and always confirms. */
+export function createConsolePublisher(options: ConsolePublisherOptions = {}): Publisher {
+  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const showPayload = options.showPayload ?? true;
+  let closed = false;
+  const capabilities: PublisherCapabilities = Object.freeze({});
+  return {
+    name: 'console',
+    capabilities,
+    async publish(message: OutboxMessage) {
+      if (closed) throw new OutboxerError('OUTBOXER_CLOSED', `console publisher is closed; message ${message.id} was not published`);
+      const key = message.key === null ? '' : ` key=${message.key}`;
+      write(`[outboxer] ${message.topic}${key} type=${message.type} id=${message.id} attempt=${message.attempts}${showPayload ? ` ${message.payloadJson}` : ''}`);
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { createConsolePublisher, type ConsolePublisherOptions } from './console-publisher.js';
