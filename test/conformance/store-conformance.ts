@@ -1,0 +1,211 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { NewOutboxMessage } from '../../src/core/message.js';
+import { validateMessage } from '../../src/core/validate-message.js';
+import type { StoreEnvironment, StoreHarness } from './store-harness.js';
+
+const limits = { maxPayloadBytes: 256 * 1024 };
+const owner = 'conformance';
+
+export function msg(topic: string, key: string | null, payload: unknown = { n: 1 }, extra: { delayMs?: number } = {}): NewOutboxMessage {
+  return validateMessage({ topic, type: 'test.event', key: key ?? undefined, payload, ...extra }, limits);
+}
+
+/** Lets a lease run out without waiting: moves it into the past on the database clock. */
+async function expireLeases(env: StoreEnvironment): Promise<void> {
+  await env.sql(`UPDATE ${env.table} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL`);
+}
+
+async function makeAvailable(env: StoreEnvironment): Promise<void> {
+  await env.sql(`UPDATE ${env.table} SET available_at = now() - interval '1 second' WHERE state = 'pending'`);
+}
+
+/** The behaviour every outbox store shares, run against each real database. */
+export function describeStoreConformance(harness: StoreHarness): void {
+  describe(`${harness.name} store conformance`, () => {
+    let env: StoreEnvironment | undefined;
+    const setup = async (options?: { retainPublishedMs?: number }) => {
+      env = await harness.setup(options);
+      return env;
+    };
+    afterEach(async () => {
+      await env?.cleanup();
+      env = undefined;
+    });
+
+    it('stores nothing when the caller rolls back, and everything when it commits', async () => {
+      const e = await setup();
+      await expect(
+        e.transaction(async (tx) => {
+          await e.store.insert(tx, [msg('a.b', null)]);
+          throw new Error('business rule failed');
+        }),
+      ).rejects.toThrow('business rule failed');
+      expect((await e.store.claim({ owner, leaseMs: 30_000, limit: 10 })).messages).toHaveLength(0);
+      await e.transaction((tx) => e.store.insert(tx, [msg('a.b', null)]));
+      expect((await e.store.claim({ owner, leaseMs: 30_000, limit: 10 })).messages).toHaveLength(1);
+    });
+
+    it('claims in store order with the payload JSON, headers and attempt count', async () => {
+      const e = await setup();
+      const input = [msg('t.one', 'k', { a: 1 }), msg('t.two', 'k', { b: [1, 2] }), msg('t.three', null, 'text')];
+      await e.transaction((tx) => e.store.insert(tx, input));
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(claim.messages.map((m) => m.id)).toEqual(input.map((m) => m.id));
+      expect(claim.messages.map((m) => JSON.parse(m.payloadJson))).toEqual([{ a: 1 }, { b: [1, 2] }, 'text']);
+      expect(claim.messages.every((m) => m.attempts === 1)).toBe(true);
+    });
+
+    it('never gives the same message, or the same key, to two claims', async () => {
+      const e = await setup();
+      await e.transaction((tx) => e.store.insert(tx, [msg('t', 'k1'), msg('t', 'k1'), msg('t', 'k2'), msg('t', null), msg('t', null)]));
+      const first = await e.store.claim({ owner: 'a', leaseMs: 30_000, limit: 2 });
+      const second = await e.store.claim({ owner: 'b', leaseMs: 30_000, limit: 10 });
+      const firstIds = new Set(first.messages.map((m) => m.id));
+      expect(second.messages.some((m) => firstIds.has(m.id))).toBe(false);
+      const keysOf = (ms: typeof first.messages) => new Set(ms.map((m) => m.key).filter((k) => k !== null));
+      for (const key of keysOf(first.messages)) expect(keysOf(second.messages).has(key)).toBe(false);
+      expect(first.messages.length + second.messages.length).toBe(5);
+    });
+
+    it('takes the open run of a key behind its head in one claim', async () => {
+      const e = await setup();
+      await e.transaction((tx) => e.store.insert(tx, [msg('t', 'k'), msg('t', 'k'), msg('t', 'k')]));
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(claim.messages).toHaveLength(3);
+    });
+
+    it('holds back the rest of a key while its head backs off, and lets other keys flow', async () => {
+      const e = await setup();
+      const [head, next, other] = [msg('t', 'k'), msg('t', 'k'), msg('t', 'other')];
+      await e.transaction((tx) => e.store.insert(tx, [head, next, other]));
+      const first = await e.store.claim({ owner, leaseMs: 30_000, limit: 1 });
+      expect(first.messages.map((m) => m.id)).toEqual([head.id]);
+      expect(await e.store.markFailed(first.token, [{ id: head.id, error: 'broker down', retryInMs: 60_000 }])).toBe(1);
+      const second = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(second.messages.map((m) => m.id)).toEqual([other.id]);
+      await makeAvailable(e);
+      const third = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(third.messages.map((m) => m.id)).toEqual([head.id, next.id]);
+      expect(third.messages[0]?.attempts).toBe(2);
+      expect(third.messages[0]?.lastError).toBe('broker down');
+    });
+
+    it('fences a relay whose lease was taken over: its marks change nothing', async () => {
+      const e = await setup();
+      const m = msg('t', null);
+      await e.transaction((tx) => e.store.insert(tx, [m]));
+      const stale = await e.store.claim({ owner: 'zombie', leaseMs: 30_000, limit: 10 });
+      expect(await e.store.claim({ owner: 'other', leaseMs: 30_000, limit: 10 })).toMatchObject({ messages: [] });
+      await expireLeases(e);
+      const fresh = await e.store.claim({ owner: 'other', leaseMs: 30_000, limit: 10 });
+      expect(fresh.messages.map((x) => x.id)).toEqual([m.id]);
+      expect(await e.store.markPublished(stale.token, [m.id])).toBe(0);
+      expect(await e.store.markFailed(stale.token, [{ id: m.id, error: 'x', dead: true }])).toBe(0);
+      expect(await e.store.release(stale.token, [m.id])).toBe(0);
+      expect(await e.store.markPublished(fresh.token, [m.id])).toBe(1);
+      expect(await e.store.stats()).toMatchObject({ pending: 0, inFlight: 0, dead: 0 });
+    });
+
+    it('lets the lease holder mark late if nobody took the messages over', async () => {
+      const e = await setup();
+      const m = msg('t', null);
+      await e.transaction((tx) => e.store.insert(tx, [m]));
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      await expireLeases(e);
+      expect(await e.store.markPublished(claim.token, [m.id])).toBe(1);
+    });
+
+    it('gives released messages back with their attempt uncounted', async () => {
+      const e = await setup();
+      const m = msg('t', 'k');
+      await e.transaction((tx) => e.store.insert(tx, [m]));
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(await e.store.release(claim.token, [m.id])).toBe(1);
+      const again = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(again.messages[0]?.attempts).toBe(1);
+    });
+
+    it('parks a dead message with its reason, lets its key go on, and retries or purges it on request', async () => {
+      const e = await setup();
+      const [poison, after] = [msg('t', 'k'), msg('t', 'k')];
+      await e.transaction((tx) => e.store.insert(tx, [poison, after]));
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 1 });
+      await e.store.markFailed(claim.token, [{ id: poison.id, error: 'too large for broker', dead: true }]);
+      const next = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(next.messages.map((m) => m.id)).toEqual([after.id]);
+      const dead = await e.store.listDead(10);
+      expect(dead).toMatchObject([{ id: poison.id, reason: 'too large for broker', attempts: 1, topic: 't' }]);
+      expect(await e.store.retryDead([poison.id])).toBe(1);
+      expect(await e.store.stats()).toMatchObject({ dead: 0, inFlight: 1, pending: 1 });
+      const retried = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(retried.messages.map((m) => m.id)).toEqual([poison.id]);
+      await e.store.markFailed(retried.token, [{ id: poison.id, error: 'still too large', dead: true }]);
+      expect(await e.store.purgeDead('all')).toBe(1);
+      expect(await e.store.listDead(10)).toEqual([]);
+    });
+
+    it('retries every dead message in bounded batches', async () => {
+      const e = await setup();
+      await e.transaction((tx) => e.store.insert(tx, Array.from({ length: 1205 }, () => msg('t', null))));
+      await e.sql(`UPDATE ${e.table} SET state = 'dead', dead_at = now(), last_error = 'x'`);
+      expect(await e.store.retryDead('all')).toBe(1205);
+      expect(await e.store.stats()).toMatchObject({ pending: 1205, dead: 0 });
+    });
+
+    it('keeps delayed messages until their time, on the database clock', async () => {
+      const e = await setup();
+      const later = msg('t', null, {}, { delayMs: 3_600_000 });
+      await e.transaction((tx) => e.store.insert(tx, [later]));
+      expect((await e.store.claim({ owner, leaseMs: 30_000, limit: 10 })).messages).toHaveLength(0);
+      expect(await e.store.stats()).toMatchObject({ pending: 0, scheduled: 1 });
+      await makeAvailable(e);
+      expect((await e.store.claim({ owner, leaseMs: 30_000, limit: 10 })).messages).toHaveLength(1);
+    });
+
+    it('relays a row written by plain SQL exactly like an enqueue (the table contract)', async () => {
+      const e = await setup();
+      await e.sql(`INSERT INTO ${e.table} (topic, type, payload) VALUES ('orders.created', 'order.created', '{"id": 7}')`);
+      await e.sql(`INSERT INTO ${e.table} (topic, key, type, payload, headers) VALUES ('orders.created', 'o-7', 'order.created', '{"id": 8}', '{"tenant": "acme"}')`);
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(claim.messages).toHaveLength(2);
+      const [first, second] = claim.messages;
+      expect(first?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(first).toMatchObject({ topic: 'orders.created', type: 'order.created', key: null, headers: {} });
+      expect(JSON.parse(first?.payloadJson ?? '')).toEqual({ id: 7 });
+      expect(second).toMatchObject({ key: 'o-7', headers: { tenant: 'acme' } });
+    });
+
+    it('reports counts by state and the age of the oldest pending message', async () => {
+      const e = await setup();
+      await e.transaction((tx) => e.store.insert(tx, [msg('t', null), msg('t', null), msg('t', null, {}, { delayMs: 600_000 })]));
+      await e.sql(`UPDATE ${e.table} SET created_at = now() - interval '90 seconds'`);
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 1 });
+      expect(claim.messages).toHaveLength(1);
+      const stats = await e.store.stats();
+      expect(stats).toMatchObject({ pending: 1, scheduled: 1, inFlight: 1, published: 0, dead: 0 });
+      expect(stats.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(90);
+      expect(stats.oldestPendingAgeSeconds).toBeLessThan(200);
+    });
+
+    it('deletes published rows at once by default, and keeps them for the retention window when asked', async () => {
+      const e = await setup({ retainPublishedMs: 3_600_000 });
+      const m = msg('t', null);
+      await e.transaction((tx) => e.store.insert(tx, [m]));
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      await e.store.markPublished(claim.token, [m.id]);
+      expect(await e.store.stats()).toMatchObject({ published: 1, pending: 0 });
+      expect(await e.store.purgePublished(100)).toBe(0);
+      await e.sql(`UPDATE ${e.table} SET published_at = now() - interval '2 hours'`);
+      expect(await e.store.purgePublished(100)).toBe(1);
+      expect(await e.store.stats()).toMatchObject({ published: 0 });
+    });
+
+    it('migrates idempotently', async () => {
+      const e = await setup();
+      await e.store.migrate();
+      await e.store.migrate();
+      const rows = await e.sql(`SELECT count(*)::int AS n FROM ${e.table}`);
+      expect(rows[0]?.n).toBe(0);
+    });
+  });
+}
