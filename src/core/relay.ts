@@ -6,6 +6,7 @@ import { Waker } from './waker.js';
 
 /** Leaves this share of the lease unused, so that marks land before another relay may claim. */
 const LEASE_SAFETY_SHARE = 0.2;
+const MARK_ATTEMPTS = 4;
 
 export interface RelayRoundResult {
   readonly claimed: number;
@@ -85,10 +86,12 @@ export class Relay {
   async #record(claim: Claim, outcome: ClaimOutcome): Promise<RelayRoundResult> {
     const { hooks, logger } = this.options;
     const store = this.#store;
+    // A database blip between the broker's confirmation and the mark would otherwise turn into a
+    // duplicate publish after the lease runs out, so marks are retried briefly before giving up.
     const [published, failed, released] = await Promise.all([
-      store.markPublished(claim.token, outcome.published.map((m) => m.id)),
-      store.markFailed(claim.token, outcome.failed.map((f) => f.failure)),
-      store.release(claim.token, outcome.released.map((m) => m.id)),
+      this.#persistently(() => store.markPublished(claim.token, outcome.published.map((m) => m.id))),
+      this.#persistently(() => store.markFailed(claim.token, outcome.failed.map((f) => f.failure))),
+      this.#persistently(() => store.release(claim.token, outcome.released.map((m) => m.id))),
     ]);
     const expected = outcome.published.length + outcome.failed.length + outcome.released.length;
     const fenced = expected - (published + failed + released);
@@ -113,6 +116,18 @@ export class Relay {
       }
     }
     return { claimed: claim.messages.length, published: outcome.published.length, retried, dead, released: outcome.released.length, fenced };
+  }
+
+  async #persistently(write: () => Promise<number>): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt >= MARK_ATTEMPTS) throw error;
+        this.options.hooks.onError?.({ stage: 'mark', error: describeError(error) });
+        await new Promise((resolve) => setTimeout(resolve, this.options.errorBackoffMs * attempt));
+      }
+    }
   }
 
   async #loop(): Promise<void> {
