@@ -1,0 +1,46 @@
+import { redactUrl } from '../src/index.js';
+import { fromPgPool, type PgDatabase, type SqlExecutor } from '../src/stores/postgres/database.js';
+import { fromPglite, pgliteExecutor } from '../src/stores/postgres/pglite.js';
+import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
+
+export interface DemoDatabase {
+  readonly describe: string;
+  readonly store: PostgresOutboxStore;
+  readonly ordersTable: string;
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const schema = 'outboxer_demo';
+
+/** PGlite in memory by default; real PostgreSQL when a URL is given (a fresh demo schema either way). */
+export async function openDemoDatabase(url: string | undefined): Promise<DemoDatabase> {
+  let database: PgDatabase;
+  let describe: string;
+  if (url === undefined || url === '') {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const db = new PGlite();
+    database = fromPglite(db, { ownsDatabase: true });
+    describe = 'PGlite (embedded, in memory)';
+    await pgliteExecutor(db).query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } else {
+    const { default: pg } = await import('pg');
+    const { safePoolConfig } = await import('../src/stores/postgres/pool.js');
+    const pool = new pg.Pool(safePoolConfig({ connectionString: url, applicationName: 'outboxer-demo' }));
+    pool.on('error', () => undefined);
+    database = fromPgPool(pool, { ownsPool: true });
+    describe = `PostgreSQL ${redactUrl(url)}`;
+    await database.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  }
+  const store = new PostgresOutboxStore(database, { schema });
+  await store.migrate();
+  const ordersTable = `${schema}.orders`;
+  await database.query(`CREATE TABLE ${ordersTable} (order_no int PRIMARY KEY, total_cents int NOT NULL)`);
+  return {
+    describe,
+    store,
+    ordersTable,
+    transaction: (work) => database.transaction(work),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,24 @@
+import { PublishError, type OutboxMessage, type Publisher } from '../src/index.js';
+
+/**
+ * An in-memory destination for the demo: it "stores" messages in an array and refuses the first
+ * attempt of the n-th distinct message, to show a failed publish being retried and delivered.
+ */
+export function createFlakyDestination(options: { failFirstAttemptOf: number; say: (who: string, text: string) => void }): Publisher & { received: OutboxMessage[] } {
+  const received: OutboxMessage[] = [];
+  const seen: string[] = [];
+  return {
+    name: 'memory',
+    capabilities: {},
+    received,
+    async publish(message) {
+      if (!seen.includes(message.id)) seen.push(message.id);
+      if (seen.indexOf(message.id) + 1 === options.failFirstAttemptOf && message.attempts === 1) {
+        throw new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `destination refused message ${message.id} (simulated outage)`);
+      }
+      received.push(message);
+      options.say('broker', `received ${message.topic} key=${message.key ?? '-'} ${message.payloadJson}`);
+    },
+    async close() {},
+  };
+}
