@@ -1,0 +1,191 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ConfigurationError, MessageValidationError } from '../../src/core/errors.js';
+import type { NewOutboxMessage, OutboxMessageInput } from '../../src/core/message.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, Outbox } from '../../src/core/outbox.js';
+import type { OutboxStore, Publisher } from '../../src/core/ports.js';
+
+interface FakeTx {
+  readonly name: string;
+}
+
+/** An in-memory OutboxStore (our own port): records inserts and claims, claims nothing. */
+function fakeStore() {
+  const inserts: { tx: unknown; messages: readonly NewOutboxMessage[] }[] = [];
+  let claims = 0;
+  let insertError: Error | undefined;
+  const store: OutboxStore<FakeTx> = {
+    async insert(tx, messages) {
+      if (insertError !== undefined) throw insertError;
+      inserts.push({ tx, messages });
+    },
+    async claim() {
+      claims++;
+      return { token: `t${claims}`, messages: [] };
+    },
+    markPublished: async () => 0,
+    markFailed: async () => 0,
+    release: async () => 0,
+    purgePublished: async () => 0,
+    stats: async () => ({ pending: 0, scheduled: 0, inFlight: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
+    listDead: async () => [],
+    retryDead: async () => 0,
+    purgeDead: async () => 0,
+    migrate: async () => undefined,
+    migrationSql: () => '',
+    close: async () => undefined,
+  };
+  return {
+    store,
+    inserts,
+    claims: () => claims,
+    failInserts(error: Error) {
+      insertError = error;
+    },
+  };
+}
+
+const publisher: Publisher = { name: 'fake', capabilities: {}, publish: async () => undefined, close: async () => undefined };
+const tx: FakeTx = { name: 'caller-tx' };
+const message = (n: number, extra: Partial<OutboxMessageInput> = {}): OutboxMessageInput => ({
+  topic: 'orders',
+  type: 'order.created',
+  payload: { n },
+  ...extra,
+});
+
+describe('Outbox construction', () => {
+  it('defaults maxPayloadBytes to 256 KiB and freezes its limits', () => {
+    const outbox = new Outbox(fakeStore().store);
+    expect(DEFAULT_MAX_PAYLOAD_BYTES).toBe(262_144);
+    expect(outbox.limits).toEqual({ maxPayloadBytes: 262_144 });
+    expect(Object.isFrozen(outbox.limits)).toBe(true);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '1024'])('refuses maxPayloadBytes %j', (maxPayloadBytes) => {
+    let caught: unknown;
+    try {
+      new Outbox(fakeStore().store, { maxPayloadBytes: maxPayloadBytes as number });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigurationError);
+    expect((caught as ConfigurationError).code).toBe('OUTBOXER_INVALID_OPTION');
+    expect((caught as ConfigurationError).message).toContain('maxPayloadBytes');
+  });
+});
+
+describe('Outbox.enqueue', () => {
+  it('validates before calling store.insert: an invalid message never reaches the store', async () => {
+    const fake = fakeStore();
+    const outbox = new Outbox(fake.store);
+    await expect(outbox.enqueue(tx, message(1, { topic: 'orders.*' }))).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_TOPIC' });
+    await expect(outbox.enqueue(tx, message(1, { payload: undefined }))).rejects.toBeInstanceOf(MessageValidationError);
+    expect(fake.inserts).toEqual([]);
+  });
+
+  it('enforces its own maxPayloadBytes: at the limit is stored, one byte over is refused', async () => {
+    const fake = fakeStore();
+    const outbox = new Outbox(fake.store, { maxPayloadBytes: 10 });
+    await outbox.enqueue(tx, message(0, { payload: '12345678' })); // '"12345678"' is 10 bytes
+    await expect(outbox.enqueue(tx, message(0, { payload: '123456789' }))).rejects.toMatchObject({ code: 'OUTBOXER_PAYLOAD_TOO_LARGE' });
+    expect(fake.inserts).toHaveLength(1);
+  });
+
+  it('hands the caller transaction to the store untouched and returns the stored id', async () => {
+    const fake = fakeStore();
+    const touched: PropertyKey[] = [];
+    const guardedTx = new Proxy(tx, {
+      get(target, property, receiver) {
+        touched.push(property);
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const id = await new Outbox(fake.store).enqueue(guardedTx, message(1, { key: 'c-1' }));
+    expect(fake.inserts).toHaveLength(1);
+    expect(fake.inserts[0]?.tx).toBe(guardedTx);
+    expect(fake.inserts[0]?.messages.map((m) => m.id)).toEqual([id]);
+    expect(fake.inserts[0]?.messages[0]).toMatchObject({ topic: 'orders', key: 'c-1', payloadJson: '{"n":1}' });
+    expect(touched).toEqual([]); // no commit, no rollback, not even a look
+  });
+
+  it('propagates a store failure unchanged', async () => {
+    const fake = fakeStore();
+    const failure = new Error('deadlock detected');
+    fake.failInserts(failure);
+    await expect(new Outbox(fake.store).enqueue(tx, message(1))).rejects.toBe(failure);
+  });
+});
+
+describe('Outbox.enqueueMany', () => {
+  it('inserts in the given order, in one call, and returns the ids in that order', async () => {
+    const fake = fakeStore();
+    const inputs = Array.from({ length: 50 }, (_, i) => message(i, { key: i % 2 === 0 ? 'even' : 'odd' }));
+    const ids = await new Outbox(fake.store).enqueueMany(tx, inputs);
+    expect(fake.inserts).toHaveLength(1);
+    const stored = fake.inserts[0]?.messages ?? [];
+    expect(stored.map((m) => JSON.parse(m.payloadJson))).toEqual(inputs.map((m) => m.payload));
+    expect(stored.map((m) => m.id)).toEqual(ids);
+    expect(new Set(ids).size).toBe(50);
+  });
+
+  it('keeps custom ids and generated ids in place', async () => {
+    const fake = fakeStore();
+    const custom = '018f3c1e-7b2a-7cde-8f01-23456789abcd';
+    const ids = await new Outbox(fake.store).enqueueMany(tx, [message(1), message(2, { id: custom }), message(3)]);
+    expect(ids).toHaveLength(3);
+    expect(ids[1]).toBe(custom);
+    expect(ids[0]).not.toBe(custom);
+  });
+
+  it('stores nothing when any message of the batch is invalid', async () => {
+    const fake = fakeStore();
+    const batch = [message(1), message(2), message(3, { type: '' })];
+    await expect(new Outbox(fake.store).enqueueMany(tx, batch)).rejects.toMatchObject({ code: 'OUTBOXER_TYPE_REQUIRED' });
+    expect(fake.inserts).toEqual([]);
+  });
+
+  it('returns no ids for an empty batch', async () => {
+    const fake = fakeStore();
+    await expect(new Outbox(fake.store).enqueueMany(tx, [])).resolves.toEqual([]);
+    expect(fake.inserts.flatMap((insert) => insert.messages)).toEqual([]);
+  });
+});
+
+describe('Outbox relays', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('createRelay resolves and validates the relay options', () => {
+    const outbox = new Outbox(fakeStore().store);
+    expect(outbox.createRelay(publisher, { batchSize: 7 }).options.batchSize).toBe(7);
+    expect(() => outbox.createRelay(publisher, { batchSize: 0 })).toThrow(ConfigurationError);
+  });
+
+  it('notifyCommitted wakes every relay it created at once, instead of at the next poll', async () => {
+    vi.useFakeTimers();
+    const fake = fakeStore();
+    const outbox = new Outbox(fake.store);
+    const slow = { pollIntervalMs: 60_000, maxPollIntervalMs: 60_000 };
+    const relays = [outbox.createRelay(publisher, slow), outbox.createRelay(publisher, slow)];
+    for (const relay of relays) relay.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(fake.claims()).toBe(2); // one empty claim each, then both idle for 60 s
+
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(fake.claims()).toBe(2);
+
+    outbox.notifyCommitted();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(fake.claims()).toBe(4);
+
+    const stopped = Promise.all(relays.map((relay) => relay.stop()));
+    await vi.advanceTimersByTimeAsync(0);
+    await stopped;
+    expect(relays.every((relay) => !relay.running)).toBe(true);
+  });
+
+  it('notifyCommitted with no relay is a no-op', () => {
+    expect(() => new Outbox(fakeStore().store).notifyCommitted()).not.toThrow();
+  });
+});

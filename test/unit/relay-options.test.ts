@@ -1,0 +1,210 @@
+import { hostname } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { OutboxMessage } from '../../src/core/message.js';
+import type { Logger, OutboxStore, Publisher } from '../../src/core/ports.js';
+import { Relay } from '../../src/core/relay.js';
+import { resolveRelayOptions, type RelayOptionsInput } from '../../src/core/relay-options.js';
+
+function optionError(input: unknown): ConfigurationError {
+  try {
+    resolveRelayOptions(input as RelayOptionsInput);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as ConfigurationError).code).toBe('OUTBOXER_INVALID_OPTION');
+    return error as ConfigurationError;
+  }
+  throw new Error(`resolveRelayOptions accepted ${JSON.stringify(input)}`);
+}
+
+describe('resolveRelayOptions: defaults', () => {
+  it('applies the documented defaults (those of relayOptionsSchema)', () => {
+    const { owner, logger, hooks, ...rest } = resolveRelayOptions();
+    expect(rest).toEqual({
+      batchSize: 200,
+      maxInFlight: 256,
+      leaseMs: 30_000,
+      publishTimeoutMs: 10_000,
+      pollIntervalMs: 250,
+      maxPollIntervalMs: 1000,
+      errorBackoffMs: 500,
+      maxErrorBackoffMs: 15_000,
+      housekeepingIntervalMs: 60_000,
+      housekeepingBatchSize: 1000,
+      retry: { baseDelayMs: 1000, maxDelayMs: 300_000, maxAttempts: 10, jitter: 0.5 },
+    });
+    expect(owner).toMatch(new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/${process.pid}/[0-9a-f]{8}$`));
+    expect(logger).toBe(silentLogger);
+    expect(hooks).toEqual({});
+  });
+
+  it('gives every relay its own owner unless one is set', () => {
+    expect(resolveRelayOptions().owner).not.toBe(resolveRelayOptions().owner);
+    expect(resolveRelayOptions({ owner: 'relay-a' }).owner).toBe('relay-a');
+  });
+
+  it('fills retry defaults around a partial retry object', () => {
+    expect(resolveRelayOptions({ retry: { maxAttempts: 3 } }).retry).toEqual({
+      baseDelayMs: 1000,
+      maxDelayMs: 300_000,
+      maxAttempts: 3,
+      jitter: 0.5,
+    });
+  });
+
+  it('keeps given values, logger and hooks', () => {
+    const logger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+    const onDead = () => undefined;
+    const options = resolveRelayOptions({ batchSize: 5, leaseMs: 5000, publishTimeoutMs: 1000, logger, hooks: { onDead } });
+    expect(options).toMatchObject({ batchSize: 5, leaseMs: 5000, publishTimeoutMs: 1000 });
+    expect(options.logger).toBe(logger);
+    expect(options.hooks.onDead).toBe(onDead);
+  });
+
+  it('returns a frozen result, retry and hooks included, and does not share the caller objects', () => {
+    const retry = { maxAttempts: 4 };
+    const hooks = {};
+    const options = resolveRelayOptions({ retry, hooks });
+    expect(Object.isFrozen(options)).toBe(true);
+    expect(Object.isFrozen(options.retry)).toBe(true);
+    expect(Object.isFrozen(options.hooks)).toBe(true);
+    expect(options.hooks).not.toBe(hooks);
+    retry.maxAttempts = 99;
+    expect(options.retry.maxAttempts).toBe(4);
+    expect(Object.isFrozen(retry)).toBe(false);
+  });
+});
+
+describe('resolveRelayOptions: invalid options', () => {
+  const numeric = [
+    'batchSize',
+    'maxInFlight',
+    'leaseMs',
+    'publishTimeoutMs',
+    'pollIntervalMs',
+    'maxPollIntervalMs',
+    'errorBackoffMs',
+    'maxErrorBackoffMs',
+    'housekeepingIntervalMs',
+    'housekeepingBatchSize',
+  ];
+  const bad: [string, unknown][] = [['negative', -1], ['zero', 0], ['fractional', 1.5], ['NaN', Number.NaN], ['a string', '100'], ['Infinity', Number.POSITIVE_INFINITY]];
+
+  for (const name of numeric) {
+    it.each(bad)(`refuses ${name} that is %s and names it`, (_label, value) => {
+      expect(optionError({ [name]: value }).message).toContain(name);
+    });
+  }
+
+  for (const name of ['baseDelayMs', 'maxDelayMs', 'maxAttempts']) {
+    it.each(bad)(`refuses retry.${name} that is %s and names it`, (_label, value) => {
+      expect(optionError({ retry: { [name]: value } }).message).toContain(`retry.${name}`);
+    });
+  }
+
+  it.each([
+    ['batchSize', { batchSize: 10_001 }],
+    ['maxInFlight', { maxInFlight: 10_001 }],
+    ['leaseMs', { leaseMs: 999 }],
+    ['housekeepingBatchSize', { housekeepingBatchSize: 100_001 }],
+    ['retry.maxAttempts', { retry: { maxAttempts: 1001 } }],
+    ['retry.jitter', { retry: { jitter: 1.01 } }],
+    ['retry.jitter', { retry: { jitter: -0.1 } }],
+    ['retry.jitter', { retry: { jitter: '0.5' } }],
+    ['owner', { owner: '' }],
+    ['owner', { owner: 'o'.repeat(201) }],
+    ['retry', { retry: null }],
+  ])('refuses an out-of-range %s', (name, input) => {
+    expect(optionError(input).message).toContain(name);
+  });
+
+  it('refuses publishTimeoutMs >= leaseMs', () => {
+    expect(optionError({ leaseMs: 5000, publishTimeoutMs: 5000 }).message).toContain('publishTimeoutMs');
+    expect(optionError({ leaseMs: 5000, publishTimeoutMs: 6000 }).message).toContain('leaseMs');
+    expect(optionError({ leaseMs: 5000 }).message).toContain('publishTimeoutMs'); // default timeout 10 s
+  });
+
+  it('refuses maxPollIntervalMs < pollIntervalMs, and accepts them equal', () => {
+    expect(optionError({ pollIntervalMs: 500, maxPollIntervalMs: 499 }).message).toContain('maxPollIntervalMs');
+    expect(optionError({ pollIntervalMs: 2000 }).message).toContain('maxPollIntervalMs'); // default max 1 s
+    expect(resolveRelayOptions({ pollIntervalMs: 500, maxPollIntervalMs: 500 }).maxPollIntervalMs).toBe(500);
+  });
+
+  it('refuses retry.maxDelayMs < retry.baseDelayMs, and accepts them equal', () => {
+    expect(optionError({ retry: { baseDelayMs: 2000, maxDelayMs: 1999 } }).message).toContain('retry.maxDelayMs');
+    expect(resolveRelayOptions({ retry: { baseDelayMs: 2000, maxDelayMs: 2000 } }).retry.maxDelayMs).toBe(2000);
+  });
+
+  it('accepts jitter at both ends', () => {
+    expect(resolveRelayOptions({ retry: { jitter: 0 } }).retry.jitter).toBe(0);
+    expect(resolveRelayOptions({ retry: { jitter: 1 } }).retry.jitter).toBe(1);
+  });
+
+  // Same rule as pollIntervalMs/maxPollIntervalMs: otherwise the error backoff shrinks after the first failure.
+  it('refuses maxErrorBackoffMs < errorBackoffMs', () => {
+    expect(optionError({ errorBackoffMs: 5000, maxErrorBackoffMs: 1000 }).message).toContain('maxErrorBackoffMs');
+  });
+});
+
+describe('accepted options leave the relay room to publish', () => {
+  const message: OutboxMessage = {
+    id: '018f3c1e-7b2a-7cde-8f01-23456789abcd',
+    seq: '1',
+    topic: 'orders',
+    type: 'order.created',
+    key: null,
+    payloadJson: '{}',
+    headers: {},
+    createdAt: new Date(),
+    attempts: 1,
+    lastError: null,
+  };
+
+  function fakeStore(): OutboxStore {
+    return {
+      insert: async () => undefined,
+      claim: async () => ({ token: 't', messages: [message] }),
+      markPublished: async (_token, ids) => ids.length,
+      markFailed: async (_token, failures) => failures.length,
+      release: async (_token, ids) => ids.length,
+      purgePublished: async () => 0,
+      stats: async () => ({ pending: 0, scheduled: 0, inFlight: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
+      listDead: async () => [],
+      retryDead: async () => 0,
+      purgeDead: async () => 0,
+      migrate: async () => undefined,
+      migrationSql: () => '',
+      close: async () => undefined,
+    };
+  }
+
+  const publisher: Publisher = { name: 'fake', capabilities: {}, publish: async () => undefined, close: async () => undefined };
+
+  it.each([
+    { leaseMs: 30_000, publishTimeoutMs: 10_000 },
+    { leaseMs: 10_000, publishTimeoutMs: 7_000 },
+  ])('publishes one claimed message with %j', async (input) => {
+    const round = await new Relay(fakeStore(), publisher, input).runOnce();
+    expect(round).toMatchObject({ claimed: 1, published: 1, released: 0 });
+  });
+
+  // The relay stops starting publishes at claim time + 80% of leaseMs - publishTimeoutMs (relay.ts,
+  // LEASE_SAFETY_SHARE). Options with publishTimeoutMs in [0.8 * leaseMs, leaseMs) pass validation, yet
+  // every claim is released unpublished, forever, without an error or a hook. Either outcome below is a fix.
+  it.each([
+    { leaseMs: 10_000, publishTimeoutMs: 8_000 },
+    { leaseMs: 10_000, publishTimeoutMs: 9_000 },
+    { leaseMs: 1000, publishTimeoutMs: 999 },
+  ])('with %j either refuses the options or publishes', async (input) => {
+    let relay: Relay;
+    try {
+      relay = new Relay(fakeStore(), publisher, input);
+    } catch (error) {
+      expect((error as ConfigurationError).code).toBe('OUTBOXER_INVALID_OPTION');
+      return;
+    }
+    const round = await relay.runOnce();
+    expect(round).toMatchObject({ claimed: 1, published: 1, released: 0 });
+  });
+});
