@@ -13,7 +13,7 @@ export function createJsonLogger(minimum: Level = 'info', write: (line: string) 
   const threshold = LEVELS.indexOf(minimum);
   const make = (level: Level) => (fields: Record<string, unknown>, message: string) => {
     if (LEVELS.indexOf(level) < threshold) return;
-    write(`${JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...fields })}\n`);
+    write(`${JSON.stringify({ ...fields, time: new Date().toISOString(), level, msg: message })}\n`);
   };
   return Object.freeze({ debug: make('debug'), info: make('info'), warn: make('warn'), error: make('error') });
 }

@@ -27,8 +27,9 @@ const relayOptionsSchema = z.object({
       maxAttempts: positiveInt.max(1000).default(10),
       jitter: z.number().min(0).max(1).default(0.5),
     })
+    .strict()
     .prefault({}),
-});
+}).strict();
 
 export type RelayOptionsInput = z.input<typeof relayOptionsSchema> & {
   readonly logger?: Logger | undefined;
@@ -72,8 +73,11 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
   const options = parsed.data;
-  if (options.publishTimeoutMs >= options.leaseMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be below leaseMs (${options.leaseMs}) so that a publish ends before its lease`);
+  if (options.publishTimeoutMs * 2 > options.leaseMs) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be at most half of leaseMs (${options.leaseMs}) so that a publish and its mark end well before the lease`);
+  }
+  if (options.maxErrorBackoffMs < options.errorBackoffMs) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs');
   }
   if (options.maxPollIntervalMs < options.pollIntervalMs) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxPollIntervalMs must be >= pollIntervalMs');

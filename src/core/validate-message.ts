@@ -7,9 +7,12 @@ export interface MessageLimits {
   readonly maxPayloadBytes: number;
 }
 
-const TOPIC = /^[A-Za-z0-9_][A-Za-z0-9_.:\-/]*$/;
+const TOPIC = /^[A-Za-z0-9_:\-/]+(\.[A-Za-z0-9_:\-/]+)*$/;
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+/** A `\u0000` escape, or an escaped lone surrogate, not itself escaped: JSON columns refuse both. */
+const UNSTORABLE_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
 const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
-const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 const MAX_TOPIC_BYTES = 255;
 const MAX_KEY_BYTES = 512;
 const MAX_TYPE_BYTES = 255;
@@ -22,7 +25,7 @@ const MAX_HEADERS = 64;
  * relay could never publish is refused loudly at the source instead of failing later.
  */
 export function validateMessage(input: OutboxMessageInput, limits: MessageLimits): NewOutboxMessage {
-  const id = input.id ?? newMessageId();
+  const id = input.id === undefined ? newMessageId() : String(input.id).toLowerCase();
   if (!isUuid(id)) fail('OUTBOXER_INVALID_ID', `message id must be a UUID; got ${JSON.stringify(id.slice(0, 60))}`);
   const where = `message ${id}`;
 
@@ -35,12 +38,12 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
       `${where}: topic ${JSON.stringify(input.topic.slice(0, 80))} must match ${TOPIC.source} and be at most ${MAX_TOPIC_BYTES} bytes (no spaces or wildcards)`,
     );
   }
-  if (typeof input.type !== 'string' || input.type === '' || Buffer.byteLength(input.type) > MAX_TYPE_BYTES) {
-    fail('OUTBOXER_TYPE_REQUIRED', `${where}: type is required, a non-empty string of at most ${MAX_TYPE_BYTES} bytes`);
+  if (typeof input.type !== 'string' || input.type === '' || Buffer.byteLength(input.type) > MAX_TYPE_BYTES || CONTROL_CHARACTER.test(input.type)) {
+    fail('OUTBOXER_TYPE_REQUIRED', `${where}: type is required, a non-empty string of at most ${MAX_TYPE_BYTES} bytes without control characters`);
   }
   const key = input.key ?? null;
-  if (key !== null && (typeof key !== 'string' || key === '' || Buffer.byteLength(key) > MAX_KEY_BYTES)) {
-    fail('OUTBOXER_INVALID_KEY', `${where}: key must be a non-empty string of at most ${MAX_KEY_BYTES} bytes, or omitted`);
+  if (key !== null && (typeof key !== 'string' || key === '' || Buffer.byteLength(key) > MAX_KEY_BYTES || CONTROL_CHARACTER.test(key))) {
+    fail('OUTBOXER_INVALID_KEY', `${where}: key must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`);
   }
 
   const payloadJson = serializePayload(input.payload, where);
@@ -68,13 +71,15 @@ function serializePayload(payload: unknown, where: string): string {
   try {
     json = JSON.stringify(payload);
   } catch (error) {
-    fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload cannot be serialized to JSON (${(error as Error).message}); pass plain data`);
+    // The serializer's own message can quote the payload (property names of a cycle, a toJSON's text).
+    const kind = error instanceof Error ? error.name : typeof error;
+    fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload cannot be serialized to JSON (${kind}: a cycle, a BigInt or a throwing toJSON); pass plain data`);
   }
   if (json === undefined) {
     fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload is ${typeof payload}, which has no JSON form; pass plain data (null is allowed)`);
   }
-  if (json.includes('\\u0000')) {
-    fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload holds a NUL character (\\u0000), which JSON columns cannot store`);
+  if (UNSTORABLE_ESCAPE.test(json)) {
+    fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload holds a NUL character or a lone UTF-16 surrogate, which JSON columns cannot store`);
   }
   return json;
 }
@@ -115,7 +120,7 @@ function validateSchedule(input: OutboxMessageInput, where: string): { available
     return { availableAt: input.availableAt, delayMs: 0 };
   }
   const delayMs = input.delayMs ?? 0;
-  if (!Number.isInteger(delayMs) || delayMs < 0) {
+  if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
     fail('OUTBOXER_INVALID_SCHEDULE', `${where}: delayMs must be a whole number of milliseconds >= 0`);
   }
   return { availableAt: null, delayMs };

@@ -119,10 +119,12 @@ describe('resolveRelayOptions: invalid options', () => {
     expect(optionError(input).message).toContain(name);
   });
 
-  it('refuses publishTimeoutMs >= leaseMs', () => {
+  it('refuses publishTimeoutMs above half of leaseMs', () => {
     expect(optionError({ leaseMs: 5000, publishTimeoutMs: 5000 }).message).toContain('publishTimeoutMs');
     expect(optionError({ leaseMs: 5000, publishTimeoutMs: 6000 }).message).toContain('leaseMs');
     expect(optionError({ leaseMs: 5000 }).message).toContain('publishTimeoutMs'); // default timeout 10 s
+    expect(optionError({ leaseMs: 5000, publishTimeoutMs: 2501 }).message).toContain('half of leaseMs');
+    expect(resolveRelayOptions({ leaseMs: 5000, publishTimeoutMs: 2500 }).publishTimeoutMs).toBe(2500);
   });
 
   it('refuses maxPollIntervalMs < pollIntervalMs, and accepts them equal', () => {
@@ -183,7 +185,7 @@ describe('accepted options leave the relay room to publish', () => {
 
   it.each([
     { leaseMs: 30_000, publishTimeoutMs: 10_000 },
-    { leaseMs: 10_000, publishTimeoutMs: 7_000 },
+    { leaseMs: 10_000, publishTimeoutMs: 5_000 },
   ])('publishes one claimed message with %j', async (input) => {
     const round = await new Relay(fakeStore(), publisher, input).runOnce();
     expect(round).toMatchObject({ claimed: 1, published: 1, released: 0 });
