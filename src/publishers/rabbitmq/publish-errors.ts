@@ -1,0 +1,76 @@
+import { PublishError } from '../../core/errors.js';
+import type { OutboxMessage } from '../../core/message.js';
+import { LinkOpenError } from './driver.js';
+import type { LinkFailure } from './link.js';
+import type { ResolvedRabbitMqPublisherOptions } from './options.js';
+
+/** Where a publish was when its time ran out. */
+export type AttemptStage = 'connecting' | 'backpressure' | 'confirm';
+
+const STAGE_TEXT: Record<AttemptStage, string> = {
+  connecting: 'still waiting for a connection',
+  backpressure: 'still waiting for the channel to drain (backpressure)',
+  confirm: 'sent, but the confirm never came',
+};
+
+const MAYBE_STORED = 'the broker may have stored it; a retry keeps the same message id';
+
+/**
+ * Every PublishError the RabbitMQ publisher raises. Messages name the message id, the exchange and the
+ * redacted URL, never a password or a payload; driver reasons arrive already scrubbed.
+ */
+export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
+  const { redactedUrl, exchange } = options;
+  return {
+    tooLarge(message: OutboxMessage, bytes: number, limit: number, whose: string): PublishError {
+      return new PublishError(
+        'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+        `message ${message.id} is ${bytes} bytes, over ${whose} of ${limit} bytes; it can never be published to RabbitMQ (lower maxPayloadBytes at enqueue)`,
+        { permanent: true },
+      );
+    },
+    headersTooLarge(message: OutboxMessage, reason: string): PublishError {
+      return new PublishError('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', `message ${message.id} cannot be encoded for RabbitMQ (${reason}); its headers are too large`, { permanent: true });
+    },
+    cannotEncode(message: OutboxMessage, reason: string): PublishError {
+      return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} cannot be encoded for RabbitMQ (${reason})`, { permanent: true });
+    },
+    unroutable(message: OutboxMessage, replyCode: unknown, replyText: unknown): PublishError {
+      return new PublishError(
+        'OUTBOXER_UNROUTABLE',
+        `message ${message.id} was returned by RabbitMQ (${String(replyCode ?? 312)} ${String(replyText ?? 'NO_ROUTE')}): no queue is bound to exchange "${exchange}" for routing key "${message.topic}"; it will be retried (bind a queue or give the exchange an alternate exchange)`,
+      );
+    },
+    nacked(message: OutboxMessage): PublishError {
+      return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was nacked by RabbitMQ (it could not store it); it will be retried`);
+    },
+    lost(message: OutboxMessage, failure: LinkFailure): PublishError {
+      return failure.scope === 'connection'
+        ? new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not confirmed: the connection to RabbitMQ at ${redactedUrl} was lost (${failure.reason}); ${MAYBE_STORED}`)
+        : new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was not confirmed: RabbitMQ closed the channel (${failure.reason}); ${MAYBE_STORED}`);
+    },
+    lostBeforeSend(message: OutboxMessage): PublishError {
+      return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not sent: the connection to RabbitMQ at ${redactedUrl} was lost while it waited to be sent`);
+    },
+    connect(message: OutboxMessage, error: LinkOpenError): PublishError {
+      if (error.stage === 'exchange') {
+        return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was not sent: cannot declare exchange "${exchange}" (${options.exchangeType}, durable) at ${redactedUrl}: ${error.reason}`);
+      }
+      return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not sent: cannot connect to RabbitMQ at ${redactedUrl} (${error.reason})`);
+    },
+    timeout(message: OutboxMessage, stage: AttemptStage): PublishError {
+      return new PublishError(
+        'OUTBOXER_PUBLISH_TIMEOUT',
+        `no confirmation from RabbitMQ for message ${message.id} within confirmTimeoutMs (${options.confirmTimeoutMs} ms): ${STAGE_TEXT[stage]}; ${MAYBE_STORED}`,
+      );
+    },
+    unexpected(message: OutboxMessage, reason: string): PublishError {
+      return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was not published: ${reason}`);
+    },
+  };
+}
+
+/** Anything a connection attempt may reject with, as a LinkOpenError with a scrubbed reason. */
+export function asLinkOpenError(error: unknown, describe: (error: unknown) => string): LinkOpenError {
+  return error instanceof LinkOpenError ? error : new LinkOpenError('connect', describe(error));
+}
