@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { parseCommandLine, type CommandName } from './args.js';
+import { deadListCommand, deadMutationCommand } from './commands/dead.js';
+import { relayCommand } from './commands/relay.js';
+import { migrateCommand, sqlCommand } from './commands/schema.js';
+import { statusCommand } from './commands/status.js';
+import { type CliConfig, resolveConfig } from './config.js';
+import { describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
+import { helpText } from './help.js';
+import type { CliIo } from './io.js';
+
+/** The package version; package.json sits three levels up from both src/ops/cli and dist/ops/cli. */
+export function packageVersion(): string {
+  try {
+    const text = readFileSync(new URL('../../../package.json', import.meta.url), 'utf8');
+    const version = (JSON.parse(text) as { version?: unknown }).version;
+    return typeof version === 'string' ? version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function dispatch(command: CommandName, config: CliConfig, io: CliIo): Promise<number> {
+  switch (command) {
+    case 'sql':
+      return sqlCommand(config, io);
+    case 'migrate':
+      return migrateCommand(config, io);
+    case 'status':
+      return statusCommand(config, io);
+    case 'relay':
+      return relayCommand(config, io, packageVersion());
+    case 'dead list':
+      return deadListCommand(config, io);
+    case 'dead retry':
+      return deadMutationCommand(config, io, 'retry');
+    case 'dead purge':
+      return deadMutationCommand(config, io, 'purge');
+  }
+}
+
+/**
+ * Runs one command line and returns the exit code: 0 ok, 1 runtime failure (one line on stderr,
+ * no stack trace, URLs redacted), 2 usage error (the message and the usage on stderr). Never exits.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let command = 'outboxer';
+  let config: CliConfig | undefined;
+  try {
+    const invocation = parseCommandLine(argv);
+    if (invocation.kind === 'version') {
+      io.out(`${packageVersion()}\n`);
+      return EXIT_OK;
+    }
+    if (invocation.kind === 'help') {
+      io.out(helpText(invocation.topic));
+      return EXIT_OK;
+    }
+    command = invocation.command;
+    config = resolveConfig(invocation.command, invocation.values, invocation.operands, io.env);
+    return await dispatch(invocation.command, config, io);
+  } catch (error) {
+    const inner = error instanceof TargetedFailure ? error.cause : error;
+    if (isUsageError(inner)) {
+      const topic = inner instanceof UsageError ? inner.topic : command === 'outboxer' ? 'main' : (command as UsageError['topic']);
+      io.err(`outboxer: ${(inner as Error).message}\n\n${helpText(topic)}`);
+      return EXIT_USAGE;
+    }
+    const database = config?.databaseUrl === undefined ? undefined : { what: 'database', urls: [config.databaseUrl] };
+    io.err(`${describeFailure(command, error, database)}\n`);
+    return EXIT_FAILURE;
+  }
+}

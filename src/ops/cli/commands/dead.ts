@@ -1,0 +1,90 @@
+import { userInfo } from 'node:os';
+import { createJsonLogger } from '../../../core/logger.js';
+import type { DeadMessage } from '../../../core/message.js';
+import { redactUrl } from '../../../core/redact.js';
+import type { CliConfig } from '../config.js';
+import { openStore } from '../database.js';
+import { EXIT_OK } from '../errors.js';
+import { printable, renderTable } from '../format.js';
+import type { CliIo } from '../io.js';
+
+/** Ids named one by one in an audit line; beyond this only the count is logged. */
+const AUDIT_MAX_IDS = 100;
+
+/** `outboxer dead list [--json] [--limit N]`, oldest first. */
+export async function deadListCommand(config: CliConfig, io: CliIo): Promise<number> {
+  const logger = createJsonLogger(config.logLevel, io.err);
+  const { store } = await openStore(config, logger, { max: 1 });
+  let dead: DeadMessage[];
+  try {
+    dead = await store.listDead(config.limit);
+  } finally {
+    await store.close();
+  }
+  if (config.json) {
+    const rows = dead.map((m) => ({ ...m, createdAt: m.createdAt.toISOString(), deadAt: m.deadAt.toISOString() }));
+    io.out(`${JSON.stringify(rows, null, 2)}\n`);
+    return EXIT_OK;
+  }
+  if (dead.length === 0) {
+    io.out(`no dead messages in ${config.schema}.${config.table}\n`);
+    return EXIT_OK;
+  }
+  const rows = dead.map((m) => [
+    m.id,
+    printable(m.topic, 60),
+    printable(m.type, 40),
+    m.key === null ? '-' : printable(m.key, 40),
+    String(m.attempts),
+    printable(m.reason, 100),
+    m.deadAt.toISOString(),
+  ]);
+  io.out(renderTable(['id', 'topic', 'type', 'key', 'attempts', 'reason', 'dead at'], rows, new Set([4])));
+  const more = dead.length === config.limit ? `; there may be more: raise --limit (now ${config.limit})` : '';
+  io.out(`${dead.length} dead message(s)${more}\n`);
+  return EXIT_OK;
+}
+
+/** `outboxer dead retry|purge <id...>|--all`: the mutation, its count on stdout, an audit line on stderr. */
+export async function deadMutationCommand(config: CliConfig, io: CliIo, action: 'retry' | 'purge'): Promise<number> {
+  const logger = createJsonLogger(config.logLevel, io.err);
+  const target = config.all ? 'all' : config.ids;
+  const { store } = await openStore(config, logger, { max: 1 });
+  let changed: number;
+  try {
+    changed = action === 'retry' ? await store.retryDead(target) : await store.purgeDead(target);
+  } finally {
+    await store.close();
+  }
+  // The audit line is written whatever --log-level says.
+  createJsonLogger('info', io.err).info(
+    {
+      audit: true,
+      user: operatingSystemUser(io.env),
+      action: `dead.${action}`,
+      table: `${config.schema}.${config.table}`,
+      database: redactUrl(config.databaseUrl ?? ''),
+      requested: config.all ? 'all' : config.ids.length,
+      ...(config.all ? {} : { ids: config.ids.slice(0, AUDIT_MAX_IDS) }),
+      changed,
+    },
+    `dead messages ${action === 'retry' ? 'moved back to pending' : 'deleted'}`,
+  );
+  const verb = action === 'retry' ? 'moved back to pending' : 'deleted';
+  const of = config.all ? '' : ` of ${config.ids.length} requested`;
+  io.out(`${changed}${of} dead message(s) ${verb}\n`);
+  if (!config.all && changed < config.ids.length) {
+    io.err(`outboxer dead ${action}: ${config.ids.length - changed} of the given ids are not dead messages in ${config.schema}.${config.table} (unknown, or not dead)\n`);
+  }
+  return EXIT_OK;
+}
+
+/** Who ran it, for the audit line; containers may have a uid without a passwd entry. */
+function operatingSystemUser(env: CliIo['env']): string {
+  try {
+    return userInfo().username;
+  } catch {
+    const uid = typeof process.getuid === 'function' ? `uid ${process.getuid()}` : 'unknown';
+    return env.USER ?? env.LOGNAME ?? uid;
+  }
+}

@@ -1,0 +1,104 @@
+import { describeError } from '../../../core/errors.js';
+import { createJsonLogger } from '../../../core/logger.js';
+import type { Logger, Publisher } from '../../../core/ports.js';
+import { redactUrl } from '../../../core/redact.js';
+import { Relay } from '../../../core/relay.js';
+import { resolveRelayOptions, type RelayOptionsInput } from '../../../core/relay-options.js';
+import { runMigrations } from '../../../stores/postgres/migrations.js';
+import type { CliConfig, RelaySettings } from '../config.js';
+import { openStore, type OpenStore } from '../database.js';
+import { CliFailure, EXIT_OK, TargetedFailure } from '../errors.js';
+import type { CliIo } from '../io.js';
+import { createPublisher } from '../publisher.js';
+import { type StopSignal, watchStopSignals } from '../signals.js';
+
+/** The relay's own idle backoff ceiling, raised when the poll interval asks for more. */
+const DEFAULT_MAX_POLL_INTERVAL_MS = 1000;
+
+/** The relay options the flags set; everything else keeps the library's documented defaults. */
+function relayInput(settings: RelaySettings): RelayOptionsInput {
+  return {
+    ...(settings.batchSize === undefined ? {} : { batchSize: settings.batchSize }),
+    ...(settings.leaseMs === undefined ? {} : { leaseMs: settings.leaseMs }),
+    ...(settings.publishTimeoutMs === undefined ? {} : { publishTimeoutMs: settings.publishTimeoutMs }),
+    ...(settings.pollIntervalMs === undefined
+      ? {}
+      : { pollIntervalMs: settings.pollIntervalMs, maxPollIntervalMs: Math.max(settings.pollIntervalMs, DEFAULT_MAX_POLL_INTERVAL_MS) }),
+    ...(settings.maxAttempts === undefined ? {} : { retry: { maxAttempts: settings.maxAttempts } }),
+  };
+}
+
+const STOPPED = Symbol('stopped');
+
+/** A startup step that a stop signal may overtake (a broker that never answers the handshake). */
+function untilStopped<T>(step: Promise<T>, stop: StopSignal): Promise<T | typeof STOPPED> {
+  return Promise.race([step, stop.requested.then((): typeof STOPPED => STOPPED)]);
+}
+
+async function closeQuietly(what: string, close: () => Promise<void>, logger: Logger): Promise<void> {
+  try {
+    await close();
+  } catch (error) {
+    logger.warn({ error: describeError(error) }, `closing the ${what} failed`);
+  }
+}
+
+/**
+ * `outboxer relay`: store + publisher + Relay until SIGTERM/SIGINT, then a graceful stop (the in-flight
+ * batch confirmed or released), publisher and pool closed, exit 0. Outages of the database or the broker
+ * are the relay's to ride out: it backs off and retries; nothing here ends the process for them.
+ */
+export async function relayCommand(config: CliConfig, io: CliIo, version: string): Promise<number> {
+  const settings = config.relay;
+  if (settings === undefined || config.databaseUrl === undefined) throw new CliFailure('OUTBOXER_INVALID_OPTION', 'relay settings missing');
+  const logger = createJsonLogger(config.logLevel, io.err);
+  const input = relayInput(settings);
+  // Validates before anything connects: a bad combination is a usage error (exit 2).
+  const { owner, publishTimeoutMs } = resolveRelayOptions(input);
+  const broker = { what: 'broker', urls: settings.brokerUrls };
+  const stop = watchStopSignals(io, logger);
+  let opened: OpenStore | undefined;
+  let publisher: Publisher | undefined;
+  try {
+    opened = await openStore(config, logger, { max: 4, retainPublishedMs: settings.retainPublishedMs });
+    if (settings.migrate) {
+      const applied = await untilStopped(runMigrations(opened.database, opened.tableName), stop);
+      if (applied === STOPPED) return EXIT_OK;
+      logger.info({ schema: config.schema, table: config.table, applied }, applied.length > 0 ? 'migrations applied' : 'schema up to date');
+    }
+    const created = await untilStopped(
+      createPublisher(settings, logger, publishTimeoutMs).catch((error: unknown) => {
+        throw new TargetedFailure(error, broker);
+      }),
+      stop,
+    );
+    if (created === STOPPED) return EXIT_OK;
+    publisher = created;
+    const relay = new Relay(opened.store, publisher, { ...input, owner, logger });
+    const { logger: _logger, hooks: _hooks, ...effective } = relay.options;
+    logger.info(
+      {
+        version,
+        publisher: settings.publisher,
+        database: redactUrl(config.databaseUrl),
+        ...(settings.brokerUrls.length === 0 ? {} : { broker: settings.brokerUrls.map(redactUrl).join(',') }),
+        ...(settings.exchange === undefined ? {} : { exchange: settings.exchange }),
+        ...(settings.subjectPrefix === undefined ? {} : { subjectPrefix: settings.subjectPrefix }),
+        schema: config.schema,
+        table: config.table,
+        retainPublishedMs: settings.retainPublishedMs,
+        ...effective,
+      },
+      'outboxer relay starting',
+    );
+    relay.start();
+    await stop.requested;
+    await relay.stop();
+    return EXIT_OK;
+  } finally {
+    if (publisher !== undefined) await closeQuietly('publisher', publisher.close.bind(publisher), logger);
+    if (opened !== undefined) await closeQuietly('database pool', () => opened?.store.close() ?? Promise.resolve(), logger);
+    logger.info({ owner }, 'outboxer relay exited');
+    stop.dispose();
+  }
+}

@@ -1,0 +1,37 @@
+import { createJsonLogger } from '../../../core/logger.js';
+import type { OutboxStats } from '../../../core/ports.js';
+import type { CliConfig } from '../config.js';
+import { openStore } from '../database.js';
+import { EXIT_OK } from '../errors.js';
+import { humanDuration, renderTable } from '../format.js';
+import type { CliIo } from '../io.js';
+
+/** `outboxer status [--json]`: counts per state and the age of the oldest unpublished message. */
+export async function statusCommand(config: CliConfig, io: CliIo): Promise<number> {
+  const logger = createJsonLogger(config.logLevel, io.err);
+  const { store } = await openStore(config, logger, { max: 1 });
+  let stats: OutboxStats;
+  try {
+    stats = await store.stats();
+  } finally {
+    await store.close();
+  }
+  if (config.json) {
+    const { pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds } = stats;
+    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds })}\n`);
+    return EXIT_OK;
+  }
+  const age = stats.oldestPendingAgeSeconds;
+  const rows: string[][] = [
+    ['pending', String(stats.pending), 'ready to publish now'],
+    ['scheduled', String(stats.scheduled), 'delayed or backing off after a failure'],
+    ['in flight', String(stats.inFlight), 'leased by a relay'],
+    ['published', String(stats.published), 'published, retained until purged'],
+    ['dead', String(stats.dead), "parked: see 'outboxer dead list'"],
+  ];
+  io.out(`outbox ${config.schema}.${config.table}\n`);
+  io.out(renderTable(['state', 'count', ''], rows, new Set([1])));
+  const waiting = stats.pending + stats.scheduled + stats.inFlight;
+  io.out(`oldest pending message: ${waiting > 0 ? `${humanDuration(age)} old (${age.toFixed(1)} s)` : 'none'}\n`);
+  return EXIT_OK;
+}

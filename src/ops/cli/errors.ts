@@ -1,0 +1,94 @@
+import { ConfigurationError, OutboxerError } from '../../core/errors.js';
+import { redactUrl } from '../../core/redact.js';
+import type { HelpTopic } from './help.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+/** Wrong command line or configuration: exit 2, with the usage of `topic`. */
+export class UsageError extends Error {
+  readonly topic: HelpTopic;
+
+  constructor(message: string, topic: HelpTopic = 'main') {
+    super(message);
+    this.name = 'UsageError';
+    this.topic = topic;
+  }
+}
+
+/** A runtime failure the CLI already explained in one line: exit 1. */
+export class CliFailure extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'CliFailure';
+    this.code = code;
+  }
+}
+
+export interface FailureTarget {
+  readonly what: string;
+  readonly urls: readonly string[];
+}
+
+/** Marks which server a failure concerns (the broker rather than the database), for the one-line message. */
+export class TargetedFailure extends Error {
+  readonly target: FailureTarget;
+
+  constructor(cause: unknown, target: FailureTarget) {
+    super('targeted failure', { cause });
+    this.name = 'TargetedFailure';
+    this.target = target;
+  }
+}
+
+export function isUsageError(error: unknown): boolean {
+  return error instanceof UsageError || error instanceof ConfigurationError;
+}
+
+/** Hints for the failures operators meet most, by driver or outboxer code. */
+const HINTS: Readonly<Record<string, string>> = Object.freeze({
+  ECONNREFUSED: 'is the server running and the port right?',
+  ENOTFOUND: 'the host name does not resolve',
+  ETIMEDOUT: 'the server did not answer in time',
+  '28P01': 'authentication failed: check the user and password',
+  '28000': 'the server refused this user or host (pg_hba.conf)',
+  '3D000': 'the database does not exist',
+  '42P01': "the outbox table does not exist: run 'outboxer migrate' (or check --schema/--table)",
+  '3F000': "the schema does not exist: run 'outboxer migrate' (or check --schema)",
+  ERR_MODULE_NOT_FOUND: 'an optional peer dependency is missing: install it next to outboxer',
+});
+
+function codeOf(error: unknown): string {
+  if (error instanceof CliFailure || error instanceof OutboxerError) return error.code;
+  if (typeof error === 'object' && error !== null) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') return code;
+    if (typeof code === 'number') return String(code);
+  }
+  return error instanceof Error ? error.name : 'ERROR';
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof AggregateError && error.message === '') {
+    return error.errors.map((inner: unknown) => messageOf(inner)).join('; ');
+  }
+  if (error instanceof Error) return error.message;
+  return `non-error thrown: ${typeof error}`;
+}
+
+/**
+ * One line for a failed command: code, message (collapsed, bounded) and where, with the URL redacted.
+ * The caller's writer scrubs secrets again, so a driver message that echoes a password is covered too.
+ */
+export function describeFailure(command: string, failure: unknown, fallbackTarget?: FailureTarget): string {
+  const error = failure instanceof TargetedFailure ? failure.cause : failure;
+  const target = failure instanceof TargetedFailure ? failure.target : fallbackTarget;
+  const code = codeOf(error);
+  const message = messageOf(error).replace(/\s+/g, ' ').trim().slice(0, 500);
+  const hint = HINTS[code];
+  const where = target === undefined || target.urls.length === 0 ? '' : ` (${target.what} ${target.urls.map(redactUrl).join(',')})`;
+  return `outboxer ${command}: ${code}: ${message}${where}${hint === undefined ? '' : `; ${hint}`}`;
+}
