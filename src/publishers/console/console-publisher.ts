@@ -20,11 +20,17 @@ export function createConsolePublisher(options: ConsolePublisherOptions = {}): P
     capabilities,
     async publish(message: OutboxMessage) {
       if (closed) throw new OutboxerError('OUTBOXER_CLOSED', `console publisher is closed; message ${message.id} was not published`);
-      const key = message.key === null ? '' : ` key=${message.key}`;
-      write(`[outboxer] ${message.topic}${key} type=${message.type} id=${message.id} attempt=${message.attempts}${showPayload ? ` ${message.payloadJson}` : ''}`);
+      const key = message.key === null ? '' : ` key=${printable(message.key)}`;
+      const payload = showPayload ? ` ${printable(message.payloadJson)}` : '';
+      write(`[outboxer] ${printable(message.topic)}${key} type=${printable(message.type)} id=${message.id} attempt=${message.attempts}${payload}`);
     },
     async close() {
       closed = true;
     },
   };
+}
+
+/** Rows written by plain SQL skip enqueue validation: never let a stored escape sequence reach a terminal. */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

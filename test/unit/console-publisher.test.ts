@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { OutboxerError } from '../../src/core/errors.js';
+import { createConsolePublisher } from '../../src/publishers/console/index.js';
+
+const message = {
+  id: '01930000-0000-7000-8000-000000000001',
+  seq: '1',
+  topic: 'orders.created',
+  type: 'order\u001b[31m.created',
+  key: 'k\r\n1',
+  payloadJson: '{"a":"\u001b[2J"}',
+  headers: {},
+  createdAt: new Date(),
+  attempts: 1,
+  lastError: null,
+};
+
+describe('console publisher', () => {
+  it('prints one line per message with control characters escaped', async () => {
+    const lines: string[] = [];
+    const publisher = createConsolePublisher({ write: (line) => lines.push(line) });
+    await publisher.publish(message);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('type=order\\u001b[31m.created');
+    expect(lines[0]).toContain('key=k\\u000d\\u000a1');
+    expect(lines[0]).not.toMatch(/[\u0000-\u001f]/);
+  });
+
+  it('leaves the payload out when asked, and refuses to publish after close', async () => {
+    const lines: string[] = [];
+    const publisher = createConsolePublisher({ write: (line) => lines.push(line), showPayload: false });
+    await publisher.publish(message);
+    expect(lines[0]).not.toContain('"a"');
+    await publisher.close();
+    await expect(publisher.publish(message)).rejects.toBeInstanceOf(OutboxerError);
+  });
+});
