@@ -1,0 +1,101 @@
+import type { FaultRecord } from './fault-log.js';
+
+/** One relay incarnation's journal, as the checker reads it. */
+export interface IncarnationRecord {
+  readonly name: string;
+  readonly exit: { readonly code: number | null; readonly signal: string | null; readonly t: number } | undefined;
+  readonly events: readonly JournalEvent[];
+}
+
+export interface JournalEvent {
+  readonly t: number;
+  readonly e: string;
+  readonly id?: string;
+  readonly tok?: string;
+  readonly ids?: readonly string[];
+  readonly n?: number;
+}
+
+interface Send {
+  readonly incarnation: IncarnationRecord;
+  readonly tok: string | undefined;
+  readonly t: number;
+  /** When the attempt's outcome became known (nack time, mark time, or the end of the process). */
+  readonly until: number;
+  readonly marked: boolean;
+}
+
+const SLACK_MS = 500;
+
+/** Every send of every id, each with whether its claim's mark took it (a full, unfenced mark). */
+export function indexSends(incarnations: readonly IncarnationRecord[]): Map<string, Send[]> {
+  const sends = new Map<string, Send[]>();
+  for (const incarnation of incarnations) {
+    const marks = new Map<string, { t: number; full: boolean }>();
+    const nacks = new Map<string, number>();
+    for (const event of incarnation.events) {
+      if (event.e === 'mark' && event.tok !== undefined) {
+        for (const id of event.ids ?? []) marks.set(`${event.tok}/${id}`, { t: event.t, full: event.n === event.ids?.length });
+      }
+      if (event.e === 'nack' && event.id !== undefined) nacks.set(`${event.tok}/${event.id}`, event.t);
+    }
+    const end = incarnation.exit?.t ?? Number.MAX_SAFE_INTEGER;
+    for (const event of incarnation.events) {
+      if (event.e !== 'send' || event.id === undefined) continue;
+      const key = `${event.tok}/${event.id}`;
+      const mark = marks.get(key);
+      const send: Send = { incarnation, tok: event.tok, t: event.t, until: nacks.get(key) ?? mark?.t ?? end, marked: mark?.full === true };
+      const list = sends.get(event.id) ?? [];
+      list.push(send);
+      sends.set(event.id, list);
+    }
+  }
+  return sends;
+}
+
+/**
+ * The fault that explains a send that did not end in a mark: the kill (or pause) of its own process,
+ * or a network, broker or database fault whose window overlaps the attempt. Undefined: no fault explains it.
+ */
+export function causeOf(send: Send, faults: readonly FaultRecord[], leaseMs: number): FaultRecord | undefined {
+  const own = faults.filter((f) => f.target === send.incarnation.name && f.start >= send.t - leaseMs - SLACK_MS);
+  const ownCause = own.find((f) => f.start <= send.until + SLACK_MS);
+  if (ownCause !== undefined) return ownCause;
+  if (send.incarnation.exit?.signal === 'SIGKILL') {
+    const selfKill = faults.find((f) => f.target === send.incarnation.name && f.kind.startsWith('kill-point'));
+    if (selfKill !== undefined) return selfKill;
+  }
+  return faults.find((f) => f.target === undefined && f.keys === undefined && f.start <= send.until + SLACK_MS && f.end >= send.t - leaseMs - SLACK_MS);
+}
+
+export interface DuplicateAttribution {
+  readonly copies: number;
+  readonly attributed: number;
+  readonly unattributed: { readonly id: string; readonly copies: number }[];
+  /** Copies per fault id. */
+  readonly byFault: Map<number, number>;
+}
+
+/** Each copy beyond the first must be matched by an unmarked send that a fault explains, and the fault must allow copies. */
+export function attributeDuplicates(copiesById: ReadonlyMap<string, number>, sends: ReadonlyMap<string, Send[]>, faults: readonly FaultRecord[], leaseMs: number): DuplicateAttribution {
+  const byFault = new Map<number, number>();
+  const unattributed: { id: string; copies: number }[] = [];
+  let copies = 0;
+  let attributed = 0;
+  for (const [id, extra] of copiesById) {
+    if (extra <= 0) continue;
+    copies += extra;
+    const unmarked = (sends.get(id) ?? []).filter((s) => !s.marked);
+    let explained = 0;
+    for (const send of unmarked) {
+      if (explained >= extra) break;
+      const cause = causeOf(send, faults, leaseMs);
+      if (cause === undefined || !cause.mayDuplicate) continue;
+      explained++;
+      byFault.set(cause.id, (byFault.get(cause.id) ?? 0) + 1);
+    }
+    attributed += explained;
+    if (explained < extra) unattributed.push({ id, copies: extra - explained });
+  }
+  return { copies, attributed, unattributed, byFault };
+}

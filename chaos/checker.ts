@@ -1,0 +1,168 @@
+import { attributeDuplicates, type IncarnationRecord, indexSends } from './attribution.js';
+import type { FaultRecord } from './fault-log.js';
+import type { MessageKind, RelaySpec } from './spec.js';
+
+export interface LedgerRow { readonly id: string; readonly key: string; readonly version: number; readonly kind: MessageKind }
+export interface OutboxRow { readonly id: string; readonly state: string; readonly deadAt: number | null }
+export interface Delivery { readonly t: number; readonly id: string; readonly r: boolean }
+
+export interface CheckInput {
+  readonly scenario: string;
+  readonly seed: number;
+  readonly relay: RelaySpec;
+  /** Committed rows: the truth. */
+  readonly ledger: readonly LedgerRow[];
+  /** Outbox rows left at the end (published rows are deleted). */
+  readonly outbox: readonly OutboxRow[];
+  readonly commitTimes: ReadonlyMap<string, number>;
+  readonly deliveries: readonly Delivery[];
+  readonly incarnations: readonly IncarnationRecord[];
+  readonly faults: readonly FaultRecord[];
+  readonly drainMs: number | null;
+  readonly canaryLeaks: readonly string[];
+}
+
+export interface ScenarioReport {
+  readonly scenario: string;
+  readonly seed: number;
+  readonly committed: number;
+  readonly delivered: number;
+  readonly lost: number;
+  readonly phantom: number;
+  readonly duplicates: number;
+  readonly duplicatesAttributed: number;
+  readonly duplicatesUnattributed: number;
+  readonly duplicatesByFault: Record<string, number>;
+  readonly faultsOverBudget: string[];
+  readonly brokerRedeliveries: number;
+  readonly orderInversions: number;
+  readonly poisonNotDead: number;
+  readonly normalDead: number;
+  readonly leftPending: number;
+  readonly maxUnpublishedAgeMs: number;
+  readonly stuck: number;
+  readonly stuckBoundMs: number;
+  readonly maxExcessMs: number;
+  readonly drainMs: number | null;
+  readonly canaryLeaks: readonly string[];
+  readonly faults: readonly FaultRecord[];
+  readonly relayIncarnations: number;
+  readonly samples: Record<string, readonly string[]>;
+  readonly pass: boolean;
+}
+
+const isPoison = (kind: MessageKind) => kind === 'poison-large' || kind === 'poison-unroutable';
+
+/** Counts, never reads logs: committed rows against deliveries, with duplicates attributed to faults. */
+export function check(input: CheckInput): ScenarioReport {
+  const { relay } = input;
+  const ledger = new Map(input.ledger.map((row) => [row.id, row]));
+  const outbox = new Map(input.outbox.map((row) => [row.id, row]));
+  const first = new Map<string, number>();
+  const publishCopies = new Map<string, number>();
+  const phantoms = new Set<string>();
+  let redeliveries = 0;
+  let inversions = 0;
+  const inversionSamples: string[] = [];
+  const highest = new Map<string, number>();
+  for (const d of input.deliveries) {
+    const row = ledger.get(d.id);
+    if (row === undefined) {
+      phantoms.add(d.id);
+      continue;
+    }
+    if (d.r) redeliveries++;
+    if (first.has(d.id)) {
+      if (!d.r) publishCopies.set(d.id, (publishCopies.get(d.id) ?? 0) + 1);
+      continue;
+    }
+    first.set(d.id, d.t);
+    const top = highest.get(row.key) ?? 0;
+    if (row.version < top) {
+      inversions++;
+      if (inversionSamples.length < 5) inversionSamples.push(`${row.key} v${row.version} after v${top} (${d.id})`);
+    } else highest.set(row.key, row.version);
+  }
+  const lost = input.ledger.filter((row) => !isPoison(row.kind) && !first.has(row.id));
+  const poisonNotDead = input.ledger.filter((row) => isPoison(row.kind) && outbox.get(row.id)?.state !== 'dead');
+  const normalDead = input.ledger.filter((row) => !isPoison(row.kind) && outbox.get(row.id)?.state === 'dead');
+  const leftPending = input.outbox.filter((row) => row.state === 'pending').length;
+
+  const attribution = attributeDuplicates(publishCopies, indexSends(input.incarnations), input.faults, relay.leaseMs);
+  const byFault: Record<string, number> = {};
+  const overBudget: string[] = [];
+  for (const fault of input.faults) {
+    const copies = attribution.byFault.get(fault.id) ?? 0;
+    if (copies === 0) continue;
+    byFault[`${fault.id}:${fault.kind}`] = copies;
+    const budget = relay.batchSize * (fault.target === undefined ? relay.count : 1);
+    if (copies > budget) overBudget.push(`${fault.id}:${fault.kind} ${copies} > ${budget}`);
+  }
+
+  // Delay: from when a message could go (committed, its key's previous message resolved, the last fault
+  // that began before it healed) to its first delivery; bounded by lease + poll + the retry backoffs.
+  const stuckBoundMs = relay.leaseMs + relay.maxPollIntervalMs + 2 * relay.publishTimeoutMs + relay.maxErrorBackoffMs + 2 * relay.retryMaxMs + 500;
+  const resolvedAt = (row: LedgerRow): number | undefined => first.get(row.id) ?? outbox.get(row.id)?.deadAt ?? undefined;
+  const byKey = new Map<string, LedgerRow[]>();
+  for (const row of input.ledger) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
+  let maxAge = 0;
+  let maxExcess = 0;
+  const stuckSamples: string[] = [];
+  for (const rows of byKey.values()) {
+    rows.sort((a, b) => a.version - b.version);
+    rows.forEach((row, index) => {
+      const delivered = first.get(row.id);
+      const committed = input.commitTimes.get(row.id);
+      if (delivered === undefined || committed === undefined) return;
+      maxAge = Math.max(maxAge, delivered - committed);
+      const previous = index > 0 ? resolvedAt(rows[index - 1] as LedgerRow) ?? 0 : 0;
+      const healed = input.faults
+        .filter((f) => f.start <= delivered && (f.keys === undefined || f.keys.includes(row.key)))
+        .reduce((latest, f) => Math.max(latest, f.end), 0);
+      const excess = delivered - Math.max(committed, previous, healed);
+      maxExcess = Math.max(maxExcess, excess);
+      if (excess > stuckBoundMs && stuckSamples.length < 1000) stuckSamples.push(`${row.key} v${row.version} ${row.id} waited ${excess} ms`);
+    });
+  }
+  const report = {
+    scenario: input.scenario,
+    seed: input.seed,
+    committed: input.ledger.length,
+    delivered: first.size,
+    lost: lost.length,
+    phantom: phantoms.size,
+    duplicates: attribution.copies,
+    duplicatesAttributed: attribution.attributed,
+    duplicatesUnattributed: attribution.copies - attribution.attributed,
+    duplicatesByFault: byFault,
+    faultsOverBudget: overBudget,
+    brokerRedeliveries: redeliveries,
+    orderInversions: inversions,
+    poisonNotDead: poisonNotDead.length,
+    normalDead: normalDead.length,
+    leftPending,
+    maxUnpublishedAgeMs: maxAge,
+    stuck: stuckSamples.length,
+    stuckBoundMs,
+    maxExcessMs: maxExcess,
+    drainMs: input.drainMs,
+    canaryLeaks: input.canaryLeaks,
+    faults: input.faults,
+    relayIncarnations: input.incarnations.length,
+    samples: {
+      lost: lost.slice(0, 10).map((r) => `${r.key} v${r.version} ${r.kind} ${r.id}`),
+      phantom: [...phantoms].slice(0, 10),
+      unattributed: attribution.unattributed.slice(0, 10).map((u) => `${u.id} x${u.copies}`),
+      inversions: inversionSamples,
+      stuck: stuckSamples.slice(0, 10),
+      poisonNotDead: poisonNotDead.slice(0, 10).map((r) => `${r.kind} ${r.id} ${outbox.get(r.id)?.state ?? 'gone'}`),
+      normalDead: normalDead.slice(0, 10).map((r) => r.id),
+    },
+  };
+  return { ...report, pass: passes(report) };
+}
+
+export function passes(r: Omit<ScenarioReport, 'pass'>): boolean {
+  return r.lost === 0 && r.phantom === 0 && r.orderInversions === 0 && r.duplicatesUnattributed === 0 && r.faultsOverBudget.length === 0
+    && r.poisonNotDead === 0 && r.normalDead === 0 && r.leftPending === 0 && r.stuck === 0 && r.drainMs !== null && r.canaryLeaks.length === 0;
+}

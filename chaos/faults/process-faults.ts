@@ -1,0 +1,40 @@
+import type { FaultContext } from '../scenario.js';
+import type { Incarnation } from '../relay-slot.js';
+
+/** A running relay chosen by the seeded PRNG (undefined if none is up right now). */
+export function pickRelay(ctx: FaultContext): Incarnation | undefined {
+  const running = ctx.slots.map((slot) => slot.current).filter((i): i is Incarnation => i !== undefined);
+  return running.length === 0 ? undefined : ctx.prng.pick(running);
+}
+
+/** SIGKILL of a random relay: its leases must expire and another relay must take over. */
+export function killRandomRelay(ctx: FaultContext): void {
+  const victim = pickRelay(ctx);
+  if (victim === undefined) return;
+  ctx.log.begin('sigkill', { target: victim.name });
+  victim.process.signal('SIGKILL');
+}
+
+/**
+ * SIGSTOP past the lease, then SIGCONT: the zombie wakes up believing it holds its claim; its marks
+ * must be fenced, and what it publishes late may only be a copy, never an inversion.
+ */
+export async function pauseRelay(ctx: FaultContext, pauseMs: number): Promise<void> {
+  const victim = pickRelay(ctx);
+  if (victim === undefined) return;
+  const fault = ctx.log.begin('sigstop-zombie', { target: victim.name });
+  victim.process.signal('SIGSTOP');
+  await ctx.sleep(pauseMs);
+  victim.process.signal('SIGCONT');
+  ctx.log.heal(fault);
+}
+
+/** SIGTERM while publishing: the graceful stop confirms and marks what it sent, releases the rest; no copies allowed. */
+export async function sigtermRelay(ctx: FaultContext): Promise<void> {
+  const victim = pickRelay(ctx);
+  if (victim === undefined) return;
+  const fault = ctx.log.begin('sigterm', { target: victim.name, mayDuplicate: false });
+  victim.process.signal('SIGTERM');
+  await victim.process.exited;
+  ctx.log.heal(fault);
+}

@@ -1,0 +1,116 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import amqp from 'amqplib';
+import { check, type ScenarioReport } from './checker.js';
+import { createEnvironment, SERVICES, type Environment } from './environment.js';
+import { FaultLog } from './fault-log.js';
+import { readCommitTimes, readDatabase, readDeliveries, readIncarnations, scanForCanary } from './gather.js';
+import { Prng } from './prng.js';
+import { RelaySlot } from './relay-slot.js';
+import { readJournal } from './journal.js';
+import { RoleProcess } from './role-process.js';
+import type { FaultContext, Scenario } from './scenario.js';
+import { DEFAULT_RELAY, DEFAULT_WORKLOAD, ENV_BROKER_URL, ENV_PG_URL, type RelaySpec, type WorkloadSpec } from './spec.js';
+import { poll } from './poll.js';
+
+const DRAIN_BOUND_MS = 90_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Runs one scenario end to end: environment, roles, fault schedule, drain, check, report files. */
+export async function runScenario(scenario: Scenario, seed: number, outRoot: string): Promise<ScenarioReport> {
+  const prng = new Prng(`${seed}:${scenario.name}`);
+  const workload: WorkloadSpec = { ...DEFAULT_WORKLOAD, ...scenario.workload };
+  const relay: RelaySpec = { ...DEFAULT_RELAY, ...scenario.relay };
+  const outDir = join(outRoot, `${scenario.name}-${seed}`);
+  mkdirSync(outDir, { recursive: true });
+  const env = await createEnvironment(scenario.name, scenario.broker, workload.keys);
+  const log = new FaultLog();
+  const slots: RelaySlot[] = [];
+  let consumer: RoleProcess | undefined;
+  try {
+    const consumerJournal = join(outDir, 'consumer.jsonl');
+    consumer = new RoleProcess('consumer', { role: 'consumer', broker: env.broker, queue: env.queue, durable: env.durable, journal: consumerJournal }, { [ENV_BROKER_URL]: env.urls.consumerBroker }, outDir);
+    await poll(() => readJournal(consumerJournal).some((r) => r.e === 'connected'), 30_000, 'the consumer to connect');
+    const killPrng = prng.fork('kill-plan');
+    for (let index = 0; index < relay.count; index++) {
+      const slot = new RelaySlot(
+        index,
+        { role: 'relay', schema: env.schema, broker: env.broker, exchange: env.exchange, relay, appPrefix: `chaos-relay-${env.schema}` },
+        { [ENV_PG_URL]: env.urls.relayPg, [ENV_BROKER_URL]: env.urls.relayBroker },
+        outDir,
+        500,
+        (incarnation, exit) => {
+          if (exit.signal === 'SIGKILL' && readJournal(incarnation.journal).some((r) => r.e === 'kill-point')) {
+            log.begin(`kill-point:${incarnation.killPoint?.point ?? '?'}`, { target: incarnation.name });
+          }
+        },
+        (slotIndex, incarnation) => scenario.killPlan?.(killPrng, slotIndex, incarnation),
+      );
+      slots.push(slot);
+      slot.start();
+    }
+    await poll(() => slots.every((slot) => readJournal(slot.incarnations[0]?.journal ?? '').some((r) => r.e === 'running')), 30_000, 'the relays to start');
+    const writerJournals = Array.from({ length: workload.writers }, (_, i) => join(outDir, `writer-${i}.jsonl`));
+    const writers = writerJournals.map((journal, index) => new RoleProcess(`writer-${index}`, {
+      role: 'writer', schema: env.schema, topicPrefix: env.topicPrefix, unroutableTopic: env.unroutableTopic,
+      seed: prng.fork(`writer-${index}`).int(0, 2 ** 31), index, workload, maxMessageBytes: relay.maxMessageBytes, journal,
+    }, { [ENV_PG_URL]: env.urls.directPg }, outDir));
+    let writing = true;
+    const writersDone = Promise.all(writers.map((w) => w.exited)).then(() => { writing = false; });
+    const ctx: FaultContext = { prng: prng.fork('faults'), env, slots, log, relay, writing: () => writing, sleep };
+    await Promise.all([writersDone, scenario.faults(ctx)]);
+    const quiesced = Date.now();
+    const drainMs = await drain(env, outDir, consumerJournal, writerJournals, quiesced);
+    await Promise.all(slots.map((slot) => slot.close()));
+    await queueEmpty(env);
+    await consumer.stop('SIGTERM');
+    const database = await readDatabase(env);
+    const report = check({
+      scenario: scenario.name, seed, relay, ...database,
+      commitTimes: readCommitTimes(writerJournals),
+      deliveries: readDeliveries(consumerJournal),
+      incarnations: readIncarnations(slots),
+      faults: log.records,
+      drainMs,
+      canaryLeaks: [],
+    });
+    writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    const leaks = scanForCanary(outDir, env.canary);
+    const final = { ...report, canaryLeaks: leaks, pass: report.pass && leaks.length === 0 };
+    writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(final, null, 2)}\n`);
+    return final;
+  } finally {
+    await Promise.all(slots.map((slot) => slot.close()));
+    await consumer?.stop('SIGTERM');
+    await env.destroy();
+  }
+}
+
+/** Waits (bounded) until every committed message is delivered or dead and nothing is pending; null if it never drains. */
+async function drain(env: Environment, outDir: string, consumerJournal: string, writerJournals: readonly string[], since: number): Promise<number | null> {
+  try {
+    await poll(async () => {
+      const { ledger, outbox } = await readDatabase(env);
+      if (outbox.some((row) => row.state === 'pending')) return false;
+      const delivered = new Set(readDeliveries(consumerJournal).map((d) => d.id));
+      const dead = new Set(outbox.filter((row) => row.state === 'dead').map((row) => row.id));
+      return ledger.every((row) => delivered.has(row.id) || dead.has(row.id));
+    }, DRAIN_BOUND_MS, 'the drain', 200);
+    return Date.now() - since;
+  } catch {
+    writeFileSync(join(outDir, 'drain-timeout.txt'), `not drained ${DRAIN_BOUND_MS} ms after the faults healed (writers: ${writerJournals.length})\n`);
+    return null;
+  }
+}
+
+/** Bounded wait until the broker holds nothing for the consumer (so late copies are counted). */
+async function queueEmpty(env: Environment): Promise<void> {
+  if (env.broker !== 'rabbitmq') return;
+  const connection = await amqp.connect(SERVICES.amqpAdminUrl);
+  try {
+    const channel = await connection.createChannel();
+    await poll(async () => (await channel.checkQueue(env.queue)).messageCount === 0, 10_000, 'the queue to empty', 100).catch(() => undefined);
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}

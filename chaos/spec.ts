@@ -1,0 +1,130 @@
+/** What a scenario asks of the roles; written as JSON for each role process (never with secrets). */
+export type BrokerKind = 'rabbitmq' | 'nats';
+export type MessageKind = 'normal' | 'transient' | 'poison-large' | 'poison-unroutable';
+
+export interface WorkloadSpec {
+  readonly writers: number;
+  /** Concurrent transactions per writer, each on its own connection. */
+  readonly lanes: number;
+  readonly txnsPerWriter: number;
+  readonly keys: number;
+  /** Messages per transaction, 1..max (all for the same aggregate). */
+  readonly maxMessagesPerTxn: number;
+  readonly rollbackShare: number;
+  /** Transactions held open for longOpenMs before commit: their seq values commit late (sequence gaps). */
+  readonly longOpenShare: number;
+  readonly longOpenMs: readonly [number, number];
+  readonly poisonLargeShare: number;
+  readonly poisonUnroutableShare: number;
+  /** Messages whose first publishes fail (1..2 times) with a transient error, injected in the relay. */
+  readonly transientShare: number;
+  /** Pause between transactions of one lane. */
+  readonly paceMs: readonly [number, number];
+}
+
+export interface RelaySpec {
+  readonly count: number;
+  readonly leaseMs: number;
+  readonly publishTimeoutMs: number;
+  readonly pollIntervalMs: number;
+  readonly maxPollIntervalMs: number;
+  readonly batchSize: number;
+  readonly maxInFlight: number;
+  readonly maxAttempts: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  readonly errorBackoffMs: number;
+  readonly maxErrorBackoffMs: number;
+  readonly queryTimeoutMs: number;
+  /** The broker limit the publisher is given: poison-large messages are bigger. */
+  readonly maxMessageBytes: number;
+}
+
+/** Named points where a relay kills itself with SIGKILL. */
+export type KillPoint = 'after-claim' | 'after-publish-before-confirm' | 'after-confirm-before-mark';
+
+export interface WriterConfig {
+  readonly role: 'writer';
+  readonly schema: string;
+  readonly topicPrefix: string;
+  readonly unroutableTopic: string;
+  readonly seed: number;
+  readonly index: number;
+  readonly workload: WorkloadSpec;
+  readonly maxMessageBytes: number;
+  readonly journal: string;
+}
+
+export interface RelayConfig {
+  readonly role: 'relay';
+  readonly schema: string;
+  readonly broker: BrokerKind;
+  readonly exchange: string;
+  readonly index: number;
+  readonly incarnation: number;
+  readonly applicationName: string;
+  readonly relay: RelaySpec;
+  readonly killPoint?: { readonly point: KillPoint; readonly at: number } | undefined;
+  readonly journal: string;
+}
+
+export interface ConsumerConfig {
+  readonly role: 'consumer';
+  readonly broker: BrokerKind;
+  /** RabbitMQ queue, or JetStream stream (with `durable`). */
+  readonly queue: string;
+  readonly durable: string;
+  readonly journal: string;
+}
+
+export type RoleConfig = WriterConfig | RelayConfig | ConsumerConfig;
+
+/** Secrets travel by environment only, so that no file the harness writes holds them. */
+export const ENV_PG_URL = 'CHAOS_PG_URL';
+export const ENV_BROKER_URL = 'CHAOS_BROKER_URL';
+
+export const DEFAULT_WORKLOAD: WorkloadSpec = Object.freeze({
+  writers: 2,
+  lanes: 2,
+  txnsPerWriter: 150,
+  keys: 24,
+  maxMessagesPerTxn: 3,
+  rollbackShare: 0.1,
+  longOpenShare: 0.04,
+  longOpenMs: [1000, 2500] as const,
+  poisonLargeShare: 0.01,
+  poisonUnroutableShare: 0.01,
+  transientShare: 0.03,
+  paceMs: [20, 80] as const,
+});
+
+export const DEFAULT_RELAY: RelaySpec = Object.freeze({
+  count: 3,
+  leaseMs: 3000,
+  publishTimeoutMs: 1000,
+  pollIntervalMs: 50,
+  maxPollIntervalMs: 250,
+  batchSize: 20,
+  maxInFlight: 16,
+  maxAttempts: 12,
+  retryBaseMs: 50,
+  retryMaxMs: 400,
+  errorBackoffMs: 100,
+  maxErrorBackoffMs: 1000,
+  queryTimeoutMs: 5000,
+  maxMessageBytes: 64 * 1024,
+});
+
+export function readRoleConfig<T extends RoleConfig>(role: T['role']): T {
+  const raw = process.env.CHAOS_CONFIG;
+  if (raw === undefined) throw new Error('CHAOS_CONFIG is not set');
+  const config = JSON.parse(raw) as RoleConfig;
+  if (config.role !== role) throw new Error(`expected a ${role} config, got ${config.role}`);
+  return config as T;
+}
+
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is not set`);
+  return value;
+}
