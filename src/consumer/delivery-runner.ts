@@ -1,0 +1,117 @@
+import { describeError } from '../core/errors.js';
+import type { Logger } from '../core/ports.js';
+import { retryDelayMs, type RetryPolicy } from '../core/retry-policy.js';
+import type { HandleOutcome, Inbox } from './inbox.js';
+import type { MessageHandler } from './message-registry.js';
+import type { RawDelivery } from './received-message.js';
+
+/** One broker delivery as the runner sees it; each broker consumer adapts its own to this. */
+export interface Delivery {
+  readonly raw: RawDelivery;
+  /** Settles it as done (after the inbox committed, or for a duplicate). */
+  ack(): Promise<void>;
+  /** Takes it off the queue for good: dead in the inbox, or malformed. */
+  dead(reason: string): Promise<void>;
+  /** Gives it back to the broker for another delivery (on stop, while it was waiting to be retried). */
+  release(): Promise<void>;
+  /** Tells the broker it is still being worked on (NATS `working()`); called every `keepAliveMs`. */
+  keepAlive?(): void;
+}
+
+/** Test and observability hooks of a broker consumer. */
+export interface ConsumerHooks {
+  /**
+   * Awaited after the inbox committed (or found a duplicate) and before the broker ack. A test hook: a
+   * process killed here has applied the message without acking it, and the redelivery must be skipped.
+   */
+  beforeAck?(event: { id: string; status: 'processed' | 'duplicate' }): Promise<void> | void;
+  /** A delivery that could not be rebuilt (no UUID id or no type) was rejected at the broker. */
+  onMalformed?(event: { reason: string }): void;
+  /** The inbox could not be reached (database down); the delivery is held and tried again. */
+  onError?(event: { error: string; retryInMs: number }): void;
+}
+
+export interface RunnerContext<Tx> {
+  readonly inbox: Inbox<Tx>;
+  readonly handler: MessageHandler<Tx> | undefined;
+  readonly hooks: ConsumerHooks;
+  readonly logger: Logger;
+  /** Backoff while the inbox's database cannot be reached. */
+  readonly errorBackoff: RetryPolicy;
+  readonly keepAliveMs: number | undefined;
+  /** Aborted once the consumer is stopping: waits end early and the delivery is released. */
+  readonly stopSignal: AbortSignal;
+}
+
+/**
+ * Drives one delivery to its end: handle through the inbox, wait and handle again while it should be
+ * retried (holding the delivery, so later messages of its key wait behind it), then ack or take it off
+ * the queue. Ack happens only after the inbox transaction committed. Never throws.
+ */
+export async function runDelivery<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<void> {
+  const timer = context.keepAliveMs === undefined || delivery.keepAlive === undefined ? undefined : setInterval(() => delivery.keepAlive?.(), context.keepAliveMs);
+  timer?.unref();
+  try {
+    await drive(context, delivery);
+  } catch (error) {
+    context.logger.error({ consumer: context.inbox.consumer, error: describeError(error) }, 'consumer: settling a delivery failed; the broker will redeliver it');
+  } finally {
+    if (timer !== undefined) clearInterval(timer);
+  }
+}
+
+async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<void> {
+  let storeFailures = 0;
+  for (;;) {
+    if (context.stopSignal.aborted) return delivery.release();
+    let outcome: HandleOutcome;
+    try {
+      outcome = await context.inbox.handleDelivery(delivery.raw, context.handler);
+      storeFailures = 0;
+    } catch (error) {
+      storeFailures++;
+      const retryInMs = retryDelayMs(context.errorBackoff, storeFailures);
+      context.logger.warn({ consumer: context.inbox.consumer, error: describeError(error), retryInMs }, 'consumer: the inbox could not record the outcome; holding the delivery');
+      safely(() => context.hooks.onError?.({ error: describeError(error), retryInMs }));
+      await pause(retryInMs, context.stopSignal);
+      continue;
+    }
+    switch (outcome.status) {
+      case 'processed':
+      case 'duplicate':
+        await context.hooks.beforeAck?.({ id: delivery.raw.id?.toLowerCase() ?? '', status: outcome.status });
+        return delivery.ack();
+      case 'dead':
+        return delivery.dead(outcome.reason);
+      case 'malformed':
+        context.logger.warn({ consumer: context.inbox.consumer, topic: delivery.raw.topic, reason: outcome.reason }, 'consumer: malformed delivery rejected');
+        safely(() => context.hooks.onMalformed?.({ reason: outcome.reason }));
+        return delivery.dead(outcome.reason);
+      case 'retry':
+        await pause(outcome.retryInMs, context.stopSignal);
+        continue;
+    }
+  }
+}
+
+/** Waits `ms`, or less if `signal` aborts first; leaves no listener behind. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function safely(call: () => void): void {
+  try {
+    call();
+  } catch {
+    // an observer must not break consuming
+  }
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { ConfigurationError } from '../core/errors.js';
+import { silentLogger } from '../core/logger.js';
+import type { Logger } from '../core/ports.js';
+import type { RetryPolicy } from '../core/retry-policy.js';
+import type { InboxEntryRef } from './inbox-store.js';
+import type { MessageRegistry } from './message-registry.js';
+
+const positiveInt = z.number().int().positive();
+
+const inboxOptionsSchema = z
+  .object({
+    consumer: z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'no control characters'),
+    retry: z
+      .object({
+        baseDelayMs: positiveInt.max(3_600_000).default(1000),
+        maxDelayMs: positiveInt.max(3_600_000).default(60_000),
+        maxAttempts: positiveInt.max(1000).default(10),
+        jitter: z.number().min(0).max(1).default(0.5),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** Observers of what the inbox decides, for metrics, demos and tests. Never given a payload. */
+export interface InboxHooks {
+  onProcessed?(event: InboxEntryRef & { attempts: number }): void;
+  onDuplicate?(event: InboxEntryRef & { state: 'processed' | 'dead' }): void;
+  onRetry?(event: InboxEntryRef & { attempts: number; error: string; retryInMs: number }): void;
+  onDead?(event: InboxEntryRef & { attempts: number; reason: string }): void;
+}
+
+export type InboxOptionsInput<Tx> = z.input<typeof inboxOptionsSchema> & {
+  /** Types, schemas and handlers; needed by `handle(message)` without an explicit handler. */
+  readonly registry?: MessageRegistry<Tx> | undefined;
+  readonly logger?: Logger | undefined;
+  readonly hooks?: InboxHooks | undefined;
+};
+
+export interface InboxOptions<Tx> {
+  readonly consumer: string;
+  readonly retry: RetryPolicy;
+  readonly registry: MessageRegistry<Tx> | undefined;
+  readonly logger: Logger;
+  readonly hooks: InboxHooks;
+}
+
+/** Resolves the inbox options once: documented defaults, validated, frozen. Throws ConfigurationError. */
+export function resolveInboxOptions<Tx>(input: InboxOptionsInput<Tx>): InboxOptions<Tx> {
+  const { registry, logger, hooks, ...rest } = input ?? ({} as InboxOptionsInput<Tx>);
+  const parsed = inboxOptionsSchema.safeParse(rest);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join('.') ?? '';
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const { consumer, retry } = parsed.data;
+  if (retry.maxDelayMs < retry.baseDelayMs) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'inbox option retry.maxDelayMs must be >= retry.baseDelayMs');
+  }
+  return Object.freeze({
+    consumer,
+    retry: Object.freeze({ ...retry }),
+    registry,
+    logger: logger ?? silentLogger,
+    hooks: Object.freeze({ ...hooks }),
+  });
+}

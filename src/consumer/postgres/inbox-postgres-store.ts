@@ -1,0 +1,121 @@
+import { ConfigurationError } from '../../core/errors.js';
+import { affectedRows, type PgDatabase, type SqlExecutor } from '../../stores/postgres/database.js';
+import type { TableName } from '../../stores/postgres/sql.js';
+import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
+import { inboxMigrationScript, runInboxMigrations } from './inbox-migrations.js';
+import { buildInboxStatements, resolveInboxTableName, type InboxStatements } from './inbox-sql.js';
+
+export interface PostgresInboxStoreOptions {
+  /** Schema of the inbox table; created by `migrate` if missing. Default `public`. */
+  readonly schema?: string;
+  /** Name of the inbox table. Default `outbox_inbox`. */
+  readonly table?: string;
+}
+
+export const POSTGRES_INBOX_DEFAULTS = Object.freeze({ schema: 'public', table: 'outbox_inbox' });
+
+interface DeadRow {
+  consumer: string;
+  id: string;
+  type: string;
+  topic: string;
+  key: string | null;
+  attempts: number;
+  reason: string;
+  first_seen_at: Date | string;
+  dead_at: Date | string;
+}
+
+const BULK_BATCH = 1000;
+const KNOWN_OPTIONS = new Set(['schema', 'table']);
+
+/**
+ * The inbox on PostgreSQL, and on PGlite with the same SQL (`fromPgPool` / `fromPglite`).
+ * Handlers get the transaction's `SqlExecutor` and write their effects through it.
+ */
+export class PostgresInboxStore implements InboxStore<SqlExecutor> {
+  readonly tableName: TableName;
+  readonly #database: PgDatabase;
+  readonly #sql: InboxStatements;
+
+  constructor(database: PgDatabase, options: PostgresInboxStoreOptions = {}) {
+    for (const name of Object.keys(options)) {
+      if (!KNOWN_OPTIONS.has(name)) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: schema, table)`);
+    }
+    this.#database = database;
+    this.tableName = resolveInboxTableName(options.schema ?? POSTGRES_INBOX_DEFAULTS.schema, options.table ?? POSTGRES_INBOX_DEFAULTS.table);
+    this.#sql = buildInboxStatements(this.tableName);
+  }
+
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.#database.transaction(work);
+  }
+
+  async claim(tx: SqlExecutor, entry: InboxEntryRef): Promise<InboxClaim> {
+    const claimed = await tx.query(this.#sql.claim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
+    const row = claimed.rows[0] as { attempts: number } | undefined;
+    if (row !== undefined) return { state: 'claimed', attempts: row.attempts };
+    return (await this.#stateOf(tx, entry)) as InboxClaim;
+  }
+
+  async recordFailure(entry: InboxEntryRef, failure: { reason: string; maxAttempts: number; dead: boolean }): Promise<InboxFailureRecord> {
+    const result = await this.#database.query(this.#sql.recordFailure, [
+      entry.consumer, entry.id, entry.type, entry.topic, entry.key, failure.reason, failure.dead, failure.maxAttempts,
+    ]);
+    const row = result.rows[0] as { state: 'failed' | 'dead'; attempts: number } | undefined;
+    if (row !== undefined) return { state: row.state, attempts: row.attempts };
+    return (await this.#stateOf(this.#database, entry)) as InboxFailureRecord;
+  }
+
+  async purgeProcessed(olderThanMs: number, limit: number): Promise<number> {
+    return affectedRows(await this.#database.query(this.#sql.purgeProcessed, [olderThanMs, limit]));
+  }
+
+  async stats(consumer?: string): Promise<InboxStats> {
+    const row = (await this.#database.query(this.#sql.stats, [consumer ?? null])).rows[0] as InboxStats;
+    return { processed: Number(row.processed), failed: Number(row.failed), dead: Number(row.dead) };
+  }
+
+  async listDead(consumer: string, limit: number): Promise<InboxDeadEntry[]> {
+    const result = await this.#database.query(this.#sql.listDead, [consumer, limit]);
+    return (result.rows as DeadRow[]).map((row) => ({
+      consumer: row.consumer,
+      id: row.id,
+      type: row.type,
+      topic: row.topic,
+      key: row.key,
+      attempts: row.attempts,
+      reason: row.reason,
+      firstSeenAt: new Date(row.first_seen_at),
+      deadAt: new Date(row.dead_at),
+    }));
+  }
+
+  async purgeDead(consumer: string, ids: readonly string[] | 'all'): Promise<number> {
+    if (ids !== 'all') return affectedRows(await this.#database.query(this.#sql.purgeDead, [consumer, ids]));
+    let total = 0;
+    for (;;) {
+      const deleted = affectedRows(await this.#database.query(this.#sql.purgeDeadBatch, [consumer, BULK_BATCH]));
+      total += deleted;
+      if (deleted < BULK_BATCH) return total;
+    }
+  }
+
+  async migrate(): Promise<void> {
+    await runInboxMigrations(this.#database, this.tableName);
+  }
+
+  migrationSql(): string {
+    return inboxMigrationScript(this.tableName);
+  }
+
+  async close(): Promise<void> {
+    await this.#database.close();
+  }
+
+  async #stateOf(executor: SqlExecutor, entry: InboxEntryRef): Promise<{ state: 'processed' | 'dead' | 'failed'; attempts: number }> {
+    const row = (await executor.query(this.#sql.stateOf, [entry.consumer, entry.id])).rows[0] as { state: 'processed' | 'dead' | 'failed'; attempts: number } | undefined;
+    // The statements above only skip a row that exists and is settled; a vanished row means a concurrent purge.
+    return row ?? { state: 'processed', attempts: 0 };
+  }
+}

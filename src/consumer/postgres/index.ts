@@ -1,0 +1,3 @@
+export { inboxMigrations, inboxMigrationScript, runInboxMigrations, type InboxMigration } from './inbox-migrations.js';
+export { POSTGRES_INBOX_DEFAULTS, PostgresInboxStore, type PostgresInboxStoreOptions } from './inbox-postgres-store.js';
+export { resolveInboxTableName } from './inbox-sql.js';
