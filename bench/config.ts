@@ -1,0 +1,79 @@
+/** Where the services are and how big each scenario is; the only knobs of the benchmark. */
+export const services = Object.freeze({
+  postgresUrl: process.env.OUTBOXER_BENCH_DATABASE_URL ?? process.env.OUTBOXER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  amqpUrl: process.env.OUTBOXER_BENCH_AMQP_URL ?? process.env.OUTBOXER_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+  natsUrl: process.env.OUTBOXER_BENCH_NATS_URL ?? process.env.OUTBOXER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
+});
+
+export type SizeName = 'smoke' | 'full';
+
+export interface Sizes {
+  /** (a) backlog drained. */
+  readonly drainMessages: number;
+  /** (a) contenders that cannot drain the whole backlog in reasonable time are measured over this window. */
+  readonly drainCapSeconds: number;
+  /** (b) target rates (messages/s) and how long each runs. */
+  readonly steadyRates: readonly number[];
+  readonly steadySeconds: number;
+  readonly steadyWriters: number;
+  /** (c) closed-loop writers and how long each phase lasts. */
+  readonly writerConnections: number;
+  readonly writerSeconds: number;
+  /** (d) warm-up (poll back-off settles) and counting window. */
+  readonly idleWarmupSeconds: number;
+  readonly idleSeconds: number;
+  /** (e) table sizes compared, and claims timed on each. */
+  readonly claimTableRows: readonly [small: number, large: number];
+  readonly claimsTimed: number;
+  readonly claimBatch: number;
+  /** (f) backlog drained with and without a held snapshot, and the longest a phase may run. */
+  readonly snapshotBacklog: number;
+  readonly snapshotSeconds: number;
+  /** Distinct keys messages are spread over (per-key order applies). */
+  readonly keys: number;
+  /** Approximate payload size in bytes. */
+  readonly payloadBytes: number;
+}
+
+const smoke: Sizes = {
+  drainMessages: 2_000,
+  drainCapSeconds: 2,
+  steadyRates: [200],
+  steadySeconds: 1.5,
+  steadyWriters: 4,
+  writerConnections: 8,
+  writerSeconds: 1,
+  idleWarmupSeconds: 1.5,
+  idleSeconds: 2,
+  claimTableRows: [1_000, 10_000],
+  claimsTimed: 10,
+  claimBatch: 50,
+  snapshotBacklog: 2_000,
+  snapshotSeconds: 2,
+  keys: 100,
+  payloadBytes: 200,
+};
+
+const full: Sizes = {
+  drainMessages: 1_000_000,
+  drainCapSeconds: 60,
+  steadyRates: [1_000, 5_000],
+  steadySeconds: 60,
+  steadyWriters: 16,
+  writerConnections: 32,
+  writerSeconds: 20,
+  idleWarmupSeconds: 5,
+  idleSeconds: 60,
+  claimTableRows: [10_000, 10_000_000],
+  claimsTimed: 200,
+  claimBatch: 200,
+  snapshotBacklog: 1_000_000,
+  snapshotSeconds: 180,
+  keys: 1_000,
+  payloadBytes: 200,
+};
+
+export const sizes: Readonly<Record<SizeName, Sizes>> = Object.freeze({ smoke, full });
+
+/** Connections the benchmark may hold at once (the server is shared: max_connections 100). */
+export const MAX_BENCH_CONNECTIONS = 40;

@@ -1,0 +1,34 @@
+import type pg from 'pg';
+import type { Publisher } from '../../src/index.js';
+import type { Workload } from '../support/workload.js';
+
+/** A relay design under test, over its own schema: outboxer, the naive relay, pg-transactional-outbox. */
+export interface RelayContender {
+  readonly name: string;
+  /** application_name of its relay connections: the query counter attributes statements by it. */
+  readonly appName: string;
+  /** Creates its own schema and table(s). */
+  setup(admin: pg.Client): Promise<void>;
+  /** Adds messages first..first+count-1 as committed rows, in bulk (a backlog). */
+  load(admin: pg.Client, first: number, count: number): Promise<void>;
+  /** Stores message `n` inside the writer's open transaction, as the contender's producer API does; returns its id. */
+  enqueue(client: pg.PoolClient, n: number): Promise<string>;
+  /** Called after each writer COMMIT (outboxer: notifyCommitted, its documented fast path). */
+  committed(): void;
+  start(publisher: Publisher): Promise<void>;
+  stop(): Promise<void>;
+  /** Rows not yet published. */
+  pending(admin: pg.Client): Promise<number>;
+  /** One claim (or fetch) of up to `limit` messages, undone afterwards: how many it got and how long the claim alone took. */
+  claimOnce(limit: number): Promise<{ claimed: number; ms: number }>;
+  /** Drops its schema. */
+  teardown(admin: pg.Client): Promise<void>;
+}
+
+export interface ContenderOptions {
+  readonly workload: Workload;
+  /** Connections the relay side may open (the shared server allows the whole bench 40). */
+  readonly relayConnections: number;
+}
+
+export type ContenderFactory = (options: ContenderOptions) => RelayContender;

@@ -1,0 +1,64 @@
+import type pg from 'pg';
+import { Outbox, type Publisher, type Relay, type RelayOptionsInput } from '../../src/index.js';
+import { fromPgPool, PostgresOutboxStore, type SqlExecutor } from '../../src/stores/postgres/index.js';
+import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
+import { keyOf, MESSAGE_TYPE, payloadOf, payloadSql } from '../support/workload.js';
+import type { ContenderOptions, RelayContender } from './contender.js';
+
+/** Relay settings of the benchmark: the library's defaults, written out so the report can show them. */
+export const OUTBOXER_RELAY_SETTINGS = Object.freeze({ batchSize: 200, maxInFlight: 256, pollIntervalMs: 250, maxPollIntervalMs: 1000 });
+
+/** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
+export function outboxerContender({ workload, relayConnections }: ContenderOptions, relayOptions: RelayOptionsInput = OUTBOXER_RELAY_SETTINGS): RelayContender {
+  const schema = uniqueName('bench_outboxer');
+  const appName = `bench-outboxer-${schema.slice(-5)}`;
+  const pool = benchPool(appName, relayConnections);
+  const store = new PostgresOutboxStore(fromPgPool(pool), { schema, table: 'outbox' });
+  const outbox = new Outbox<SqlExecutor>(store);
+  const table = `"${schema}".outbox`;
+  let relay: Relay | undefined;
+  return {
+    name: 'outboxer',
+    appName,
+    async setup() {
+      await store.migrate();
+    },
+    async load(admin, first, count) {
+      // Plain SQL is a documented producer: id, headers and timestamps come from the table's defaults.
+      await bulkLoad(admin, count, (from, to) => `INSERT INTO ${table} (topic, type, key, payload)
+        SELECT '${workload.topic}', '${MESSAGE_TYPE}', 'k-' || (g % ${workload.keys}), ${payloadSql('g', workload)}
+        FROM generate_series(${first + from}, ${first + to}) g`);
+      await admin.query(`ANALYZE ${table}`);
+    },
+    enqueue(client: pg.PoolClient, n: number) {
+      return outbox.enqueue(client, { topic: workload.topic, type: MESSAGE_TYPE, key: keyOf(n, workload), payload: payloadOf(n, workload) });
+    },
+    committed() {
+      outbox.notifyCommitted();
+    },
+    async start(publisher: Publisher) {
+      relay = outbox.createRelay(publisher, relayOptions);
+      relay.start();
+    },
+    async stop() {
+      await relay?.stop();
+      relay = undefined;
+    },
+    async pending(admin) {
+      const result = await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE state = 'pending'`);
+      return (result.rows[0] as { n: number }).n;
+    },
+    async claimOnce(limit) {
+      const started = performance.now();
+      const claim = await store.claim({ owner: 'bench', leaseMs: 30_000, limit });
+      const ms = performance.now() - started;
+      await store.release(claim.token, claim.messages.map((m) => m.id));
+      return { claimed: claim.messages.length, ms };
+    },
+    async teardown(admin) {
+      await relay?.stop();
+      await pool.end();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    },
+  };
+}

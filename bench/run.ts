@@ -1,0 +1,110 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type SizeName, type Sizes, sizes as presets } from './config.js';
+import type { ContenderFactory } from './contenders/contender.js';
+import { naiveRelayContender } from './contenders/naive-relay.js';
+import { outboxerContender } from './contenders/outboxer.js';
+import { pgTransactionalOutboxContender } from './contenders/pg-transactional-outbox.js';
+import { collectConditions } from './measure/conditions.js';
+import { installQueryCounter } from './measure/query-counter.js';
+import { type BenchResult, renderMarkdown } from './report.js';
+import { backlogDrain } from './scenarios/backlog-drain.js';
+import { claimScaling } from './scenarios/claim-scaling.js';
+import { heldSnapshot } from './scenarios/held-snapshot.js';
+import { idleQueries } from './scenarios/idle-queries.js';
+import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
+import { steadyLoad } from './scenarios/steady-load.js';
+import { writerThroughput } from './scenarios/writer-throughput.js';
+import { adminClient } from './support/database.js';
+import type { BrokerKind } from './support/broker-target.js';
+
+const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot };
+const CONTENDERS: Record<string, ContenderFactory> = {
+  outboxer: (options) => outboxerContender(options),
+  naive: naiveRelayContender,
+  peer: pgTransactionalOutboxContender,
+};
+const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
+  [--contenders outboxer,naive,peer] [--set sizeKey=value ...] [--out bench/results/]`;
+
+function applyOverrides(base: Sizes, sets: readonly string[]): { sizes: Sizes; overrides: Record<string, string> } {
+  const sizes: Record<string, unknown> = { ...base };
+  const overrides: Record<string, string> = {};
+  for (const set of sets) {
+    const [key, value] = set.split('=', 2);
+    if (key === undefined || value === undefined || !(key in base)) throw new Error(`--set ${set}: expected one of ${Object.keys(base).join(', ')}=value`);
+    sizes[key] = Array.isArray(base[key as keyof Sizes]) ? value.split(',').map(Number) : Number(value);
+    overrides[key] = value;
+  }
+  return { sizes: sizes as unknown as Sizes, overrides };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      scenario: { type: 'string', default: 'all' },
+      size: { type: 'string', default: 'full' },
+      broker: { type: 'string', default: 'both' },
+      contenders: { type: 'string', default: 'outboxer,naive,peer' },
+      set: { type: 'string', multiple: true, default: [] },
+      out: { type: 'string', default: 'bench/results/' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const size = values.size as SizeName;
+  if (!(size in presets)) throw new Error(`--size must be smoke or full\n${USAGE}`);
+  const ids = values.scenario === 'all' ? Object.keys(SCENARIOS) : values.scenario.split(',');
+  for (const id of ids) if (!(id in SCENARIOS)) throw new Error(`unknown scenario ${id}\n${USAGE}`);
+  const brokers: BrokerKind[] = values.broker === 'both' ? ['rabbitmq', 'nats'] : [values.broker as BrokerKind];
+  if (!brokers.every((b) => b === 'rabbitmq' || b === 'nats')) throw new Error(`--broker must be rabbitmq, nats or both\n${USAGE}`);
+  const contenders = values.contenders.split(',').map((name) => {
+    const factory = CONTENDERS[name];
+    if (factory === undefined) throw new Error(`unknown contender ${name}; known: ${Object.keys(CONTENDERS).join(', ')}`);
+    return factory;
+  });
+  const { sizes, overrides } = applyOverrides(presets[size], values.set);
+
+  installQueryCounter();
+  const admin = await adminClient();
+  const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+  const result: BenchResult = { size, overrides, conditions: await collectConditions(admin), scenarios: [], errors: [] };
+  const context: ScenarioContext = { size, sizes, brokers, admin, contenders, log };
+  try {
+    for (const id of ids) {
+      const started = performance.now();
+      try {
+        const scenario = await (SCENARIOS[id] as Scenario)(context);
+        scenario.seconds = (performance.now() - started) / 1000;
+        result.scenarios.push(scenario);
+      } catch (error) {
+        log(`scenario ${id} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        result.errors.push({ scenario: id, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  mkdirSync(values.out, { recursive: true });
+  const stamp = result.conditions.date.replaceAll(':', '-').replace(/\..*/, '');
+  const base = join(values.out, `result-${stamp}`);
+  writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(`${base}.md`, renderMarkdown(result));
+  console.log(`${base}.json`);
+  console.log(`${base}.md`);
+  const failed = result.errors.length + result.scenarios.reduce((n, s) => n + s.checks.filter((c) => !c.ok).length, 0);
+  if (failed > 0) log(`${failed} scenario error(s) or failed sanity check(s)`);
+  return failed > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(2);
+  },
+);

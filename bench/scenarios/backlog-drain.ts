@@ -1,0 +1,89 @@
+import { rabbitMqCeiling } from '../contenders/broker-ceiling-rabbitmq.js';
+import { natsCeiling } from '../contenders/broker-ceiling-nats.js';
+import type { CeilingRun } from '../contenders/ceiling-window.js';
+import { OUTBOXER_RELAY_SETTINGS } from '../contenders/outboxer.js';
+import { publisherOnly } from '../contenders/publisher-only.js';
+import { type BrokerKind, createBrokerTarget } from '../support/broker-target.js';
+import type { Workload } from '../support/workload.js';
+import { withRelaySession, settle } from './relay-session.js';
+import { aheadTargets, newResult, round, type ScenarioContext, type ScenarioResult, target } from './scenario.js';
+
+const RELAY_CONNECTIONS = 8;
+
+/**
+ * (a) Drain a backlog: the relay starts on N committed rows; time until the N-th broker confirmation.
+ * Against the broker's own ceiling (raw client, same wire form and window, no database) and the library's
+ * publisher alone. Contenders that cannot drain N in reasonable time are measured over a capped window.
+ */
+export async function backlogDrain(context: ScenarioContext): Promise<ScenarioResult> {
+  const { sizes, log } = context;
+  const n = sizes.drainMessages;
+  const window = OUTBOXER_RELAY_SETTINGS.maxInFlight;
+  const result = newResult('a', `Backlog drain of ${n.toLocaleString('en-US')} messages`, {
+    messages: n, window, keys: sizes.keys, payloadBytes: sizes.payloadBytes, cappedSeconds: sizes.drainCapSeconds, relayConnections: RELAY_CONNECTIONS,
+  });
+  for (const broker of context.brokers) {
+    const ceilingTarget = await createBrokerTarget(broker);
+    const workload: Workload = { topic: ceilingTarget.topic, keys: sizes.keys, payloadBytes: sizes.payloadBytes };
+    let ceilingRate = Number.NaN;
+    try {
+      log(`(a) ${broker}: broker ceiling, ${n} messages`);
+      const run: CeilingRun = broker === 'rabbitmq' ? await rabbitMqCeiling(ceilingTarget, workload, n, window) : await natsCeiling(ceilingTarget, workload, n, window);
+      const stored = await settle(() => ceilingTarget.stored(), n);
+      ceilingRate = run.confirmed / run.seconds;
+      result.rows.push({ contender: 'broker ceiling', broker, metrics: { confirmed: run.confirmed, seconds: round(run.seconds), perSecond: Math.round(ceilingRate), ratio: 1 } });
+      result.checks.push({ name: `${broker} ceiling stored all`, ok: stored === n, detail: `${stored}/${n}` });
+    } finally {
+      await ceilingTarget.cleanup();
+    }
+    const publisherTarget = await createBrokerTarget(broker);
+    try {
+      log(`(a) ${broker}: library publisher alone, ${n} messages`);
+      const run = await publisherOnly(publisherTarget.publisher(), { ...workload, topic: publisherTarget.topic }, n, window);
+      const rate = run.confirmed / run.seconds;
+      result.rows.push({ contender: 'outboxer publisher, no DB', broker, metrics: { confirmed: run.confirmed, seconds: round(run.seconds), perSecond: Math.round(rate), ratio: round(rate / ceilingRate) } });
+    } finally {
+      await publisherTarget.cleanup();
+    }
+    for (const factory of context.contenders) {
+      await drainOne(context, broker, factory, n, ceilingRate, result);
+    }
+    aheadTargets(result, 'perSecond', true, broker);
+  }
+  return result;
+}
+
+async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: ScenarioContext['contenders'][number], n: number, ceilingRate: number, result: ScenarioResult): Promise<void> {
+  const { sizes, admin, log } = context;
+  // The topic is only known once the target exists: the workload reads it lazily.
+  const workload = { topic: '', keys: sizes.keys, payloadBytes: sizes.payloadBytes };
+  await withRelaySession(admin, factory, { workload, relayConnections: RELAY_CONNECTIONS }, broker, async (session) => {
+    const { contender, clock } = session;
+    workload.topic = session.target?.topic ?? '';
+    const capped = contender.name !== 'outboxer';
+    log(`(a) ${broker}: ${contender.name}: loading ${n}`);
+    await contender.load(admin, 0, n);
+    const started = performance.now();
+    await session.start();
+    const limitMs = capped ? sizes.drainCapSeconds * 1000 : Math.max(60_000, sizes.drainCapSeconds * 10_000);
+    const drained = await clock.reach(n, limitMs);
+    const drainedAt = performance.now();
+    await contender.stop(); // a capped contender finishes its publishes in flight: they count, and so does their time
+    const seconds = ((drained ? drainedAt : performance.now()) - started) / 1000;
+    const confirmed = clock.confirms;
+    const rate = confirmed / seconds;
+    const stored = await settle(() => session.target!.stored(), confirmed);
+    const ratio = rate / ceilingRate;
+    result.rows.push({
+      contender: contender.name,
+      broker,
+      metrics: { confirmed, seconds: round(seconds), perSecond: Math.round(rate), ratio: round(ratio), capped: capped && !drained, failures: clock.failures },
+    });
+    result.checks.push({ name: `${broker} ${contender.name}: broker holds every confirmed message`, ok: stored === confirmed && confirmed > 0, detail: `stored ${stored}, confirmed ${confirmed}` });
+    if (!capped) {
+      const pending = await contender.pending(admin);
+      result.checks.push({ name: `${broker} ${contender.name}: drained all`, ok: drained && confirmed === n && pending === 0, detail: `confirmed ${confirmed}/${n}, pending rows ${pending}, failures ${clock.failures} ${clock.lastError ?? ''}`.trim() });
+      result.targets.push(target(`drain ${broker} >= 0.9 x broker ceiling`, '>= 0.9', round(ratio), (v) => v >= 0.9));
+    }
+  });
+}

@@ -1,0 +1,5 @@
+import type { ScenarioContext, ScenarioResult } from './scenario.js';
+
+export async function heldSnapshot(_context: ScenarioContext): Promise<ScenarioResult> {
+  throw new Error('not yet');
+}

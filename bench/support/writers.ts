@@ -1,0 +1,74 @@
+import type pg from 'pg';
+import type { RelayContender } from '../contenders/contender.js';
+import { LatencyHistogram } from '../measure/latency-histogram.js';
+
+export interface WriterRun {
+  readonly commits: number;
+  readonly seconds: number;
+  /** BEGIN → enqueue → COMMIT, as the application sees it. */
+  readonly transactionLatency: LatencyHistogram;
+  readonly errors: number;
+  readonly lastError: string | undefined;
+}
+
+export interface WriterOptions {
+  readonly pool: pg.Pool;
+  readonly contender: RelayContender;
+  readonly connections: number;
+  readonly seconds: number;
+  /** Total transactions per second across writers; undefined = as fast as they can (closed loop). */
+  readonly rate?: number | undefined;
+  /** Message numbers start here (keys follow them). */
+  readonly firstMessage?: number | undefined;
+  /** After each COMMIT returned: the id committed. */
+  readonly onCommit?: ((id: string) => void) | undefined;
+}
+
+/**
+ * Writers, each on its own connection, doing what an application does: BEGIN, one enqueue, COMMIT, then
+ * the contender's after-commit call. Open loop at `rate` (each writer keeps its own schedule and catches
+ * up when late, so a slow commit does not lower the offered load) or closed loop without it.
+ */
+export async function runWriters(options: WriterOptions): Promise<WriterRun> {
+  const { pool, contender, connections, seconds, rate, onCommit } = options;
+  const transactionLatency = new LatencyHistogram();
+  let next = options.firstMessage ?? 0;
+  let commits = 0;
+  let errors = 0;
+  let lastError: string | undefined;
+  const started = performance.now();
+  const end = started + seconds * 1000;
+  const writer = async (index: number): Promise<void> => {
+    const client = await pool.connect();
+    try {
+      const interval = rate === undefined ? 0 : (1000 * connections) / rate;
+      let due = started + (interval * index) / connections;
+      while (performance.now() < end) {
+        if (rate !== undefined) {
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          if (performance.now() >= end) break;
+          due += interval;
+        }
+        const begun = performance.now();
+        try {
+          await client.query('BEGIN');
+          const id = await contender.enqueue(client, next++);
+          await client.query('COMMIT');
+          transactionLatency.record(performance.now() - begun);
+          commits++;
+          contender.committed();
+          onCommit?.(id);
+        } catch (error) {
+          errors++;
+          lastError = error instanceof Error ? error.message : String(error);
+          await client.query('ROLLBACK').catch(() => undefined);
+        }
+      }
+    } finally {
+      client.release();
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, (_, index) => writer(index)));
+  return { commits, seconds: (performance.now() - started) / 1000, transactionLatency, errors, lastError };
+}
