@@ -1,6 +1,6 @@
 import { ConfigurationError } from './errors.js';
 import type { OutboxMessageInput } from './message.js';
-import type { OutboxStore, Publisher } from './ports.js';
+import type { CommitNotifier, OutboxStore, Publisher } from './ports.js';
 import { Relay } from './relay.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
@@ -8,6 +8,8 @@ import { validateMessage, type MessageLimits } from './validate-message.js';
 export interface OutboxOptions {
   /** Largest payload accepted at enqueue, as JSON bytes. Default 256 KiB; keep it at or below your broker's limit. */
   readonly maxPayloadBytes?: number;
+  /** Also wakes relays in other processes on `notifyCommitted()` (e.g. `pgCommitNotifier`). */
+  readonly commitNotifier?: CommitNotifier;
 }
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -20,6 +22,7 @@ export class Outbox<Tx> {
   readonly store: OutboxStore<Tx>;
   readonly limits: MessageLimits;
   readonly #relays = new Set<Relay>();
+  readonly #commitNotifier: CommitNotifier | undefined;
 
   constructor(store: OutboxStore<Tx>, options: OutboxOptions = {}) {
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
@@ -27,6 +30,7 @@ export class Outbox<Tx> {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'maxPayloadBytes must be a whole number of bytes >= 1');
     }
     this.store = store;
+    this.#commitNotifier = options.commitNotifier;
     this.limits = Object.freeze({ maxPayloadBytes });
   }
 
@@ -43,9 +47,13 @@ export class Outbox<Tx> {
     return validated.map((message) => message.id);
   }
 
-  /** Call after your transaction committed: relays in this process claim at once instead of at their next poll. */
+  /**
+   * Call after your transaction committed: relays in this process claim at once instead of at their
+   * next poll, and, with a `commitNotifier`, so do relays elsewhere. Never call it before the commit.
+   */
   notifyCommitted(): void {
     for (const relay of this.#relays) relay.wake();
+    this.#commitNotifier?.notify();
   }
 
   /** A relay over this outbox's store; `notifyCommitted()` wakes it. */

@@ -86,3 +86,19 @@ export interface Logger {
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
 }
+
+/**
+ * A hint that new messages were committed somewhere (another process, a trigger): the relay claims at
+ * once instead of at its next poll. Only a hint: polling stays the source of truth, so a lost signal
+ * costs latency, never a message.
+ */
+export interface WakeSignal {
+  start(onWake: () => void): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Tells relays in other processes that a transaction with outbox messages committed. */
+export interface CommitNotifier {
+  notify(): void;
+  close(): Promise<void>;
+}

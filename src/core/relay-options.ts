@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigurationError } from './errors.js';
 import { silentLogger } from './logger.js';
-import type { Logger } from './ports.js';
+import type { Logger, WakeSignal } from './ports.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 const positiveInt = z.number().int().positive();
@@ -34,6 +34,8 @@ const relayOptionsSchema = z.object({
 export type RelayOptionsInput = z.input<typeof relayOptionsSchema> & {
   readonly logger?: Logger | undefined;
   readonly hooks?: RelayHooks | undefined;
+  /** Wakes the relay when another process commits (e.g. `pgListenWakeSignal`); polling remains the fallback. */
+  readonly wakeSignal?: WakeSignal | undefined;
 };
 
 /** Observers of what the relay does: metrics, demos and tests hang off these. */
@@ -61,11 +63,12 @@ export interface RelayOptions {
   readonly retry: RetryPolicy;
   readonly logger: Logger;
   readonly hooks: RelayHooks;
+  readonly wakeSignal: WakeSignal | undefined;
 }
 
 /** Resolves the relay's options once: documented defaults, validated, frozen. */
 export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions {
-  const { logger, hooks, ...rest } = input;
+  const { logger, hooks, wakeSignal, ...rest } = input;
   const parsed = relayOptionsSchema.safeParse(rest);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -91,5 +94,6 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
     retry: Object.freeze({ ...options.retry }),
     logger: logger ?? silentLogger,
     hooks: Object.freeze({ ...hooks }),
+    wakeSignal,
   });
 }

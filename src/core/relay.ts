@@ -45,9 +45,25 @@ export class Relay {
   start(): void {
     if (this.#running !== undefined) return;
     this.#stopping = false;
-    this.#running = this.#loop().finally(() => {
+    this.#running = this.#run().finally(() => {
       this.#running = undefined;
     });
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.options.wakeSignal;
+    if (signal !== undefined) {
+      try {
+        await signal.start(() => this.#waker.wake());
+      } catch (error) {
+        this.options.logger.warn({ owner: this.options.owner, error: describeError(error) }, 'wake signal unavailable; relying on polling');
+      }
+    }
+    try {
+      await this.#loop();
+    } finally {
+      await signal?.stop().catch(() => undefined);
+    }
   }
 
   /** Asks for a claim now instead of at the next poll (e.g. right after a commit). */

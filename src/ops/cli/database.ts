@@ -1,5 +1,6 @@
 import { describeError } from '../../core/errors.js';
-import type { Logger } from '../../core/ports.js';
+import type { Logger, WakeSignal } from '../../core/ports.js';
+import { pgListenWakeSignal } from '../../stores/postgres/wakeup.js';
 import { fromPgPool, type PgDatabase } from '../../stores/postgres/database.js';
 import { safePoolConfig } from '../../stores/postgres/pool.js';
 import { PostgresOutboxStore } from '../../stores/postgres/postgres-store.js';
@@ -9,6 +10,8 @@ import { CliFailure } from './errors.js';
 
 export interface OpenStore {
   readonly store: PostgresOutboxStore;
+  /** Wakes the relay on NOTIFY from writers that use `pgCommitNotifier` (a dedicated connection). */
+  readonly wakeSignal: WakeSignal;
   /** The same pool as the store's, for commands that need more than the store port (migrate). */
   readonly database: PgDatabase;
   readonly tableName: TableName;
@@ -51,5 +54,15 @@ export async function openStore(config: CliConfig, logger: Logger, options: { ma
     table: config.table,
     ...(options.retainPublishedMs === undefined ? {} : { retainPublishedMs: options.retainPublishedMs }),
   });
-  return { store, database, tableName: resolveTableName(config.schema, config.table) };
+  const databaseUrl = config.databaseUrl;
+  const wakeSignal = pgListenWakeSignal({
+    logger,
+    connect: async () => {
+      const client = new pg.Client(safePoolConfig({ connectionString: databaseUrl, applicationName: `outboxer ${config.command} listen` }));
+      client.on('error', () => undefined);
+      await client.connect();
+      return client;
+    },
+  });
+  return { store, database, wakeSignal, tableName: resolveTableName(config.schema, config.table) };
 }

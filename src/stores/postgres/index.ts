@@ -3,3 +3,11 @@ export { migrations, migrationScript, runMigrations, type Migration } from './mi
 export { safePoolConfig, type SafePoolOptions } from './pool.js';
 export { PostgresOutboxStore, type PostgresStoreOptions } from './postgres-store.js';
 export { resolveTableName, type TableName } from './sql.js';
+export {
+  DEFAULT_WAKE_CHANNEL,
+  pgCommitNotifier,
+  pgListenWakeSignal,
+  type ListenClientLike,
+  type PgCommitNotifierOptions,
+  type PgListenWakeSignalOptions,
+} from './wakeup.js';

@@ -74,8 +74,8 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     );
     if (created === STOPPED) return EXIT_OK;
     publisher = created;
-    const relay = new Relay(opened.store, publisher, { ...input, owner, logger });
-    const { logger: _logger, hooks: _hooks, ...effective } = relay.options;
+    const relay = new Relay(opened.store, publisher, { ...input, owner, logger, wakeSignal: opened.wakeSignal });
+    const { logger: _logger, hooks: _hooks, wakeSignal: _wakeSignal, ...effective } = relay.options;
     logger.info(
       {
         version,
