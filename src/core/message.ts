@@ -27,6 +27,11 @@ export interface OutboxMessageInput {
   readonly availableAt?: Date | undefined;
   /** ...or not before this many milliseconds after the insert, on the database clock. */
   readonly delayMs?: number | undefined;
+  /**
+   * Makes the enqueue idempotent: a second enqueue with the same key within the store's idempotency
+   * window (default 24 h) is ignored and returns the first message's id.
+   */
+  readonly idempotencyKey?: string | undefined;
 }
 
 /** A validated message, ready to be inserted. `payloadJson` is the exact body that will be published. */
@@ -39,6 +44,7 @@ export interface NewOutboxMessage {
   readonly headers: MessageHeaders;
   readonly availableAt: Date | null;
   readonly delayMs: number;
+  readonly idempotencyKey: string | null;
 }
 
 export type MessageState = 'pending' | 'published' | 'dead';

@@ -40,11 +40,14 @@ export class Outbox<Tx> {
     return id as string;
   }
 
-  /** Stores messages in the caller's open transaction, in order (same-key messages keep it); returns their ids. */
+  /**
+   * Stores messages in the caller's open transaction, in order (same-key messages keep it); returns their
+   * ids. A message whose `idempotencyKey` was already used within the store's idempotency window is not
+   * stored again: its slot in the result holds the id of the message first stored under that key.
+   */
   async enqueueMany(tx: Tx, messages: readonly OutboxMessageInput[]): Promise<string[]> {
     const validated = messages.map((message) => validateMessage(message, this.limits));
-    await this.store.insert(tx, validated);
-    return validated.map((message) => message.id);
+    return [...(await this.store.insert(tx, validated))];
   }
 
   /**

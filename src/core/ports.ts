@@ -38,8 +38,12 @@ export interface OutboxStats {
  * All writes after a claim are fenced by its token: a relay whose lease was taken over changes nothing.
  */
 export interface OutboxStore<Tx = unknown> {
-  /** Inserts inside the caller's open transaction; never commits or rolls back. */
-  insert(tx: Tx, messages: readonly NewOutboxMessage[]): Promise<void>;
+  /**
+   * Inserts inside the caller's open transaction; never commits or rolls back. Returns, in input order,
+   * the id each message has in the store: its own, or for a repeated idempotency key the id of the
+   * message first stored under that key (which is then not stored again).
+   */
+  insert(tx: Tx, messages: readonly NewOutboxMessage[]): Promise<readonly string[]>;
   /** Leases up to `limit` publishable messages, at most one run per key, on the database clock. */
   claim(request: ClaimRequest): Promise<Claim>;
   /** Marks as published the given messages still leased under `token`; returns how many it marked. */
@@ -50,6 +54,8 @@ export interface OutboxStore<Tx = unknown> {
   release(token: string, ids: readonly string[]): Promise<number>;
   /** Deletes at most `limit` published messages whose retention has run out (none when rows are deleted at once). */
   purgePublished(limit: number): Promise<number>;
+  /** Forgets at most `limit` idempotency keys older than the store's idempotency window. */
+  purgeIdempotencyKeys(limit: number): Promise<number>;
   stats(): Promise<OutboxStats>;
   listDead(limit: number): Promise<DeadMessage[]>;
   /** Moves dead messages back to pending with fresh attempts; `'all'` for every one (in bounded batches). */

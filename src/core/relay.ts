@@ -182,9 +182,11 @@ export class Relay {
     this.#lastHousekeeping = now;
     try {
       let removed: number;
-      do {
-        removed = await this.#store.purgePublished(this.options.housekeepingBatchSize);
-      } while (removed === this.options.housekeepingBatchSize && !this.#stopping);
+      for (const purge of [(n: number) => this.#store.purgePublished(n), (n: number) => this.#store.purgeIdempotencyKeys(n)]) {
+        do {
+          removed = await purge(this.options.housekeepingBatchSize);
+        } while (removed === this.options.housekeepingBatchSize && !this.#stopping);
+      }
     } catch (error) {
       this.options.hooks.onError?.({ stage: 'housekeeping', error: describeError(error) });
     }

@@ -46,6 +46,11 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
     fail('OUTBOXER_INVALID_KEY', `${where}: key must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`);
   }
 
+  const idempotencyKey = input.idempotencyKey ?? null;
+  if (idempotencyKey !== null && (typeof idempotencyKey !== 'string' || idempotencyKey === '' || Buffer.byteLength(idempotencyKey) > MAX_KEY_BYTES || CONTROL_CHARACTER.test(idempotencyKey))) {
+    fail('OUTBOXER_INVALID_KEY', `${where}: idempotencyKey must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`);
+  }
+
   const payloadJson = serializePayload(input.payload, where);
   const payloadBytes = Buffer.byteLength(payloadJson);
   if (payloadBytes > limits.maxPayloadBytes) {
@@ -62,6 +67,7 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
     key,
     payloadJson,
     headers: validateHeaders(input.headers ?? {}, where),
+    idempotencyKey,
     ...validateSchedule(input, where),
   });
 }

@@ -200,6 +200,37 @@ export function describeStoreConformance(harness: StoreHarness): void {
       expect(await e.store.stats()).toMatchObject({ published: 0 });
     });
 
+    it('stores one message per idempotency key and returns the first id for repeats', async () => {
+      const e = await setup();
+      const first = validateMessage({ topic: 't', type: 'x', payload: 1, idempotencyKey: 'order-7-paid' }, limits);
+      const again = validateMessage({ topic: 't', type: 'x', payload: 2, idempotencyKey: 'order-7-paid' }, limits);
+      const other = validateMessage({ topic: 't', type: 'x', payload: 3, idempotencyKey: 'order-8-paid' }, limits);
+      expect(await e.transaction((tx) => e.store.insert(tx, [first]))).toEqual([first.id]);
+      expect(await e.transaction((tx) => e.store.insert(tx, [again, other]))).toEqual([first.id, other.id]);
+      const inBatch = validateMessage({ topic: 't', type: 'x', payload: 4, idempotencyKey: 'order-9' }, limits);
+      const inBatchAgain = validateMessage({ topic: 't', type: 'x', payload: 5, idempotencyKey: 'order-9' }, limits);
+      const plain = msg('t', null);
+      expect(await e.transaction((tx) => e.store.insert(tx, [inBatch, plain, inBatchAgain]))).toEqual([inBatch.id, plain.id, inBatch.id]);
+      const claimed = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(claimed.messages.map((m) => JSON.parse(m.payloadJson))).toEqual([1, 3, 4, JSON.parse(plain.payloadJson)]);
+    });
+
+    it('forgets an idempotency key when its transaction rolls back, and after the window', async () => {
+      const e = await setup();
+      const keyed = (payload: number) => validateMessage({ topic: 't', type: 'x', payload, idempotencyKey: 'k-1' }, limits);
+      await expect(e.transaction(async (tx) => {
+        await e.store.insert(tx, [keyed(1)]);
+        throw new Error('rolled back');
+      })).rejects.toThrow('rolled back');
+      const second = keyed(2);
+      expect(await e.transaction((tx) => e.store.insert(tx, [second]))).toEqual([second.id]);
+      expect(await e.store.purgeIdempotencyKeys(100)).toBe(0);
+      await e.sql(`UPDATE ${e.table.replace(/"outbox"$/, '"outbox_idempotency"')} SET created_at = now() - interval '25 hours'`);
+      expect(await e.store.purgeIdempotencyKeys(100)).toBe(1);
+      const third = keyed(3);
+      expect(await e.transaction((tx) => e.store.insert(tx, [third]))).toEqual([third.id]);
+    });
+
     it('migrates idempotently', async () => {
       const e = await setup();
       await e.store.migrate();

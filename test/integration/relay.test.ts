@@ -165,3 +165,34 @@ describe('relay on PostgreSQL', () => {
     }
   });
 });
+
+describe('idempotent enqueue under concurrency', () => {
+  it('lets exactly one of two concurrent transactions store a key; the other gets its id', async () => {
+    const fixture = await createPostgresFixture();
+    try {
+      const outbox = new Outbox<SqlExecutor>(fixture.store);
+      const a = await fixture.pool.connect();
+      const b = await fixture.pool.connect();
+      try {
+        await a.query('BEGIN');
+        await b.query('BEGIN');
+        const firstId = await outbox.enqueue(a, { topic: 't', type: 'x', payload: 'a', idempotencyKey: 'same' });
+        const blocked = outbox.enqueue(b, { topic: 't', type: 'x', payload: 'b', idempotencyKey: 'same' });
+        await waitFor(async () => {
+          const r = await fixture.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%_idempotency%'");
+          return r.rows[0].n > 0;
+        }, { what: 'the second enqueue to wait on the first' });
+        await a.query('COMMIT');
+        expect(await blocked).toBe(firstId);
+        await b.query('COMMIT');
+      } finally {
+        a.release();
+        b.release();
+      }
+      const rows = await fixture.pool.query(`SELECT payload FROM "${fixture.schema}".outbox`);
+      expect(rows.rows.map((r) => r.payload)).toEqual(['a']);
+    } finally {
+      await fixture.cleanup();
+    }
+  });
+});

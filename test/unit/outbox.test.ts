@@ -17,6 +17,7 @@ function fakeStore() {
     async insert(tx, messages) {
       if (insertError !== undefined) throw insertError;
       inserts.push({ tx, messages });
+      return messages.map((m) => m.id);
     },
     async claim() {
       claims++;
@@ -26,6 +27,7 @@ function fakeStore() {
     markFailed: async () => 0,
     release: async () => 0,
     purgePublished: async () => 0,
+    purgeIdempotencyKeys: async () => 0,
     stats: async () => ({ pending: 0, scheduled: 0, inFlight: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
     listDead: async () => [],
     retryDead: async () => 0,

@@ -165,12 +165,13 @@ describe('accepted options leave the relay room to publish', () => {
 
   function fakeStore(): OutboxStore {
     return {
-      insert: async () => undefined,
+      insert: async () => [],
       claim: async () => ({ token: 't', messages: [message] }),
       markPublished: async (_token, ids) => ids.length,
       markFailed: async (_token, failures) => failures.length,
       release: async (_token, ids) => ids.length,
       purgePublished: async () => 0,
+      purgeIdempotencyKeys: async () => 0,
       stats: async () => ({ pending: 0, scheduled: 0, inFlight: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
       listDead: async () => [],
       retryDead: async () => 0,

@@ -254,6 +254,17 @@ describe('validateMessage: ids and result', () => {
       headers: {},
       availableAt: null,
       delayMs: 0,
+      idempotencyKey: null,
     });
+  });
+});
+
+describe('validateMessage: idempotency key', () => {
+  const input = { topic: 'orders.paid', type: 'order.paid', payload: {} };
+  it('keeps a valid key', () => {
+    expect(validateMessage({ ...input, idempotencyKey: 'order-7:paid' }, { maxPayloadBytes: 1024 }).idempotencyKey).toBe('order-7:paid');
+  });
+  it.each([['empty', ''], ['too long', 'k'.repeat(513)], ['with a newline', 'a\nb'], ['with NUL', 'a\u0000b']])('refuses a key that is %s', (_label, key) => {
+    expect(() => validateMessage({ ...input, idempotencyKey: key }, { maxPayloadBytes: 1024 })).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_KEY' }));
   });
 });

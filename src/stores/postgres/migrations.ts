@@ -58,6 +58,21 @@ CREATE INDEX IF NOT EXISTS ${index('dead_idx')} ON ${t} (dead_at, seq) WHERE sta
 `;
     },
   },
+  {
+    version: 2,
+    description: 'idempotency keys of enqueues, kept for the idempotency window',
+    sql: ({ schema, table }) => {
+      const keys = `${quoteIdentifier(schema)}.${quoteIdentifier(`${table}_idempotency`)}`;
+      return `
+CREATE TABLE IF NOT EXISTS ${keys} (
+  idempotency_key text PRIMARY KEY,
+  message_id      uuid NOT NULL,
+  created_at      timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_idempotency_created_idx`)} ON ${keys} (created_at);
+`;
+    },
+  },
 ]);
 
 function bookkeepingSql({ schema }: TableName): string {

@@ -17,6 +17,8 @@ export interface PostgresStoreOptions {
    * until `purgePublished` (the relay's housekeeping) removes it.
    */
   readonly retainPublishedMs?: number;
+  /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
+  readonly idempotencyWindowMs?: number;
 }
 
 interface MessageRow {
@@ -58,6 +60,7 @@ const BULK_BATCH = 1000;
 export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   readonly tableName: TableName;
   readonly retainPublishedMs: number;
+  readonly idempotencyWindowMs: number;
   readonly #database: PgDatabase;
   readonly #sql: Statements;
 
@@ -65,14 +68,41 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     this.#database = database;
     this.tableName = resolveTableName(options.schema ?? 'public', options.table ?? 'outbox');
     this.retainPublishedMs = options.retainPublishedMs ?? 0;
+    this.idempotencyWindowMs = options.idempotencyWindowMs ?? 24 * 60 * 60 * 1000;
+    if (!Number.isSafeInteger(this.idempotencyWindowMs) || this.idempotencyWindowMs < 1) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1');
+    }
     if (!Number.isInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)');
     }
     this.#sql = buildStatements(this.tableName);
   }
 
-  async insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<void> {
-    if (messages.length === 0) return;
+  async insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+    if (messages.length === 0) return [];
+    const firstIds = await this.#reserveIdempotencyKeys(tx, messages);
+    const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(m.idempotencyKey) ?? m.id)));
+    const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
+    if (fresh.length > 0) await this.#insertRows(tx, fresh);
+    return ids;
+  }
+
+  /** Maps each idempotency key of the batch to the id of the message stored (or now reserved) under it. */
+  async #reserveIdempotencyKeys(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
+    const keyed = messages.filter((m) => m.idempotencyKey !== null);
+    const firstIds = new Map<string, string>();
+    if (keyed.length === 0) return firstIds;
+    const reserved = await tx.query(this.#sql.reserveKeys, [keyed.map((m) => m.idempotencyKey), keyed.map((m) => m.id)]);
+    for (const row of reserved.rows as { idempotency_key: string; message_id: string }[]) firstIds.set(row.idempotency_key, row.message_id);
+    const missing = [...new Set(keyed.map((m) => m.idempotencyKey as string))].filter((k) => !firstIds.has(k));
+    if (missing.length > 0) {
+      const found = await tx.query(this.#sql.findKeys, [missing]);
+      for (const row of found.rows as { idempotency_key: string; message_id: string }[]) firstIds.set(row.idempotency_key, row.message_id);
+    }
+    return firstIds;
+  }
+
+  async #insertRows(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<void> {
     await tx.query(this.#sql.insert, [
       messages.map((m) => m.id),
       messages.map((m) => m.topic),
@@ -119,6 +149,10 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   async purgePublished(limit: number): Promise<number> {
     if (this.retainPublishedMs <= 0) return 0;
     return affectedRows(await this.#database.query(this.#sql.purgePublished, [this.retainPublishedMs, limit]));
+  }
+
+  async purgeIdempotencyKeys(limit: number): Promise<number> {
+    return affectedRows(await this.#database.query(this.#sql.purgeKeys, [this.idempotencyWindowMs, limit]));
   }
 
   async stats(): Promise<OutboxStats> {

@@ -18,6 +18,7 @@ export function resolveTableName(schema: string, table: string): TableName {
 /** Every statement the store runs, built once from validated, quoted names. */
 export function buildStatements(name: TableName) {
   const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
+  const keys = `${quoteIdentifier(name.schema)}.${quoteIdentifier(`${name.table}_idempotency`)}`;
   const leaseFree = `(lease_until IS NULL OR lease_until <= now())`;
   return Object.freeze({
     insert: `INSERT INTO ${t} (id, topic, type, key, payload, headers, available_at)
@@ -26,6 +27,16 @@ export function buildStatements(name: TableName) {
       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[])
         WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, ord)
       ORDER BY m.ord`,
+
+    /* Concurrent enqueues of one key wait on the primary key, so exactly one of them stores its message. */
+    reserveKeys: `INSERT INTO ${keys} (idempotency_key, message_id)
+      SELECT k, m FROM unnest($1::text[], $2::uuid[]) AS r(k, m)
+      ON CONFLICT (idempotency_key) DO NOTHING
+      RETURNING idempotency_key, message_id::text AS message_id`,
+    findKeys: `SELECT idempotency_key, message_id::text AS message_id FROM ${keys} WHERE idempotency_key = ANY($1::text[])`,
+    purgeKeys: `DELETE FROM ${keys} WHERE idempotency_key IN (
+        SELECT idempotency_key FROM ${keys} WHERE created_at < now() - $1::int8 * interval '1 millisecond'
+        ORDER BY created_at LIMIT $2)`,
 
     /*
      * A row is a head when no earlier pending row shares its key: only heads can be claimed, so two
