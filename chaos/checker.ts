@@ -20,12 +20,15 @@ export interface CheckInput {
   readonly faults: readonly FaultRecord[];
   readonly drainMs: number | null;
   readonly canaryLeaks: readonly string[];
+  /** Writer transactions that failed for a reason other than a planned rollback (writers are not under fault). */
+  readonly writerFailures: number;
 }
 
 export interface ScenarioReport {
   readonly scenario: string;
   readonly seed: number;
   readonly committed: number;
+  readonly writerFailures: number;
   readonly delivered: number;
   readonly lost: number;
   readonly phantom: number;
@@ -128,6 +131,7 @@ export function check(input: CheckInput): ScenarioReport {
     scenario: input.scenario,
     seed: input.seed,
     committed: input.ledger.length,
+    writerFailures: input.writerFailures,
     delivered: first.size,
     lost: lost.length,
     phantom: phantoms.size,
@@ -163,6 +167,6 @@ export function check(input: CheckInput): ScenarioReport {
 }
 
 export function passes(r: Omit<ScenarioReport, 'pass'>): boolean {
-  return r.lost === 0 && r.phantom === 0 && r.orderInversions === 0 && r.duplicatesUnattributed === 0 && r.faultsOverBudget.length === 0
+  return r.committed > 0 && r.writerFailures === 0 && r.lost === 0 && r.phantom === 0 && r.orderInversions === 0 && r.duplicatesUnattributed === 0 && r.faultsOverBudget.length === 0
     && r.poisonNotDead === 0 && r.normalDead === 0 && r.leftPending === 0 && r.stuck === 0 && r.drainMs !== null && r.canaryLeaks.length === 0;
 }

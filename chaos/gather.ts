@@ -26,6 +26,10 @@ export function readCommitTimes(paths: readonly string[]): Map<string, number> {
   return times;
 }
 
+export function countWriterFailures(paths: readonly string[]): number {
+  return paths.reduce((sum, path) => sum + readJournal<{ e: string }>(path).filter((r) => r.e === 'failed').length, 0);
+}
+
 export function readDeliveries(path: string): Delivery[] {
   return readJournal<{ e: string; t: number; id: string; r: boolean }>(path)
     .filter((record) => record.e === 'd')

@@ -1,10 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import amqp from 'amqplib';
 import { check, type ScenarioReport } from './checker.js';
 import { createEnvironment, SERVICES, type Environment } from './environment.js';
 import { FaultLog } from './fault-log.js';
-import { readCommitTimes, readDatabase, readDeliveries, readIncarnations, scanForCanary } from './gather.js';
+import { countWriterFailures, readCommitTimes, readDatabase, readDeliveries, readIncarnations, scanForCanary } from './gather.js';
 import { Prng } from './prng.js';
 import { RelaySlot } from './relay-slot.js';
 import { readJournal } from './journal.js';
@@ -22,6 +22,7 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
   const workload: WorkloadSpec = { ...DEFAULT_WORKLOAD, ...scenario.workload };
   const relay: RelaySpec = { ...DEFAULT_RELAY, ...scenario.relay };
   const outDir = join(outRoot, `${scenario.name}-${seed}`);
+  rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   const env = await createEnvironment(scenario.name, scenario.broker, workload.keys);
   const log = new FaultLog();
@@ -73,6 +74,7 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
       faults: log.records,
       drainMs,
       canaryLeaks: [],
+      writerFailures: countWriterFailures(writerJournals),
     });
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     const leaks = scanForCanary(outDir, env.canary);

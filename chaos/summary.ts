@@ -4,6 +4,7 @@ const COLUMNS: readonly [string, (r: ScenarioReport) => string][] = [
   ['scenario', (r) => r.scenario],
   ['seed', (r) => String(r.seed)],
   ['committed', (r) => String(r.committed)],
+  ['wfail', (r) => String(r.writerFailures)],
   ['lost', (r) => String(r.lost)],
   ['phantom', (r) => String(r.phantom)],
   ['dups', (r) => String(r.duplicates)],

@@ -5,13 +5,13 @@ import { type FaultPlan, killSelf } from './faulting-publisher.js';
 /**
  * A decorating OutboxStore for the relay role: journals claims and marks (with how many rows each mark
  * touched: fewer means fenced), remembers which claim token holds each id, and kills the process right
- * after a claim, or after the broker confirmed but before the mark, at the planned occurrence.
+ * after a claim, or after the broker confirmed but before the mark, at the planned occurrence. Every
+ * other operation passes through untouched (a Proxy, so that the port may grow).
  */
 export function faultingStore(inner: OutboxStore, journal: Journal, tokens: Map<string, string>, plan: FaultPlan): OutboxStore {
   let claims = 0;
   let marks = 0;
-  return {
-    insert: (tx, messages) => inner.insert(tx, messages),
+  const overrides: Partial<OutboxStore> = {
     async claim(request: ClaimRequest): Promise<Claim> {
       const claim = await inner.claim(request);
       if (claim.messages.length === 0) return claim;
@@ -45,13 +45,13 @@ export function faultingStore(inner: OutboxStore, journal: Journal, tokens: Map<
       if (ids.length > 0) journal.write({ e: 'release', tok: token, ids, n });
       return n;
     },
-    purgePublished: (limit) => inner.purgePublished(limit),
-    stats: () => inner.stats(),
-    listDead: (limit) => inner.listDead(limit),
-    retryDead: (ids) => inner.retryDead(ids),
-    purgeDead: (ids) => inner.purgeDead(ids),
-    migrate: () => inner.migrate(),
-    migrationSql: () => inner.migrationSql(),
-    close: () => inner.close(),
   };
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      const own = (overrides as Record<PropertyKey, unknown>)[property];
+      if (own !== undefined) return own;
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }

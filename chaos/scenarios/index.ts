@@ -1,8 +1,23 @@
 import type { Scenario, ScenarioSet } from '../scenario.js';
+import { natsRestart } from './nats-restart.js';
+import { rabbitBrokerNetwork } from './rabbit-broker-network.js';
+import { rabbitDatabase, rabbitDatabaseFull } from './rabbit-database.js';
+import { rabbitKillPoints } from './rabbit-kill-points.js';
 import { rabbitSigkillRandom } from './rabbit-sigkill-random.js';
+import { rabbitStopApp } from './rabbit-stop-app.js';
+import { rabbitZombieSigterm } from './rabbit-zombie-sigterm.js';
 
 /** Every scenario, in the order the sets run them. */
-export const scenarios: readonly Scenario[] = [rabbitSigkillRandom];
+export const scenarios: readonly Scenario[] = [
+  rabbitSigkillRandom,
+  rabbitKillPoints,
+  rabbitZombieSigterm,
+  rabbitBrokerNetwork,
+  rabbitDatabase,
+  natsRestart,
+  rabbitDatabaseFull,
+  rabbitStopApp,
+];
 
 export function scenariosFor(set: ScenarioSet, name: string): Scenario[] {
   if (name !== 'all') {
