@@ -24,11 +24,14 @@ export type {
   Claim,
   ClaimRequest,
   FailedMessage,
+  CommitNotifier,
   Logger,
   OutboxStats,
+  OutgoingValidator,
   OutboxStore,
   Publisher,
   PublisherCapabilities,
+  WakeSignal,
 } from './core/ports.js';
 export { redactUrl } from './core/redact.js';
 export { Relay, type RelayRoundResult } from './core/relay.js';

@@ -1,6 +1,6 @@
 import { ConfigurationError } from './errors.js';
 import type { OutboxMessageInput } from './message.js';
-import type { CommitNotifier, OutboxStore, Publisher } from './ports.js';
+import type { CommitNotifier, OutboxStore, OutgoingValidator, Publisher } from './ports.js';
 import { Relay } from './relay.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
@@ -10,6 +10,8 @@ export interface OutboxOptions {
   readonly maxPayloadBytes?: number;
   /** Also wakes relays in other processes on `notifyCommitted()` (e.g. `pgCommitNotifier`). */
   readonly commitNotifier?: CommitNotifier;
+  /** Validates every payload against the schema of its type before it is stored (e.g. a `MessageRegistry`). */
+  readonly registry?: OutgoingValidator;
 }
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -23,6 +25,7 @@ export class Outbox<Tx> {
   readonly limits: MessageLimits;
   readonly #relays = new Set<Relay>();
   readonly #commitNotifier: CommitNotifier | undefined;
+  readonly #registry: OutgoingValidator | undefined;
 
   constructor(store: OutboxStore<Tx>, options: OutboxOptions = {}) {
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
@@ -31,6 +34,7 @@ export class Outbox<Tx> {
     }
     this.store = store;
     this.#commitNotifier = options.commitNotifier;
+    this.#registry = options.registry;
     this.limits = Object.freeze({ maxPayloadBytes });
   }
 
@@ -46,8 +50,14 @@ export class Outbox<Tx> {
    * stored again: its slot in the result holds the id of the message first stored under that key.
    */
   async enqueueMany(tx: Tx, messages: readonly OutboxMessageInput[]): Promise<string[]> {
-    const validated = messages.map((message) => validateMessage(message, this.limits));
+    const checked = this.#registry === undefined ? messages : await Promise.all(messages.map((m) => this.#checkSchema(m)));
+    const validated = checked.map((message) => validateMessage(message, this.limits));
     return [...(await this.store.insert(tx, validated))];
+  }
+
+  async #checkSchema(message: OutboxMessageInput): Promise<OutboxMessageInput> {
+    const payload = await (this.#registry as OutgoingValidator).validateOutgoing(message.type, message.payload);
+    return { ...message, payload };
   }
 
   /**

@@ -103,6 +103,15 @@ export interface WakeSignal {
   stop(): Promise<void>;
 }
 
+/**
+ * Checks a payload against the schema registered for its type before it is stored (a `MessageRegistry`
+ * from `outboxer/consumer` is one). Returns what to store, or throws a MessageValidationError; an unknown
+ * type is refused, never resolved by name.
+ */
+export interface OutgoingValidator {
+  validateOutgoing(type: string, payload: unknown): unknown;
+}
+
 /** Tells relays in other processes that a transaction with outbox messages committed. */
 export interface CommitNotifier {
   notify(): void;
