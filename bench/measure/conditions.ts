@@ -31,6 +31,8 @@ export async function collectConditions(admin: pg.Client): Promise<Conditions> {
   let commit = 'unknown';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8' }).trim();
+    if (dirty !== '') commit += ' + uncommitted changes in src/';
   } catch {
     // not a git checkout
   }

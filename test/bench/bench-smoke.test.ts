@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sizes } from '../../bench/config.js';
+import type { BenchResult } from '../../bench/report.js';
+import type { ScenarioResult } from '../../bench/scenarios/scenario.js';
+
+/**
+ * The benchmark's smoke run (`--size smoke`, every scenario, both brokers) through the real CLI. It fails
+ * when a scenario breaks — an error, a count that does not match, a latency that is not a number — never on
+ * how fast anything was: the machine is shared, and targets are judged on full runs only.
+ */
+const out = mkdtempSync(join(tmpdir(), 'outboxer-bench-'));
+let exitCode: number | null = null;
+let stderr = '';
+let result: BenchResult;
+
+function runCli(): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--size', 'smoke', '--scenario', 'all', '--broker', 'both', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
+}
+
+function scenario(id: string): ScenarioResult {
+  const found = result.scenarios.find((s) => s.id === id);
+  if (found === undefined) throw new Error(`scenario ${id} missing from the result; errors: ${JSON.stringify(result.errors)}`);
+  return found;
+}
+
+function metric(s: ScenarioResult, contender: string, name: string, broker?: string): number {
+  const row = s.rows.find((r) => r.contender === contender && (broker === undefined || r.broker === broker));
+  const value = row?.metrics[name];
+  if (typeof value !== 'number') throw new Error(`scenario ${s.id}: no numeric ${name} for ${contender} ${broker ?? ''}`);
+  return value;
+}
+
+describe('npm run bench -- --size smoke', () => {
+  beforeAll(async () => {
+    exitCode = await runCli();
+    const file = readdirSync(out).find((name) => name.endsWith('.json'));
+    if (file === undefined) throw new Error(`the smoke run wrote no result (exit ${exitCode}):\n${stderr.slice(-2000)}`);
+    result = JSON.parse(readFileSync(join(out, file), 'utf8')) as BenchResult;
+  }, 180_000);
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it('runs every scenario without errors and every sanity check passes', () => {
+    expect(result.errors).toEqual([]);
+    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    const failed = result.scenarios.flatMap((s) => s.checks.filter((c) => !c.ok).map((c) => `${s.id}: ${c.name} (${c.detail})`));
+    expect(failed).toEqual([]);
+    expect(exitCode, stderr.slice(-2000)).toBe(0);
+  });
+
+  it('(a) drains the whole backlog to both brokers, with a ceiling to compare with', () => {
+    const a = scenario('a');
+    for (const broker of ['rabbitmq', 'nats']) {
+      expect(metric(a, 'outboxer', 'confirmed', broker)).toBe(sizes.smoke.drainMessages);
+      expect(metric(a, 'broker ceiling', 'perSecond', broker)).toBeGreaterThan(0);
+      expect(Number.isFinite(metric(a, 'outboxer', 'ratio', broker))).toBe(true);
+    }
+  });
+
+  it('(b) measures finite commit-to-confirm latencies and every commit is confirmed', () => {
+    const b = scenario('b');
+    const rate = sizes.smoke.steadyRates[0] as number;
+    for (const broker of ['rabbitmq', 'nats']) {
+      for (const name of [`p50Ms@${rate}`, `p99Ms@${rate}`, `maxMs@${rate}`]) expect(Number.isFinite(metric(b, 'outboxer', name, broker))).toBe(true);
+      expect(metric(b, 'outboxer', 'unconfirmedAtEnd', broker)).toBe(0);
+    }
+  });
+
+  it('(c, d, e, f) produce numbers for every contender', () => {
+    for (const [id, name] of [['c', 'ratio'], ['d', 'perSecond'], ['e', 'p99Ratio'], ['f', 'ratio']] as const) {
+      const s = scenario(id);
+      expect(s.rows.map((r) => r.contender)).toEqual(['outboxer', 'naive relay', 'pg-transactional-outbox (polling)']);
+      for (const row of s.rows) expect(Number.isFinite(metric(s, row.contender, name))).toBe(true);
+    }
+    expect(metric(scenario('d'), 'outboxer', 'statements')).toBeGreaterThanOrEqual(0);
+  });
+});
