@@ -54,6 +54,10 @@ export interface ScenarioReport {
   readonly pass: boolean;
 }
 
+/** Faults that restart the broker: acks in flight may be lost and the broker delivers again. */
+const BROKER_RESTARTS = /^(nats-server-restart|rabbitmq-stop-start-app)/;
+const ACK_WINDOW_MS = 2000;
+
 const isPoison = (kind: MessageKind) => kind === 'poison-large' || kind === 'poison-unroutable';
 
 /** Counts, never reads logs: committed rows against deliveries, with duplicates attributed to faults. */
@@ -68,15 +72,18 @@ export function check(input: CheckInput): ScenarioReport {
   let inversions = 0;
   const inversionSamples: string[] = [];
   const highest = new Map<string, number>();
+  const brokerRestarts = input.faults.filter((f) => BROKER_RESTARTS.test(f.kind));
   for (const d of input.deliveries) {
     const row = ledger.get(d.id);
     if (row === undefined) {
       phantoms.add(d.id);
       continue;
     }
-    if (d.r) redeliveries++;
-    if (first.has(d.id)) {
-      if (!d.r) publishCopies.set(d.id, (publishCopies.get(d.id) ?? 0) + 1);
+    const firstAt = first.get(d.id);
+    if (firstAt !== undefined) {
+      // A copy the broker sent again (flagged, or because a restart lost the consumer's ack) is not a publish.
+      if (d.r || brokerRestarts.some((f) => f.start >= firstAt - ACK_WINDOW_MS && f.start <= d.t)) redeliveries++;
+      else publishCopies.set(d.id, (publishCopies.get(d.id) ?? 0) + 1);
       continue;
     }
     first.set(d.id, d.t);

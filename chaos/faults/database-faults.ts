@@ -12,34 +12,34 @@ export async function terminateRelayBackends(ctx: FaultContext): Promise<number>
 
 /**
  * Locks one pending outbox row from outside for `ms` (FOR UPDATE in an open transaction), as a stuck
- * admin session or a long report would. `position` 0 locks the head of a busy key, 1 the row behind it.
- * Only that key may wait; every other key must keep flowing.
+ * admin session or a long report would. `position` 0 locks the head of a key, 1 a row behind the head.
+ * Polls (bounded, while writers write) for such a row, since relays keep the backlog short. Only that
+ * key may wait by design; every other key must keep flowing.
  */
 export async function holdRowLock(ctx: FaultContext, ms: number, position: 0 | 1): Promise<void> {
+  const t = `"${ctx.env.schema}".outbox`;
+  const earlier = `EXISTS (SELECT 1 FROM ${t} p WHERE p.key = o.key AND p.state = 'pending' AND p.seq < o.seq)`;
   const client = await ctx.env.admin.connect();
   try {
-    await client.query('BEGIN');
-    const busy = await client.query(
-      `SELECT key FROM "${ctx.env.schema}".outbox WHERE state = 'pending' AND key IS NOT NULL GROUP BY key HAVING count(*) > $1 ORDER BY count(*) DESC LIMIT 1`,
-      [position],
-    );
-    const key = (busy.rows[0] as { key: string } | undefined)?.key;
-    if (key === undefined) {
-      await client.query('ROLLBACK');
+    while (ctx.writing()) {
+      await client.query('BEGIN');
+      const found = await client.query(
+        `SELECT o.key, (o.lease_until > now()) AS leased FROM ${t} o WHERE o.state = 'pending' AND o.key IS NOT NULL
+           AND ${position === 0 ? 'NOT ' : ''}${earlier} ORDER BY o.seq LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      );
+      const row = found.rows[0] as { key: string; leased: boolean | null } | undefined;
+      if (row === undefined) {
+        await client.query('ROLLBACK');
+        await ctx.sleep(20);
+        continue;
+      }
+      const where = position === 0 ? 'head' : 'behind-head';
+      const fault = ctx.log.begin(`row-lock-${where}${row.leased === true ? '-leased' : ''}`, { keys: [row.key] });
+      await ctx.sleep(ms);
+      await client.query('COMMIT');
+      ctx.log.heal(fault);
       return;
     }
-    const locked = await client.query(
-      `SELECT seq FROM "${ctx.env.schema}".outbox WHERE state = 'pending' AND key = $1 ORDER BY seq OFFSET $2 LIMIT 1 FOR UPDATE`,
-      [key, position],
-    );
-    if (locked.rows.length === 0) {
-      await client.query('ROLLBACK');
-      return;
-    }
-    const fault = ctx.log.begin(`row-lock-${position === 0 ? 'head' : 'behind-head'}`, { keys: [key] });
-    await ctx.sleep(ms);
-    await client.query('COMMIT');
-    ctx.log.heal(fault);
   } finally {
     client.release();
   }
