@@ -2,6 +2,7 @@ import { describeError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { retryDelayMs, type RetryPolicy } from '../core/retry-policy.js';
 import type { HandleOutcome, Inbox } from './inbox.js';
+import type { KeySerializer } from './key-serializer.js';
 import type { MessageHandler } from './message-registry.js';
 import type { RawDelivery } from './received-message.js';
 
@@ -49,15 +50,23 @@ export interface RunnerContext<Tx> {
  * the queue. Ack happens only after the inbox transaction committed. Never throws.
  */
 export async function runDelivery<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<void> {
-  const timer = context.keepAliveMs === undefined || delivery.keepAlive === undefined ? undefined : setInterval(() => delivery.keepAlive?.(), context.keepAliveMs);
-  timer?.unref();
   try {
     await drive(context, delivery);
   } catch (error) {
     context.logger.error({ consumer: context.inbox.consumer, error: describeError(error) }, 'consumer: settling a delivery failed; the broker will redeliver it');
-  } finally {
-    if (timer !== undefined) clearInterval(timer);
   }
+}
+
+/**
+ * Queues a delivery behind the earlier ones of its key and runs it; keeps it alive at the broker from
+ * receipt (a delivery waiting behind its key must not be redelivered elsewhere) until it is settled.
+ */
+export function dispatch<Tx>(context: RunnerContext<Tx>, keys: KeySerializer, delivery: Delivery): Promise<void> {
+  const timer = context.keepAliveMs === undefined || delivery.keepAlive === undefined ? undefined : setInterval(() => delivery.keepAlive?.(), context.keepAliveMs);
+  timer?.unref();
+  return keys.run(delivery.raw.key ?? null, () => runDelivery(context, delivery)).finally(() => {
+    if (timer !== undefined) clearInterval(timer);
+  });
 }
 
 async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<void> {

@@ -2,7 +2,7 @@ import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'a
 import { OutboxerError } from '../../core/errors.js';
 import { secretsOfUrl } from '../../core/redact.js';
 import { closeQuietly, describeDriverError, safeLogger } from '../../publishers/rabbitmq/driver.js';
-import { pause, runDelivery, type Delivery, type RunnerContext } from '../delivery-runner.js';
+import { dispatch, pause, type Delivery, type RunnerContext } from '../delivery-runner.js';
 import { KeySerializer } from '../key-serializer.js';
 import { resolveRabbitMqConsumerOptions, type RabbitMqConsumerOptions, type ResolvedRabbitMqConsumerOptions } from './options.js';
 import { rawDeliveryOf } from './wire.js';
@@ -137,7 +137,7 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
       dead: settle((channel) => (this.#options.deadLetter === 'ack' ? channel.ack(delivery) : channel.nack(delivery, false, false))),
       release: settle((channel) => channel.nack(delivery, false, true)),
     };
-    const run = this.#keys.run(raw.key ?? null, () => runDelivery(context, handled));
+    const run = dispatch(context, this.#keys, handled);
     this.#inFlight.add(run);
     void run.finally(() => this.#inFlight.delete(run));
   }
