@@ -2,11 +2,15 @@ import { redactUrl } from '../src/index.js';
 import { fromPgPool, type PgDatabase, type SqlExecutor } from '../src/stores/postgres/database.js';
 import { fromPglite, pgliteExecutor } from '../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
+import { PostgresInboxStore } from '../src/consumer/postgres/inbox-postgres-store.js';
 
 export interface DemoDatabase {
   readonly describe: string;
   readonly store: PostgresOutboxStore;
+  readonly inboxStore: PostgresInboxStore;
   readonly ordersTable: string;
+  /** The consumer side's business table: one row per order shipped. */
+  readonly shipmentsTable: string;
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -36,10 +40,16 @@ export async function openDemoDatabase(url: string | undefined): Promise<DemoDat
   await store.migrate();
   const ordersTable = `${schema}.orders`;
   await database.query(`CREATE TABLE ${ordersTable} (order_no int PRIMARY KEY, total_cents int NOT NULL)`);
+  const inboxStore = new PostgresInboxStore(database, { schema });
+  await inboxStore.migrate();
+  const shipmentsTable = `${schema}.shipments`;
+  await database.query(`CREATE TABLE ${shipmentsTable} (order_no int NOT NULL, event_id uuid NOT NULL)`);
   return {
     describe,
     store,
+    inboxStore,
     ordersTable,
+    shipmentsTable,
     transaction: (work) => database.transaction(work),
     close: () => store.close(),
   };

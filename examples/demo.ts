@@ -8,7 +8,8 @@
  *   npm start -- --broker nats --broker-url nats://127.0.0.1:4222
  */
 import { parseArgs } from 'node:util';
-import { Outbox, type Publisher, redactUrl } from '../src/index.js';
+import { Outbox, type OutboxMessage, type Publisher, redactUrl } from '../src/index.js';
+import { createDemoConsumer } from './demo-consumer.js';
 import type { SqlExecutor } from '../src/stores/postgres/database.js';
 import { createFlakyDestination } from './flaky-destination.js';
 import { openDemoDatabase } from './demo-database.js';
@@ -24,10 +25,13 @@ const { values } = parseArgs({
 
 const say = (who: string, text: string) => console.log(`${new Date().toISOString().slice(11, 23)} [${who.padEnd(7)}] ${text}`);
 
-async function createPublisher(): Promise<{ publisher: Publisher; describe: string }> {
+async function createPublisher(deliver: (message: OutboxMessage) => void): Promise<{ publisher: Publisher; describe: string }> {
   switch (values.broker) {
     case 'memory':
-      return { publisher: createFlakyDestination({ failFirstAttemptOf: 3, say }), describe: 'in-memory destination (fails once on purpose)' };
+      return {
+        publisher: createFlakyDestination({ failFirstAttemptOf: 3, say, deliver }),
+        describe: 'in-memory destination (fails once, redelivers once, on purpose) with a shipping consumer behind an inbox',
+      };
     case 'rabbitmq': {
       const url = values['broker-url'] ?? 'amqp://guest:guest@127.0.0.1:5672';
       const { createRabbitMqPublisher } = await import('../src/publishers/rabbitmq/index.js');
@@ -46,7 +50,8 @@ async function createPublisher(): Promise<{ publisher: Publisher; describe: stri
 async function main(): Promise<void> {
   const orderCount = Number(values.orders);
   const database = await openDemoDatabase(values['database-url']);
-  const { publisher, describe } = await createPublisher();
+  const consumer = createDemoConsumer(database, say);
+  const { publisher, describe } = await createPublisher((message) => consumer.deliver(message));
   say('setup', `database: ${database.describe}; destination: ${describe}`);
 
   const outbox = new Outbox<SqlExecutor>(database.store);
@@ -95,6 +100,9 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await relay.stop();
+  if (values.broker === 'memory') {
+    say('summary', `shipping applied ${await consumer.settled()} orders once each (a redelivered copy was skipped by the inbox)`);
+  }
   const stats = await database.store.stats();
   say('summary', `${committed.length} committed, ${published.size} published, ${orderCount - committed.length} rolled back; outbox now ${JSON.stringify(stats)}`);
   await publisher.close();

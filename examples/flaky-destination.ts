@@ -4,7 +4,12 @@ import { PublishError, type OutboxMessage, type Publisher } from '../src/index.j
  * An in-memory destination for the demo: it "stores" messages in an array and refuses the first
  * attempt of the n-th distinct message, to show a failed publish being retried and delivered.
  */
-export function createFlakyDestination(options: { failFirstAttemptOf: number; say: (who: string, text: string) => void }): Publisher & { received: OutboxMessage[] } {
+export function createFlakyDestination(options: {
+  failFirstAttemptOf: number;
+  say: (who: string, text: string) => void;
+  /** Called for each stored message, like a subscriber of the broker (it may get copies). */
+  deliver?: (message: OutboxMessage) => void;
+}): Publisher & { received: OutboxMessage[] } {
   const received: OutboxMessage[] = [];
   const seen: string[] = [];
   return {
@@ -18,6 +23,7 @@ export function createFlakyDestination(options: { failFirstAttemptOf: number; sa
       }
       received.push(message);
       options.say('broker', `received ${message.topic} key=${message.key ?? '-'} ${message.payloadJson}`);
+      options.deliver?.(message);
     },
     async close() {},
   };
