@@ -17,7 +17,7 @@ import { openDemoDatabase } from './demo-database.js';
 const { values } = parseArgs({
   options: {
     'database-url': { type: 'string', default: process.env.OUTBOXER_DATABASE_URL },
-    broker: { type: 'string', default: process.env.OUTBOXER_PUBLISHER ?? 'memory' },
+    broker: { type: 'string', default: process.env.OUTBOXER_PUBLISHER || 'memory' },
     'broker-url': { type: 'string', default: process.env.OUTBOXER_BROKER_URL },
     orders: { type: 'string', default: '5' },
   },
