@@ -1,5 +1,6 @@
 import type { Scenario, ScenarioSet } from '../scenario.js';
 import { natsRestart } from './nats-restart.js';
+import { rabbitBrokerLongOutage } from './rabbit-broker-long-outage.js';
 import { rabbitBrokerNetwork } from './rabbit-broker-network.js';
 import { rabbitDatabase, rabbitDatabaseFull } from './rabbit-database.js';
 import { rabbitKillPoints } from './rabbit-kill-points.js';
@@ -16,6 +17,7 @@ export const scenarios: readonly Scenario[] = [
   rabbitDatabase,
   natsRestart,
   rabbitDatabaseFull,
+  rabbitBrokerLongOutage,
   rabbitStopApp,
 ];
 
