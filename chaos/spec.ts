@@ -86,7 +86,7 @@ export const ENV_BROKER_URL = 'CHAOS_BROKER_URL';
 export const DEFAULT_WORKLOAD: WorkloadSpec = Object.freeze({
   writers: 2,
   lanes: 2,
-  txnsPerWriter: 110,
+  txnsPerWriter: 80,
   keys: 24,
   maxMessagesPerTxn: 3,
   rollbackShare: 0.1,
