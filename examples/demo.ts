@@ -75,7 +75,8 @@ async function main(): Promise<void> {
   for (let n = 1; n <= orderCount; n++) {
     const rollBack = n === 2;
     try {
-      const id = await database.transaction(async (tx) => {
+      // outbox.transaction hands the committed events straight to the in-process relay (no claim query).
+      const id = await outbox.transaction(database, async (tx) => {
         await tx.query(`INSERT INTO ${database.ordersTable} (order_no, total_cents) VALUES ($1, $2)`, [n, n * 1250]);
         const messageId = await outbox.enqueue(tx, {
           topic: 'orders.created',
@@ -88,7 +89,6 @@ async function main(): Promise<void> {
         return messageId;
       });
       committed.push(id);
-      outbox.notifyCommitted();
       say('service', `order ${n} committed with event ${id}`);
     } catch (error) {
       say('service', `order ${n} rolled back (${(error as Error).message}): its event is gone with it`);

@@ -1,6 +1,8 @@
 import { ConfigurationError } from './errors.js';
 import type { OutboxMessageInput } from './message.js';
-import type { CommitNotifier, OutboxStore, OutgoingValidator, Publisher } from './ports.js';
+import { randomUUID } from 'node:crypto';
+import type { OutboxMessage } from './message.js';
+import type { CommitNotifier, HandoffLease, OutboxStore, OutgoingValidator, Publisher } from './ports.js';
 import { Relay } from './relay.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
@@ -16,6 +18,18 @@ export interface OutboxOptions {
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
 
+/** Anything that runs work in a database transaction: `PgDatabase` (fromPgPool, fromPglite) is one. */
+export interface TransactionRunner<Tx> {
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+}
+
+interface Handoff {
+  readonly lease: HandoffLease;
+  readonly startedAt: number;
+  readonly leased: OutboxMessage[];
+  unleased: number;
+}
+
 /**
  * The producer side: validates messages and writes them inside the caller's transaction.
  * It never begins, commits or rolls back that transaction.
@@ -26,6 +40,7 @@ export class Outbox<Tx> {
   readonly #relays = new Set<Relay>();
   readonly #commitNotifier: CommitNotifier | undefined;
   readonly #registry: OutgoingValidator | undefined;
+  readonly #handoffs = new WeakMap<object, Handoff>();
 
   constructor(store: OutboxStore<Tx>, options: OutboxOptions = {}) {
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
@@ -52,7 +67,44 @@ export class Outbox<Tx> {
   async enqueueMany(tx: Tx, messages: readonly OutboxMessageInput[]): Promise<string[]> {
     const checked = this.#registry === undefined ? messages : await Promise.all(messages.map((m) => this.#checkSchema(m)));
     const validated = checked.map((message) => validateMessage(message, this.limits));
-    return [...(await this.store.insert(tx, validated))];
+    const handoff = typeof tx === 'object' && tx !== null ? this.#handoffs.get(tx) : undefined;
+    if (handoff === undefined || this.store.insertLeased === undefined) return [...(await this.store.insert(tx, validated))];
+    const result = await this.store.insertLeased(tx, validated, handoff.lease);
+    handoff.leased.push(...result.leased);
+    handoff.unleased += result.ids.length - result.leased.length;
+    return [...result.ids];
+  }
+
+  /**
+   * Runs `work` in a transaction of `runner` (a `PgDatabase` from `fromPgPool`/`fromPglite`, or anything with
+   * `transaction(work)`) and, once it committed, hands the messages enqueued in it straight to a relay of this
+   * outbox running in this process: they are leased to it as they are inserted, so it publishes them without a
+   * claim query. Messages whose key is still busy with an earlier message take the normal claim path.
+   */
+  async transaction<T>(runner: TransactionRunner<Tx>, work: (tx: Tx) => Promise<T>): Promise<T> {
+    const relay = [...this.#relays].find((r) => r.acceptsHandoff);
+    if (relay === undefined || this.store.insertLeased === undefined) {
+      const result = await runner.transaction(work);
+      this.notifyCommitted();
+      return result;
+    }
+    const handoff: Handoff = {
+      lease: { owner: relay.options.owner, token: randomUUID(), leaseMs: relay.options.leaseMs },
+      startedAt: performance.now(),
+      leased: [],
+      unleased: 0,
+    };
+    const result = await runner.transaction(async (tx) => {
+      if (typeof tx === 'object' && tx !== null) this.#handoffs.set(tx, handoff);
+      try {
+        return await work(tx);
+      } finally {
+        if (typeof tx === 'object' && tx !== null) this.#handoffs.delete(tx);
+      }
+    });
+    relay.handoff({ token: handoff.lease.token, startedAt: handoff.startedAt, messages: handoff.leased });
+    if (handoff.unleased > 0) this.notifyCommitted();
+    return result;
   }
 
   async #checkSchema(message: OutboxMessageInput): Promise<OutboxMessageInput> {

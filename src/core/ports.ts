@@ -6,6 +6,20 @@ export interface Claim {
   readonly messages: readonly OutboxMessage[];
 }
 
+/** A lease taken at insert time for the in-process fast path (see `Outbox.transaction`). */
+export interface HandoffLease {
+  readonly owner: string;
+  readonly token: string;
+  readonly leaseMs: number;
+}
+
+export interface InsertResult {
+  /** The effective id of each input message, in order (see `insert`). */
+  readonly ids: readonly string[];
+  /** The inserted messages that were leased under the hand-off lease, in store order. */
+  readonly leased: readonly OutboxMessage[];
+}
+
 export interface ClaimRequest {
   /** Names the relay in the lease, for operators (`status`, logs). */
   readonly owner: string;
@@ -44,6 +58,11 @@ export interface OutboxStore<Tx = unknown> {
    * message first stored under that key (which is then not stored again).
    */
   insert(tx: Tx, messages: readonly NewOutboxMessage[]): Promise<readonly string[]>;
+  /**
+   * Optional fast path: like `insert`, but leases each message whose key allows it to `lease`, so a relay
+   * in this process can publish it right after the commit without claiming it. Stores without it use `insert`.
+   */
+  insertLeased?(tx: Tx, messages: readonly NewOutboxMessage[], lease: HandoffLease): Promise<InsertResult>;
   /** Leases up to `limit` publishable messages, at most one run per key, on the database clock. */
   claim(request: ClaimRequest): Promise<Claim>;
   /** Marks as published the given messages still leased under `token`; returns how many it marked. */

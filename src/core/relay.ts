@@ -1,4 +1,5 @@
 import { describeError } from './errors.js';
+import type { OutboxMessage } from './message.js';
 import type { Claim, OutboxStore, Publisher } from './ports.js';
 import { type ClaimOutcome, publishClaim } from './publish-claim.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from './relay-options.js';
@@ -28,6 +29,7 @@ export class Relay {
   readonly #publisher: Publisher;
   readonly #waker = new Waker();
   #running: Promise<void> | undefined;
+  readonly #handoffs = new Set<Promise<void>>();
   #stopping = false;
   #lastHousekeeping = 0;
 
@@ -39,6 +41,39 @@ export class Relay {
 
   get running(): boolean {
     return this.#running !== undefined;
+  }
+
+  /** Whether `handoff` will publish (the relay runs and is not stopping). */
+  get acceptsHandoff(): boolean {
+    return this.#running !== undefined && !this.#stopping;
+  }
+
+  /**
+   * The in-process fast path: publishes messages that were leased to this relay as they were inserted
+   * (see `Outbox.transaction`), right after their commit, with no claim query. `startedAt` is the
+   * monotonic time before the insert, so the lease deadline is judged conservatively.
+   */
+  handoff(batch: { readonly token: string; readonly startedAt: number; readonly messages: readonly OutboxMessage[] }): void {
+    if (batch.messages.length === 0) return;
+    const work: Promise<void> = this.#publishHandoff(batch)
+      .catch((error: unknown) => {
+        const description = describeError(error);
+        this.options.logger.error({ owner: this.options.owner, error: description }, 'hand-off failed; its messages return to the claim path when the lease ends');
+        this.options.hooks.onError?.({ stage: 'mark', error: description });
+      })
+      .finally(() => this.#handoffs.delete(work));
+    this.#handoffs.add(work);
+  }
+
+  async #publishHandoff(batch: { readonly token: string; readonly startedAt: number; readonly messages: readonly OutboxMessage[] }): Promise<void> {
+    const claim: Claim = { token: batch.token, messages: batch.messages };
+    const outcome = await publishClaim(batch.messages, {
+      publisher: this.#publisher,
+      options: this.options,
+      publishDeadline: batch.startedAt + this.options.leaseMs * (1 - LEASE_SAFETY_SHARE) - this.options.publishTimeoutMs,
+      isStopping: () => this.#stopping,
+    });
+    await this.#record(claim, outcome);
   }
 
   /** Starts the loop in the background; `stop()` ends it. Calling it twice is a no-op. */
@@ -79,6 +114,7 @@ export class Relay {
     this.#stopping = true;
     this.#waker.wake();
     await this.#running;
+    await Promise.all([...this.#handoffs]);
   }
 
   /** One claim-publish-mark round; the loop is made of these. Useful in tests and scripts. */

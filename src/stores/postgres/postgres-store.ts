@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../core/errors.js';
-import type { DeadMessage, NewOutboxMessage, OutboxMessage } from '../../core/message.js';
-import type { Claim, ClaimRequest, FailedMessage, OutboxStats, OutboxStore } from '../../core/ports.js';
+import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
+import type { Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxStats, OutboxStore } from '../../core/ports.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
+import { insertMessages } from './insert-messages.js';
+import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
 import { migrationScript, runMigrations } from './migrations.js';
 import { buildStatements, resolveTableName, type Statements, type TableName } from './sql.js';
 
@@ -19,19 +21,6 @@ export interface PostgresStoreOptions {
   readonly retainPublishedMs?: number;
   /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
   readonly idempotencyWindowMs?: number;
-}
-
-interface MessageRow {
-  seq: string;
-  id: string;
-  topic: string;
-  type: string;
-  key: string | null;
-  payload_json: string;
-  headers: Record<string, string> | string;
-  created_at: Date | string;
-  attempts: number;
-  last_error: string | null;
 }
 
 interface DeadRow {
@@ -79,40 +68,11 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   }
 
   async insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
-    if (messages.length === 0) return [];
-    const firstIds = await this.#reserveIdempotencyKeys(tx, messages);
-    const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(m.idempotencyKey) ?? m.id)));
-    const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
-    if (fresh.length > 0) await this.#insertRows(tx, fresh);
-    return ids;
+    return (await insertMessages(tx, this.#sql, messages)).ids;
   }
 
-  /** Maps each idempotency key of the batch to the id of the message stored (or now reserved) under it. */
-  async #reserveIdempotencyKeys(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
-    const keyed = messages.filter((m) => m.idempotencyKey !== null);
-    const firstIds = new Map<string, string>();
-    if (keyed.length === 0) return firstIds;
-    const reserved = await tx.query(this.#sql.reserveKeys, [keyed.map((m) => m.idempotencyKey), keyed.map((m) => m.id)]);
-    for (const row of reserved.rows as { idempotency_key: string; message_id: string }[]) firstIds.set(row.idempotency_key, row.message_id);
-    const missing = [...new Set(keyed.map((m) => m.idempotencyKey as string))].filter((k) => !firstIds.has(k));
-    if (missing.length > 0) {
-      const found = await tx.query(this.#sql.findKeys, [missing]);
-      for (const row of found.rows as { idempotency_key: string; message_id: string }[]) firstIds.set(row.idempotency_key, row.message_id);
-    }
-    return firstIds;
-  }
-
-  async #insertRows(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<void> {
-    await tx.query(this.#sql.insert, [
-      messages.map((m) => m.id),
-      messages.map((m) => m.topic),
-      messages.map((m) => m.type),
-      messages.map((m) => m.key),
-      messages.map((m) => m.payloadJson),
-      messages.map((m) => JSON.stringify(m.headers)),
-      messages.map((m) => m.availableAt),
-      messages.map((m) => m.delayMs),
-    ]);
+  insertLeased(tx: SqlExecutor, messages: readonly NewOutboxMessage[], lease: HandoffLease): Promise<InsertResult> {
+    return insertMessages(tx, this.#sql, messages, lease);
   }
 
   async claim(request: ClaimRequest): Promise<Claim> {
@@ -212,24 +172,4 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
       if (changed < BULK_BATCH) return total;
     }
   }
-}
-
-function toMessage(row: MessageRow): OutboxMessage {
-  return {
-    id: row.id,
-    seq: row.seq,
-    topic: row.topic,
-    type: row.type,
-    key: row.key,
-    payloadJson: row.payload_json,
-    headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : row.headers,
-    createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
-    attempts: row.attempts,
-    lastError: row.last_error,
-  };
-}
-
-/** Orders decimal strings of bigints without converting them. */
-function compareSeq(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }

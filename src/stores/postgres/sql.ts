@@ -28,6 +28,29 @@ export function buildStatements(name: TableName) {
         WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, ord)
       ORDER BY m.ord`,
 
+    /*
+     * The in-process fast path: rows are leased to the local relay as they are inserted, where the key
+     * allows it (no pending row of that key other than this transaction's own leased ones), so the relay
+     * publishes them right after the commit without a claim. Others wait for the normal claim.
+     */
+    insertLeased: `WITH input AS (
+        SELECT m.*, COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond') AS available
+        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[])
+          WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, ord)
+      ), decided AS (
+        SELECT i.*, (i.available <= clock_timestamp() AND (i.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM ${t} p WHERE p.key = i.key AND p.state = 'pending' AND p.lease_token IS DISTINCT FROM $10::uuid))) AS leased
+        FROM input i
+      )
+      INSERT INTO ${t} (id, topic, type, key, payload, headers, available_at, lease_owner, lease_token, lease_until, attempts)
+      SELECT d.id, d.topic, d.type, d.key, d.payload::jsonb, d.headers::jsonb, d.available,
+        CASE WHEN d.leased THEN $9 END, CASE WHEN d.leased THEN $10::uuid END,
+        CASE WHEN d.leased THEN clock_timestamp() + $11::int8 * interval '1 millisecond' END,
+        CASE WHEN d.leased THEN 1 ELSE 0 END
+      FROM decided d ORDER BY d.ord
+      RETURNING seq::text AS seq, id::text AS id, topic, type, key, payload::text AS payload_json, headers, created_at,
+        attempts, last_error, lease_token IS NOT NULL AS leased`,
+
     /* Concurrent enqueues of one key wait on the primary key, so exactly one of them stores its message. */
     reserveKeys: `INSERT INTO ${keys} (idempotency_key, message_id)
       SELECT k, m FROM unnest($1::text[], $2::uuid[]) AS r(k, m)
