@@ -19,11 +19,13 @@ export {
   type OutboxMessage,
   type OutboxMessageInput,
 } from './core/message.js';
-export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions } from './core/outbox.js';
+export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions, type TransactionRunner } from './core/outbox.js';
 export type {
   Claim,
   ClaimRequest,
   FailedMessage,
+  HandoffLease,
+  InsertResult,
   CommitNotifier,
   Logger,
   OutboxStats,
