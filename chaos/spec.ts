@@ -106,7 +106,7 @@ export const DEFAULT_RELAY: RelaySpec = Object.freeze({
   maxPollIntervalMs: 250,
   batchSize: 20,
   maxInFlight: 16,
-  maxAttempts: 25,
+  maxAttempts: 12,
   retryBaseMs: 50,
   retryMaxMs: 400,
   errorBackoffMs: 100,

@@ -63,6 +63,15 @@ export function isPermanentPublishError(error: unknown): boolean {
   return error instanceof PublishError && error.permanent;
 }
 
+/**
+ * The broker could not be reached (or the connection dropped): a fault of the environment, not of the
+ * message. The relay gives such messages back without counting the attempt and backs off as a whole,
+ * so an outage of any length never parks healthy messages as dead.
+ */
+export function isBrokerUnavailable(error: unknown): boolean {
+  return error instanceof PublishError && error.code === 'OUTBOXER_BROKER_UNAVAILABLE';
+}
+
 /** A short, payload-free description of any thrown value, fit for the `last_error` column and logs. */
 export function describeError(error: unknown, maxLength = 1000): string {
   let text: string;

@@ -69,8 +69,11 @@ export interface OutboxStore<Tx = unknown> {
   markPublished(token: string, ids: readonly string[]): Promise<number>;
   /** Records failures (backoff or dead) for messages still leased under `token`. */
   markFailed(token: string, failures: readonly FailedMessage[]): Promise<number>;
-  /** Gives back unattempted messages still leased under `token`, as they were. */
-  release(token: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Gives back messages still leased under `token` without counting the attempt; `lastError`, when given,
+   * records why (e.g. the broker was unreachable) so operators can see it.
+   */
+  release(token: string, ids: readonly string[], lastError?: string): Promise<number>;
   /** Deletes at most `limit` published messages whose retention has run out (none when rows are deleted at once). */
   purgePublished(limit: number): Promise<number>;
   /** Forgets at most `limit` idempotency keys older than the store's idempotency window. */

@@ -1,4 +1,4 @@
-import { describeError, isPermanentPublishError, PublishError } from './errors.js';
+import { describeError, isBrokerUnavailable, isPermanentPublishError, PublishError } from './errors.js';
 import type { OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
 import type { RelayOptions } from './relay-options.js';
@@ -10,6 +10,8 @@ export interface ClaimOutcome {
   readonly failed: { message: OutboxMessage; failure: FailedMessage }[];
   /** Never attempted (their key stopped behind a failure, the lease ran short, or the relay is stopping). */
   readonly released: OutboxMessage[];
+  /** Set when the broker was unreachable: those messages were released uncounted; the relay should back off. */
+  brokerUnavailable?: string;
 }
 
 export interface PublishContext {
@@ -78,6 +80,11 @@ async function publishChain(chain: readonly OutboxMessage[], context: PublishCon
       continue;
     }
     const description = describeError(error);
+    if (isBrokerUnavailable(error)) {
+      outcome.brokerUnavailable = description;
+      outcome.released.push(...chain.slice(index));
+      return;
+    }
     if (isPermanentPublishError(error) || shouldPark(options.retry, message.attempts)) {
       outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
       continue;

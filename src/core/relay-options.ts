@@ -45,7 +45,7 @@ export interface RelayHooks {
   onDead?(event: { id: string; topic: string; attempts: number; reason: string }): void;
   /** Marks that matched fewer rows than expected: the lease had been taken over. */
   onFenced?(event: { expected: number; marked: number }): void;
-  onError?(event: { stage: 'claim' | 'mark' | 'housekeeping'; error: string }): void;
+  onError?(event: { stage: 'claim' | 'publish' | 'mark' | 'housekeeping'; error: string }): void;
 }
 
 export interface RelayOptions {

@@ -17,6 +17,8 @@ export interface RelayRoundResult {
   readonly released: number;
   /** Rows the marks could not touch because the lease had been taken over. */
   readonly fenced: number;
+  /** The broker was unreachable during this round: the loop backs off before the next claim. */
+  readonly brokerUnavailable: boolean;
 }
 
 /**
@@ -143,7 +145,7 @@ export class Relay {
     const [published, failed, released] = await Promise.all([
       this.#persistently(() => store.markPublished(claim.token, outcome.published.map((m) => m.id))),
       this.#persistently(() => store.markFailed(claim.token, outcome.failed.map((f) => f.failure))),
-      this.#persistently(() => store.release(claim.token, outcome.released.map((m) => m.id))),
+      this.#persistently(() => store.release(claim.token, outcome.released.map((m) => m.id), outcome.brokerUnavailable)),
     ]);
     const expected = outcome.published.length + outcome.failed.length + outcome.released.length;
     const fenced = expected - (published + failed + released);
@@ -167,7 +169,19 @@ export class Relay {
         hooks.onRetry?.({ id: message.id, topic: message.topic, attempts: message.attempts, error: failure.error, retryInMs: failure.retryInMs });
       }
     }
-    return { claimed: claim.messages.length, published: outcome.published.length, retried, dead, released: outcome.released.length, fenced };
+    if (outcome.brokerUnavailable !== undefined) {
+      logger.warn({ owner: this.options.owner, error: outcome.brokerUnavailable, released: outcome.released.length }, 'broker unavailable; messages released without using up their attempts');
+      hooks.onError?.({ stage: 'publish', error: outcome.brokerUnavailable });
+    }
+    return {
+      claimed: claim.messages.length,
+      published: outcome.published.length,
+      retried,
+      dead,
+      released: outcome.released.length,
+      fenced,
+      brokerUnavailable: outcome.brokerUnavailable !== undefined,
+    };
   }
 
   async #persistently(write: () => Promise<number>): Promise<number> {
@@ -186,12 +200,20 @@ export class Relay {
     const { logger, hooks } = this.options;
     let idleDelay = this.options.pollIntervalMs;
     let errorDelay = this.options.errorBackoffMs;
+    let brokerDelay = this.options.errorBackoffMs;
     logger.info({ owner: this.options.owner, publisher: this.#publisher.name }, 'relay started');
     while (!this.#stopping) {
       let round: RelayRoundResult;
       try {
         round = await this.runOnce();
         await this.#housekeeping();
+        if (round.brokerUnavailable) {
+          // Commits may keep waking the relay: the broker still gets its full backoff.
+          await this.#pauseUnlessStopping(brokerDelay);
+          brokerDelay = Math.min(brokerDelay * 2, this.options.maxErrorBackoffMs);
+          continue;
+        }
+        brokerDelay = this.options.errorBackoffMs;
         errorDelay = this.options.errorBackoffMs;
       } catch (error) {
         const description = describeError(error);
@@ -212,6 +234,11 @@ export class Relay {
     logger.info({ owner: this.options.owner }, 'relay stopped');
   }
 
+  async #pauseUnlessStopping(ms: number): Promise<void> {
+    const until = performance.now() + ms;
+    for (let left = ms; left > 0 && !this.#stopping; left = until - performance.now()) await this.#waker.wait(left);
+  }
+
   async #housekeeping(): Promise<void> {
     const now = performance.now();
     if (now - this.#lastHousekeeping < this.options.housekeepingIntervalMs) return;
@@ -229,4 +256,4 @@ export class Relay {
   }
 }
 
-const emptyRound: RelayRoundResult = Object.freeze({ claimed: 0, published: 0, retried: 0, dead: 0, released: 0, fenced: 0 });
+const emptyRound: RelayRoundResult = Object.freeze({ claimed: 0, published: 0, retried: 0, dead: 0, released: 0, fenced: 0, brokerUnavailable: false });

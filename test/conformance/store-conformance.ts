@@ -120,9 +120,13 @@ export function describeStoreConformance(harness: StoreHarness): void {
       const m = msg('t', 'k');
       await e.transaction((tx) => e.store.insert(tx, [m]));
       const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
-      expect(await e.store.release(claim.token, [m.id])).toBe(1);
+      expect(await e.store.release(claim.token, [m.id], 'broker unavailable')).toBe(1);
       const again = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
       expect(again.messages[0]?.attempts).toBe(1);
+      expect(again.messages[0]?.lastError).toBe('broker unavailable');
+      expect(await e.store.release(again.token, [m.id])).toBe(1);
+      const kept = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(kept.messages[0]?.lastError).toBe('broker unavailable');
     });
 
     it('parks a dead message with its reason, lets its key go on, and retries or purges it on request', async () => {

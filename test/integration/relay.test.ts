@@ -9,7 +9,7 @@ import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js
 import { services } from '../support/services.js';
 import { checkDeliveries } from '../support/order-checker.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
-import { RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
+import { brokerDown, RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 const fast = { pollIntervalMs: 20, maxPollIntervalMs: 50, errorBackoffMs: 20, leaseMs: 5000, publishTimeoutMs: 1000 };
@@ -103,6 +103,27 @@ describe('relay on PostgreSQL', () => {
     expect(publisher.delivered.map((m) => m.id)).toContain(after);
   });
 
+  it('rides out a broker outage longer than the retry budget: nothing parked, the relay backs off as a whole', async () => {
+    const { fixture, outbox, db } = await setup();
+    const publisher = new RecordingPublisher();
+    let down = true;
+    let attemptsWhileDown = 0;
+    publisher.failWith = (m) => (down ? (attemptsWhileDown++, brokerDown(m.id)) : undefined);
+    const ids = await db.transaction((tx) => outbox.enqueueMany(tx, Array.from({ length: 10 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 2}`, payload: i }))));
+    const relay = outbox.createRelay(publisher, { ...fast, errorBackoffMs: 50, maxErrorBackoffMs: 400, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+    relays.push(relay);
+    relay.start();
+    await waitFor(() => attemptsWhileDown >= 5, { what: 'several rounds against the dead broker' });
+    for (let i = 0; i < 50; i++) outbox.notifyCommitted(); // wake-ups must not cut the backoff short
+    const sample = attemptsWhileDown;
+    await waitFor(async () => (await fixture.store.stats()).inFlight === 0, { what: 'the round to end' });
+    expect(attemptsWhileDown - sample).toBeLessThanOrEqual(2);
+    down = false;
+    await waitFor(() => publisher.delivered.length === ids.length, { timeoutMs: 10_000, what: 'delivery once the broker is back' });
+    expect(await fixture.store.listDead(10)).toEqual([]);
+    expect(Math.max(...publisher.delivered.map((m) => m.attempts))).toBe(1);
+  });
+
   it('parks a message after maxAttempts transient failures', async () => {
     const { fixture, outbox, db } = await setup();
     const publisher = new RecordingPublisher();
@@ -113,7 +134,7 @@ describe('relay on PostgreSQL', () => {
     relay.start();
     const dead = await waitFor(async () => (await fixture.store.listDead(10)).find((d) => d.id === id), { what: 'dead after 3 attempts' });
     expect(dead.attempts).toBe(3);
-    expect(dead.reason).toContain('OUTBOXER_BROKER_UNAVAILABLE');
+    expect(dead.reason).toContain('OUTBOXER_PUBLISH_FAILED');
   });
 
   it('stops gracefully: publishes in flight are confirmed and marked, the rest released for other relays', async () => {

@@ -43,4 +43,7 @@ export class RecordingPublisher implements Publisher {
   async close(): Promise<void> {}
 }
 
-export const transientFailure = (id: string) => new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `broker refused message ${id} (test)`);
+/** A failure of this message (e.g. a nack): it counts as an attempt and backs off. */
+export const transientFailure = (id: string) => new PublishError('OUTBOXER_PUBLISH_FAILED', `broker nacked message ${id} (test)`);
+/** The broker cannot be reached: an environmental fault that must not use up attempts. */
+export const brokerDown = (id: string) => new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${id} was not sent: cannot connect (test)`);

@@ -81,7 +81,7 @@ describe('publishClaim over seeded random claims', () => {
             for (let i = 0; i < (delays.get(m.id) ?? 0); i++) await tick();
             inFlight--;
             if (m.key !== null) busyKeys.delete(m.key);
-            if (fate === 'transient') throw new PublishError('OUTBOXER_BROKER_UNAVAILABLE', 'down');
+            if (fate === 'transient') throw new PublishError('OUTBOXER_PUBLISH_FAILED', 'nacked');
             if (fate === 'permanent') throw new PublishError('OUTBOXER_UNROUTABLE', 'no route', { permanent: true });
           })();
         },

@@ -7,7 +7,7 @@ import { resolveRelayOptions, type RelayOptionsInput } from '../../src/core/rela
 
 type Behavior = (message: OutboxMessage) => Promise<void> | void;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
-const transient = (m: OutboxMessage) => new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `broker refused ${m.id}`);
+const transient = (m: OutboxMessage) => new PublishError('OUTBOXER_PUBLISH_FAILED', `broker nacked ${m.id}`);
 const permanent = (m: OutboxMessage) => new PublishError('OUTBOXER_NO_STREAM', `no stream for ${m.id}`, { permanent: true });
 
 /** A Publisher (our own port) that records starts, concurrency and per-key overlap. */
@@ -136,7 +136,7 @@ describe('publishClaim: failures', () => {
     expect(outcome.failed).toHaveLength(1);
     const failure = outcome.failed[0]?.failure;
     expect(failure?.id).toBe(a1.id);
-    expect(failure?.error).toContain('OUTBOXER_BROKER_UNAVAILABLE');
+    expect(failure?.error).toContain('OUTBOXER_PUBLISH_FAILED');
     expect(failure && 'retryInMs' in failure ? failure.retryInMs : -1).toBeGreaterThanOrEqual(50);
     expect(failure && 'retryInMs' in failure ? failure.retryInMs : -1).toBeLessThanOrEqual(100);
   });
@@ -160,7 +160,7 @@ describe('publishClaim: failures', () => {
   it('parks a retryable failure as dead once attempts reach maxAttempts', async () => {
     const a1 = msg('a', { attempts: 3 }), a2 = msg('a');
     const outcome = await run([a1, a2], new FakePublisher((m) => (m.id === a1.id ? Promise.reject(transient(m)) : tick())));
-    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: a1.id, error: expect.stringContaining('OUTBOXER_BROKER_UNAVAILABLE'), dead: true }]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: a1.id, error: expect.stringContaining('OUTBOXER_PUBLISH_FAILED'), dead: true }]);
     expect(ids(outcome.published)).toEqual([a2.id]);
   });
 
@@ -295,5 +295,29 @@ describe('publishClaim: stopping and lease deadline', () => {
 
   it('returns an empty outcome for an empty claim', async () => {
     expect(await run([], new FakePublisher())).toEqual({ published: [], failed: [], released: [] });
+  });
+});
+
+describe('publishClaim when the broker is unavailable', () => {
+  it('releases the message and the rest of its key uncounted, and flags the outage', async () => {
+    const [a1, a2, b1] = [msg('a'), msg('a'), msg('b')];
+    const publisher = new FakePublisher(async (m) => {
+      if (m.key === 'a') throw new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${m.id} was not sent: cannot connect`);
+    });
+    const outcome = await run([a1, a2, b1] as OutboxMessage[], publisher, { retry });
+    expect(ids(outcome.released)).toEqual(ids([a1, a2] as OutboxMessage[]));
+    expect(ids(outcome.published)).toEqual(ids([b1] as OutboxMessage[]));
+    expect(outcome.failed).toEqual([]);
+    expect(outcome.brokerUnavailable).toContain('OUTBOXER_BROKER_UNAVAILABLE');
+  });
+
+  it('never parks a message for an outage, even past maxAttempts', async () => {
+    const tired = msg(null, { attempts: 3 });
+    const publisher = new FakePublisher(async (m) => {
+      throw new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${m.id} was not sent`);
+    });
+    const outcome = await run([tired], publisher, { retry });
+    expect(outcome.failed).toEqual([]);
+    expect(ids(outcome.released)).toEqual([tired.id]);
   });
 });

@@ -101,9 +101,9 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     return affectedRows(result);
   }
 
-  async release(token: string, ids: readonly string[]): Promise<number> {
+  async release(token: string, ids: readonly string[], lastError?: string): Promise<number> {
     if (ids.length === 0) return 0;
-    return affectedRows(await this.#database.query(this.#sql.release, [token, ids]));
+    return affectedRows(await this.#database.query(this.#sql.release, [token, ids, lastError ?? null]));
   }
 
   async purgePublished(limit: number): Promise<number> {

@@ -109,7 +109,7 @@ export function buildStatements(name: TableName) {
       FROM unnest($2::uuid[], $3::text[], $4::int8[], $5::bool[]) AS f(id, error, retry_ms, dead)
       WHERE u.id = f.id AND u.lease_token = $1::uuid`,
 
-    release: `UPDATE ${t} SET attempts = GREATEST(attempts - 1, 0),
+    release: `UPDATE ${t} SET attempts = GREATEST(attempts - 1, 0), last_error = COALESCE($3, last_error),
         lease_owner = NULL, lease_token = NULL, lease_until = NULL
       WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
 

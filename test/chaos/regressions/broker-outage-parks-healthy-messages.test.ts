@@ -1,5 +1,5 @@
 /**
- * PENDING (fails today; move to test/chaos/regressions/ and fix the imports to ../../../ once fixed).
+ * Regression, fixed: broker-unavailable failures are released uncounted and the relay backs off.
  * Found by `npm run chaos -- --set ci --seed 20261121 --scenario rabbit-broker-network` (with
  * retry.maxAttempts 12): a 3.6 s broker outage parked 11 healthy messages as dead, each with
  * "OUTBOXER_BROKER_UNAVAILABLE: ... was not sent: cannot connect to RabbitMQ". Every relay claims the
@@ -12,13 +12,13 @@
  * message's attempts; the relay backs off as a whole until the broker is back.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PublishError } from '../../src/core/errors.js';
-import type { OutboxMessage } from '../../src/core/message.js';
-import { Outbox } from '../../src/core/outbox.js';
-import type { Publisher } from '../../src/core/ports.js';
-import { Relay } from '../../src/core/relay.js';
-import type { SqlExecutor } from '../../src/stores/postgres/database.js';
-import { createPostgresFixture, type PostgresFixture } from '../../test/support/postgres-fixture.js';
+import { PublishError } from '../../../src/core/errors.js';
+import type { OutboxMessage } from '../../../src/core/message.js';
+import { Outbox } from '../../../src/core/outbox.js';
+import type { Publisher } from '../../../src/core/ports.js';
+import { Relay } from '../../../src/core/relay.js';
+import type { SqlExecutor } from '../../../src/stores/postgres/database.js';
+import { createPostgresFixture, type PostgresFixture } from '../../support/postgres-fixture.js';
 
 /** A broker that is down for the first `downFor` publishes, then up. */
 function brokerDownFor(downFor: number, delivered: string[]): Publisher {
@@ -47,10 +47,12 @@ describe('a broker outage longer than the retry budget', () => {
     const id = await outbox.enqueue(fixture.pool, { topic: 't.x', type: 'x', key: 'k', payload: { n: 1 } });
     const delivered: string[] = [];
     const relay = new Relay(fixture.store, brokerDownFor(8, delivered), { leaseMs: 2000, publishTimeoutMs: 500, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
-    for (let round = 0; round < 40 && delivered.length === 0; round++) {
-      await relay.runOnce();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+    let rounds = 0;
+    for (; rounds < 40 && delivered.length === 0; rounds++) {
+      const round = await relay.runOnce();
+      expect(round.brokerUnavailable).toBe(delivered.length === 0);
     }
+    expect(rounds).toBe(9);
     expect((await fixture.store.listDead(10)).map((m) => m.id)).toEqual([]);
     expect(delivered).toEqual([id]);
   });
