@@ -23,6 +23,8 @@ export type OutboxerErrorCode =
   | 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'
   | 'OUTBOXER_LEASE_EXPIRED'
   | 'OUTBOXER_CLOSED'
+  | 'OUTBOXER_UNKNOWN_TYPE'
+  | 'OUTBOXER_MALFORMED_MESSAGE'
   | 'OUTBOXER_NOT_FOUND';
 
 export class OutboxerError extends Error {

@@ -17,6 +17,9 @@ describe('published package surface', () => {
     ['outboxer/rabbitmq', ['createRabbitMqPublisher']],
     ['outboxer/nats', ['createNatsPublisher']],
     ['outboxer/console', ['createConsolePublisher']],
+    ['outboxer/consumer', ['Inbox', 'MessageRegistry', 'PostgresInboxStore', 'InboxRetention', 'UnknownMessageTypeError']],
+    ['outboxer/consumer/rabbitmq', ['createRabbitMqConsumer']],
+    ['outboxer/consumer/nats', ['createNatsConsumer']],
   ])('%s exports its API', async (specifier, names) => {
     const script = `const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.keys(m)));`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
@@ -25,7 +28,7 @@ describe('published package surface', () => {
   });
 
   it('has no side effects at import: importing every entry point prints nothing and leaves no handle open', async () => {
-    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/rabbitmq','outboxer/nats','outboxer/console']) await import(s);`;
+    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats']) await import(s);`;
     const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
     expect(stdout).toBe('');
     expect(stderr).toBe('');
