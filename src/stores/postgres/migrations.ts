@@ -1,12 +1,9 @@
 import { quoteIdentifier } from '../../core/identifiers.js';
-import type { PgDatabase, SqlExecutor } from './database.js';
+import type { PgDatabase } from './database.js';
+import { applyMigrations, type Migration, migrationScriptOf } from './migration-runner.js';
 import type { TableName } from './sql.js';
 
-export interface Migration {
-  readonly version: number;
-  readonly description: string;
-  readonly sql: (name: TableName) => string;
-}
+export type { Migration } from './migration-runner.js';
 
 /**
  * Versioned, append-only. A released migration is never edited: a change is a new version.
@@ -75,51 +72,12 @@ CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_idempotency_created_idx`)
   },
 ]);
 
-function bookkeepingSql({ schema }: TableName): string {
-  return `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)};
-CREATE TABLE IF NOT EXISTS ${quoteIdentifier(schema)}.outboxer_migrations (
-  table_name text NOT NULL,
-  version    integer NOT NULL,
-  applied_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (table_name, version)
-);`;
-}
-
-function recordSql(name: TableName, version: number): string {
-  return `INSERT INTO ${quoteIdentifier(name.schema)}.outboxer_migrations (table_name, version)
-VALUES ('${name.table}', ${version}) ON CONFLICT DO NOTHING;`;
-}
-
 /** The whole DDL as one idempotent script, for DBAs who apply it themselves (`outboxer sql`). */
 export function migrationScript(name: TableName): string {
-  const parts = [`-- outboxer schema for ${name.schema}.${name.table}`, 'BEGIN;', bookkeepingSql(name)];
-  for (const migration of migrations) {
-    parts.push(`-- version ${migration.version}: ${migration.description}`, migration.sql(name).trim(), recordSql(name, migration.version));
-  }
-  parts.push('COMMIT;');
-  return `${parts.join('\n')}\n`;
+  return migrationScriptOf('outboxer schema', name, migrations);
 }
 
-/**
- * Applies what is missing, in one transaction, under an advisory lock so that several processes
- * starting together migrate once. Returns the versions applied.
- */
-export async function runMigrations(database: PgDatabase, name: TableName): Promise<number[]> {
-  return database.transaction(async (tx: SqlExecutor) => {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`outboxer:${name.schema}.${name.table}`]);
-    await tx.query(bookkeepingSql(name));
-    const done = await tx.query(
-      `SELECT version FROM ${quoteIdentifier(name.schema)}.outboxer_migrations WHERE table_name = $1`,
-      [name.table],
-    );
-    const applied = new Set(done.rows.map((row) => (row as { version: number }).version));
-    const newlyApplied: number[] = [];
-    for (const migration of migrations) {
-      if (applied.has(migration.version)) continue;
-      await tx.query(migration.sql(name));
-      await tx.query(recordSql(name, migration.version));
-      newlyApplied.push(migration.version);
-    }
-    return newlyApplied;
-  });
+/** Applies the outbox migrations that are missing; returns the versions applied. */
+export function runMigrations(database: PgDatabase, name: TableName): Promise<number[]> {
+  return applyMigrations(database, name, migrations);
 }
