@@ -1,7 +1,7 @@
 import { PublishError, type OutboxMessage, type Publisher } from '../src/index.js';
 
 /**
- * An in-memory destination for the demo: it "stores" messages in an array and refuses the first
+ * An in-memory destination for the demo: it "stores" messages in an array and nacks the first
  * attempt of the n-th distinct message, to show a failed publish being retried and delivered.
  */
 export function createFlakyDestination(options: {
@@ -19,7 +19,7 @@ export function createFlakyDestination(options: {
     async publish(message) {
       if (!seen.includes(message.id)) seen.push(message.id);
       if (seen.indexOf(message.id) + 1 === options.failFirstAttemptOf && message.attempts === 1) {
-        throw new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `destination refused message ${message.id} (simulated outage)`);
+        throw new PublishError('OUTBOXER_PUBLISH_FAILED', `destination nacked message ${message.id} (simulated)`);
       }
       received.push(message);
       options.say('broker', `received ${message.topic} key=${message.key ?? '-'} ${message.payloadJson}`);
