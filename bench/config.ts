@@ -16,6 +16,8 @@ export interface Sizes {
   readonly steadyRates: readonly number[];
   readonly steadySeconds: number;
   readonly steadyWriters: number;
+  /** Messages each writer transaction enqueues in (b): a 2-core machine cannot commit 5,000 transactions/s. */
+  readonly steadyMessagesPerTransaction: number;
   /** (c) closed-loop writers and how long each phase lasts. */
   readonly writerConnections: number;
   readonly writerSeconds: number;
@@ -41,6 +43,7 @@ const smoke: Sizes = {
   steadyRates: [200],
   steadySeconds: 1.2,
   steadyWriters: 4,
+  steadyMessagesPerTransaction: 1,
   writerConnections: 8,
   writerSeconds: 0.7,
   idleWarmupSeconds: 1,
@@ -60,6 +63,7 @@ const full: Sizes = {
   steadyRates: [1_000, 5_000],
   steadySeconds: 60,
   steadyWriters: 16,
+  steadyMessagesPerTransaction: 1,
   writerConnections: 32,
   writerSeconds: 20,
   idleWarmupSeconds: 5,

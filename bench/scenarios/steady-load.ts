@@ -18,7 +18,7 @@ const DRAIN_GRACE_MS = 15_000;
 export async function steadyLoad(context: ScenarioContext): Promise<ScenarioResult> {
   const { sizes } = context;
   const result = newResult('b', `Steady load at ${sizes.steadyRates.join(' and ')} messages/s`, {
-    rates: sizes.steadyRates.join(', '), seconds: sizes.steadySeconds, writers: sizes.steadyWriters, relayConnections: RELAY_CONNECTIONS, keys: sizes.keys,
+    rates: sizes.steadyRates.join(', '), seconds: sizes.steadySeconds, writers: sizes.steadyWriters, messagesPerTransaction: sizes.steadyMessagesPerTransaction, relayConnections: RELAY_CONNECTIONS, keys: sizes.keys,
   });
   for (const broker of context.brokers) {
     for (const rate of sizes.steadyRates) {
@@ -43,14 +43,16 @@ async function steadyOne(context: ScenarioContext, broker: BrokerKind, rate: num
       clock.timing = true;
       await session.start();
       const sampler = new BacklogSampler(() => contender.pending(sampling), Math.min(1000, (sizes.steadySeconds * 1000) / 6));
-      const run = await runWriters({ pool, contender, connections: sizes.steadyWriters, seconds: sizes.steadySeconds, rate, onCommit: (id) => clock.committed(id) });
+      const run = await runWriters({
+        pool, contender, connections: sizes.steadyWriters, seconds: sizes.steadySeconds, rate, perTransaction: sizes.steadyMessagesPerTransaction, onCommit: (id) => clock.committed(id),
+      });
       await sampler.stop();
-      const allConfirmed = await clock.reach(run.commits, contender.name === 'outboxer' ? DRAIN_GRACE_MS : Math.min(DRAIN_GRACE_MS, sizes.steadySeconds * 1000));
+      const allConfirmed = await clock.reach(run.messages, contender.name === 'outboxer' ? DRAIN_GRACE_MS : Math.min(DRAIN_GRACE_MS, sizes.steadySeconds * 1000));
       await contender.stop();
       const stored = await settle(() => session.target!.stored(), clock.confirms);
       const latency = clock.latencies.summary();
       const backlog = sampler.summary();
-      const achieved = run.commits / run.seconds;
+      const achieved = run.messages / run.seconds;
       const bounded = backlog.last <= rate && backlog.slopePerSecond <= 0.05 * rate;
       result.rows.push({
         contender: contender.name,
@@ -65,7 +67,7 @@ async function steadyOne(context: ScenarioContext, broker: BrokerKind, rate: num
       result.checks.push({ name: `${who}: writers without errors`, ok: run.errors === 0 && run.commits > 0, detail: `${run.commits} commits, ${run.errors} errors ${run.lastError ?? ''}`.trim() });
       result.checks.push({ name: `${who}: broker holds every confirmed message`, ok: stored === clock.confirms, detail: `stored ${stored}, confirmed ${clock.confirms}` });
       if (contender.name === 'outboxer') {
-        result.checks.push({ name: `${who}: every commit confirmed`, ok: allConfirmed && clock.unconfirmed === 0 && clock.failures === 0, detail: `${clock.confirms}/${run.commits} confirmed, ${clock.failures} failures` });
+        result.checks.push({ name: `${who}: every commit confirmed`, ok: allConfirmed && clock.unconfirmed === 0 && clock.failures === 0, detail: `${clock.confirms}/${run.messages} confirmed, ${clock.failures} failures` });
         if (rate <= 1000) {
           result.targets.push(target(`${broker} ${rate}/s commit-to-confirm p50 <= 5 ms`, '<= 5 ms', round(latency.p50), (v) => v <= 5));
           result.targets.push(target(`${broker} ${rate}/s commit-to-confirm p99 <= 25 ms`, '<= 25 ms', round(latency.p99), (v) => v <= 25));

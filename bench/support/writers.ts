@@ -3,7 +3,10 @@ import type { RelayContender } from '../contenders/contender.js';
 import { LatencyHistogram } from '../measure/latency-histogram.js';
 
 export interface WriterRun {
+  /** Transactions committed. */
   readonly commits: number;
+  /** Messages committed (commits x perTransaction). */
+  readonly messages: number;
   readonly seconds: number;
   /** BEGIN → enqueue → COMMIT, as the application sees it. */
   readonly transactionLatency: LatencyHistogram;
@@ -16,8 +19,10 @@ export interface WriterOptions {
   readonly contender: RelayContender;
   readonly connections: number;
   readonly seconds: number;
-  /** Total transactions per second across writers; undefined = as fast as they can (closed loop). */
+  /** Total messages per second across writers; undefined = as fast as they can (closed loop). */
   readonly rate?: number | undefined;
+  /** Messages enqueued per transaction (one enqueue call each). Default 1. */
+  readonly perTransaction?: number | undefined;
   /** Message numbers start here (keys follow them). */
   readonly firstMessage?: number | undefined;
   /** After each COMMIT returned: the id committed. */
@@ -31,6 +36,7 @@ export interface WriterOptions {
  */
 export async function runWriters(options: WriterOptions): Promise<WriterRun> {
   const { pool, contender, connections, seconds, rate, onCommit } = options;
+  const perTransaction = options.perTransaction ?? 1;
   const transactionLatency = new LatencyHistogram();
   let next = options.firstMessage ?? 0;
   let commits = 0;
@@ -41,7 +47,7 @@ export async function runWriters(options: WriterOptions): Promise<WriterRun> {
   const writer = async (index: number): Promise<void> => {
     const client = await pool.connect();
     try {
-      const interval = rate === undefined ? 0 : (1000 * connections) / rate;
+      const interval = rate === undefined ? 0 : (1000 * connections * perTransaction) / rate;
       let due = started + (interval * index) / connections;
       while (performance.now() < end) {
         if (rate !== undefined) {
@@ -53,12 +59,13 @@ export async function runWriters(options: WriterOptions): Promise<WriterRun> {
         const begun = performance.now();
         try {
           await client.query('BEGIN');
-          const id = await contender.enqueue(client, next++);
+          const ids: string[] = [];
+          for (let i = 0; i < perTransaction; i++) ids.push(await contender.enqueue(client, next++));
           await client.query('COMMIT');
           transactionLatency.record(performance.now() - begun);
           commits++;
           contender.committed();
-          onCommit?.(id);
+          if (onCommit !== undefined) for (const id of ids) onCommit(id);
         } catch (error) {
           errors++;
           lastError = error instanceof Error ? error.message : String(error);
@@ -70,5 +77,5 @@ export async function runWriters(options: WriterOptions): Promise<WriterRun> {
     }
   };
   await Promise.all(Array.from({ length: connections }, (_, index) => writer(index)));
-  return { commits, seconds: (performance.now() - started) / 1000, transactionLatency, errors, lastError };
+  return { commits, messages: commits * perTransaction, seconds: (performance.now() - started) / 1000, transactionLatency, errors, lastError };
 }
