@@ -10,8 +10,9 @@ const positiveInt = z.number().int().positive();
 
 const relayOptionsSchema = z.object({
   owner: z.string().min(1).max(200).optional(),
-  batchSize: positiveInt.max(10_000).default(200),
+  batchSize: positiveInt.max(10_000).default(500),
   maxInFlight: positiveInt.max(10_000).default(256),
+  lanes: positiveInt.max(16).default(2),
   leaseMs: positiveInt.min(1000).default(30_000),
   publishTimeoutMs: positiveInt.default(10_000),
   pollIntervalMs: positiveInt.default(250),
@@ -52,6 +53,8 @@ export interface RelayOptions {
   readonly owner: string;
   readonly batchSize: number;
   readonly maxInFlight: number;
+  /** Claim loops that overlap database work with publishing while a backlog lasts (the extra ones sleep when idle). */
+  readonly lanes: number;
   readonly leaseMs: number;
   readonly publishTimeoutMs: number;
   readonly pollIntervalMs: number;

@@ -8,6 +8,7 @@ import { Waker } from './waker.js';
 /** Leaves this share of the lease unused, so that marks land before another relay may claim. */
 const LEASE_SAFETY_SHARE = 0.2;
 const MARK_ATTEMPTS = 4;
+const HELPER_LANE_NAP_MS = 60_000;
 
 export interface RelayRoundResult {
   readonly claimed: number;
@@ -30,6 +31,7 @@ export class Relay {
   readonly #store: OutboxStore;
   readonly #publisher: Publisher;
   readonly #waker = new Waker();
+  #helperWakers: Waker[] = [];
   #running: Promise<void> | undefined;
   readonly #handoffs = new Set<Promise<void>>();
   #stopping = false;
@@ -97,7 +99,8 @@ export class Relay {
       }
     }
     try {
-      await this.#loop();
+      this.#helperWakers = Array.from({ length: this.options.lanes - 1 }, () => new Waker());
+      await Promise.all([this.#loop(), ...this.#helperWakers.map((waker) => this.#helperLane(waker))]);
     } finally {
       await signal?.stop().catch(() => undefined);
     }
@@ -115,6 +118,7 @@ export class Relay {
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#waker.wake();
+    for (const waker of this.#helperWakers) waker.wake();
     await this.#running;
     await Promise.all([...this.#handoffs]);
   }
@@ -225,6 +229,7 @@ export class Relay {
       }
       if (round.claimed > 0 && round.retried === 0 && round.released === 0) {
         idleDelay = this.options.pollIntervalMs;
+        if (round.claimed === this.options.batchSize) for (const waker of this.#helperWakers) waker.wake();
         continue;
       }
       if (round.claimed > 0) idleDelay = this.options.pollIntervalMs;
@@ -232,6 +237,26 @@ export class Relay {
       idleDelay = Math.min(idleDelay * 2, this.options.maxPollIntervalMs);
     }
     logger.info({ owner: this.options.owner }, 'relay stopped');
+  }
+
+  /**
+   * An extra claim loop: dormant until the main loop claims a full batch (a backlog), then claims
+   * alongside it, so one lane's database round trips overlap another's publishing. It goes back to sleep
+   * at the first batch that is not full, so an idle relay still makes one query per poll.
+   */
+  async #helperLane(waker: Waker): Promise<void> {
+    while (!this.#stopping) {
+      await waker.wait(HELPER_LANE_NAP_MS);
+      while (!this.#stopping) {
+        let round: RelayRoundResult;
+        try {
+          round = await this.runOnce();
+        } catch {
+          break; // the main loop reports and backs off from database errors
+        }
+        if (round.claimed < this.options.batchSize || round.brokerUnavailable || round.retried > 0) break;
+      }
+    }
   }
 
   async #pauseUnlessStopping(ms: number): Promise<void> {

@@ -217,3 +217,53 @@ describe('idempotent enqueue under concurrency', () => {
     }
   });
 });
+
+describe('relay lanes', () => {
+  it('overlaps claims while a backlog lasts, and polls with one lane only when idle', async () => {
+    const fixture = await createPostgresFixture();
+    let inClaim = 0;
+    let maxConcurrentClaims = 0;
+    let claims = 0;
+    const store = new Proxy(fixture.store, {
+      get(target, property, receiver) {
+        if (property === 'claim') {
+          return async (...args: Parameters<typeof target.claim>) => {
+            claims++;
+            maxConcurrentClaims = Math.max(maxConcurrentClaims, ++inClaim);
+            try {
+              return await target.claim(...args);
+            } finally {
+              inClaim--;
+            }
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const outbox = new Outbox<SqlExecutor>(store);
+    const publisher = new RecordingPublisher();
+    publisher.delayMs = 2;
+    const db = fromPgPool(fixture.pool);
+    for (let i = 0; i < 10; i++) {
+      await db.transaction((tx) => outbox.enqueueMany(tx, Array.from({ length: 200 }, (_, n) => ({ topic: 't', type: 'x', key: `k${n % 50}`, payload: n }))));
+    }
+    const relay = outbox.createRelay(publisher, { ...fast, batchSize: 100, lanes: 3, pollIntervalMs: 100, maxPollIntervalMs: 100 });
+    try {
+      relay.start();
+      await waitFor(() => publisher.delivered.length === 2000, { what: 'the backlog drained' });
+      expect(maxConcurrentClaims).toBeGreaterThanOrEqual(2);
+      expect(publisher.keyOverlap).toBe(false);
+      expect(new Set(publisher.delivered.map((m) => m.id)).size).toBe(2000);
+      // Idle now: only the main lane polls, about once per poll interval.
+      await waitFor(async () => (await fixture.store.stats()).inFlight === 0, { what: 'marks' });
+      const before = claims;
+      const started = performance.now();
+      await waitFor(() => performance.now() - started >= 1000, { intervalMs: 50, what: 'a second of idling' });
+      expect(claims - before).toBeLessThanOrEqual(13);
+    } finally {
+      await relay.stop();
+      await fixture.cleanup();
+    }
+  });
+});

@@ -22,7 +22,8 @@ describe('resolveRelayOptions: defaults', () => {
   it('applies the documented defaults (those of relayOptionsSchema)', () => {
     const { owner, logger, hooks, ...rest } = resolveRelayOptions();
     expect(rest).toEqual({
-      batchSize: 200,
+      batchSize: 500,
+      lanes: 2,
       maxInFlight: 256,
       leaseMs: 30_000,
       publishTimeoutMs: 10_000,

@@ -64,7 +64,7 @@ Relay options:
                              comma-separated list is accepted)  env OUTBOXER_BROKER_URL
   --exchange <name>          rabbitmq exchange                env OUTBOXER_EXCHANGE (default outbox)
   --subject-prefix <prefix>  nats subject prefix              env OUTBOXER_SUBJECT_PREFIX (default none)
-  --batch-size <n>           messages per claim               env OUTBOXER_BATCH_SIZE (default 200)
+  --batch-size <n>           messages per claim               env OUTBOXER_BATCH_SIZE (default 500)
   --lease-ms <ms>            claim lease, >= 1000             env OUTBOXER_LEASE_MS (default 30000)
   --publish-timeout-ms <ms>  per publish, <= lease/2          env OUTBOXER_PUBLISH_TIMEOUT_MS (default 10000)
   --poll-interval-ms <ms>    first idle poll delay            env OUTBOXER_POLL_INTERVAL_MS (default 250)
