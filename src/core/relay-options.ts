@@ -16,7 +16,7 @@ const relayOptionsSchema = z.object({
   leaseMs: positiveInt.min(1000).default(30_000),
   publishTimeoutMs: positiveInt.default(10_000),
   pollIntervalMs: positiveInt.default(250),
-  maxPollIntervalMs: positiveInt.default(1000),
+  maxPollIntervalMs: positiveInt.default(2000),
   errorBackoffMs: positiveInt.default(500),
   maxErrorBackoffMs: positiveInt.default(15_000),
   housekeepingIntervalMs: positiveInt.default(60_000),

@@ -263,7 +263,7 @@ describe('outboxer CLI: relay', () => {
     expect(result.code, result.stderr).toBe(0);
     const logs = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     const startup = logs.find((line) => line.msg === 'outboxer relay starting');
-    expect(startup).toMatchObject({ publisher: 'console', schema, table: 'outbox', batchSize: 200, pollIntervalMs: 50, version });
+    expect(startup).toMatchObject({ publisher: 'console', schema, table: 'outbox', batchSize: 500, pollIntervalMs: 50, version });
     expect(startup?.database).toBe(redactUrl(`${services.postgresUrl}?application_name=${appName}`));
     expect(logs.map((line) => line.msg)).toContain('relay stopped');
     expect(logs.at(-1)?.msg).toBe('outboxer relay exited');

@@ -28,7 +28,7 @@ describe('resolveRelayOptions: defaults', () => {
       leaseMs: 30_000,
       publishTimeoutMs: 10_000,
       pollIntervalMs: 250,
-      maxPollIntervalMs: 1000,
+      maxPollIntervalMs: 2000,
       errorBackoffMs: 500,
       maxErrorBackoffMs: 15_000,
       housekeepingIntervalMs: 60_000,
@@ -130,7 +130,7 @@ describe('resolveRelayOptions: invalid options', () => {
 
   it('refuses maxPollIntervalMs < pollIntervalMs, and accepts them equal', () => {
     expect(optionError({ pollIntervalMs: 500, maxPollIntervalMs: 499 }).message).toContain('maxPollIntervalMs');
-    expect(optionError({ pollIntervalMs: 2000 }).message).toContain('maxPollIntervalMs'); // default max 1 s
+    expect(optionError({ pollIntervalMs: 2001 }).message).toContain('maxPollIntervalMs'); // default max 2 s
     expect(resolveRelayOptions({ pollIntervalMs: 500, maxPollIntervalMs: 500 }).maxPollIntervalMs).toBe(500);
   });
 

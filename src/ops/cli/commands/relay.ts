@@ -13,7 +13,7 @@ import { createPublisher } from '../publisher.js';
 import { type StopSignal, watchStopSignals } from '../signals.js';
 
 /** The relay's own idle backoff ceiling, raised when the poll interval asks for more. */
-const DEFAULT_MAX_POLL_INTERVAL_MS = 1000;
+const DEFAULT_MAX_POLL_INTERVAL_MS = 2000;
 
 /** The relay options the flags set; everything else keeps the library's documented defaults. */
 function relayInput(settings: RelaySettings): RelayOptionsInput {
