@@ -65,6 +65,8 @@ export function buildStatements(name: TableName) {
      * A row is a head when no earlier pending row shares its key: only heads can be claimed, so two
      * relays never hold the same key. The claimer of a head also takes the open run behind it (same
      * key, available, not leased), cut at the first row that is not, so a busy key moves in batches.
+     * The batch left after the heads is shared out evenly among them, so the work per claim stays
+     * bounded by the batch size however long each key's backlog is.
      * Rows lower in seq that commit later are simply heads of a later claim (no cursor, no gap).
      */
     claim: `WITH heads AS (
@@ -82,7 +84,7 @@ export function buildStatements(name: TableName) {
           FROM ${t} x
           WHERE x.key = h.key AND x.state = 'pending' AND x.seq > h.seq
           ORDER BY x.seq
-          LIMIT $1
+          LIMIT (SELECT ($1 - count(*)) / GREATEST(count(*), 1) FROM heads)
         ) r
         WHERE h.key IS NOT NULL AND r.open
       ), picked AS (
