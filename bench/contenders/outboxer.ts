@@ -1,15 +1,18 @@
 import type pg from 'pg';
-import { Outbox, type Publisher, type Relay, type RelayOptionsInput } from '../../src/index.js';
+import { Outbox, type Publisher, type Relay, type RelayOptionsInput, resolveRelayOptions } from '../../src/index.js';
 import { fromPgPool, PostgresOutboxStore, type SqlExecutor } from '../../src/stores/postgres/index.js';
 import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
 import { keyOf, MESSAGE_TYPE, payloadOf, payloadSql } from '../support/workload.js';
 import type { ContenderOptions, RelayContender } from './contender.js';
 
-/** Relay settings of the benchmark: the library's defaults, written out so the report can show them. */
-export const OUTBOXER_RELAY_SETTINGS = Object.freeze({ batchSize: 200, maxInFlight: 256, pollIntervalMs: 250, maxPollIntervalMs: 1000 });
+/** The relay runs with the library's own defaults (whatever they are at this commit); the report shows them. */
+const defaults = resolveRelayOptions();
+export const OUTBOXER_RELAY_SETTINGS = Object.freeze({
+  batchSize: defaults.batchSize, maxInFlight: defaults.maxInFlight, pollIntervalMs: defaults.pollIntervalMs, maxPollIntervalMs: defaults.maxPollIntervalMs,
+});
 
 /** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
-export function outboxerContender({ workload, relayConnections }: ContenderOptions, relayOptions: RelayOptionsInput = OUTBOXER_RELAY_SETTINGS): RelayContender {
+export function outboxerContender({ workload, relayConnections }: ContenderOptions, relayOptions: RelayOptionsInput = {}): RelayContender {
   const schema = uniqueName('bench_outboxer');
   const appName = `bench-outboxer-${schema.slice(-5)}`;
   const pool = benchPool(appName, relayConnections);

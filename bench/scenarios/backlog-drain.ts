@@ -20,7 +20,7 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
   const n = sizes.drainMessages;
   const window = OUTBOXER_RELAY_SETTINGS.maxInFlight;
   const result = newResult('a', `Backlog drain of ${n.toLocaleString('en-US')} messages`, {
-    messages: n, window, keys: sizes.keys, payloadBytes: sizes.payloadBytes, cappedSeconds: sizes.drainCapSeconds, relayConnections: RELAY_CONNECTIONS,
+    messages: n, window, relayBatch: OUTBOXER_RELAY_SETTINGS.batchSize, keys: sizes.keys, payloadBytes: sizes.payloadBytes, cappedSeconds: sizes.drainCapSeconds, relayConnections: RELAY_CONNECTIONS,
   });
   for (const broker of context.brokers) {
     const ceilingTarget = await createBrokerTarget(broker);
