@@ -15,6 +15,11 @@ export interface RelayContender {
   enqueue(client: pg.PoolClient, n: number): Promise<string>;
   /** Called after each writer COMMIT (outboxer: notifyCommitted, its documented fast path). */
   committed(): void;
+  /**
+   * Optional: runs the writer's transaction itself (BEGIN, `work`, COMMIT) when the contender's producer API
+   * owns the transaction, as outboxer's `outbox.transaction` does for its in-process hand-off.
+   */
+  transaction?<T>(client: pg.PoolClient, work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   start(publisher: Publisher): Promise<void>;
   stop(): Promise<void>;
   /** Rows not yet published. */

@@ -8,8 +8,25 @@ import type { ContenderOptions, RelayContender } from './contender.js';
 /** The relay runs with the library's own defaults (whatever they are at this commit); the report shows them. */
 const defaults = resolveRelayOptions();
 export const OUTBOXER_RELAY_SETTINGS = Object.freeze({
-  batchSize: defaults.batchSize, maxInFlight: defaults.maxInFlight, pollIntervalMs: defaults.pollIntervalMs, maxPollIntervalMs: defaults.maxPollIntervalMs,
+  batchSize: defaults.batchSize, maxInFlight: defaults.maxInFlight, lanes: defaults.lanes, pollIntervalMs: defaults.pollIntervalMs, maxPollIntervalMs: defaults.maxPollIntervalMs,
 });
+
+/** A transaction runner over one dedicated client (the writer's connection). */
+function onClient(client: pg.PoolClient) {
+  return {
+    async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      await client.query('BEGIN');
+      try {
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    },
+  };
+}
 
 /** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
 export function outboxerContender({ workload, relayConnections }: ContenderOptions, relayOptions: RelayOptionsInput = {}): RelayContender {
@@ -38,6 +55,11 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
     },
     committed() {
       outbox.notifyCommitted();
+    },
+    // The documented fast path: BEGIN/COMMIT by outbox.transaction, messages handed to the in-process relay.
+    transaction(client, work) {
+      // The runner hands `client` itself to the work, so the enqueues inside are on the hand-off's transaction.
+      return outbox.transaction(onClient(client), () => work(client));
     },
     async start(publisher: Publisher) {
       relay = outbox.createRelay(publisher, relayOptions);

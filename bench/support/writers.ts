@@ -58,13 +58,20 @@ export async function runWriters(options: WriterOptions): Promise<WriterRun> {
         }
         const begun = performance.now();
         try {
-          await client.query('BEGIN');
           const ids: string[] = [];
-          for (let i = 0; i < perTransaction; i++) ids.push(await contender.enqueue(client, next++));
-          await client.query('COMMIT');
+          const enqueueAll = async (tx: pg.PoolClient) => {
+            for (let i = 0; i < perTransaction; i++) ids.push(await contender.enqueue(tx, next++));
+          };
+          if (contender.transaction !== undefined) {
+            await contender.transaction(client, enqueueAll);
+          } else {
+            await client.query('BEGIN');
+            await enqueueAll(client);
+            await client.query('COMMIT');
+            contender.committed();
+          }
           transactionLatency.record(performance.now() - begun);
           commits++;
-          contender.committed();
           if (onCommit !== undefined) for (const id of ids) onCommit(id);
         } catch (error) {
           errors++;
