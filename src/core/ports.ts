@@ -67,6 +67,11 @@ export interface OutboxStore<Tx = unknown> {
   claim(request: ClaimRequest): Promise<Claim>;
   /** Marks as published the given messages still leased under `token`; returns how many it marked. */
   markPublished(token: string, ids: readonly string[]): Promise<number>;
+  /**
+   * Optional: marks messages of several leases in one statement (the relay batches hand-off marks with it);
+   * returns the ids that were still leased under their token and are now marked.
+   */
+  markPublishedEach?(marks: readonly { readonly token: string; readonly id: string }[]): Promise<ReadonlySet<string>>;
   /** Records failures (backoff or dead) for messages still leased under `token`. */
   markFailed(token: string, failures: readonly FailedMessage[]): Promise<number>;
   /**

@@ -1,4 +1,5 @@
 import { describeError } from './errors.js';
+import { MarkBatcher } from './mark-batcher.js';
 import type { OutboxMessage } from './message.js';
 import type { Claim, OutboxStore, Publisher } from './ports.js';
 import { type ClaimOutcome, publishClaim } from './publish-claim.js';
@@ -34,6 +35,7 @@ export class Relay {
   #helperWakers: Waker[] = [];
   #running: Promise<void> | undefined;
   readonly #handoffs = new Set<Promise<void>>();
+  readonly #handoffMarks: MarkBatcher | undefined;
   #stopping = false;
   #lastHousekeeping = 0;
 
@@ -41,6 +43,8 @@ export class Relay {
     this.#store = store;
     this.#publisher = publisher;
     this.options = resolveRelayOptions(options);
+    const markEach = store.markPublishedEach?.bind(store);
+    this.#handoffMarks = markEach === undefined ? undefined : new MarkBatcher(markEach);
   }
 
   get running(): boolean {
@@ -77,7 +81,7 @@ export class Relay {
       publishDeadline: batch.startedAt + this.options.leaseMs * (1 - LEASE_SAFETY_SHARE) - this.options.publishTimeoutMs,
       isStopping: () => this.#stopping,
     });
-    await this.#record(claim, outcome);
+    await this.#record(claim, outcome, this.#handoffMarks);
   }
 
   /** Starts the loop in the background; `stop()` ends it. Calling it twice is a no-op. */
@@ -141,13 +145,15 @@ export class Relay {
     return this.#record(claim, outcome);
   }
 
-  async #record(claim: Claim, outcome: ClaimOutcome): Promise<RelayRoundResult> {
+  async #record(claim: Claim, outcome: ClaimOutcome, batcher?: MarkBatcher): Promise<RelayRoundResult> {
     const { hooks, logger } = this.options;
     const store = this.#store;
     // A database blip between the broker's confirmation and the mark would otherwise turn into a
     // duplicate publish after the lease runs out, so marks are retried briefly before giving up.
     const [published, failed, released] = await Promise.all([
-      this.#persistently(() => store.markPublished(claim.token, outcome.published.map((m) => m.id))),
+      this.#persistently(() =>
+        (batcher === undefined ? store.markPublished.bind(store) : batcher.mark.bind(batcher))(claim.token, outcome.published.map((m) => m.id)),
+      ),
       this.#persistently(() => store.markFailed(claim.token, outcome.failed.map((f) => f.failure))),
       this.#persistently(() => store.release(claim.token, outcome.released.map((m) => m.id), outcome.brokerUnavailable)),
     ]);

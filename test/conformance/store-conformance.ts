@@ -125,6 +125,24 @@ export function describeStoreConformance(harness: StoreHarness): void {
       expect(await e.store.stats()).toMatchObject({ pending: 0, inFlight: 0, dead: 0 });
     });
 
+    it('marks messages of several leases in one call, fenced per message', async () => {
+      const e = await setup();
+      const [a, b, c] = [msg('t', 'ka'), msg('t', 'kb'), msg('t', 'kc')];
+      await e.transaction((tx) => e.store.insert(tx, [a, b, c]));
+      const first = await e.store.claim({ owner: 'one', leaseMs: 30_000, limit: 1 });
+      const second = await e.store.claim({ owner: 'two', leaseMs: 30_000, limit: 10 });
+      expect(first.messages.map((m) => m.id)).toEqual([a.id]);
+      const markEach = e.store.markPublishedEach?.bind(e.store);
+      expect(markEach).toBeDefined();
+      const marked = await markEach!([
+        { token: first.token, id: a.id },
+        { token: second.token, id: b.id },
+        { token: first.token, id: c.id }, // c is leased under the second claim: fenced
+      ]);
+      expect([...marked].sort()).toEqual([a.id, b.id].sort());
+      expect(await e.store.stats()).toMatchObject({ inFlight: 1 });
+    });
+
     it('lets the lease holder mark late if nobody took the messages over', async () => {
       const e = await setup();
       const m = msg('t', null);

@@ -89,6 +89,13 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     return affectedRows(await this.#database.query(statement, [token, ids]));
   }
 
+  async markPublishedEach(marks: readonly { readonly token: string; readonly id: string }[]): Promise<ReadonlySet<string>> {
+    if (marks.length === 0) return new Set();
+    const statement = this.retainPublishedMs > 0 ? this.#sql.retainPublishedEach : this.#sql.deletePublishedEach;
+    const result = await this.#database.query(statement, [marks.map((m) => m.id), marks.map((m) => m.token)]);
+    return new Set((result.rows as { id: string }[]).map((row) => row.id));
+  }
+
   async markFailed(token: string, failures: readonly FailedMessage[]): Promise<number> {
     if (failures.length === 0) return 0;
     const result = await this.#database.query(this.#sql.markFailed, [

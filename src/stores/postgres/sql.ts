@@ -98,6 +98,12 @@ export function buildStatements(name: TableName) {
         u.headers, u.created_at, u.attempts, u.last_error`,
 
     deletePublished: `DELETE FROM ${t} WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
+    deletePublishedEach: `DELETE FROM ${t} u USING unnest($1::uuid[], $2::uuid[]) AS m(id, token)
+      WHERE u.id = m.id AND u.lease_token = m.token RETURNING u.id::text AS id`,
+    retainPublishedEach: `UPDATE ${t} u SET state = 'published', published_at = now(),
+        lease_owner = NULL, lease_token = NULL, lease_until = NULL
+      FROM unnest($1::uuid[], $2::uuid[]) AS m(id, token)
+      WHERE u.id = m.id AND u.lease_token = m.token RETURNING u.id::text AS id`,
     retainPublished: `UPDATE ${t} SET state = 'published', published_at = now(),
         lease_owner = NULL, lease_token = NULL, lease_until = NULL
       WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
