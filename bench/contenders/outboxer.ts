@@ -57,10 +57,16 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
       outbox.notifyCommitted();
     },
     // The documented fast path: BEGIN/COMMIT by outbox.transaction, messages handed to the in-process relay.
-    transaction(client, work) {
-      // The runner hands `client` itself to the work, so the enqueues inside are on the hand-off's transaction.
-      return outbox.transaction(onClient(client), () => work(client));
-    },
+    // BENCH_OUTBOXER_PATH=wake measures the other documented path instead: the writer's own transaction, then
+    // notifyCommitted() (a wake-up and a claim).
+    ...(process.env.BENCH_OUTBOXER_PATH === 'wake'
+      ? {}
+      : {
+          transaction<T>(client: pg.PoolClient, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+            // The runner hands `client` itself to the work, so the enqueues inside are on the hand-off's transaction.
+            return outbox.transaction(onClient(client), () => work(client));
+          },
+        }),
     async start(publisher: Publisher) {
       relay = outbox.createRelay(publisher, relayOptions);
       relay.start();
