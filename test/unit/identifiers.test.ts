@@ -5,18 +5,8 @@ import { quoteIdentifier, validateIdentifier } from '../../src/core/identifiers.
 import type { PgDatabase } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { services, uniqueName } from '../support/services.js';
+import { seeded } from '../support/seeded-random.js';
 
-/** mulberry32: a small seeded generator, so a failing case can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Random strings biased towards the characters that break quoting: quotes, backslashes, dots, spaces. */
 function randomName(random: () => number, maxLength: number): string {

@@ -4,18 +4,8 @@ import type { OutboxMessage } from '../../src/core/message.js';
 import type { Publisher } from '../../src/core/ports.js';
 import { publishClaim } from '../../src/core/publish-claim.js';
 import { resolveRelayOptions } from '../../src/core/relay-options.js';
+import { seeded } from '../support/seeded-random.js';
 
-/** mulberry32: a seeded generator, so a failing run can be replayed from its seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Fate = 'ok' | 'transient' | 'permanent' | 'sync-throw';
 const MAX_ATTEMPTS = 3;

@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { retryDelayMs, shouldPark, type RetryPolicy } from '../../src/core/retry-policy.js';
+import { seeded } from '../support/seeded-random.js';
 
 const policy: RetryPolicy = { baseDelayMs: 1000, maxDelayMs: 60_000, maxAttempts: 10, jitter: 0.5 };
 const noJitter: RetryPolicy = { ...policy, jitter: 0 };
 const low = () => 0;
 const high = () => 1;
 
-/** mulberry32: seeded, so a failing draw can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('retryDelayMs', () => {
   it('grows exponentially from the base delay after the first failed attempt', () => {
