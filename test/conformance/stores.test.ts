@@ -1,55 +1,19 @@
-import { afterAll } from 'vitest';
-import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
-import { fromPgPool } from '../../src/stores/postgres/database.js';
-import { fromPglite, pgliteExecutor } from '../../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
-import { services, uniqueName } from '../support/services.js';
+import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
+import type { StoreHarness } from './store-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
 
-describeStoreConformance({
-  name: 'PostgreSQL (pg)',
-  async setup(options = {}) {
-    const schema = uniqueName('conf');
-    const pool = new pg.Pool({ connectionString: services.postgresUrl, max: 4 });
-    const store = new PostgresOutboxStore(fromPgPool(pool), { schema, ...options });
-    await store.migrate();
-    const database = fromPgPool(pool);
-    return {
-      store,
-      table: `"${schema}"."outbox"`,
-      transaction: (work) => database.transaction(work),
-      sql: async (text, params) => (await pool.query(text, params)).rows,
-      async cleanup() {
-        await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
-        await pool.end();
-      },
-    };
-  },
-});
+function harness(name: string, open: (prefix: string) => Promise<SchemaDatabase>): StoreHarness {
+  return {
+    name,
+    async setup(options = {}) {
+      const { schema, database, sql, cleanup } = await open('conf');
+      const store = new PostgresOutboxStore(database, { schema, ...options });
+      await store.migrate();
+      return { store, table: `"${schema}"."outbox"`, transaction: (work) => database.transaction(work), sql, cleanup };
+    },
+  };
+}
 
-let sharedPglite: PGlite | undefined;
-afterAll(async () => {
-  await sharedPglite?.close();
-});
-
-describeStoreConformance({
-  name: 'PGlite (embedded)',
-  async setup(options = {}) {
-    sharedPglite ??= new PGlite();
-    const db = sharedPglite;
-    const schema = uniqueName('conf');
-    const store = new PostgresOutboxStore(fromPglite(db), { schema, ...options });
-    await store.migrate();
-    const executor = pgliteExecutor(db);
-    return {
-      store,
-      table: `"${schema}"."outbox"`,
-      transaction: (work) => db.transaction((tx) => work(pgliteExecutor(tx))),
-      sql: async (text, params) => (await executor.query(text, params ?? [])).rows as Record<string, unknown>[],
-      cleanup: async () => {
-        await executor.query(`DROP SCHEMA "${schema}" CASCADE`);
-      },
-    };
-  },
-});
+describeStoreConformance(harness('PostgreSQL (pg)', postgresSchema));
+describeStoreConformance(harness('PGlite (embedded)', pgliteSchema));
