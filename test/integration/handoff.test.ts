@@ -1,26 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutboxMessageInput } from '../../src/core/message.js';
 import { Outbox } from '../../src/core/outbox.js';
-import type { OutboxStore } from '../../src/core/ports.js';
 import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
+import { countingClaims } from '../support/counting-store.js';
 import { checkDeliveries } from '../support/order-checker.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
-
-/** Counts the claims a relay makes, so a test can tell the fast path from the claim path. */
-function countingClaims(store: OutboxStore<SqlExecutor>): { store: OutboxStore<SqlExecutor>; claims: () => number } {
-  let claims = 0;
-  const counted = new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'claim') return (...args: Parameters<OutboxStore['claim']>) => ((claims += 1), target.claim(...args));
-      const value = Reflect.get(target, property, receiver) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { store: counted, claims: () => claims };
-}
 
 const sleepy = { pollIntervalMs: 30_000, maxPollIntervalMs: 30_000, leaseMs: 10_000, publishTimeoutMs: 2000 };
 

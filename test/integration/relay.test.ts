@@ -7,6 +7,7 @@ import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { services } from '../support/services.js';
+import { countingClaims } from '../support/counting-store.js';
 import { checkDeliveries } from '../support/order-checker.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { brokerDown, RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
@@ -221,26 +222,8 @@ describe('idempotent enqueue under concurrency', () => {
 describe('relay lanes', () => {
   it('overlaps claims while a backlog lasts, and polls with one lane only when idle', async () => {
     const fixture = await createPostgresFixture();
-    let inClaim = 0;
-    let maxConcurrentClaims = 0;
-    let claims = 0;
-    const store = new Proxy(fixture.store, {
-      get(target, property, receiver) {
-        if (property === 'claim') {
-          return async (...args: Parameters<typeof target.claim>) => {
-            claims++;
-            maxConcurrentClaims = Math.max(maxConcurrentClaims, ++inClaim);
-            try {
-              return await target.claim(...args);
-            } finally {
-              inClaim--;
-            }
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    const counted = countingClaims(fixture.store);
+    const store = counted.store;
     const outbox = new Outbox<SqlExecutor>(store);
     const publisher = new RecordingPublisher();
     publisher.delayMs = 2;
@@ -252,15 +235,15 @@ describe('relay lanes', () => {
     try {
       relay.start();
       await waitFor(() => publisher.delivered.length === 2000, { what: 'the backlog drained' });
-      expect(maxConcurrentClaims).toBeGreaterThanOrEqual(2);
+      expect(counted.maxConcurrentClaims()).toBeGreaterThanOrEqual(2);
       expect(publisher.keyOverlap).toBe(false);
       expect(new Set(publisher.delivered.map((m) => m.id)).size).toBe(2000);
       // Idle now: only the main lane polls, about once per poll interval.
       await waitFor(async () => (await fixture.store.stats()).inFlight === 0, { what: 'marks' });
-      const before = claims;
+      const before = counted.claims();
       const started = performance.now();
       await waitFor(() => performance.now() - started >= 1000, { intervalMs: 50, what: 'a second of idling' });
-      expect(claims - before).toBeLessThanOrEqual(13);
+      expect(counted.claims() - before).toBeLessThanOrEqual(13);
     } finally {
       await relay.stop();
       await fixture.cleanup();
