@@ -1,11 +1,12 @@
 /** Plain-text rendering for terminals. Machine output (`--json`) never goes through here. */
+import { escapeUnprintable } from '../../core/printable.js';
 
 /**
  * Makes a stored value safe to print on a terminal: control characters (ANSI escapes a producer
  * may have put in a topic or an error text) and bidi overrides become visible escapes, whitespace runs one space, bounded.
  */
 export function printable(value: string, maxLength = 120): string {
-  const text = value.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = escapeUnprintable(value.replace(/\s+/g, ' '));
   return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
 }
 

@@ -1,4 +1,5 @@
 import { OutboxerError } from '../../core/errors.js';
+import { escapeUnprintable } from '../../core/printable.js';
 import type { OutboxMessage } from '../../core/message.js';
 import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
 
@@ -20,17 +21,12 @@ export function createConsolePublisher(options: ConsolePublisherOptions = {}): P
     capabilities,
     async publish(message: OutboxMessage) {
       if (closed) throw new OutboxerError('OUTBOXER_CLOSED', `console publisher is closed; message ${message.id} was not published`);
-      const key = message.key === null ? '' : ` key=${printable(message.key)}`;
-      const payload = showPayload ? ` ${printable(message.payloadJson)}` : '';
-      write(`[outboxer] ${printable(message.topic)}${key} type=${printable(message.type)} id=${message.id} attempt=${message.attempts}${payload}`);
+      const key = message.key === null ? '' : ` key=${escapeUnprintable(message.key)}`;
+      const payload = showPayload ? ` ${escapeUnprintable(message.payloadJson)}` : '';
+      write(`[outboxer] ${escapeUnprintable(message.topic)}${key} type=${escapeUnprintable(message.type)} id=${message.id} attempt=${message.attempts}${payload}`);
     },
     async close() {
       closed = true;
     },
   };
-}
-
-/** Rows written by plain SQL skip enqueue validation: never let a stored escape sequence reach a terminal. */
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
