@@ -20,22 +20,6 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 7)}`;
 }
 
-/** Runs `work` in BEGIN/COMMIT on one pooled connection. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
 /** Inserts rows in chunks of `chunk` with one INSERT ... SELECT generate_series each, so a 10M load stays bounded. */
 export async function bulkLoad(client: pg.Client, total: number, sqlForRange: (from: number, to: number) => string, chunk = 200_000): Promise<void> {
   for (let from = 0; from < total; from += chunk) {
