@@ -8,10 +8,12 @@ import { type CeilingRun, windowed } from './ceiling-window.js';
 
 /**
  * NATS JetStream's own ceiling: @nats-io/jetstream publish awaiting each PubAck, the relay's wire form (same
- * subject, headers, Nats-Msg-Id and body), at most `window` publishes awaiting their PubAck, no database.
+ * subject, headers, Nats-Msg-Id and body) and connection options, at most `window` publishes awaiting their
+ * PubAck, no database.
  */
 export async function natsCeiling(target: BrokerTarget, workload: Workload, count: number, window: number): Promise<CeilingRun> {
-  const nc = await natsConnect({ servers: services.natsUrl });
+  // The same client options as the library's publisher (which turns async traces off), so the ceiling is the client's best.
+  const nc = await natsConnect({ servers: services.natsUrl, noAsyncTraces: true });
   const js = jetstream(nc);
   try {
     return await windowed(count, window, async (n) => {
