@@ -25,6 +25,12 @@ export interface ClaimRequest {
   readonly owner: string;
   readonly leaseMs: number;
   readonly limit: number;
+  /**
+   * At most this many keys (chains published side by side) per claim; the rest of `limit` is filled with
+   * the runs behind them. Keeps keys free for other lanes and relays when a backlog spans many keys.
+   * Default: `limit`.
+   */
+  readonly maxKeys?: number;
 }
 
 /** A message whose publish failed, with what to do about it. */

@@ -12,7 +12,7 @@ const relayOptionsSchema = z.object({
   owner: z.string().min(1).max(200).optional(),
   batchSize: positiveInt.max(10_000).default(500),
   maxInFlight: positiveInt.max(10_000).default(256),
-  lanes: positiveInt.max(16).default(2),
+  lanes: positiveInt.max(16).default(3),
   leaseMs: positiveInt.min(1000).default(30_000),
   publishTimeoutMs: positiveInt.default(10_000),
   pollIntervalMs: positiveInt.default(250),

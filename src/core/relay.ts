@@ -134,6 +134,7 @@ export class Relay {
       owner: this.options.owner,
       leaseMs: this.options.leaseMs,
       limit: this.options.batchSize,
+      maxKeys: this.options.maxInFlight,
     });
     if (claim.messages.length === 0) return emptyRound;
     const outcome = await publishClaim(claim.messages, {

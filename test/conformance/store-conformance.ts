@@ -80,6 +80,23 @@ export function describeStoreConformance(harness: StoreHarness): void {
       expect([...perKey.values()]).toEqual([3, 3, 3, 3]);
     });
 
+    it('takes at most maxKeys keys per claim and fills the batch with their runs, leaving the other keys free', async () => {
+      const e = await setup();
+      const input = Array.from({ length: 40 }, (_, i) => msg('t', `k${i % 4}`));
+      await e.transaction((tx) => e.store.insert(tx, input));
+      const first = await e.store.claim({ owner: 'a', leaseMs: 30_000, limit: 9, maxKeys: 2 });
+      const firstKeys = new Set(first.messages.map((m) => m.key));
+      // Two keys, the rest of the batch shared out rounded up (1 + 4 behind each head) and cut to 9.
+      expect([...firstKeys].sort()).toEqual(['k0', 'k1']);
+      expect(first.messages).toHaveLength(9);
+      const second = await e.store.claim({ owner: 'b', leaseMs: 30_000, limit: 9, maxKeys: 2 });
+      expect([...new Set(second.messages.map((m) => m.key))].sort()).toEqual(['k2', 'k3']);
+      for (const claim of [first, second]) {
+        const seqs = claim.messages.map((m) => BigInt(m.seq));
+        expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      }
+    });
+
     it('gives a single busy key the whole batch', async () => {
       const e = await setup();
       await e.transaction((tx) => e.store.insert(tx, Array.from({ length: 30 }, () => msg('t', 'hot'))));
@@ -278,6 +295,12 @@ export function describeStoreConformance(harness: StoreHarness): void {
       await e.store.migrate();
       const rows = await e.sql(`SELECT count(*)::int AS n FROM ${e.table}`);
       expect(rows[0]?.n).toBe(0);
+    });
+
+    it('leaves free space in each page (fillfactor 70), so lease updates need no new index entries', async () => {
+      const e = await setup();
+      const rows = await e.sql(`SELECT reloptions FROM pg_class WHERE oid = '${e.table}'::regclass`);
+      expect(rows[0]?.reloptions).toEqual(['fillfactor=70']);
     });
   });
 }

@@ -23,7 +23,7 @@ describe('resolveRelayOptions: defaults', () => {
     const { owner, logger, hooks, ...rest } = resolveRelayOptions();
     expect(rest).toEqual({
       batchSize: 500,
-      lanes: 2,
+      lanes: 3,
       maxInFlight: 256,
       leaseMs: 30_000,
       publishTimeoutMs: 10_000,

@@ -16,6 +16,8 @@ export interface SqlExecutor {
 /** What the relay side of the store needs from a database: queries and its own short transactions. */
 export interface PgDatabase extends SqlExecutor {
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs a named (prepared) statement; present where the driver keeps them per connection (`fromPgPool`). */
+  queryNamed?(statement: { readonly name: string; readonly text: string }, params: unknown[]): Promise<QueryResultLike>;
   /** Ends the connections this handle owns; a no-op for handles over a caller's pool. */
   close(): Promise<void>;
 }
@@ -30,6 +32,8 @@ interface PgPoolClientLike extends SqlExecutor {
 
 /** Structural view of a `pg` Pool: no runtime import of `pg` is needed. */
 export interface PgPoolLike extends SqlExecutor {
+  query(text: string, params?: unknown[]): Promise<QueryResultLike>;
+  query(config: { name: string; text: string; values: unknown[] }): Promise<QueryResultLike>;
   connect(): Promise<PgPoolClientLike>;
   end(): Promise<void>;
 }
@@ -38,6 +42,7 @@ export interface PgPoolLike extends SqlExecutor {
 export function fromPgPool(pool: PgPoolLike, options: { ownsPool?: boolean } = {}): PgDatabase {
   return {
     query: (text, params) => pool.query(text, params),
+    queryNamed: (statement, params) => pool.query({ name: statement.name, text: statement.text, values: params }),
     async transaction(work) {
       const client = await pool.connect();
       let broken = false;

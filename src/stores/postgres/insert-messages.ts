@@ -2,7 +2,7 @@ import type { NewOutboxMessage, OutboxMessage } from '../../core/message.js';
 import type { HandoffLease, InsertResult } from '../../core/ports.js';
 import type { SqlExecutor } from './database.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
-import type { Statements } from './sql.js';
+import type { RunStatement } from './sql.js';
 
 /**
  * Inserts in the caller's transaction: reserves idempotency keys first (a repeated key stores nothing and
@@ -10,12 +10,12 @@ import type { Statements } from './sql.js';
  */
 export async function insertMessages(
   tx: SqlExecutor,
-  sql: Statements,
+  run: RunStatement,
   messages: readonly NewOutboxMessage[],
   lease?: HandoffLease,
 ): Promise<InsertResult> {
   if (messages.length === 0) return { ids: [], leased: [] };
-  const firstIds = await reserveIdempotencyKeys(tx, sql, messages);
+  const firstIds = await reserveIdempotencyKeys(tx, run, messages);
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(m.idempotencyKey) ?? m.id)));
   const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
   if (fresh.length === 0) return { ids, leased: [] };
@@ -30,25 +30,25 @@ export async function insertMessages(
     fresh.map((m) => m.delayMs),
   ];
   if (lease === undefined) {
-    await tx.query(sql.insert, columns);
+    await run(tx, 'insert', columns);
     return { ids, leased: [] };
   }
-  const result = await tx.query(sql.insertLeased, [...columns, lease.owner, lease.token, lease.leaseMs]);
+  const result = await run(tx, 'insertLeased', [...columns, lease.owner, lease.token, lease.leaseMs]);
   const leased: OutboxMessage[] = (result.rows as (MessageRow & { leased: boolean })[]).filter((row) => row.leased).map(toMessage);
   leased.sort((a, b) => compareSeq(a.seq, b.seq));
   return { ids, leased };
 }
 
 /** Maps each idempotency key of the batch to the id of the message stored (or now reserved) under it. */
-async function reserveIdempotencyKeys(tx: SqlExecutor, sql: Statements, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
+async function reserveIdempotencyKeys(tx: SqlExecutor, run: RunStatement, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
   const keyed = messages.filter((m) => m.idempotencyKey !== null);
   const firstIds = new Map<string, string>();
   if (keyed.length === 0) return firstIds;
-  const reserved = await tx.query(sql.reserveKeys, [keyed.map((m) => m.idempotencyKey), keyed.map((m) => m.id)]);
+  const reserved = await run(tx, 'reserveKeys', [keyed.map((m) => m.idempotencyKey), keyed.map((m) => m.id)]);
   for (const row of reserved.rows as { idempotency_key: string; message_id: string }[]) firstIds.set(row.idempotency_key, row.message_id);
   const missing = [...new Set(keyed.map((m) => m.idempotencyKey as string))].filter((k) => !firstIds.has(k));
   if (missing.length > 0) {
-    const found = await tx.query(sql.findKeys, [missing]);
+    const found = await run(tx, 'findKeys', [missing]);
     for (const row of found.rows as { idempotency_key: string; message_id: string }[]) firstIds.set(row.idempotency_key, row.message_id);
   }
   return firstIds;

@@ -70,6 +70,13 @@ CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_idempotency_created_idx`)
 `;
     },
   },
+  {
+    version: 3,
+    description: 'fillfactor 70: lease, retry and release updates stay on their page (HOT) and add no index entries',
+    sql: ({ schema, table }) => `
+ALTER TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(table)} SET (fillfactor = 70);
+`,
+  },
 ]);
 
 /** The whole DDL as one idempotent script, for DBAs who apply it themselves (`outboxer sql`). */

@@ -6,7 +6,8 @@ import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { insertMessages } from './insert-messages.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
 import { migrationScript, runMigrations } from './migrations.js';
-import { buildStatements, resolveTableName, type Statements, type TableName } from './sql.js';
+import { nameStatements, runStatement } from './named-statement.js';
+import { buildStatements, resolveTableName, type RunStatement, type TableName } from './sql.js';
 
 export interface PostgresStoreOptions {
   /** Schema of the outbox table; created by `migrate` if missing. Default `public`. */
@@ -21,6 +22,12 @@ export interface PostgresStoreOptions {
   readonly retainPublishedMs?: number;
   /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
   readonly idempotencyWindowMs?: number;
+  /**
+   * Run the store's statements as named prepared statements on node-postgres connections, so each connection
+   * parses and plans them once. Default `true`. Turn it off behind a pooler that cannot keep prepared
+   * statements across transactions (PgBouncer in transaction mode before 1.21). PGlite ignores it.
+   */
+  readonly preparedStatements?: boolean;
 }
 
 interface DeadRow {
@@ -50,8 +57,9 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   readonly tableName: TableName;
   readonly retainPublishedMs: number;
   readonly idempotencyWindowMs: number;
+  readonly preparedStatements: boolean;
   readonly #database: PgDatabase;
-  readonly #sql: Statements;
+  readonly #run: RunStatement;
 
   constructor(database: PgDatabase, options: PostgresStoreOptions = {}) {
     this.#database = database;
@@ -64,20 +72,26 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     if (!Number.isInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)');
     }
-    this.#sql = buildStatements(this.tableName);
+    this.preparedStatements = options.preparedStatements ?? true;
+    if (typeof this.preparedStatements !== 'boolean') {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false');
+    }
+    const statements = nameStatements(buildStatements(this.tableName));
+    const prepare = this.preparedStatements;
+    this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);
   }
 
   async insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
-    return (await insertMessages(tx, this.#sql, messages)).ids;
+    return (await insertMessages(tx, this.#run, messages)).ids;
   }
 
   insertLeased(tx: SqlExecutor, messages: readonly NewOutboxMessage[], lease: HandoffLease): Promise<InsertResult> {
-    return insertMessages(tx, this.#sql, messages, lease);
+    return insertMessages(tx, this.#run, messages, lease);
   }
 
   async claim(request: ClaimRequest): Promise<Claim> {
     const token = randomUUID();
-    const result = await this.#database.query(this.#sql.claim, [request.limit, request.owner, token, request.leaseMs]);
+    const result = await this.#run(this.#database, 'claim', [request.limit, request.owner, token, request.leaseMs, Math.min(request.maxKeys ?? request.limit, request.limit)]);
     const messages = (result.rows as MessageRow[]).map(toMessage);
     messages.sort((a, b) => compareSeq(a.seq, b.seq));
     return { token, messages };
@@ -85,20 +99,20 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
 
   async markPublished(token: string, ids: readonly string[]): Promise<number> {
     if (ids.length === 0) return 0;
-    const statement = this.retainPublishedMs > 0 ? this.#sql.retainPublished : this.#sql.deletePublished;
-    return affectedRows(await this.#database.query(statement, [token, ids]));
+    const statement = this.retainPublishedMs > 0 ? 'retainPublished' : 'deletePublished';
+    return affectedRows(await this.#run(this.#database, statement, [token, ids]));
   }
 
   async markPublishedEach(marks: readonly { readonly token: string; readonly id: string }[]): Promise<ReadonlySet<string>> {
     if (marks.length === 0) return new Set();
-    const statement = this.retainPublishedMs > 0 ? this.#sql.retainPublishedEach : this.#sql.deletePublishedEach;
-    const result = await this.#database.query(statement, [marks.map((m) => m.id), marks.map((m) => m.token)]);
+    const statement = this.retainPublishedMs > 0 ? 'retainPublishedEach' : 'deletePublishedEach';
+    const result = await this.#run(this.#database, statement, [marks.map((m) => m.id), marks.map((m) => m.token)]);
     return new Set((result.rows as { id: string }[]).map((row) => row.id));
   }
 
   async markFailed(token: string, failures: readonly FailedMessage[]): Promise<number> {
     if (failures.length === 0) return 0;
-    const result = await this.#database.query(this.#sql.markFailed, [
+    const result = await this.#run(this.#database, 'markFailed', [
       token,
       failures.map((f) => f.id),
       failures.map((f) => f.error),
@@ -110,20 +124,20 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
 
   async release(token: string, ids: readonly string[], lastError?: string): Promise<number> {
     if (ids.length === 0) return 0;
-    return affectedRows(await this.#database.query(this.#sql.release, [token, ids, lastError ?? null]));
+    return affectedRows(await this.#run(this.#database, 'release', [token, ids, lastError ?? null]));
   }
 
   async purgePublished(limit: number): Promise<number> {
     if (this.retainPublishedMs <= 0) return 0;
-    return affectedRows(await this.#database.query(this.#sql.purgePublished, [this.retainPublishedMs, limit]));
+    return affectedRows(await this.#run(this.#database, 'purgePublished', [this.retainPublishedMs, limit]));
   }
 
   async purgeIdempotencyKeys(limit: number): Promise<number> {
-    return affectedRows(await this.#database.query(this.#sql.purgeKeys, [this.idempotencyWindowMs, limit]));
+    return affectedRows(await this.#run(this.#database, 'purgeKeys', [this.idempotencyWindowMs, limit]));
   }
 
   async stats(): Promise<OutboxStats> {
-    const result = await this.#database.query(this.#sql.stats);
+    const result = await this.#run(this.#database, 'stats');
     const row = result.rows[0] as StatsRow;
     return {
       pending: Number(row.pending),
@@ -136,7 +150,7 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   }
 
   async listDead(limit: number): Promise<DeadMessage[]> {
-    const result = await this.#database.query(this.#sql.listDead, [limit]);
+    const result = await this.#run(this.#database, 'listDead', [limit]);
     return (result.rows as DeadRow[]).map((row) => ({
       id: row.id,
       topic: row.topic,
@@ -150,13 +164,13 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   }
 
   async retryDead(ids: readonly string[] | 'all'): Promise<number> {
-    if (ids === 'all') return this.#inBatches(this.#sql.retryDeadBatch);
-    return affectedRows(await this.#database.query(this.#sql.retryDead, [ids]));
+    if (ids === 'all') return this.#inBatches('retryDeadBatch');
+    return affectedRows(await this.#run(this.#database, 'retryDead', [ids]));
   }
 
   async purgeDead(ids: readonly string[] | 'all'): Promise<number> {
-    if (ids === 'all') return this.#inBatches(this.#sql.purgeDeadBatch);
-    return affectedRows(await this.#database.query(this.#sql.purgeDead, [ids]));
+    if (ids === 'all') return this.#inBatches('purgeDeadBatch');
+    return affectedRows(await this.#run(this.#database, 'purgeDead', [ids]));
   }
 
   async migrate(): Promise<void> {
@@ -171,10 +185,10 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     await this.#database.close();
   }
 
-  async #inBatches(statement: string): Promise<number> {
+  async #inBatches(statement: 'retryDeadBatch' | 'purgeDeadBatch'): Promise<number> {
     let total = 0;
     for (;;) {
-      const changed = affectedRows(await this.#database.query(statement, [BULK_BATCH]));
+      const changed = affectedRows(await this.#run(this.#database, statement, [BULK_BATCH]));
       total += changed;
       if (changed < BULK_BATCH) return total;
     }

@@ -1,4 +1,5 @@
 import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+import type { QueryResultLike, SqlExecutor } from './database.js';
 
 export interface TableName {
   readonly schema: string;
@@ -65,8 +66,9 @@ export function buildStatements(name: TableName) {
      * A row is a head when no earlier pending row shares its key: only heads can be claimed, so two
      * relays never hold the same key. The claimer of a head also takes the open run behind it (same
      * key, available, not leased), cut at the first row that is not, so a busy key moves in batches.
-     * The batch left after the heads is shared out evenly among them, so the work per claim stays
-     * bounded by the batch size however long each key's backlog is.
+     * At most $5 heads are taken; the batch left after them is shared out evenly among them (rounded up,
+     * then cut to $1), so the work per claim stays bounded by the batch size however long each key's
+     * backlog is, and keys beyond $5 stay free for other lanes and relays.
      * Rows lower in seq that commit later are simply heads of a later claim (no cursor, no gap).
      */
     claim: `WITH heads AS (
@@ -75,7 +77,7 @@ export function buildStatements(name: TableName) {
           AND (o.key IS NULL OR NOT EXISTS (
             SELECT 1 FROM ${t} p WHERE p.key = o.key AND p.state = 'pending' AND p.seq < o.seq))
         ORDER BY o.seq
-        LIMIT $1
+        LIMIT $5
         FOR UPDATE SKIP LOCKED
       ), runs AS (
         SELECT r.seq FROM heads h CROSS JOIN LATERAL (
@@ -84,7 +86,7 @@ export function buildStatements(name: TableName) {
           FROM ${t} x
           WHERE x.key = h.key AND x.state = 'pending' AND x.seq > h.seq
           ORDER BY x.seq
-          LIMIT (SELECT ($1 - count(*)) / GREATEST(count(*), 1) FROM heads)
+          LIMIT (SELECT ($1 - count(*) + GREATEST(count(*), 1) - 1) / GREATEST(count(*), 1) FROM heads)
         ) r
         WHERE h.key IS NOT NULL AND r.open
       ), picked AS (
@@ -147,3 +149,6 @@ export function buildStatements(name: TableName) {
 }
 
 export type Statements = ReturnType<typeof buildStatements>;
+
+/** Runs one of the store's statements by name on an executor (prepared where the driver allows it). */
+export type RunStatement = (executor: SqlExecutor, statement: keyof Statements, params?: unknown[]) => Promise<QueryResultLike>;
