@@ -97,6 +97,17 @@ export function describeStoreConformance(harness: StoreHarness): void {
       }
     });
 
+    it('finds a key whose first message sits behind a long backlog of another key', async () => {
+      const e = await setup();
+      const backlog = Array.from({ length: 300 }, () => msg('t', 'busy'));
+      const late = msg('t', 'late');
+      await e.transaction((tx) => e.store.insert(tx, [...backlog, late]));
+      // The claim checks only the first rows (a few times its batch) for heads, then looks beyond by key.
+      const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10, maxKeys: 5 });
+      expect(claim.messages.map((m) => m.id)).toContain(late.id);
+      expect(claim.messages.filter((m) => m.key === 'busy').map((m) => m.id)).toEqual(backlog.slice(0, 5).map((m) => m.id)); // its head and a fair share
+    });
+
     it('gives a single busy key the whole batch', async () => {
       const e = await setup();
       await e.transaction((tx) => e.store.insert(tx, Array.from({ length: 30 }, () => msg('t', 'hot'))));

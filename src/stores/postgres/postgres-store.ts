@@ -51,6 +51,8 @@ interface StatsRow {
 }
 
 const BULK_BATCH = 1000;
+/** A claim looks at up to this many times its batch in pending rows, and its key quota in keys beyond them. */
+const CLAIM_SCAN_FACTOR = 2;
 
 /** The PostgreSQL store; the same SQL serves `pg` and PGlite (see `fromPgPool` and `fromPglite`). */
 export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
@@ -91,7 +93,10 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
 
   async claim(request: ClaimRequest): Promise<Claim> {
     const token = randomUUID();
-    const result = await this.#run(this.#database, 'claim', [request.limit, request.owner, token, request.leaseMs, Math.min(request.maxKeys ?? request.limit, request.limit)]);
+    const maxKeys = Math.min(request.maxKeys ?? request.limit, request.limit);
+    const result = await this.#run(this.#database, 'claim', [
+      request.limit, request.owner, token, request.leaseMs, maxKeys, request.limit * CLAIM_SCAN_FACTOR, maxKeys * CLAIM_SCAN_FACTOR,
+    ]);
     const messages = (result.rows as MessageRow[]).map(toMessage);
     messages.sort((a, b) => compareSeq(a.seq, b.seq));
     return { token, messages };

@@ -70,14 +70,39 @@ export function buildStatements(name: TableName) {
      * then cut to $1), so the work per claim stays bounded by the batch size however long each key's
      * backlog is, and keys beyond $5 stay free for other lanes and relays.
      * Rows lower in seq that commit later are simply heads of a later claim (no cursor, no gap).
+     *
+     * The search is bounded: only the first $6 claimable rows (in seq order) are checked for being heads.
+     * When all of them were checked and gave fewer than $5 heads (few keys with long backlogs, or keys
+     * held by other relays), keys beyond them are found with a skip scan over the pending key index,
+     * bounded to $7 keys, so a key with a long backlog cannot hide the others. Heads go oldest first.
      */
-    claim: `WITH heads AS (
-        SELECT o.seq, o.key FROM ${t} o
-        WHERE o.state = 'pending' AND o.available_at <= now() AND (o.lease_until IS NULL OR o.lease_until <= now())
-          AND (o.key IS NULL OR NOT EXISTS (
-            SELECT 1 FROM ${t} p WHERE p.key = o.key AND p.state = 'pending' AND p.seq < o.seq))
-        ORDER BY o.seq
+    claim: `WITH RECURSIVE candidates AS MATERIALIZED (
+        SELECT seq, key FROM ${t}
+        WHERE state = 'pending' AND available_at <= now() AND (lease_until IS NULL OR lease_until <= now())
+        ORDER BY seq LIMIT $6
+      ), window_heads AS MATERIALIZED (
+        SELECT c.seq FROM candidates c
+        WHERE c.key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM ${t} p WHERE p.key = c.key AND p.state = 'pending' AND p.seq < c.seq)
         LIMIT $5
+      ), distinct_keys(key) AS (
+        SELECT (SELECT min(k.key) FROM ${t} k WHERE k.state = 'pending' AND k.key IS NOT NULL)
+        WHERE (SELECT count(*) FROM candidates) = $6 AND (SELECT count(*) FROM window_heads) < $5
+        UNION ALL
+        SELECT (SELECT min(k.key) FROM ${t} k WHERE k.state = 'pending' AND k.key > d.key)
+        FROM distinct_keys d WHERE d.key IS NOT NULL
+      ), outside_heads AS (
+        SELECT f.seq FROM (SELECT key FROM distinct_keys WHERE key IS NOT NULL LIMIT $7) d
+        CROSS JOIN LATERAL (
+          SELECT x.seq, x.available_at, x.lease_until FROM ${t} x
+          WHERE x.key = d.key AND x.state = 'pending' ORDER BY x.seq LIMIT 1
+        ) f
+        WHERE NOT EXISTS (SELECT 1 FROM candidates c WHERE c.key = d.key)
+          AND f.available_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
+      ), heads AS (
+        SELECT o.seq, o.key FROM ${t} o
+        WHERE o.seq IN (SELECT seq FROM (SELECT seq FROM window_heads UNION ALL SELECT seq FROM outside_heads) c ORDER BY seq LIMIT $5)
+          AND o.state = 'pending' AND o.available_at <= now() AND (o.lease_until IS NULL OR o.lease_until <= now())
         FOR UPDATE SKIP LOCKED
       ), runs AS (
         SELECT r.seq FROM heads h CROSS JOIN LATERAL (
