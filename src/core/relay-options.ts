@@ -13,6 +13,7 @@ const relayOptionsSchema = z.object({
   batchSize: positiveInt.max(10_000).default(500),
   maxInFlight: positiveInt.max(10_000).default(256),
   lanes: positiveInt.max(16).default(3),
+  maxHandoff: z.number().int().min(0).max(100_000).default(2048),
   leaseMs: positiveInt.min(1000).default(30_000),
   publishTimeoutMs: positiveInt.default(10_000),
   pollIntervalMs: positiveInt.default(250),
@@ -55,6 +56,12 @@ export interface RelayOptions {
   readonly maxInFlight: number;
   /** Claim loops that overlap database work with publishing while a backlog lasts (the extra ones sleep when idle). */
   readonly lanes: number;
+  /**
+   * Messages handed off by `Outbox.transaction` that may be unfinished (publishing or awaiting their mark) at
+   * once; beyond it (a slow broker), transactions take the claim path, which has its own backpressure.
+   * 0 turns the hand-off off.
+   */
+  readonly maxHandoff: number;
   readonly leaseMs: number;
   readonly publishTimeoutMs: number;
   readonly pollIntervalMs: number;

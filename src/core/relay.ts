@@ -35,6 +35,7 @@ export class Relay {
   #helperWakers: Waker[] = [];
   #running: Promise<void> | undefined;
   readonly #handoffs = new Set<Promise<void>>();
+  #handoffMessages = 0;
   readonly #handoffMarks: MarkBatcher | undefined;
   #stopping = false;
   #lastHousekeeping = 0;
@@ -51,9 +52,12 @@ export class Relay {
     return this.#running !== undefined;
   }
 
-  /** Whether `handoff` will publish (the relay runs and is not stopping). */
+  /**
+   * Whether `handoff` will publish: the relay runs, is not stopping, and fewer than `maxHandoff` handed-off
+   * messages are unfinished (past that, the claim path's batches are cheaper for the database).
+   */
   get acceptsHandoff(): boolean {
-    return this.#running !== undefined && !this.#stopping;
+    return this.#running !== undefined && !this.#stopping && this.#handoffMessages < this.options.maxHandoff;
   }
 
   /**
@@ -63,13 +67,18 @@ export class Relay {
    */
   handoff(batch: { readonly token: string; readonly startedAt: number; readonly messages: readonly OutboxMessage[] }): void {
     if (batch.messages.length === 0) return;
+    const count = batch.messages.length;
+    this.#handoffMessages += count;
     const work: Promise<void> = this.#publishHandoff(batch)
       .catch((error: unknown) => {
         const description = describeError(error);
         this.options.logger.error({ owner: this.options.owner, error: description }, 'hand-off failed; its messages return to the claim path when the lease ends');
         this.options.hooks.onError?.({ stage: 'mark', error: description });
       })
-      .finally(() => this.#handoffs.delete(work));
+      .finally(() => {
+        this.#handoffMessages -= count;
+        this.#handoffs.delete(work);
+      });
     this.#handoffs.add(work);
   }
 

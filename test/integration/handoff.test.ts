@@ -20,10 +20,10 @@ describe('in-process hand-off (Outbox.transaction)', () => {
     fixture = undefined;
   });
 
-  async function setup(relayOptions: Record<string, unknown> = sleepy) {
+  async function setup(relayOptions: Record<string, unknown> = sleepy, outboxOptions: { maxConcurrentHandoffs?: number } = {}) {
     fixture = await createPostgresFixture();
     const counted = countingClaims(fixture.store);
-    const outbox = new Outbox<SqlExecutor>(counted.store);
+    const outbox = new Outbox<SqlExecutor>(counted.store, outboxOptions);
     const publisher = new RecordingPublisher();
     const relay = outbox.createRelay(publisher, relayOptions);
     relays.push(relay);
@@ -78,6 +78,48 @@ describe('in-process hand-off (Outbox.transaction)', () => {
     relay.wake();
     await waitFor(() => publisher.delivered.length === 2, { what: 'both, through the claim path' });
     expect(publisher.delivered.map((m) => m.id)).toEqual([earlier, later]);
+  });
+
+  it('takes the claim path for transactions beyond maxConcurrentHandoffs open at once', async () => {
+    const { outbox, publisher, db, claims } = await setup(sleepy, { maxConcurrentHandoffs: 1 });
+    let enqueued = () => {};
+    const firstEnqueued = new Promise<void>((resolve) => {
+      enqueued = resolve;
+    });
+    let releaseFirst = () => {};
+    const firstMayCommit = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const first = outbox.transaction(db, async (tx) => {
+      const id = await outbox.enqueue(tx, { topic: 't', type: 'x', key: 'a', payload: 1 });
+      enqueued();
+      await firstMayCommit;
+      return id;
+    });
+    await firstEnqueued;
+    const before = claims();
+    // Opened while the first is still open: over the limit of 1, so it is not handed off but claimed.
+    const second = await outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key: 'b', payload: 2 }));
+    await waitFor(() => publisher.delivered.some((m) => m.id === second), { what: 'the second, through a claim' });
+    expect(claims()).toBeGreaterThan(before);
+    const afterSecond = claims();
+    releaseFirst();
+    const firstId = await first;
+    await waitFor(() => publisher.delivered.some((m) => m.id === firstId), { what: 'the first, handed off' });
+    expect(claims()).toBe(afterSecond);
+    expect(() => new Outbox(outbox.store, { maxConcurrentHandoffs: -1 })).toThrow(/maxConcurrentHandoffs/);
+  });
+
+  it('stops handing off while maxHandoff messages are unfinished (a slow broker)', async () => {
+    const { outbox, publisher, db, claims } = await setup({ ...sleepy, maxHandoff: 1 });
+    publisher.holdConfirms();
+    const first = await outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key: 'a', payload: 1 }));
+    const before = claims();
+    const second = await outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key: 'b', payload: 2 }));
+    // The first is still unconfirmed, so the second went the claim path (a wake-up and a claim).
+    await waitFor(() => claims() > before, { what: 'a claim for the second' });
+    publisher.releaseConfirms();
+    await waitFor(() => [first, second].every((id) => publisher.delivered.some((m) => m.id === id)), { what: 'both, once confirmed' });
   });
 
   it('falls back to the claim path when no relay runs in this process', async () => {

@@ -17,6 +17,8 @@ export class RecordingPublisher implements Publisher {
   maxInFlight = 0;
   readonly inFlightKeys = new Set<string>();
   keyOverlap = false;
+  #held: Promise<void> | undefined;
+  #release: () => void = () => {};
 
   constructor(capabilities: PublisherCapabilities = {}) {
     this.capabilities = capabilities;
@@ -31,6 +33,7 @@ export class RecordingPublisher implements Publisher {
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      if (this.#held !== undefined) await this.#held;
       const error = this.failWith(message);
       if (error !== undefined) throw error;
       this.delivered.push(message);
@@ -38,6 +41,18 @@ export class RecordingPublisher implements Publisher {
       this.inFlight--;
       if (message.key !== null) this.inFlightKeys.delete(message.key);
     }
+  }
+
+  /** Publishes wait (unconfirmed, as with a stalled broker) until `releaseConfirms()`. */
+  holdConfirms(): void {
+    this.#held = new Promise((resolve) => {
+      this.#release = resolve;
+    });
+  }
+
+  releaseConfirms(): void {
+    this.#held = undefined;
+    this.#release();
   }
 
   async close(): Promise<void> {}

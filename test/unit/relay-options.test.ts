@@ -24,6 +24,7 @@ describe('resolveRelayOptions: defaults', () => {
     expect(rest).toEqual({
       batchSize: 500,
       lanes: 3,
+      maxHandoff: 2048,
       maxInFlight: 256,
       leaseMs: 30_000,
       publishTimeoutMs: 10_000,
