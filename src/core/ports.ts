@@ -4,6 +4,11 @@ import type { DeadMessage, NewOutboxMessage, OutboxMessage } from './message.js'
 export interface Claim {
   readonly token: string;
   readonly messages: readonly OutboxMessage[];
+  /**
+   * Optional: the lowest `seq` the claim looked at (its first claimable row). Nothing claimable lay below it,
+   * so the next claim may pass it as `fromSeq`.
+   */
+  readonly lowestCandidateSeq?: string;
 }
 
 /** A lease taken at insert time for the in-process fast path (see `Outbox.transaction`). */
@@ -31,6 +36,12 @@ export interface ClaimRequest {
    * Default: `limit`.
    */
   readonly maxKeys?: number;
+  /**
+   * A hint: look for claimable rows from this `seq` on (a previous claim's `lowestCandidateSeq`), so dead
+   * index entries below it are not walked again while an old snapshot keeps them. Rows below it that
+   * become claimable later (late commits, retries, expired leases) are found by the next claim without it.
+   */
+  readonly fromSeq?: string;
 }
 
 /** A message whose publish failed, with what to do about it. */

@@ -14,6 +14,7 @@ const relayOptionsSchema = z.object({
   maxInFlight: positiveInt.max(10_000).default(256),
   lanes: positiveInt.max(16).default(3),
   maxHandoff: z.number().int().min(0).max(100_000).default(2048),
+  fullSweepIntervalMs: positiveInt.default(1000),
   leaseMs: positiveInt.min(1000).default(30_000),
   publishTimeoutMs: positiveInt.default(10_000),
   pollIntervalMs: positiveInt.default(250),
@@ -62,6 +63,12 @@ export interface RelayOptions {
    * 0 turns the hand-off off.
    */
   readonly maxHandoff: number;
+  /**
+   * Claims start from where the previous one found its first claimable row, so an old snapshot's dead index
+   * entries are not walked again; at least this often a claim looks from the start, for rows that became
+   * claimable below that point (late commits, retries, released or expired leases).
+   */
+  readonly fullSweepIntervalMs: number;
   readonly leaseMs: number;
   readonly publishTimeoutMs: number;
   readonly pollIntervalMs: number;

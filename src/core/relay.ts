@@ -39,6 +39,8 @@ export class Relay {
   readonly #handoffMarks: MarkBatcher | undefined;
   #stopping = false;
   #lastHousekeeping = 0;
+  #claimFrom: string | undefined;
+  #lastFullSweep = Number.NEGATIVE_INFINITY;
 
   constructor(store: OutboxStore, publisher: Publisher, options: RelayOptionsInput = {}) {
     this.#store = store;
@@ -139,12 +141,17 @@ export class Relay {
   /** One claim-publish-mark round; the loop is made of these. Useful in tests and scripts. */
   async runOnce(): Promise<RelayRoundResult> {
     const claimStartedAt = performance.now();
+    const fromSeq = claimStartedAt - this.#lastFullSweep >= this.options.fullSweepIntervalMs ? undefined : this.#claimFrom;
+    if (fromSeq === undefined) this.#lastFullSweep = claimStartedAt;
     const claim = await this.#store.claim({
       owner: this.options.owner,
       leaseMs: this.options.leaseMs,
       limit: this.options.batchSize,
       maxKeys: this.options.maxInFlight,
+      ...(fromSeq === undefined ? {} : { fromSeq }),
     });
+    if (claim.lowestCandidateSeq !== undefined) this.#claimFrom = claim.lowestCandidateSeq;
+    else if (fromSeq === undefined) this.#claimFrom = undefined;
     if (claim.messages.length === 0) return emptyRound;
     const outcome = await publishClaim(claim.messages, {
       publisher: this.#publisher,

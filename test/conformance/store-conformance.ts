@@ -108,6 +108,24 @@ export function describeStoreConformance(harness: StoreHarness): void {
       expect(claim.messages.filter((m) => m.key === 'busy').map((m) => m.id)).toEqual(backlog.slice(0, 5).map((m) => m.id)); // its head and a fair share
     });
 
+    it('starts a claim from fromSeq when given, and reports the lowest row it looked at', async () => {
+      const e = await setup();
+      const input = Array.from({ length: 6 }, (_, i) => msg('t', `k${i}`));
+      await e.transaction((tx) => e.store.insert(tx, input));
+      const first = await e.store.claim({ owner, leaseMs: 30_000, limit: 2 });
+      expect(first.lowestCandidateSeq).toBe(first.messages[0]?.seq);
+      await e.store.release(first.token, first.messages.map((m) => m.id));
+      const second = first.messages[1]?.seq ?? '';
+      const from = (BigInt(second) + 1n).toString();
+      const later = await e.store.claim({ owner, leaseMs: 30_000, limit: 10, fromSeq: from });
+      expect(later.messages.map((m) => m.id)).toEqual(input.slice(2).map((m) => m.id));
+      expect(later.lowestCandidateSeq).toBe(later.messages[0]?.seq);
+      // Without the hint the first two are found again.
+      const full = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(full.messages.map((m) => m.id)).toEqual(input.slice(0, 2).map((m) => m.id));
+      await expect(e.store.claim({ owner, leaseMs: 30_000, limit: 10, fromSeq: '1; DROP TABLE x' })).rejects.toThrow(/fromSeq/);
+    });
+
     it('gives a single busy key the whole batch', async () => {
       const e = await setup();
       await e.transaction((tx) => e.store.insert(tx, Array.from({ length: 30 }, () => msg('t', 'hot'))));

@@ -62,6 +62,31 @@ describe('relay on PostgreSQL', () => {
     expect(await fixture.store.stats()).toMatchObject({ pending: 0, scheduled: 0, inFlight: 0, dead: 0 });
   });
 
+  it('finds a row that commits late below where its claims start, on the next full sweep', async () => {
+    const { fixture, outbox, db } = await setup();
+    const publisher = new RecordingPublisher();
+    const counted = countingClaims(fixture.store);
+    const relay = new Relay(counted.store, publisher, { ...fast, fullSweepIntervalMs: 500 });
+    relays.push(relay);
+    // A transaction takes its seq first and commits last: the sequence-gap case.
+    const late = await fixture.pool.connect();
+    let lateId = '';
+    try {
+      await late.query('BEGIN');
+      lateId = await outbox.enqueue(late, { topic: 't', type: 'x', key: 'late', payload: 'late' });
+      const later = await db.transaction((tx) => outbox.enqueueMany(tx, Array.from({ length: 5 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i}`, payload: i }))));
+      relay.start();
+      await waitFor(() => later.every((id) => publisher.delivered.some((m) => m.id === id)), { what: 'the rows committed first' });
+      await late.query('COMMIT');
+    } finally {
+      late.release();
+    }
+    const claimsAtCommit = counted.claims();
+    await waitFor(() => publisher.delivered.some((m) => m.id === lateId), { timeoutMs: 5000, what: 'the late row' });
+    expect(counted.claims()).toBeGreaterThan(claimsAtCommit);
+    expect(await fixture.store.stats()).toMatchObject({ pending: 0, inFlight: 0 });
+  });
+
   it('retries a failed publish with backoff, holding back only its own key', async () => {
     const { fixture, outbox, db } = await setup();
     const publisher = new RecordingPublisher();

@@ -25,6 +25,7 @@ describe('resolveRelayOptions: defaults', () => {
       batchSize: 500,
       lanes: 3,
       maxHandoff: 2048,
+      fullSweepIntervalMs: 1000,
       maxInFlight: 256,
       leaseMs: 30_000,
       publishTimeoutMs: 10_000,

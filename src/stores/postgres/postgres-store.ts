@@ -92,14 +92,20 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   }
 
   async claim(request: ClaimRequest): Promise<Claim> {
+    if (request.fromSeq !== undefined && !/^[0-9]{1,18}$/.test(request.fromSeq)) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `claim fromSeq must be a seq the store returned (digits only), got ${JSON.stringify(request.fromSeq.slice(0, 40))}`);
+    }
     const token = randomUUID();
     const maxKeys = Math.min(request.maxKeys ?? request.limit, request.limit);
     const result = await this.#run(this.#database, 'claim', [
       request.limit, request.owner, token, request.leaseMs, maxKeys, request.limit * CLAIM_SCAN_FACTOR, maxKeys * CLAIM_SCAN_FACTOR,
+      request.fromSeq ?? null,
     ]);
-    const messages = (result.rows as MessageRow[]).map(toMessage);
+    const rows = result.rows as (MessageRow & { lowest_candidate_seq: string | null })[];
+    const messages = rows.map(toMessage);
     messages.sort((a, b) => compareSeq(a.seq, b.seq));
-    return { token, messages };
+    const lowest = rows[0]?.lowest_candidate_seq;
+    return typeof lowest === 'string' ? { token, messages, lowestCandidateSeq: lowest } : { token, messages };
   }
 
   async markPublished(token: string, ids: readonly string[]): Promise<number> {

@@ -71,14 +71,16 @@ export function buildStatements(name: TableName) {
      * backlog is, and keys beyond $5 stay free for other lanes and relays.
      * Rows lower in seq that commit later are simply heads of a later claim (no cursor, no gap).
      *
-     * The search is bounded: only the first $6 claimable rows (in seq order) are checked for being heads.
+     * The search is bounded: only the first $6 claimable rows (in seq order, from seq $8 when given: a
+     * hint from the previous claim) are checked for being heads.
      * When all of them were checked and gave fewer than $5 heads (few keys with long backlogs, or keys
      * held by other relays), keys beyond them are found with a skip scan over the pending key index,
      * bounded to $7 keys, so a key with a long backlog cannot hide the others. Heads go oldest first.
      */
     claim: `WITH RECURSIVE candidates AS MATERIALIZED (
         SELECT seq, key FROM ${t}
-        WHERE state = 'pending' AND available_at <= now() AND (lease_until IS NULL OR lease_until <= now())
+        WHERE state = 'pending' AND seq >= COALESCE($8::int8, 0)
+          AND available_at <= now() AND (lease_until IS NULL OR lease_until <= now())
         ORDER BY seq LIMIT $6
       ), window_heads AS MATERIALIZED (
         SELECT c.seq FROM candidates c
@@ -122,7 +124,7 @@ export function buildStatements(name: TableName) {
         attempts = u.attempts + 1
       FROM picked WHERE u.seq = picked.seq
       RETURNING u.seq::text AS seq, u.id::text AS id, u.topic, u.type, u.key, u.payload::text AS payload_json,
-        u.headers, u.created_at, u.attempts, u.last_error`,
+        u.headers, u.created_at, u.attempts, u.last_error, (SELECT min(seq) FROM candidates)::text AS lowest_candidate_seq`,
 
     deletePublished: `DELETE FROM ${t} WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
     deletePublishedEach: `DELETE FROM ${t} u USING unnest($1::uuid[], $2::uuid[]) AS m(id, token)
