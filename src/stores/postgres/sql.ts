@@ -72,7 +72,8 @@ export function buildStatements(name: TableName) {
      * Rows lower in seq that commit later are simply heads of a later claim (no cursor, no gap).
      *
      * The search is bounded: only the first $6 claimable rows (in seq order, from seq $8 when given: a
-     * hint from the previous claim) are checked for being heads.
+     * hint from the previous claim) are checked for being heads, and at most $7 heads are kept, more than
+     * the $5 taken, so that concurrent claims skip each other's locked heads and take the next ones.
      * When all of them were checked and gave fewer than $5 heads (few keys with long backlogs, or keys
      * held by other relays), keys beyond them are found with a skip scan over the pending key index,
      * bounded to $7 keys, so a key with a long backlog cannot hide the others. Heads go oldest first.
@@ -86,7 +87,7 @@ export function buildStatements(name: TableName) {
         SELECT c.seq FROM candidates c
         WHERE c.key IS NULL OR NOT EXISTS (
           SELECT 1 FROM ${t} p WHERE p.key = c.key AND p.state = 'pending' AND p.seq < c.seq)
-        LIMIT $5
+        LIMIT $7
       ), distinct_keys(key) AS (
         SELECT (SELECT min(k.key) FROM ${t} k WHERE k.state = 'pending' AND k.key IS NOT NULL)
         WHERE (SELECT count(*) FROM candidates) = $6 AND (SELECT count(*) FROM window_heads) < $5
@@ -103,8 +104,10 @@ export function buildStatements(name: TableName) {
           AND f.available_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
       ), heads AS (
         SELECT o.seq, o.key FROM ${t} o
-        WHERE o.seq IN (SELECT seq FROM (SELECT seq FROM window_heads UNION ALL SELECT seq FROM outside_heads) c ORDER BY seq LIMIT $5)
+        WHERE o.seq IN (SELECT seq FROM window_heads UNION ALL SELECT seq FROM outside_heads)
           AND o.state = 'pending' AND o.available_at <= now() AND (o.lease_until IS NULL OR o.lease_until <= now())
+        ORDER BY o.seq
+        LIMIT $5
         FOR UPDATE SKIP LOCKED
       ), runs AS (
         SELECT r.seq FROM heads h CROSS JOIN LATERAL (
