@@ -15,8 +15,8 @@ export interface OutboxOptions {
   /** Validates every payload against the schema of its type before it is stored (e.g. a `MessageRegistry`). */
   readonly registry?: OutgoingValidator;
   /**
-   * `transaction()` hands its messages to the in-process relay only while fewer than this many of its calls
-   * are open at once; under more write concurrency they take the claim path, whose batched claims and marks
+   * `transaction()` hands its messages to the in-process relay only while at most this many of its calls
+   * are open at once (counted as each starts); under more write concurrency they take the claim path, whose batched claims and marks
    * cost the database less per message than a leasing insert per transaction. Default 16; 0 turns the
    * hand-off off.
    */

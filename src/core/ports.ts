@@ -5,8 +5,8 @@ export interface Claim {
   readonly token: string;
   readonly messages: readonly OutboxMessage[];
   /**
-   * Optional: the lowest `seq` the claim looked at (its first claimable row). Nothing claimable lay below it,
-   * so the next claim may pass it as `fromSeq`.
+   * Optional: the lowest `seq` the claim looked at (its first claimable row at or after `fromSeq`), for the
+   * next claim's `fromSeq`.
    */
   readonly lowestCandidateSeq?: string;
 }
@@ -32,8 +32,8 @@ export interface ClaimRequest {
   readonly limit: number;
   /**
    * At most this many keys (chains published side by side) per claim; the rest of `limit` is filled with
-   * the runs behind them. Keeps keys free for other lanes and relays when a backlog spans many keys.
-   * Default: `limit`.
+   * the runs behind them and with unkeyed messages. Keeps keys free for other lanes and relays when a
+   * backlog spans many keys. Default: `limit`.
    */
   readonly maxKeys?: number;
   /**

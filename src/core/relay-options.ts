@@ -14,7 +14,7 @@ const relayOptionsSchema = z.object({
   maxInFlight: positiveInt.max(10_000).default(256),
   lanes: positiveInt.max(16).default(3),
   maxHandoff: z.number().int().min(0).max(100_000).default(2048),
-  fullSweepIntervalMs: positiveInt.default(1000),
+  fullSweepIntervalMs: positiveInt.max(60_000).default(1000),
   leaseMs: positiveInt.min(1000).default(30_000),
   publishTimeoutMs: positiveInt.default(10_000),
   pollIntervalMs: positiveInt.default(250),

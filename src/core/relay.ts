@@ -252,7 +252,7 @@ export class Relay {
       }
       if (round.claimed > 0 && round.retried === 0 && round.released === 0) {
         idleDelay = this.options.pollIntervalMs;
-        if (round.claimed === this.options.batchSize) for (const waker of this.#helperWakers) waker.wake();
+        if (this.#isFull(round)) for (const waker of this.#helperWakers) waker.wake();
         continue;
       }
       if (round.claimed > 0) idleDelay = this.options.pollIntervalMs;
@@ -277,9 +277,14 @@ export class Relay {
         } catch {
           break; // the main loop reports and backs off from database errors
         }
-        if (round.claimed < this.options.batchSize || round.brokerUnavailable || round.retried > 0) break;
+        if (!this.#isFull(round) || round.brokerUnavailable || round.retried > 0) break;
       }
     }
+  }
+
+  /** A claim that took all it may (the batch, or its quota of keys with nothing queued behind them): a backlog. */
+  #isFull(round: RelayRoundResult): boolean {
+    return round.claimed >= Math.min(this.options.batchSize, this.options.maxInFlight);
   }
 
   async #pauseUnlessStopping(ms: number): Promise<void> {

@@ -126,6 +126,46 @@ export function describeStoreConformance(harness: StoreHarness): void {
       await expect(e.store.claim({ owner, leaseMs: 30_000, limit: 10, fromSeq: '1; DROP TABLE x' })).rejects.toThrow(/fromSeq/);
     });
 
+    it('never takes a later row of a key from fromSeq while an earlier one is pending below it', async () => {
+      const e = await setup();
+      const [earlier, later] = [msg('t', 'k'), msg('t', 'k')];
+      await e.transaction((tx) => e.store.insert(tx, [earlier, later]));
+      const all = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      await e.store.release(all.token, all.messages.map((m) => m.id));
+      const laterSeq = all.messages.find((m) => m.id === later.id)?.seq ?? '';
+      expect((await e.store.claim({ owner, leaseMs: 30_000, limit: 10, fromSeq: laterSeq })).messages).toEqual([]);
+    });
+
+    it('finds an unkeyed message behind a long backlog of one blocked key', async () => {
+      const e = await setup();
+      const backlog = Array.from({ length: 30 }, () => msg('t', 'busy'));
+      const unkeyed = msg('t', null);
+      await e.transaction((tx) => e.store.insert(tx, [...backlog, unkeyed]));
+      const head = await e.store.claim({ owner: 'a', leaseMs: 30_000, limit: 1 });
+      expect(head.messages.map((m) => m.id)).toEqual([backlog[0]?.id]);
+      // The window (twice the batch) holds only busy's later rows, none of them a head.
+      const claim = await e.store.claim({ owner: 'b', leaseMs: 30_000, limit: 10, maxKeys: 5 });
+      expect(claim.messages.map((m) => m.id)).toEqual([unkeyed.id]);
+    });
+
+    it('looks past keys whose heads are held when searching beyond the window', async () => {
+      const e = await setup();
+      const held = ['a1', 'a2', 'a3'].map((key) => msg('t', key));
+      const busy = Array.from({ length: 10 }, () => msg('t', 'm'));
+      const free = msg('t', 'z');
+      await e.transaction((tx) => e.store.insert(tx, [...held, ...busy, free]));
+      const first = await e.store.claim({ owner: 'a', leaseMs: 30_000, limit: 4 });
+      expect(first.messages.map((m) => m.key)).toEqual(['a1', 'a2', 'a3', 'm']);
+      const claim = await e.store.claim({ owner: 'b', leaseMs: 30_000, limit: 2, maxKeys: 1 });
+      expect(claim.messages.map((m) => m.id)).toEqual([free.id]);
+    });
+
+    it('does not count unkeyed messages against maxKeys', async () => {
+      const e = await setup();
+      await e.transaction((tx) => e.store.insert(tx, Array.from({ length: 10 }, () => msg('t', null))));
+      expect((await e.store.claim({ owner, leaseMs: 30_000, limit: 10, maxKeys: 2 })).messages).toHaveLength(10);
+    });
+
     it('gives a single busy key the whole batch', async () => {
       const e = await setup();
       await e.transaction((tx) => e.store.insert(tx, Array.from({ length: 30 }, () => msg('t', 'hot'))));

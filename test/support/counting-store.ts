@@ -1,12 +1,16 @@
-import type { OutboxStore } from '../../src/core/ports.js';
+import type { ClaimRequest, OutboxStore } from '../../src/core/ports.js';
 import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 
-/** A store (our own port) that counts the claims made through it, and how many ran at once. */
+/** A store (our own port) that counts the claims made through it, how many ran at once, what they asked and got. */
 export function countingClaims(store: OutboxStore<SqlExecutor>): {
   store: OutboxStore<SqlExecutor>;
   claims: () => number;
   maxConcurrentClaims: () => number;
+  requests: () => readonly ClaimRequest[];
+  claimedIds: () => ReadonlySet<string>;
 } {
+  const requests: ClaimRequest[] = [];
+  const claimedIds = new Set<string>();
   let claims = 0;
   let inClaim = 0;
   let maxConcurrent = 0;
@@ -15,9 +19,12 @@ export function countingClaims(store: OutboxStore<SqlExecutor>): {
       if (property === 'claim') {
         return async (...args: Parameters<OutboxStore['claim']>) => {
           claims++;
+          requests.push(args[0]);
           maxConcurrent = Math.max(maxConcurrent, ++inClaim);
           try {
-            return await target.claim(...args);
+            const claim = await target.claim(...args);
+            for (const message of claim.messages) claimedIds.add(message.id);
+            return claim;
           } finally {
             inClaim--;
           }
@@ -27,5 +34,5 @@ export function countingClaims(store: OutboxStore<SqlExecutor>): {
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { store: counted, claims: () => claims, maxConcurrentClaims: () => maxConcurrent };
+  return { store: counted, claims: () => claims, maxConcurrentClaims: () => maxConcurrent, requests: () => requests, claimedIds: () => claimedIds };
 }

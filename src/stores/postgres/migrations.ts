@@ -77,6 +77,14 @@ CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_idempotency_created_idx`)
 ALTER TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(table)} SET (fillfactor = 70);
 `,
   },
+  {
+    version: 4,
+    description: 'index of pending unkeyed rows, so a claim finds them behind a long backlog of one key',
+    sql: ({ schema, table }) => `
+CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_pending_unkeyed_idx`)}
+  ON ${quoteIdentifier(schema)}.${quoteIdentifier(table)} (seq) WHERE state = 'pending' AND key IS NULL;
+`,
+  },
 ]);
 
 /** The whole DDL as one idempotent script, for DBAs who apply it themselves (`outboxer sql`). */

@@ -25,7 +25,8 @@ export interface PostgresStoreOptions {
   /**
    * Run the store's statements as named prepared statements on node-postgres connections, so each connection
    * parses and plans them once. Default `true`. Turn it off behind a pooler that cannot keep prepared
-   * statements across transactions (PgBouncer in transaction mode before 1.21). PGlite ignores it.
+   * statements across transactions (PgBouncer in transaction mode without `max_prepared_statements`).
+   * PGlite ignores it.
    */
   readonly preparedStatements?: boolean;
 }
@@ -80,7 +81,9 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     }
     const statements = nameStatements(buildStatements(this.tableName));
     const prepare = this.preparedStatements;
-    this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);
+    // The claim is planned on every call: its best plan depends on the backlog (a plan cached while the
+    // table was empty could scan the whole pending index once it is not), and it runs once per batch.
+    this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare && statement !== 'claim');
   }
 
   async insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
@@ -92,8 +95,11 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
   }
 
   async claim(request: ClaimRequest): Promise<Claim> {
-    if (request.fromSeq !== undefined && !/^[0-9]{1,18}$/.test(request.fromSeq)) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `claim fromSeq must be a seq the store returned (digits only), got ${JSON.stringify(request.fromSeq.slice(0, 40))}`);
+    if (request.fromSeq !== undefined && !/^[0-9]{1,19}$/.test(request.fromSeq)) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'claim fromSeq must be a seq the store returned (a whole number)');
+    }
+    if (request.maxKeys !== undefined && (!Number.isSafeInteger(request.maxKeys) || request.maxKeys < 1)) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'claim maxKeys must be a whole number >= 1');
     }
     const token = randomUUID();
     const maxKeys = Math.min(request.maxKeys ?? request.limit, request.limit);

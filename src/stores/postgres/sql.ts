@@ -66,17 +66,18 @@ export function buildStatements(name: TableName) {
      * A row is a head when no earlier pending row shares its key: only heads can be claimed, so two
      * relays never hold the same key. The claimer of a head also takes the open run behind it (same
      * key, available, not leased), cut at the first row that is not, so a busy key moves in batches.
-     * At most $5 heads are taken; the batch left after them is shared out evenly among them (rounded up,
-     * then cut to $1), so the work per claim stays bounded by the batch size however long each key's
-     * backlog is, and keys beyond $5 stay free for other lanes and relays.
-     * Rows lower in seq that commit later are simply heads of a later claim (no cursor, no gap).
+     * At most $5 keys are taken (unkeyed rows, having nothing behind them, are not counted); the batch
+     * left after the heads is shared out evenly among the keys (rounded up, then cut to $1), so the work
+     * per claim stays bounded by the batch size however long each key's backlog is, and keys beyond $5
+     * stay free for other lanes and relays. Rows lower in seq that commit later are simply heads of a
+     * later claim (no cursor, no gap).
      *
      * The search is bounded: only the first $6 claimable rows (in seq order, from seq $8 when given: a
-     * hint from the previous claim) are checked for being heads, and at most $7 heads are kept, more than
-     * the $5 taken, so that concurrent claims skip each other's locked heads and take the next ones.
-     * When all of them were checked and gave fewer than $5 heads (few keys with long backlogs, or keys
-     * held by other relays), keys beyond them are found with a skip scan over the pending key index,
-     * bounded to $7 keys, so a key with a long backlog cannot hide the others. Heads go oldest first.
+     * hint from the previous claim) are checked for being heads, and more heads are kept than taken, so
+     * that concurrent claims skip each other's locked heads and take the next ones. When the window was
+     * full but gave fewer than $5 heads (a few keys with long backlogs, or keys held elsewhere), heads
+     * beyond it are looked for too: keys by a skip scan over the pending key index (at most 4 x $7 keys
+     * visited, $7 heads kept), unkeyed rows by their own index, so no key's backlog can hide the rest.
      */
     claim: `WITH RECURSIVE candidates AS MATERIALIZED (
         SELECT seq, key FROM ${t}
@@ -87,45 +88,64 @@ export function buildStatements(name: TableName) {
         SELECT c.seq FROM candidates c
         WHERE c.key IS NULL OR NOT EXISTS (
           SELECT 1 FROM ${t} p WHERE p.key = c.key AND p.state = 'pending' AND p.seq < c.seq)
-        LIMIT $7
-      ), distinct_keys(key) AS (
-        SELECT (SELECT min(k.key) FROM ${t} k WHERE k.state = 'pending' AND k.key IS NOT NULL)
-        WHERE (SELECT count(*) FROM candidates) = $6 AND (SELECT count(*) FROM window_heads) < $5
+        LIMIT $1::int8 + $7::int8
+      ), beyond AS MATERIALIZED (
+        SELECT (SELECT count(*) FROM candidates) = $6 AND (SELECT count(*) FROM window_heads) < $5 AS needed,
+          (SELECT max(seq) FROM candidates) AS last_seq
+      ), distinct_keys(key, visited) AS (
+        SELECT (SELECT min(k.key) FROM ${t} k WHERE k.state = 'pending' AND k.key IS NOT NULL), 1
+        FROM beyond WHERE needed
         UNION ALL
-        SELECT (SELECT min(k.key) FROM ${t} k WHERE k.state = 'pending' AND k.key > d.key)
-        FROM distinct_keys d WHERE d.key IS NOT NULL
+        SELECT (SELECT min(k.key) FROM ${t} k WHERE k.state = 'pending' AND k.key > d.key), d.visited + 1
+        FROM distinct_keys d WHERE d.key IS NOT NULL AND d.visited < 4 * $7
       ), outside_heads AS (
-        SELECT f.seq FROM (SELECT key FROM distinct_keys WHERE key IS NOT NULL LIMIT $7) d
+        SELECT f.seq FROM distinct_keys d
         CROSS JOIN LATERAL (
           SELECT x.seq, x.available_at, x.lease_until FROM ${t} x
           WHERE x.key = d.key AND x.state = 'pending' ORDER BY x.seq LIMIT 1
         ) f
-        WHERE NOT EXISTS (SELECT 1 FROM candidates c WHERE c.key = d.key)
-          AND f.available_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
-      ), heads AS (
+        WHERE d.key IS NOT NULL AND f.available_at <= now() AND (f.lease_until IS NULL OR f.lease_until <= now())
+          AND NOT EXISTS (SELECT 1 FROM candidates c WHERE c.seq = f.seq)
+        LIMIT $7
+      ), outside_unkeyed AS (
+        SELECT x.seq FROM ${t} x, beyond b
+        WHERE b.needed AND x.state = 'pending' AND x.key IS NULL AND x.seq > b.last_seq
+          AND x.available_at <= now() AND (x.lease_until IS NULL OR x.lease_until <= now())
+        ORDER BY x.seq LIMIT $1
+      ), keyed_heads AS (
         SELECT o.seq, o.key FROM ${t} o
-        WHERE o.seq IN (SELECT seq FROM window_heads UNION ALL SELECT seq FROM outside_heads)
+        WHERE o.seq IN (SELECT seq FROM window_heads UNION ALL SELECT seq FROM outside_heads) AND o.key IS NOT NULL
           AND o.state = 'pending' AND o.available_at <= now() AND (o.lease_until IS NULL OR o.lease_until <= now())
         ORDER BY o.seq
         LIMIT $5
         FOR UPDATE SKIP LOCKED
+      ), unkeyed_heads AS (
+        SELECT o.seq FROM ${t} o
+        WHERE o.seq IN (SELECT seq FROM window_heads UNION ALL SELECT seq FROM outside_unkeyed) AND o.key IS NULL
+          AND o.state = 'pending' AND o.available_at <= now() AND (o.lease_until IS NULL OR o.lease_until <= now())
+        ORDER BY o.seq
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED
       ), runs AS (
-        SELECT r.seq FROM heads h CROSS JOIN LATERAL (
+        SELECT r.seq FROM keyed_heads h CROSS JOIN LATERAL (
           SELECT x.seq, bool_and(x.available_at <= now() AND (x.lease_until IS NULL OR x.lease_until <= now()))
               OVER (ORDER BY x.seq) AS open
           FROM ${t} x
           WHERE x.key = h.key AND x.state = 'pending' AND x.seq > h.seq
           ORDER BY x.seq
-          LIMIT (SELECT ($1 - count(*) + GREATEST(count(*), 1) - 1) / GREATEST(count(*), 1) FROM heads)
+          LIMIT (SELECT ($1 - count(*) + GREATEST(count(*), 1) - 1) / GREATEST(count(*), 1) FROM keyed_heads)
         ) r
-        WHERE h.key IS NOT NULL AND r.open
+        WHERE r.open
       ), picked AS (
-        SELECT seq FROM (SELECT seq FROM heads UNION ALL SELECT seq FROM runs) s ORDER BY seq LIMIT $1
+        SELECT seq FROM (
+          SELECT seq FROM keyed_heads UNION ALL SELECT seq FROM unkeyed_heads UNION ALL SELECT seq FROM runs
+        ) s ORDER BY seq LIMIT $1
       )
       UPDATE ${t} u
       SET lease_owner = $2, lease_token = $3::uuid, lease_until = now() + $4::int8 * interval '1 millisecond',
         attempts = u.attempts + 1
-      FROM picked WHERE u.seq = picked.seq
+      FROM picked
+      WHERE u.seq = picked.seq AND u.state = 'pending' AND (u.lease_until IS NULL OR u.lease_until <= now())
       RETURNING u.seq::text AS seq, u.id::text AS id, u.topic, u.type, u.key, u.payload::text AS payload_json,
         u.headers, u.created_at, u.attempts, u.last_error, (SELECT min(seq) FROM candidates)::text AS lowest_candidate_seq`,
 
