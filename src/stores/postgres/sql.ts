@@ -88,7 +88,7 @@ export function buildStatements(name: TableName) {
         SELECT c.seq FROM candidates c
         WHERE c.key IS NULL OR NOT EXISTS (
           SELECT 1 FROM ${t} p WHERE p.key = c.key AND p.state = 'pending' AND p.seq < c.seq)
-        LIMIT $1::int8 + $7::int8
+        LIMIT GREATEST($1::int8, $7::int8)
       ), beyond AS MATERIALIZED (
         SELECT (SELECT count(*) FROM candidates) = $6 AND (SELECT count(*) FROM window_heads) < $5 AS needed,
           (SELECT max(seq) FROM candidates) AS last_seq
