@@ -1,20 +1,24 @@
 import { createHash } from 'node:crypto';
 import type { QueryResultLike, SqlExecutor } from './database.js';
 
-/** A statement with a stable server-side name derived from its text, so each connection parses and plans it once. */
+/**
+ * A statement with a stable server-side name derived from its text, so each connection parses and plans it
+ * once; `prepare` is false for a statement whose best plan depends on the data and must be planned per call.
+ */
 export interface NamedStatement {
   readonly name: string;
   readonly text: string;
+  readonly prepare: boolean;
 }
 
-export function namedStatement(text: string): NamedStatement {
-  return Object.freeze({ name: `outboxer_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`, text });
+export function namedStatement(text: string, prepare = true): NamedStatement {
+  return Object.freeze({ name: `outboxer_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`, text, prepare });
 }
 
-/** Names every statement of a set built by `buildStatements`. */
-export function nameStatements<K extends string>(statements: Readonly<Record<K, string>>): Readonly<Record<K, NamedStatement>> {
+/** Names every statement of a set built by `buildStatements`; those in `plannedPerCall` are never prepared. */
+export function nameStatements<K extends string>(statements: Readonly<Record<K, string>>, plannedPerCall: readonly K[] = []): Readonly<Record<K, NamedStatement>> {
   const named = {} as Record<K, NamedStatement>;
-  for (const key of Object.keys(statements) as K[]) named[key] = namedStatement(statements[key]);
+  for (const key of Object.keys(statements) as K[]) named[key] = namedStatement(statements[key], !plannedPerCall.includes(key));
   return Object.freeze(named);
 }
 
@@ -38,7 +42,7 @@ function isNodePostgresClient(executor: SqlExecutor): executor is SqlExecutor & 
  * parameterized text otherwise (PGlite, other executors, or poolers that cannot keep prepared statements).
  */
 export function runStatement(executor: SqlExecutor, statement: NamedStatement, params: unknown[], prepare: boolean): Promise<QueryResultLike> {
-  if (prepare) {
+  if (prepare && statement.prepare) {
     const runner = executor as SqlExecutor & NamedQueryRunner;
     if (typeof runner.queryNamed === 'function') return runner.queryNamed(statement, params);
     if (isNodePostgresClient(executor)) return executor.query({ name: statement.name, text: statement.text, values: params });

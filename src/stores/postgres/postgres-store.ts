@@ -7,7 +7,7 @@ import { insertMessages } from './insert-messages.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
 import { migrationScript, runMigrations } from './migrations.js';
 import { nameStatements, runStatement } from './named-statement.js';
-import { buildStatements, resolveTableName, type RunStatement, type TableName } from './sql.js';
+import { buildStatements, PLANNED_PER_CALL, resolveTableName, type RunStatement, type TableName } from './sql.js';
 
 export interface PostgresStoreOptions {
   /** Schema of the outbox table; created by `migrate` if missing. Default `public`. */
@@ -79,11 +79,9 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     if (typeof this.preparedStatements !== 'boolean') {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false');
     }
-    const statements = nameStatements(buildStatements(this.tableName));
+    const statements = nameStatements(buildStatements(this.tableName), PLANNED_PER_CALL);
     const prepare = this.preparedStatements;
-    // The claim is planned on every call: its best plan depends on the backlog (a plan cached while the
-    // table was empty could scan the whole pending index once it is not), and it runs once per batch.
-    this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare && statement !== 'claim');
+    this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);
   }
 
   async insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {

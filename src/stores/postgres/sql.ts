@@ -200,5 +200,12 @@ export function buildStatements(name: TableName) {
 
 export type Statements = ReturnType<typeof buildStatements>;
 
+/**
+ * Statements never run as prepared statements. The claim's best plan depends on the backlog (a generic plan
+ * cached while the table was empty could scan the whole pending index once it is not), and it runs once per
+ * batch, so planning it each time costs little.
+ */
+export const PLANNED_PER_CALL: readonly (keyof Statements)[] = Object.freeze(['claim']);
+
 /** Runs one of the store's statements by name on an executor (prepared where the driver allows it). */
 export type RunStatement = (executor: SqlExecutor, statement: keyof Statements, params?: unknown[]) => Promise<QueryResultLike>;
