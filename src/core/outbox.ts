@@ -107,7 +107,7 @@ export class Outbox<Tx> {
   }
 
   async #transaction<T>(runner: TransactionRunner<Tx>, work: (tx: Tx) => Promise<T>): Promise<T> {
-    const relay = this.#openTransactions > this.#maxConcurrentHandoffs ? undefined : [...this.#relays].find((r) => r.acceptsHandoff);
+    const relay = this.#openTransactions > this.#maxConcurrentHandoffs ? undefined : this.#handoffRelay();
     if (relay === undefined || this.store.insertLeased === undefined) {
       const result = await runner.transaction(work);
       this.notifyCommitted();
@@ -130,6 +130,11 @@ export class Outbox<Tx> {
     relay.handoff({ token: handoff.lease.token, startedAt: handoff.startedAt, messages: handoff.leased });
     if (handoff.unleased > 0) this.notifyCommitted();
     return result;
+  }
+
+  #handoffRelay(): Relay | undefined {
+    for (const relay of this.#relays) if (relay.acceptsHandoff) return relay;
+    return undefined;
   }
 
   async #checkSchema(message: OutboxMessageInput): Promise<OutboxMessageInput> {
