@@ -20,12 +20,19 @@ export type OutboxerErrorCode =
   | 'OUTBOXER_BROKER_UNAVAILABLE'
   | 'OUTBOXER_UNROUTABLE'
   | 'OUTBOXER_NO_STREAM'
+  | 'OUTBOXER_NO_EXCHANGE'
   | 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'
   | 'OUTBOXER_LEASE_EXPIRED'
   | 'OUTBOXER_CLOSED'
   | 'OUTBOXER_UNKNOWN_TYPE'
   | 'OUTBOXER_MALFORMED_MESSAGE'
-  | 'OUTBOXER_NOT_FOUND';
+  | 'OUTBOXER_NOT_FOUND'
+  | 'OUTBOXER_DATABASE_UNAVAILABLE'
+  | 'OUTBOXER_DATABASE_NOT_FOUND'
+  | 'OUTBOXER_AUTH_FAILED'
+  | 'OUTBOXER_VHOST_REFUSED'
+  | 'OUTBOXER_WRONG_PROTOCOL'
+  | 'OUTBOXER_EXCHANGE_REFUSED';
 
 export class OutboxerError extends Error {
   readonly code: OutboxerErrorCode;
@@ -44,9 +51,16 @@ export class MessageValidationError extends OutboxerError {}
 export class ConfigurationError extends OutboxerError {}
 
 /**
- * A publish that did not get a positive confirmation from the broker.
- * `permanent` errors will never succeed on retry (the message goes dead at once);
- * the others are retried with backoff until the attempts run out.
+ * The environment is set up wrong in a way no retry can mend (a missing table, a wrong password, vhost or
+ * port): found by the start checks (`relay.ready()`), fixed by an operator. The message says what to fix.
+ */
+export class MisconfigurationError extends OutboxerError {}
+
+/**
+ * A publish that did not get a positive confirmation from the broker. What the relay does about it is
+ * decided by its `code` (see `failureAction` in publish-failure.ts); for a code with no fixed meaning,
+ * `permanent` errors will never succeed on retry (the message goes dead at once) and the others are
+ * retried with backoff until the attempts run out.
  */
 export class PublishError extends OutboxerError {
   readonly permanent: boolean;
@@ -63,15 +77,6 @@ export class PublishError extends OutboxerError {
 
 export function isPermanentPublishError(error: unknown): boolean {
   return error instanceof PublishError && error.permanent;
-}
-
-/**
- * The broker could not be reached (or the connection dropped): a fault of the environment, not of the
- * message. The relay gives such messages back without counting the attempt and backs off as a whole,
- * so an outage of any length never parks healthy messages as dead.
- */
-export function isBrokerUnavailable(error: unknown): boolean {
-  return error instanceof PublishError && error.code === 'OUTBOXER_BROKER_UNAVAILABLE';
 }
 
 /** A short, payload-free description of any thrown value, fit for the `last_error` column and logs. */

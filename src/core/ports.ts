@@ -93,9 +93,10 @@ export interface OutboxStore<Tx = unknown> {
   markFailed(token: string, failures: readonly FailedMessage[]): Promise<number>;
   /**
    * Gives back messages still leased under `token` without counting the attempt; `lastError`, when given,
-   * records why (e.g. the broker was unreachable) so operators can see it.
+   * records why (e.g. the broker was unreachable) so operators can see it. With `delayMs` they become
+   * claimable again only that much later (a paused topic), on the database clock.
    */
-  release(token: string, ids: readonly string[], lastError?: string): Promise<number>;
+  release(token: string, ids: readonly string[], lastError?: string, delayMs?: number): Promise<number>;
   /** Deletes at most `limit` published messages whose retention has run out (none when rows are deleted at once). */
   purgePublished(limit: number): Promise<number>;
   /** Forgets at most `limit` idempotency keys older than the store's idempotency window. */
@@ -107,6 +108,13 @@ export interface OutboxStore<Tx = unknown> {
   /** Deletes dead messages; `'all'` for every one. */
   purgeDead(ids: readonly string[] | 'all'): Promise<number>;
   migrate(): Promise<void>;
+  /**
+   * Optional start check: connects and confirms that the schema is migrated to the version this code needs.
+   * Rejects with a MisconfigurationError for what no retry can mend (`OUTBOXER_NOT_MIGRATED`, a wrong password
+   * or database, a URL that points at another kind of server), or another OutboxerError while the database is
+   * out of reach (`OUTBOXER_DATABASE_UNAVAILABLE`). Default: no check.
+   */
+  verify?(): Promise<void>;
   /** The DDL `migrate` would apply, for DBAs who apply it themselves. */
   migrationSql(): string;
   close(): Promise<void>;
@@ -126,6 +134,13 @@ export interface Publisher {
   readonly name: string;
   readonly capabilities: PublisherCapabilities;
   publish(message: OutboxMessage): Promise<void>;
+  /**
+   * Optional start check: connects now (instead of at the first publish) and declares what the publisher owns
+   * (the RabbitMQ exchange). Rejects with a MisconfigurationError for what no retry can mend (wrong
+   * credentials, vhost, port or protocol; an exchange declared differently), or with a PublishError
+   * `OUTBOXER_BROKER_UNAVAILABLE` while the broker is out of reach. Default: no check.
+   */
+  verify?(): Promise<void>;
   close(): Promise<void>;
 }
 

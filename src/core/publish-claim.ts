@@ -1,8 +1,18 @@
-import { describeError, isBrokerUnavailable, isPermanentPublishError, PublishError } from './errors.js';
+import { describeError, PublishError } from './errors.js';
 import type { OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
+import { failureAction } from './publish-failure.js';
 import type { RelayOptions } from './relay-options.js';
 import { retryDelayMs, shouldPark } from './retry-policy.js';
+import type { TopicEvent, TopicPauses } from './topic-pauses.js';
+
+/** Messages held back because their topic is paused: released uncounted, claimable again after `delayMs`. */
+export interface HeldMessages {
+  readonly messages: OutboxMessage[];
+  readonly delayMs: number;
+  /** Why the topic is paused, for `last_error`. */
+  readonly error: string;
+}
 
 /** What became of each message of one claim; the relay turns it into fenced marks. */
 export interface ClaimOutcome {
@@ -12,6 +22,13 @@ export interface ClaimOutcome {
   readonly released: OutboxMessage[];
   /** Set when the broker was unreachable: those messages were released uncounted; the relay should back off. */
   brokerUnavailable?: string;
+  /**
+   * By topic: messages held because their topic's destination is missing (and the rest of their key behind
+   * them), released uncounted until the pause runs out.
+   */
+  readonly held: Map<string, HeldMessages>;
+  /** Topic pauses that began or ended during this claim, for the relay to report once. */
+  readonly topicEvents: TopicEvent[];
 }
 
 export interface PublishContext {
@@ -20,6 +37,8 @@ export interface PublishContext {
   /** Monotonic ms (performance.now) after which no new publish may start under this lease. */
   readonly publishDeadline: number;
   readonly isStopping: () => boolean;
+  /** The relay's paused topics, shared by all its claims. */
+  readonly pauses: TopicPauses;
 }
 
 /**
@@ -28,7 +47,7 @@ export interface PublishContext {
  * parallel up to `maxInFlight`.
  */
 export async function publishClaim(messages: readonly OutboxMessage[], context: PublishContext): Promise<ClaimOutcome> {
-  const outcome: ClaimOutcome = { published: [], failed: [], released: [] };
+  const outcome: ClaimOutcome = { published: [], failed: [], released: [], held: new Map(), topicEvents: [] };
   const queue = groupIntoChains(messages);
   const workers = Math.min(context.options.maxInFlight, queue.length);
   let next = 0;
@@ -74,26 +93,51 @@ async function publishChain(chain: readonly OutboxMessage[], context: PublishCon
       outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
       continue;
     }
+    const { pauses } = context;
+    const heldForMs = pauses.remainingMs(message.topic, performance.now());
+    if (heldForMs > 0) {
+      hold(outcome, message.topic, chain.slice(index), heldForMs, pauses.reason(message.topic) ?? 'topic paused');
+      return;
+    }
     const error = await attempt(message, context);
     if (error === undefined) {
       outcome.published.push(message);
+      const pausedMs = pauses.resume(message.topic, performance.now());
+      if (pausedMs !== undefined) outcome.topicEvents.push({ kind: 'resumed', topic: message.topic, pausedMs });
       continue;
     }
     const description = describeError(error);
-    if (isBrokerUnavailable(error)) {
-      outcome.brokerUnavailable = description;
-      outcome.released.push(...chain.slice(index));
-      return;
+    switch (failureAction(error)) {
+      case 'release':
+        outcome.brokerUnavailable = description;
+        outcome.released.push(...chain.slice(index));
+        return;
+      case 'pause-topic': {
+        const { delayMs, started } = pauses.pause(message.topic, description, performance.now());
+        if (started) outcome.topicEvents.push({ kind: 'paused', topic: message.topic, error: description, retryInMs: delayMs });
+        hold(outcome, message.topic, chain.slice(index), delayMs, description);
+        return;
+      }
+      case 'dead':
+        outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
+        continue;
+      case 'retry':
+        if (shouldPark(options.retry, message.attempts)) {
+          outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
+          continue;
+        }
+        outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs: retryDelayMs(options.retry, message.attempts) } });
+        outcome.released.push(...chain.slice(index + 1));
+        return;
     }
-    if (isPermanentPublishError(error) || shouldPark(options.retry, message.attempts)) {
-      outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
-      continue;
-    }
-    const retryInMs = retryDelayMs(options.retry, message.attempts);
-    outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs } });
-    outcome.released.push(...chain.slice(index + 1));
-    return;
   }
+}
+
+/** Holds a paused topic's message and the rest of its key behind it (they may not overtake it), by topic. */
+function hold(outcome: ClaimOutcome, topic: string, messages: readonly OutboxMessage[], delayMs: number, error: string): void {
+  const group = outcome.held.get(topic);
+  if (group === undefined) outcome.held.set(topic, { messages: [...messages], delayMs, error });
+  else group.messages.push(...messages);
 }
 
 async function attempt(message: OutboxMessage, context: PublishContext): Promise<unknown> {

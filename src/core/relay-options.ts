@@ -49,6 +49,14 @@ export interface RelayHooks {
   /** Marks that matched fewer rows than expected: the lease had been taken over. */
   onFenced?(event: { expected: number; marked: number }): void;
   onError?(event: { stage: 'claim' | 'publish' | 'mark' | 'housekeeping'; error: string }): void;
+  /**
+   * A topic's destination is missing (no route, exchange or stream): its messages wait without using up
+   * attempts, and the topic is tried again after `retryInMs`, then with doubling backoff up to
+   * `maxErrorBackoffMs`. Called once per episode, when it begins.
+   */
+  onTopicPaused?(event: { topic: string; error: string; retryInMs: number }): void;
+  /** A paused topic published again: its destination appeared. Ends the episode. */
+  onTopicResumed?(event: { topic: string; pausedMs: number }): void;
 }
 
 export interface RelayOptions {

@@ -4,6 +4,7 @@ import type { OutboxMessage } from './message.js';
 import type { Claim, OutboxStore, Publisher } from './ports.js';
 import { type ClaimOutcome, publishClaim } from './publish-claim.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from './relay-options.js';
+import { TopicPauses } from './topic-pauses.js';
 import { Waker } from './waker.js';
 
 /** Leaves this share of the lease unused, so that marks land before another relay may claim. */
@@ -17,6 +18,8 @@ export interface RelayRoundResult {
   readonly retried: number;
   readonly dead: number;
   readonly released: number;
+  /** Of `released`: held because their topic is paused (its destination is missing), claimable again later. */
+  readonly held: number;
   /** Rows the marks could not touch because the lease had been taken over. */
   readonly fenced: number;
   /** The broker was unreachable during this round: the loop backs off before the next claim. */
@@ -41,11 +44,13 @@ export class Relay {
   #lastHousekeeping = 0;
   #claimFrom: string | undefined;
   #lastFullSweep = Number.NEGATIVE_INFINITY;
+  readonly #pauses: TopicPauses;
 
   constructor(store: OutboxStore, publisher: Publisher, options: RelayOptionsInput = {}) {
     this.#store = store;
     this.#publisher = publisher;
     this.options = resolveRelayOptions(options);
+    this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
     const markEach = store.markPublishedEach?.bind(store);
     this.#handoffMarks = markEach === undefined ? undefined : new MarkBatcher(markEach);
   }
@@ -91,6 +96,7 @@ export class Relay {
       options: this.options,
       publishDeadline: batch.startedAt + this.options.leaseMs * (1 - LEASE_SAFETY_SHARE) - this.options.publishTimeoutMs,
       isStopping: () => this.#stopping,
+      pauses: this.#pauses,
     });
     await this.#record(claim, outcome, this.#handoffMarks);
   }
@@ -158,6 +164,7 @@ export class Relay {
       options: this.options,
       publishDeadline: claimStartedAt + this.options.leaseMs * (1 - LEASE_SAFETY_SHARE) - this.options.publishTimeoutMs,
       isStopping: () => this.#stopping,
+      pauses: this.#pauses,
     });
     return this.#record(claim, outcome);
   }
@@ -167,15 +174,18 @@ export class Relay {
     const store = this.#store;
     // A database blip between the broker's confirmation and the mark would otherwise turn into a
     // duplicate publish after the lease runs out, so marks are retried briefly before giving up.
-    const [published, failed, released] = await Promise.all([
+    const groups = [...outcome.held.values()];
+    const held = groups.reduce((sum, group) => sum + group.messages.length, 0);
+    const [published, failed, released, ...heldBack] = await Promise.all([
       this.#persistently(() =>
         (batcher === undefined ? store.markPublished.bind(store) : batcher.mark.bind(batcher))(claim.token, outcome.published.map((m) => m.id)),
       ),
       this.#persistently(() => store.markFailed(claim.token, outcome.failed.map((f) => f.failure))),
       this.#persistently(() => store.release(claim.token, outcome.released.map((m) => m.id), outcome.brokerUnavailable)),
+      ...groups.map((group) => this.#persistently(() => store.release(claim.token, group.messages.map((m) => m.id), group.error, group.delayMs))),
     ]);
-    const expected = outcome.published.length + outcome.failed.length + outcome.released.length;
-    const fenced = expected - (published + failed + released);
+    const expected = outcome.published.length + outcome.failed.length + outcome.released.length + held;
+    const fenced = expected - (published + failed + released + heldBack.reduce((sum, n) => sum + n, 0));
     if (fenced > 0) {
       logger.warn({ owner: this.options.owner, fenced, claimed: claim.messages.length }, 'lease was taken over before marking; another relay owns these messages now');
       hooks.onFenced?.({ expected, marked: expected - fenced });
@@ -196,6 +206,15 @@ export class Relay {
         hooks.onRetry?.({ id: message.id, topic: message.topic, attempts: message.attempts, error: failure.error, retryInMs: failure.retryInMs });
       }
     }
+    for (const event of outcome.topicEvents) {
+      if (event.kind === 'paused') {
+        logger.warn({ owner: this.options.owner, topic: event.topic, error: event.error, retryInMs: event.retryInMs }, 'topic paused: its destination is missing; its messages wait without using up attempts and are retried with backoff');
+        hooks.onTopicPaused?.({ topic: event.topic, error: event.error, retryInMs: event.retryInMs });
+      } else {
+        logger.info({ owner: this.options.owner, topic: event.topic, pausedMs: event.pausedMs }, 'topic resumed: its destination exists again');
+        hooks.onTopicResumed?.({ topic: event.topic, pausedMs: event.pausedMs });
+      }
+    }
     if (outcome.brokerUnavailable !== undefined) {
       logger.warn({ owner: this.options.owner, error: outcome.brokerUnavailable, released: outcome.released.length }, 'broker unavailable; messages released without using up their attempts');
       hooks.onError?.({ stage: 'publish', error: outcome.brokerUnavailable });
@@ -205,7 +224,8 @@ export class Relay {
       published: outcome.published.length,
       retried,
       dead,
-      released: outcome.released.length,
+      released: outcome.released.length + held,
+      held,
       fenced,
       brokerUnavailable: outcome.brokerUnavailable !== undefined,
     };
@@ -250,7 +270,8 @@ export class Relay {
         errorDelay = Math.min(errorDelay * 2, this.options.maxErrorBackoffMs);
         continue;
       }
-      if (round.claimed > 0 && round.retried === 0 && round.released === 0) {
+      // Held messages are pushed out of the claim's reach, so claiming again at once finds other work.
+      if (round.claimed > 0 && round.retried === 0 && round.released === round.held) {
         idleDelay = this.options.pollIntervalMs;
         if (this.#isFull(round)) for (const waker of this.#helperWakers) waker.wake();
         continue;
@@ -309,4 +330,4 @@ export class Relay {
   }
 }
 
-const emptyRound: RelayRoundResult = Object.freeze({ claimed: 0, published: 0, retried: 0, dead: 0, released: 0, fenced: 0, brokerUnavailable: false });
+const emptyRound: RelayRoundResult = Object.freeze({ claimed: 0, published: 0, retried: 0, dead: 0, released: 0, held: 0, fenced: 0, brokerUnavailable: false });

@@ -252,6 +252,23 @@ export function describeStoreConformance(harness: StoreHarness): void {
       expect(kept.messages[0]?.lastError).toBe('broker unavailable');
     });
 
+    it('releases a paused topic uncounted for a while: its key waits behind it, other keys flow', async () => {
+      const e = await setup();
+      const [head, next, other] = [msg('gone', 'k'), msg('t', 'k'), msg('t', 'other')];
+      await e.transaction((tx) => e.store.insert(tx, [head, next, other]));
+      const first = await e.store.claim({ owner, leaseMs: 30_000, limit: 1 });
+      expect(first.messages.map((m) => m.id)).toEqual([head.id]);
+      expect(await e.store.release(first.token, [head.id], 'OUTBOXER_UNROUTABLE: no route', 60_000)).toBe(1);
+      const second = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(second.messages.map((m) => m.id)).toEqual([other.id]);
+      expect(await e.store.stats()).toMatchObject({ scheduled: 1 }); // the head waits out the pause
+      await makeAvailable(e);
+      const third = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
+      expect(third.messages.map((m) => m.id)).toEqual([head.id, next.id]);
+      expect(third.messages[0]?.attempts).toBe(1);
+      expect(third.messages[0]?.lastError).toBe('OUTBOXER_UNROUTABLE: no route');
+    });
+
     it('parks a dead message with its reason, lets its key go on, and retries or purges it on request', async () => {
       const e = await setup();
       const [poison, after] = [msg('t', 'k'), msg('t', 'k')];

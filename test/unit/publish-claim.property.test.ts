@@ -4,10 +4,12 @@ import type { OutboxMessage } from '../../src/core/message.js';
 import type { Publisher } from '../../src/core/ports.js';
 import { publishClaim } from '../../src/core/publish-claim.js';
 import { resolveRelayOptions } from '../../src/core/relay-options.js';
+import { TopicPauses } from '../../src/core/topic-pauses.js';
 import { seeded } from '../support/seeded-random.js';
 
 
-type Fate = 'ok' | 'transient' | 'permanent' | 'sync-throw';
+/** `no-route`: the message's topic (`gone`) has no destination. */
+type Fate = 'ok' | 'transient' | 'permanent' | 'sync-throw' | 'no-route';
 const MAX_ATTEMPTS = 3;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -27,10 +29,11 @@ function generate(random: () => number): Case {
   const delays = new Map<string, number>();
   for (let i = 0; i < count; i++) {
     const id = `00000000-0000-7000-8000-${(i + 1).toString(16).padStart(12, '0')}`;
+    const fate = pick<Fate>(['ok', 'ok', 'ok', 'transient', 'permanent', 'sync-throw', 'no-route']);
     messages.push({
       id,
       seq: String(i + 1),
-      topic: 't',
+      topic: fate === 'no-route' ? 'gone' : 't',
       type: 'x',
       key: pick(keys),
       payloadJson: '{}',
@@ -39,7 +42,7 @@ function generate(random: () => number): Case {
       attempts: 1 + Math.floor(random() * (MAX_ATTEMPTS + 1)), // up to MAX_ATTEMPTS + 1: a lost lease
       lastError: null,
     });
-    fates.set(id, pick<Fate>(['ok', 'ok', 'ok', 'transient', 'permanent', 'sync-throw']));
+    fates.set(id, fate);
     delays.set(id, Math.floor(random() * 4));
   }
   return { messages, fates, delays, maxInFlight: 1 + Math.floor(random() * 6) };
@@ -47,7 +50,7 @@ function generate(random: () => number): Case {
 
 describe('publishClaim over seeded random claims', () => {
   it('keeps every invariant of a claim outcome', async () => {
-    const seen = { published: 0, retried: 0, dead: 0, released: 0 };
+    const seen = { published: 0, retried: 0, dead: 0, released: 0, held: 0 };
     for (let seed = 1; seed <= 300; seed++) {
       const { messages, fates, delays, maxInFlight } = generate(seeded(seed));
       const started: OutboxMessage[] = [];
@@ -72,7 +75,8 @@ describe('publishClaim over seeded random claims', () => {
             inFlight--;
             if (m.key !== null) busyKeys.delete(m.key);
             if (fate === 'transient') throw new PublishError('OUTBOXER_PUBLISH_FAILED', 'nacked');
-            if (fate === 'permanent') throw new PublishError('OUTBOXER_UNROUTABLE', 'no route', { permanent: true });
+            if (fate === 'permanent') throw new PublishError('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', 'too large', { permanent: true });
+            if (fate === 'no-route') throw new PublishError('OUTBOXER_UNROUTABLE', 'no route');
           })();
         },
         close: async () => undefined,
@@ -83,14 +87,17 @@ describe('publishClaim over seeded random claims', () => {
         publishTimeoutMs: 1000,
         retry: { baseDelayMs: 100, maxDelayMs: 1000, maxAttempts: MAX_ATTEMPTS, jitter: 0.5 },
       });
-      const outcome = await publishClaim(messages, { publisher, options, publishDeadline: performance.now() + 60_000, isStopping: () => false });
+      const pauses = new TopicPauses(1000, 8000);
+      const outcome = await publishClaim(messages, { publisher, options, publishDeadline: performance.now() + 60_000, isStopping: () => false, pauses });
       const where = `seed ${seed}`;
+      const held = [...outcome.held.values()].flatMap((group) => group.messages);
       seen.published += outcome.published.length;
       seen.released += outcome.released.length;
+      seen.held += held.length;
       for (const { failure } of outcome.failed) seen['dead' in failure ? 'dead' : 'retried']++;
 
       // Every message lands in exactly one bucket, and each is published at most once.
-      const buckets = [...outcome.published, ...outcome.failed.map((f) => f.message), ...outcome.released].map((m) => m.id);
+      const buckets = [...outcome.published, ...outcome.failed.map((f) => f.message), ...outcome.released, ...held].map((m) => m.id);
       expect(buckets.sort(), where).toEqual(messages.map((m) => m.id).sort());
       expect(new Set(started.map((m) => m.id)).size, where).toBe(started.length);
       for (const { message, failure } of outcome.failed) expect(failure.id, where).toBe(message.id);
@@ -99,11 +106,11 @@ describe('publishClaim over seeded random claims', () => {
       expect(overlap, where).toBe(false);
       expect(peak, where).toBeLessThanOrEqual(maxInFlight);
 
-      // Lost-lease messages are never published: parked dead, or released when their key stopped before them.
+      // Lost-lease messages are never published: parked dead, or released or held when their key stopped before them.
       for (const m of messages.filter((x) => x.attempts > MAX_ATTEMPTS)) {
         expect(started.includes(m), where).toBe(false);
         const parked = outcome.failed.some((f) => f.message === m && 'dead' in f.failure);
-        expect(parked || outcome.released.includes(m), where).toBe(true);
+        expect(parked || outcome.released.includes(m) || held.includes(m), where).toBe(true);
       }
 
       // Per key: publishes start in store order; a retryable failure releases exactly the rest of its key.
@@ -117,12 +124,28 @@ describe('publishClaim over seeded random claims', () => {
         expect(releasedOfKey, where).toEqual(stop === -1 ? [] : chain.slice(stop + 1));
       }
 
+      // A missing destination uses up no attempt: the message and the rest of its key are held, uncounted;
+      // only the failed publish itself was started; the pause is reported once.
+      for (const key of new Set(messages.map((m) => m.key))) {
+        const chain = messages.filter((m) => m.key === key);
+        const first = chain.findIndex((m) => held.includes(m));
+        if (key !== null && first >= 0) expect(held.filter((m) => m.key === key), where).toEqual(chain.slice(first));
+      }
+      for (const m of held) {
+        expect(!started.includes(m) || fates.get(m.id) === 'no-route', where).toBe(true);
+        expect(outcome.failed.some((f) => f.message === m), where).toBe(false);
+      }
+      const pausedEvents = outcome.topicEvents.filter((e) => e.kind === 'paused');
+      expect(pausedEvents.map((e) => e.topic), where).toEqual(started.some((m) => fates.get(m.id) === 'no-route') ? ['gone'] : []);
+      expect(outcome.held.get('gone')?.delayMs ?? 1000, where).toBe(1000);
+
       // Fates map to outcomes: ok is published, permanent is dead, transient/sync-throw retry until maxAttempts.
       for (const m of started) {
         const fate = fates.get(m.id);
         const failure = outcome.failed.find((f) => f.message === m)?.failure;
         if (fate === 'ok') expect(outcome.published.includes(m), where).toBe(true);
         else if (fate === 'permanent') expect(failure && 'dead' in failure, where).toBe(true);
+        else if (fate === 'no-route') expect(held.includes(m), where).toBe(true);
         else if (m.attempts >= MAX_ATTEMPTS) expect(failure && 'dead' in failure, where).toBe(true);
         else {
           const retryInMs = failure && 'retryInMs' in failure ? failure.retryInMs : -1;

@@ -4,11 +4,12 @@ import type { OutboxMessage } from '../../src/core/message.js';
 import type { Publisher, PublisherCapabilities } from '../../src/core/ports.js';
 import { type ClaimOutcome, publishClaim } from '../../src/core/publish-claim.js';
 import { resolveRelayOptions, type RelayOptionsInput } from '../../src/core/relay-options.js';
+import { TopicPauses } from '../../src/core/topic-pauses.js';
 
 type Behavior = (message: OutboxMessage) => Promise<void> | void;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const transient = (m: OutboxMessage) => new PublishError('OUTBOXER_PUBLISH_FAILED', `broker nacked ${m.id}`);
-const permanent = (m: OutboxMessage) => new PublishError('OUTBOXER_NO_STREAM', `no stream for ${m.id}`, { permanent: true });
+const permanent = (m: OutboxMessage) => new PublishError('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', `${m.id} too large`, { permanent: true });
 
 /** A Publisher (our own port) that records starts, concurrency and per-key overlap. */
 class FakePublisher implements Publisher {
@@ -66,13 +67,14 @@ function msg(key: string | null, extra: Partial<OutboxMessage> = {}): OutboxMess
 }
 
 const retry = { baseDelayMs: 100, maxDelayMs: 10_000, maxAttempts: 3, jitter: 0.5 };
-function run(messages: readonly OutboxMessage[], publisher: Publisher, input: RelayOptionsInput = {}, extra: { isStopping?: () => boolean; deadline?: number } = {}): Promise<ClaimOutcome> {
+function run(messages: readonly OutboxMessage[], publisher: Publisher, input: RelayOptionsInput = {}, extra: { isStopping?: () => boolean; deadline?: number; pauses?: TopicPauses } = {}): Promise<ClaimOutcome> {
   const options = resolveRelayOptions({ leaseMs: 5000, publishTimeoutMs: 50, retry, ...input });
   return publishClaim(messages, {
     publisher,
     options,
     publishDeadline: extra.deadline ?? performance.now() + 60_000,
     isStopping: extra.isStopping ?? (() => false),
+    pauses: extra.pauses ?? new TopicPauses(options.errorBackoffMs, options.maxErrorBackoffMs),
   });
 }
 const ids = (messages: readonly OutboxMessage[]) => messages.map((m) => m.id);
@@ -152,7 +154,7 @@ describe('publishClaim: failures', () => {
   it('parks a permanent PublishError as dead at once and lets its key continue', async () => {
     const a1 = msg('a'), a2 = msg('a'), a3 = msg('a');
     const outcome = await run([a1, a2, a3], new FakePublisher((m) => (m.id === a1.id ? Promise.reject(permanent(m)) : tick())));
-    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: a1.id, error: expect.stringContaining('OUTBOXER_NO_STREAM'), dead: true }]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: a1.id, error: expect.stringContaining('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'), dead: true }]);
     expect(ids(outcome.published)).toEqual([a2.id, a3.id]);
     expect(outcome.released).toEqual([]);
   });
@@ -294,7 +296,7 @@ describe('publishClaim: stopping and lease deadline', () => {
   });
 
   it('returns an empty outcome for an empty claim', async () => {
-    expect(await run([], new FakePublisher())).toEqual({ published: [], failed: [], released: [] });
+    expect(await run([], new FakePublisher())).toEqual({ published: [], failed: [], released: [], held: new Map(), topicEvents: [] });
   });
 });
 
@@ -319,5 +321,64 @@ describe('publishClaim when the broker is unavailable', () => {
     const outcome = await run([tired], publisher, { retry });
     expect(outcome.failed).toEqual([]);
     expect(ids(outcome.released)).toEqual([tired.id]);
+  });
+});
+
+describe('publishClaim: a missing destination pauses its topic', () => {
+  const noRoute = (m: OutboxMessage) => new PublishError('OUTBOXER_UNROUTABLE', `no route for ${m.id}`);
+  const heldIds = (outcome: ClaimOutcome, topic: string) => ids(outcome.held.get(topic)?.messages ?? []);
+
+  it('holds the message and the rest of its key uncounted, reports the pause once, and lets other topics flow', async () => {
+    const a1 = msg('a', { topic: 'gone' }), a2 = msg('a', { topic: 'orders' }), b1 = msg('b', { topic: 'gone' });
+    const c1 = msg('c', { topic: 'orders' }), u1 = msg(null, { topic: 'orders' });
+    const publisher = new FakePublisher((m) => (m.topic === 'gone' ? Promise.reject(noRoute(m)) : tick()));
+    const outcome = await run([a1, a2, b1, c1, u1], publisher, { errorBackoffMs: 400, maxErrorBackoffMs: 4000 });
+    expect(ids(outcome.published).sort()).toEqual([c1.id, u1.id].sort());
+    expect(heldIds(outcome, 'gone').sort()).toEqual([a1.id, a2.id, b1.id].sort());
+    expect(outcome.held.get('gone')).toMatchObject({ delayMs: 400, error: expect.stringContaining('OUTBOXER_UNROUTABLE') });
+    expect(outcome.failed).toEqual([]); // no attempt counted, nothing parked
+    expect(outcome.released).toEqual([]);
+    expect(outcome.brokerUnavailable).toBeUndefined();
+    expect(outcome.topicEvents).toEqual([{ kind: 'paused', topic: 'gone', error: expect.stringContaining('OUTBOXER_UNROUTABLE'), retryInMs: 400 }]);
+    expect(ids(publisher.started)).not.toContain(a2.id); // a2 may not overtake a1
+  });
+
+  it('holds a paused topic without publishing until the pause runs out, then probes and resumes', async () => {
+    const pauses = new TopicPauses(60_000, 60_000);
+    pauses.pause('gone', 'OUTBOXER_NO_STREAM: no stream', performance.now());
+    const m1 = msg('a', { topic: 'gone' });
+    const publisher = new FakePublisher();
+    const held = await run([m1], publisher, {}, { pauses });
+    expect(publisher.started).toEqual([]);
+    expect(heldIds(held, 'gone')).toEqual([m1.id]);
+    expect(held.held.get('gone')?.error).toBe('OUTBOXER_NO_STREAM: no stream');
+    expect(held.topicEvents).toEqual([]); // the episode was reported when it began
+
+    const probing = new TopicPauses(1, 1);
+    probing.pause('gone', 'no stream', performance.now() - 10);
+    const resumed = await run([m1], publisher, {}, { pauses: probing });
+    expect(ids(resumed.published)).toEqual([m1.id]);
+    expect(resumed.topicEvents).toEqual([{ kind: 'resumed', topic: 'gone', pausedMs: expect.any(Number) }]);
+    expect(probing.size).toBe(0);
+  });
+
+  it('a failed probe pauses again for longer, without a second report', async () => {
+    const pauses = new TopicPauses(1, 1000);
+    pauses.pause('gone', 'no route', performance.now() - 10);
+    const outcome = await run([msg('a', { topic: 'gone' })], new FakePublisher((m) => Promise.reject(noRoute(m))), {}, { pauses });
+    expect(outcome.topicEvents).toEqual([]);
+    expect(outcome.held.get('gone')?.delayMs).toBe(2);
+  });
+
+  it('parks faults of the message itself as dead even on a paused relay, and releases on a broker outage', async () => {
+    const big = msg('a'), down = msg('b'), after = msg('b');
+    const publisher = new FakePublisher((m) =>
+      m.id === big.id ? Promise.reject(permanent(m)) : Promise.reject(new PublishError('OUTBOXER_BROKER_UNAVAILABLE', 'refused')),
+    );
+    const outcome = await run([big, down, after], publisher);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: big.id, error: expect.stringContaining('TOO_LARGE'), dead: true }]);
+    expect(ids(outcome.released)).toEqual([down.id, after.id]);
+    expect(outcome.held.size).toBe(0);
+    expect(outcome.brokerUnavailable).toContain('OUTBOXER_BROKER_UNAVAILABLE');
   });
 });

@@ -137,9 +137,12 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
     return affectedRows(result);
   }
 
-  async release(token: string, ids: readonly string[], lastError?: string): Promise<number> {
+  async release(token: string, ids: readonly string[], lastError?: string, delayMs?: number): Promise<number> {
     if (ids.length === 0) return 0;
-    return affectedRows(await this.#run(this.#database, 'release', [token, ids, lastError ?? null]));
+    if (delayMs !== undefined && (!Number.isSafeInteger(delayMs) || delayMs < 0)) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'release delayMs must be a whole number of ms >= 0');
+    }
+    return affectedRows(await this.#run(this.#database, 'release', [token, ids, lastError ?? null, delayMs ?? null]));
   }
 
   async purgePublished(limit: number): Promise<number> {

@@ -170,6 +170,7 @@ export function buildStatements(name: TableName) {
       WHERE u.id = f.id AND u.lease_token = $1::uuid`,
 
     release: `UPDATE ${t} SET attempts = GREATEST(attempts - 1, 0), last_error = COALESCE($3, last_error),
+        available_at = CASE WHEN $4::int8 IS NULL THEN available_at ELSE GREATEST(available_at, now() + $4::int8 * interval '1 millisecond') END,
         lease_owner = NULL, lease_token = NULL, lease_until = NULL
       WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,
 
