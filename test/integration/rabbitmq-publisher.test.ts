@@ -98,15 +98,16 @@ describe('rabbitmq publisher: wire format', () => {
     await expect(probe.assertExchange(exchange, 'direct', { durable: false })).rejects.toThrow(/PRECONDITION_FAILED/);
   });
 
-  it('with declareExchange false, fails retryably while the exchange is missing and recovers once it exists', async () => {
+  it('with declareExchange false, fails with OUTBOXER_NO_EXCHANGE while the exchange is missing and recovers once it exists', async () => {
     const fx = await exchangeFixture();
     const missing = uniqueName('ox_missing');
     const publisher = publisherFor({ url: services.amqpUrl, exchange: missing, declareExchange: false });
     const started = Date.now();
     const error = await failureOf(publisher.publish(testMessage(fx.topic('x'))));
     expect(error.permanent).toBe(false);
-    expect(error.code).toBe('OUTBOXER_PUBLISH_FAILED');
+    expect(error.code).toBe('OUTBOXER_NO_EXCHANGE'); // the relay pauses the topic: not the message's fault
     expect(error.message).toMatch(/NOT_FOUND/);
+    expect(error.message).toContain(`exchange "${missing}" does not exist`);
     expect(Date.now() - started).toBeLessThan(5_000);
     await fx.admin.channel.assertExchange(missing, 'topic', { durable: true });
     cleanups.push(() => fx.admin.channel.deleteExchange(missing));

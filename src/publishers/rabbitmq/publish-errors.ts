@@ -14,6 +14,8 @@ const STAGE_TEXT: Record<AttemptStage, string> = {
 };
 
 const MAYBE_STORED = 'the broker may have stored it; a retry keeps the same message id';
+/** AMQP reply code of a channel closed because the exchange does not exist. */
+const NOT_FOUND = 404;
 
 /**
  * Every PublishError the RabbitMQ publisher raises. Messages name the message id, the exchange and the
@@ -38,13 +40,19 @@ export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
     unroutable(message: OutboxMessage, replyCode: unknown, replyText: unknown): PublishError {
       return new PublishError(
         'OUTBOXER_UNROUTABLE',
-        `message ${message.id} was returned by RabbitMQ (${String(replyCode ?? 312)} ${String(replyText ?? 'NO_ROUTE')}): no queue is bound to exchange "${exchange}" for routing key "${message.topic}"; it will be retried (bind a queue or give the exchange an alternate exchange)`,
+        `message ${message.id} was returned by RabbitMQ (${String(replyCode ?? 312)} ${String(replyText ?? 'NO_ROUTE')}): no queue is bound to exchange "${exchange}" for routing key "${message.topic}"; the topic waits, without using up attempts, until one is (bind a queue or give the exchange an alternate exchange)`,
       );
     },
     nacked(message: OutboxMessage): PublishError {
       return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was nacked by RabbitMQ (it could not store it); it will be retried`);
     },
     lost(message: OutboxMessage, failure: LinkFailure): PublishError {
+      if (failure.scope === 'channel' && failure.replyCode === NOT_FOUND) {
+        return new PublishError(
+          'OUTBOXER_NO_EXCHANGE',
+          `message ${message.id} was not published: exchange "${exchange}" does not exist at ${redactedUrl} (${failure.reason}); the topic waits, without using up attempts, until it does (declare it, or leave declareExchange on)`,
+        );
+      }
       return failure.scope === 'connection'
         ? new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not confirmed: the connection to RabbitMQ at ${redactedUrl} was lost (${failure.reason}); ${MAYBE_STORED}`)
         : new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was not confirmed: RabbitMQ closed the channel (${failure.reason}); ${MAYBE_STORED}`);
