@@ -51,12 +51,6 @@ export class MessageValidationError extends OutboxerError {}
 export class ConfigurationError extends OutboxerError {}
 
 /**
- * The environment is set up wrong in a way no retry can mend (a missing table, a wrong password, vhost or
- * port): found by the start checks (`relay.ready()`), fixed by an operator. The message says what to fix.
- */
-export class MisconfigurationError extends OutboxerError {}
-
-/**
  * A publish that did not get a positive confirmation from the broker. What the relay does about it is
  * decided by its `code` (see `failureAction` in publish-failure.ts); for a code with no fixed meaning,
  * `permanent` errors will never succeed on retry (the message goes dead at once) and the others are

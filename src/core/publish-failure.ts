@@ -4,7 +4,8 @@ import { OutboxerError, type OutboxerErrorCode, PublishError } from './errors.js
  * What a failed publish means for its message:
  * - `retry`: count the attempt and try again after the retry backoff (dead once `retry.maxAttempts` is used up);
  * - `dead`: a fault of the message itself (too large, a header or topic the broker cannot carry): park it now;
- * - `release`: the broker is out of reach; give the message back uncounted and back off as a whole relay;
+ * - `release`: the broker is out of reach or refuses this relay; give the message back uncounted and back
+ *   off as a whole relay;
  * - `pause-topic`: the destination of this topic is missing (no route, exchange or stream); give the message
  *   back uncounted and pause the topic, with backoff, until its destination appears.
  */
@@ -19,6 +20,11 @@ export const FAILURE_ACTIONS: Readonly<Partial<Record<OutboxerErrorCode, Failure
   OUTBOXER_PUBLISH_TIMEOUT: 'retry',
   OUTBOXER_BROKER_UNAVAILABLE: 'release',
   OUTBOXER_CLOSED: 'release',
+  // The broker refuses this relay (found at start by `relay.verify()`; later, e.g. a rotated password).
+  OUTBOXER_AUTH_FAILED: 'release',
+  OUTBOXER_VHOST_REFUSED: 'release',
+  OUTBOXER_WRONG_PROTOCOL: 'release',
+  OUTBOXER_EXCHANGE_REFUSED: 'release',
   OUTBOXER_UNROUTABLE: 'pause-topic',
   OUTBOXER_NO_EXCHANGE: 'pause-topic',
   OUTBOXER_NO_STREAM: 'pause-topic',

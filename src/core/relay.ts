@@ -4,6 +4,7 @@ import type { OutboxMessage } from './message.js';
 import type { Claim, OutboxStore, Publisher } from './ports.js';
 import { type ClaimOutcome, publishClaim } from './publish-claim.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from './relay-options.js';
+import { runStartChecks, type StartCheck } from './start-checks.js';
 import { TopicPauses } from './topic-pauses.js';
 import { Waker } from './waker.js';
 
@@ -99,6 +100,20 @@ export class Relay {
       pauses: this.#pauses,
     });
     await this.#record(claim, outcome, this.#handoffMarks);
+  }
+
+  /**
+   * The start checks, to await before `start()`: the store's schema is migrated (`store.verify`), and the
+   * publisher reaches its broker and declares its topology (`publisher.verify`), side by side. Rejects with
+   * the first misconfiguration no retry can mend (`isMisconfiguration`: `OUTBOXER_NOT_MIGRATED`,
+   * `OUTBOXER_AUTH_FAILED`, `OUTBOXER_VHOST_REFUSED`, `OUTBOXER_WRONG_PROTOCOL`, ...), database first. A server
+   * that is merely down is logged and let through: once started, the relay rides it out with backoff.
+   */
+  async verify(): Promise<void> {
+    const checks: StartCheck[] = [];
+    if (this.#store.verify !== undefined) checks.push({ what: 'database', check: () => this.#store.verify?.() ?? Promise.resolve() });
+    if (this.#publisher.verify !== undefined) checks.push({ what: 'broker', check: () => this.#publisher.verify?.() ?? Promise.resolve() });
+    await runStartChecks(checks, this.options.logger);
   }
 
   /** Starts the loop in the background; `stop()` ends it. Calling it twice is a no-op. */

@@ -286,7 +286,7 @@ describe('NATS publisher', () => {
       const refused = pool.make({ servers: `nats://${user}:${wrong}@127.0.0.1:${server.port}`, publishTimeoutMs: 3000, connectTimeoutMs: 2000, logger });
       const authError = await settle(refused.publish(testMessage('auth.refused')));
       expect(authError).toBeInstanceOf(PublishError);
-      expect((authError as PublishError).code).toBe('OUTBOXER_BROKER_UNAVAILABLE');
+      expect((authError as PublishError).code).toBe('OUTBOXER_AUTH_FAILED'); // released uncounted by the relay, fatal at start
       expect((authError as PublishError).permanent).toBe(false);
       expect(everythingShown(authError)).not.toContain(wrong);
       expect((authError as Error).message).toContain(`nats://***:***@127.0.0.1:${server.port}`);
@@ -319,7 +319,7 @@ describe('NATS publisher', () => {
     await server.start();
     await eventually(() => logger.lines.some((line) => line.includes('closed; the next publish opens a new one')), 20_000, 'the client to give up');
     const refused = await settle(publisher.publish(testMessage('good.refused')));
-    expect((refused as PublishError).code).toBe('OUTBOXER_BROKER_UNAVAILABLE');
+    expect((refused as PublishError).code).toBe('OUTBOXER_AUTH_FAILED'); // a rotated password: released uncounted, as an outage is
 
     // Back to the credentials the publisher holds: the next publish connects afresh.
     await server.kill();

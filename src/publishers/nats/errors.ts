@@ -123,9 +123,21 @@ export function toPublishError(error: unknown, context: PublishContext): Outboxe
   return fail('OUTBOXER_PUBLISH_FAILED', `publishing message ${id} on subject "${subject}" failed (${detail})`);
 }
 
-/** A failure to get a connection at all. */
+function isAuthFailure(error: unknown): boolean {
+  for (const link of causeChain(error)) {
+    if (/^(AuthorizationError|UserAuthenticationExpiredError|AuthenticationError)$/.test(nameOf(link))) return true;
+    if (/authorization violation|authentication (expired|timeout)/i.test(messageOf(link))) return true;
+  }
+  return false;
+}
+
+/** A failure to get a connection at all: refused credentials (`OUTBOXER_AUTH_FAILED`), or an outage. */
 export function toConnectError(error: unknown, context: { where: string; secrets: readonly string[] }): PublishError {
   const cause = safeCause(error, context.secrets);
+  if (isAuthFailure(error)) {
+    const message = `NATS at ${context.where} refused the credentials (${driverMessage(error, context.secrets)}): check the user and password, or token, of the URL`;
+    return new PublishError('OUTBOXER_AUTH_FAILED', message, cause === undefined ? {} : { cause });
+  }
   const message = `cannot connect to NATS at ${context.where} (${driverMessage(error, context.secrets)}); the publish will be retried`;
   return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', message, cause === undefined ? {} : { cause });
 }

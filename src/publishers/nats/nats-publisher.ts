@@ -13,7 +13,9 @@ const NO_CAPABILITIES: PublisherCapabilities = Object.freeze({});
  * Publishes to NATS JetStream: subject = topic (with the optional prefix), body = the payload JSON,
  * `Nats-Msg-Id` = the outbox id. `publish` resolves only on a PubAck (a `duplicate` PubAck included:
  * the stream already holds the message) and rejects with a PublishError otherwise, within
- * `publishTimeoutMs`. Connects lazily, on the first publish, so a relay can start while NATS is down.
+ * `publishTimeoutMs`. Connects at `verify()` or else on the first publish, so a relay can start while NATS is
+ * down. Streams are the operator's: a subject no stream captures fails with OUTBOXER_NO_STREAM (the relay
+ * pauses that topic).
  */
 export function createNatsPublisher(input: NatsPublisherOptions): Publisher {
   const options = resolveNatsPublisherOptions(input);
@@ -108,6 +110,10 @@ export function createNatsPublisher(input: NatsPublisherOptions): Publisher {
       } finally {
         inFlight.delete(publishing);
       }
+    },
+    async verify(): Promise<void> {
+      if (closed) throw connections.closedError();
+      await connections.acquire(performance.now() + options.connectTimeoutMs); // the connection stays for the publishes
     },
     close(): Promise<void> {
       if (closing !== undefined) return closing;

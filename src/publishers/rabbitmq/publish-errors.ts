@@ -16,6 +16,21 @@ const STAGE_TEXT: Record<AttemptStage, string> = {
 const MAYBE_STORED = 'the broker may have stored it; a retry keeps the same message id';
 /** AMQP reply code of a channel closed because the exchange does not exist. */
 const NOT_FOUND = 404;
+/** What amqplib says when the credentials are refused. */
+const ACCESS_REFUSED = /ACCESS.REFUSED|\b403\b/;
+/** amqplib's words for a vhost refused (missing, or no permission): the broker closes the connection at open. */
+const VHOST_REFUSED = /Expected ConnectionOpenOk|NOT_ALLOWED|\b530\b/;
+/** What amqplib meets on a port that does not speak AMQP 0-9-1 (PostgreSQL closes at once, NATS greets in text). */
+const NOT_AMQP = /exceeds maxFrameSize|closed abruptly during opening handshake|Unexpected frame|Invalid frame|protocol header/i;
+
+function vhostOf(url: string): string {
+  try {
+    const path = new URL(url).pathname;
+    return path === '' || path === '/' ? '/' : decodeURIComponent(path.slice(1));
+  } catch {
+    return '?';
+  }
+}
 
 /**
  * Every PublishError the RabbitMQ publisher raises. Messages name the message id, the exchange and the
@@ -23,6 +38,31 @@ const NOT_FOUND = 404;
  */
 export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
   const { redactedUrl, exchange } = options;
+  /** Why a connection could not be opened, with a stable code: a misconfiguration, or an outage. */
+  const refused = (error: LinkOpenError): PublishError => {
+    if (error.stage === 'exchange') {
+      return new PublishError(
+        'OUTBOXER_EXCHANGE_REFUSED',
+        `cannot declare exchange "${exchange}" (${options.exchangeType}, durable) at ${redactedUrl}: ${error.reason}; it may exist with another type or durability, or the user may not configure it (set the exchange type, or declareExchange: false)`,
+      );
+    }
+    if (error.stage === 'connect' && ACCESS_REFUSED.test(error.reason)) {
+      return new PublishError('OUTBOXER_AUTH_FAILED', `RabbitMQ at ${redactedUrl} refused the user name or password (${error.reason}): check the credentials of the URL`);
+    }
+    if (error.stage === 'connect' && VHOST_REFUSED.test(error.reason)) {
+      return new PublishError(
+        'OUTBOXER_VHOST_REFUSED',
+        `RabbitMQ at ${redactedUrl} refused virtual host "${vhostOf(options.url)}" (${error.reason}): it does not exist or the user has no permission on it (rabbitmqctl add_vhost / set_permissions), or the URL's path is wrong`,
+      );
+    }
+    if (error.stage === 'connect' && NOT_AMQP.test(error.reason)) {
+      return new PublishError(
+        'OUTBOXER_WRONG_PROTOCOL',
+        `the server at ${redactedUrl} does not speak AMQP 0-9-1 (${error.reason}): is that RabbitMQ's port (5672, or 5671 with amqps://)?`,
+      );
+    }
+    return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `cannot connect to RabbitMQ at ${redactedUrl} (${error.reason})`);
+  };
   return {
     tooLarge(message: OutboxMessage, bytes: number, limit: number, whose: string): PublishError {
       return new PublishError(
@@ -61,11 +101,10 @@ export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
       return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not sent: the connection to RabbitMQ at ${redactedUrl} was lost while it waited to be sent`);
     },
     connect(message: OutboxMessage, error: LinkOpenError): PublishError {
-      if (error.stage === 'exchange') {
-        return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was not sent: cannot declare exchange "${exchange}" (${options.exchangeType}, durable) at ${redactedUrl}: ${error.reason}`);
-      }
-      return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not sent: cannot connect to RabbitMQ at ${redactedUrl} (${error.reason})`);
+      const why = refused(error);
+      return new PublishError(why.code, `message ${message.id} was not sent: ${why.message}`);
     },
+    refused,
     timeout(message: OutboxMessage, stage: AttemptStage): PublishError {
       return new PublishError(
         'OUTBOXER_PUBLISH_TIMEOUT',

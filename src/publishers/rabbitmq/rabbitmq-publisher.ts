@@ -23,8 +23,8 @@ interface Attempt {
 /**
  * Publishes to a RabbitMQ exchange through a confirm channel: `publish` resolves only on the broker's ack
  * for a routed message; a return (no queue bound), a nack, a lost connection or `confirmTimeoutMs` make it
- * reject with a PublishError. Connects lazily on the first publish and reconnects on the next publish after
- * a loss (one attempt shared by every publish waiting for it).
+ * reject with a PublishError. Connects at `verify()` (declaring the exchange), or else on the first publish,
+ * and reconnects on the next publish after a loss (one attempt shared by every publish waiting for it).
  */
 export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publisher {
   const options = resolveRabbitMqPublisherOptions(input);
@@ -187,6 +187,14 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
       attempts.set(attempt, done.catch(() => undefined));
       run(attempt, publication).catch((error: unknown) => settle(attempt, errors.unexpected(message, describe(error))));
       return done;
+    },
+    async verify(): Promise<void> {
+      if (closed) throw new OutboxerError('OUTBOXER_CLOSED', 'rabbitmq publisher is closed');
+      try {
+        await acquireLink(); // the connection stays open for the publishes, its exchange declared
+      } catch (error) {
+        throw errors.refused(asLinkOpenError(error, describe));
+      }
     },
     close(): Promise<void> {
       closing ??= shutdown();

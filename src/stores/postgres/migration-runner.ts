@@ -55,3 +55,20 @@ export async function applyMigrations(database: PgDatabase, name: TableName, lis
     return newlyApplied;
   });
 }
+
+/**
+ * The versions of `list` not applied to this table (all of them when the table or the bookkeeping table is
+ * missing). Reads only: runs on a relay that may not create anything.
+ */
+export async function missingMigrations(database: PgDatabase, name: TableName, list: readonly Migration[]): Promise<number[]> {
+  const schema = quoteIdentifier(name.schema);
+  const found = await database.query('SELECT to_regclass($1) IS NOT NULL AS has_table, to_regclass($2) IS NOT NULL AS has_bookkeeping', [
+    `${schema}.${quoteIdentifier(name.table)}`,
+    `${schema}.outboxer_migrations`,
+  ]);
+  const row = found.rows[0] as { has_table: boolean; has_bookkeeping: boolean } | undefined;
+  if (row?.has_table !== true || !row.has_bookkeeping) return list.map((m) => m.version);
+  const done = await database.query(`SELECT version FROM ${schema}.outboxer_migrations WHERE table_name = $1`, [name.table]);
+  const applied = new Set(done.rows.map((r) => (r as { version: number }).version));
+  return list.filter((m) => !applied.has(m.version)).map((m) => m.version);
+}

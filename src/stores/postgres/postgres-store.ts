@@ -5,7 +5,9 @@ import type { Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, Ou
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { insertMessages } from './insert-messages.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
-import { migrationScript, runMigrations } from './migrations.js';
+import { databaseCheckError, notMigrated } from './connection-errors.js';
+import { missingMigrations } from './migration-runner.js';
+import { migrations, migrationScript, runMigrations } from './migrations.js';
 import { nameStatements, runStatement } from './named-statement.js';
 import { buildStatements, PLANNED_PER_CALL, resolveTableName, type RunStatement, type TableName } from './sql.js';
 
@@ -193,6 +195,23 @@ export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
 
   async migrate(): Promise<void> {
     await runMigrations(this.#database, this.tableName);
+  }
+
+  /**
+   * The start check: connects and confirms that the table is migrated to the version this code needs
+   * (`OUTBOXER_NOT_MIGRATED` otherwise; a schema migrated further by a newer outboxer passes). Maps the
+   * driver's failures to stable codes: `OUTBOXER_AUTH_FAILED`, `OUTBOXER_DATABASE_NOT_FOUND`,
+   * `OUTBOXER_WRONG_PROTOCOL`, or `OUTBOXER_DATABASE_UNAVAILABLE` while the server is out of reach.
+   */
+  async verify(): Promise<void> {
+    let missing: number[];
+    try {
+      missing = await missingMigrations(this.#database, this.tableName, migrations);
+    } catch (error) {
+      throw databaseCheckError(error, this.tableName);
+    }
+    if (missing.length === migrations.length) throw notMigrated(this.tableName, 'no outboxer table or migrations found');
+    if (missing.length > 0) throw notMigrated(this.tableName, `versions ${missing.join(', ')} of ${migrations.length} are missing`);
   }
 
   migrationSql(): string {

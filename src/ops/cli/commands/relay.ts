@@ -1,4 +1,4 @@
-import { describeError } from '../../../core/errors.js';
+import { describeError, PublishError } from '../../../core/errors.js';
 import { createJsonLogger } from '../../../core/logger.js';
 import type { Logger, Publisher } from '../../../core/ports.js';
 import { redactUrl } from '../../../core/redact.js';
@@ -7,7 +7,7 @@ import { resolveRelayOptions, type RelayOptionsInput } from '../../../core/relay
 import { runMigrations } from '../../../stores/postgres/migrations.js';
 import type { CliConfig, RelaySettings } from '../config.js';
 import { openStore, type OpenStore } from '../database.js';
-import { CliFailure, EXIT_OK, TargetedFailure } from '../errors.js';
+import { CliFailure, describeFailure, EXIT_OK, EXIT_USAGE, TargetedFailure } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { createPublisher } from '../publisher.js';
 import { type StopSignal, watchStopSignals } from '../signals.js';
@@ -46,7 +46,8 @@ async function closeQuietly(what: string, close: () => Promise<void>, logger: Lo
 /**
  * `outboxer relay`: store + publisher + Relay until SIGTERM/SIGINT, then a graceful stop (the in-flight
  * batch confirmed or released), publisher and pool closed, exit 0. Outages of the database or the broker
- * are the relay's to ride out: it backs off and retries; nothing here ends the process for them.
+ * are the relay's to ride out: it backs off and retries; nothing here ends the process for them. A
+ * misconfiguration found by the start checks (`relay.verify()`) exits 2 with one line that says what to fix.
  */
 export async function relayCommand(config: CliConfig, io: CliIo, version: string): Promise<number> {
   const settings = config.relay;
@@ -75,6 +76,13 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     if (created === STOPPED) return EXIT_OK;
     publisher = created;
     const relay = new Relay(opened.store, publisher, { ...input, owner, logger, wakeSignal: opened.wakeSignal });
+    try {
+      if ((await untilStopped(relay.verify(), stop)) === STOPPED) return EXIT_OK;
+    } catch (error) {
+      const database = { what: 'database', urls: [config.databaseUrl] };
+      io.err(`${describeFailure('relay', error, error instanceof PublishError ? broker : database)}\n`);
+      return EXIT_USAGE;
+    }
     const { logger: _logger, hooks: _hooks, wakeSignal: _wakeSignal, ...effective } = relay.options;
     logger.info(
       {
