@@ -58,7 +58,7 @@ export interface ScenarioReport {
 const BROKER_RESTARTS = /^(nats-server-restart|rabbitmq-stop-start-app)/;
 const ACK_WINDOW_MS = 2000;
 
-const isPoison = (kind: MessageKind) => kind === 'poison-large' || kind === 'poison-unroutable';
+const isPoison = (kind: MessageKind) => kind === 'poison-large';
 
 /** Counts, never reads logs: committed rows against deliveries, with duplicates attributed to faults. */
 export function check(input: CheckInput): ScenarioReport {

@@ -31,12 +31,15 @@ export interface Environment {
   readonly queue: string;
   readonly durable: string;
   readonly topicPrefix: string;
-  readonly unroutableTopic: string;
+  /** Topics `<lateTopicPrefix>.<key>` have no destination until `createLateTopology()`. */
+  readonly lateTopicPrefix: string;
   readonly pgProxy: TcpProxy;
   readonly brokerProxy: TcpProxy;
   readonly nats: PrivateNatsServer | undefined;
   /** Connection strings: relays through the proxies, writers and consumer direct. */
   readonly urls: { readonly relayPg: string; readonly directPg: string; readonly relayBroker: string; readonly consumerBroker: string };
+  /** Gives the late topics a destination: binds them to the queue (RabbitMQ) or adds them to the stream (NATS). */
+  createLateTopology(): Promise<void>;
   destroy(): Promise<void>;
 }
 
@@ -52,6 +55,7 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
   await admin.query(`INSERT INTO "${schema}".aggregates SELECT 'k' || g, 0 FROM generate_series(0, $1::int - 1) g`, [keys]);
   const pgProxy = await TcpProxy.start(SERVICES.pgPort, SERVICES.pgHost);
   const topicPrefix = `c_${tag}`;
+  const lateTopicPrefix = `${topicPrefix}_late`;
   const exchange = `chaos_ex_${tag}`;
   const queue = `chaos_q_${tag}`;
   const user = `chaos_${tag}`;
@@ -85,9 +89,28 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
   const pgUrl = (port: number) => `postgres://postgres:${canary}@${SERVICES.pgHost}:${port}/${SERVICES.pgDatabase}`;
   return {
     name, canary, schema, admin, broker, exchange, queue, durable: 'chaos', topicPrefix,
-    unroutableTopic: `${topicPrefix}_nowhere.x`,
+    lateTopicPrefix,
     pgProxy, brokerProxy, nats,
     urls: { relayPg: pgUrl(pgProxy.port), directPg: pgUrl(SERVICES.pgPort), relayBroker, consumerBroker },
+    async createLateTopology() {
+      if (broker === 'rabbitmq') {
+        const connection = await amqp.connect(SERVICES.amqpAdminUrl);
+        try {
+          const channel = await connection.createChannel();
+          await channel.bindQueue(queue, exchange, `${lateTopicPrefix}.#`);
+        } finally {
+          await connection.close().catch(() => undefined);
+        }
+        return;
+      }
+      const nadmin = await natsAdmin((nats as PrivateNatsServer).adminOptions());
+      try {
+        const info = await nadmin.jsm.streams.info(queue);
+        await nadmin.jsm.streams.update(queue, { subjects: [...(info.config.subjects ?? []), `${lateTopicPrefix}.>`] });
+      } finally {
+        await nadmin.close();
+      }
+    },
     async destroy() {
       await pgProxy.close();
       await brokerProxy.close();

@@ -53,7 +53,7 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
     await poll(() => slots.every((slot) => readJournal(slot.incarnations[0]?.journal ?? '').some((r) => r.e === 'running')), 30_000, 'the relays to start');
     const writerJournals = Array.from({ length: workload.writers }, (_, i) => join(outDir, `writer-${i}.jsonl`));
     const writers = writerJournals.map((journal, index) => new RoleProcess(`writer-${index}`, {
-      role: 'writer', schema: env.schema, topicPrefix: env.topicPrefix, unroutableTopic: env.unroutableTopic,
+      role: 'writer', schema: env.schema, topicPrefix: env.topicPrefix, lateTopicPrefix: env.lateTopicPrefix,
       seed: prng.fork(`writer-${index}`).int(0, 2 ** 31), index, workload, maxMessageBytes: relay.maxMessageBytes, journal,
     }, { [ENV_PG_URL]: env.urls.directPg }, outDir));
     let writing = true;

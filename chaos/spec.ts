@@ -1,6 +1,7 @@
 /** What a scenario asks of the roles; written as JSON for each role process (never with secrets). */
 export type BrokerKind = 'rabbitmq' | 'nats';
-export type MessageKind = 'normal' | 'transient' | 'poison-large' | 'poison-unroutable';
+/** `late-topology`: a healthy event on a topic whose destination (binding or stream) the scenario creates late. */
+export type MessageKind = 'normal' | 'transient' | 'poison-large' | 'late-topology';
 
 export interface WorkloadSpec {
   readonly writers: number;
@@ -15,7 +16,8 @@ export interface WorkloadSpec {
   readonly longOpenShare: number;
   readonly longOpenMs: readonly [number, number];
   readonly poisonLargeShare: number;
-  readonly poisonUnroutableShare: number;
+  /** Events on the late topic (no destination until the scenario makes one): delayed, never dead. */
+  readonly lateTopologyShare: number;
   /** Messages whose first publishes fail (1..2 times) with a transient error, injected in the relay. */
   readonly transientShare: number;
   /** Pause between transactions of one lane. */
@@ -47,7 +49,8 @@ export interface WriterConfig {
   readonly role: 'writer';
   readonly schema: string;
   readonly topicPrefix: string;
-  readonly unroutableTopic: string;
+  /** Prefix of the late topic: `<lateTopicPrefix>.<key>`. */
+  readonly lateTopicPrefix: string;
   readonly seed: number;
   readonly index: number;
   readonly workload: WorkloadSpec;
@@ -93,7 +96,7 @@ export const DEFAULT_WORKLOAD: WorkloadSpec = Object.freeze({
   longOpenShare: 0.04,
   longOpenMs: [1000, 2500] as const,
   poisonLargeShare: 0.01,
-  poisonUnroutableShare: 0.01,
+  lateTopologyShare: 0,
   transientShare: 0.03,
   paceMs: [20, 80] as const,
 });

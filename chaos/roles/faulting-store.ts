@@ -40,8 +40,8 @@ export function faultingStore(inner: OutboxStore, journal: Journal, tokens: Map<
       if (failures.length > 0) journal.write({ e: 'markFailed', tok: token, ids: failures.map((f) => f.id), n });
       return n;
     },
-    async release(token: string, ids: readonly string[]): Promise<number> {
-      const n = await inner.release(token, ids);
+    async release(token: string, ids: readonly string[], lastError?: string, delayMs?: number): Promise<number> {
+      const n = await inner.release(token, ids, lastError, delayMs);
       if (ids.length > 0) journal.write({ e: 'release', tok: token, ids, n });
       return n;
     },

@@ -63,6 +63,8 @@ const relay = new Relay(store, publisher, {
     onFenced: (event) => journal.write({ e: 'fenced', ...event }),
     onError: (event) => logger.warn({ ...event }, 'relay hook: error'),
     onDead: (event) => journal.write({ e: 'dead', id: event.id }),
+    onTopicPaused: (event) => journal.write({ e: 'topic-paused', topic: event.topic }),
+    onTopicResumed: (event) => journal.write({ e: 'topic-resumed', topic: event.topic, pausedMs: event.pausedMs }),
   },
 });
 

@@ -24,8 +24,8 @@ const q = (name: string) => `"${config.schema}".${name}`;
 function kindOf(prng: Prng): MessageKind {
   const roll = prng.next();
   if (roll < workload.poisonLargeShare) return 'poison-large';
-  if (roll < workload.poisonLargeShare + workload.poisonUnroutableShare) return 'poison-unroutable';
-  if (roll < workload.poisonLargeShare + workload.poisonUnroutableShare + workload.transientShare) return 'transient';
+  if (roll < workload.poisonLargeShare + workload.lateTopologyShare) return 'late-topology';
+  if (roll < workload.poisonLargeShare + workload.lateTopologyShare + workload.transientShare) return 'transient';
   return 'normal';
 }
 
@@ -45,7 +45,7 @@ async function transaction(prng: Prng, lane: number, n: number): Promise<void> {
       const payload: Record<string, unknown> = { k: key, v, kind, w: config.index, lane, n };
       if (kind === 'poison-large') payload.pad = 'x'.repeat(config.maxMessageBytes + 1024);
       if (kind === 'transient') payload.fail = prng.int(1, 2);
-      const topic = kind === 'poison-unroutable' ? config.unroutableTopic : `${config.topicPrefix}.${key}`;
+      const topic = kind === 'late-topology' ? `${config.lateTopicPrefix}.${key}` : `${config.topicPrefix}.${key}`;
       return { topic, type: `chaos.${kind}`, key, payload };
     });
     const ids = await outbox.enqueueMany(client, messages);

@@ -1,4 +1,5 @@
 import type { Scenario, ScenarioSet } from '../scenario.js';
+import { natsLateTopology, rabbitLateTopology } from './late-topology.js';
 import { natsRestart } from './nats-restart.js';
 import { rabbitBrokerLongOutage } from './rabbit-broker-long-outage.js';
 import { rabbitBrokerNetwork } from './rabbit-broker-network.js';
@@ -18,6 +19,8 @@ export const scenarios: readonly Scenario[] = [
   natsRestart,
   rabbitDatabaseFull,
   rabbitBrokerLongOutage,
+  rabbitLateTopology,
+  natsLateTopology,
   rabbitStopApp,
 ];
 
