@@ -38,5 +38,7 @@ export type {
 export { redactUrl } from './core/redact.js';
 export { Relay, type RelayRoundResult } from './core/relay.js';
 export { resolveRelayOptions, type RelayHooks, type RelayOptions, type RelayOptionsInput } from './core/relay-options.js';
+export { FAILURE_ACTIONS, failureAction, type FailureAction } from './core/publish-failure.js';
 export { retryDelayMs, type RetryPolicy } from './core/retry-policy.js';
+export { isMisconfiguration, MISCONFIGURATION_CODES } from './core/start-checks.js';
 export { validateMessage, type MessageLimits } from './core/validate-message.js';

@@ -11,7 +11,7 @@ describe('published package surface', () => {
   }, 130_000);
 
   it.each([
-    ['outboxer', ['Outbox', 'Relay', 'OutboxerError', 'MessageValidationError', 'PublishError', 'redactUrl', 'validateMessage']],
+    ['outboxer', ['Outbox', 'Relay', 'OutboxerError', 'MessageValidationError', 'PublishError', 'redactUrl', 'validateMessage', 'failureAction', 'isMisconfiguration']],
     ['outboxer/postgres', ['PostgresOutboxStore', 'fromPgPool', 'safePoolConfig', 'migrationScript']],
     ['outboxer/pglite', ['PostgresOutboxStore', 'fromPglite']],
     ['outboxer/rabbitmq', ['createRabbitMqPublisher']],
