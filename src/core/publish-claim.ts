@@ -20,7 +20,10 @@ export interface ClaimOutcome {
   readonly failed: { message: OutboxMessage; failure: FailedMessage }[];
   /** Never attempted (their key stopped behind a failure, the lease ran short, or the relay is stopping). */
   readonly released: OutboxMessage[];
-  /** Set when the broker was unreachable: those messages were released uncounted; the relay should back off. */
+  /**
+   * Set when the broker was out of reach or refused the relay (the `release` action): those messages were
+   * released uncounted; the relay should back off.
+   */
   brokerUnavailable?: string;
   /**
    * By topic: messages held because their topic's destination is missing (and the rest of their key behind
