@@ -127,6 +127,15 @@ describe('the relay run as a daemon, the documented way', () => {
     }
   });
 
+  it("docs/cli.md shows the entrypoint's commands as shipped", () => {
+    const commands = (text: string) => text.split('\n').filter((line) => line !== '' && !line.startsWith('# ') && line !== '#');
+    const script = readFileSync(join(ROOT, 'docs', 'examples', 'relay-entrypoint.sh'), 'utf8');
+    const docs = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
+    const shown = /```sh\n(#!\/bin\/sh\n[^`]*)```/.exec(docs)?.[1] ?? '';
+    expect(commands(shown)).toEqual(commands(script));
+    expect(commands(script)).toEqual(['#!/bin/sh', 'set -eu', 'exec node_modules/.bin/outboxer relay "$@"']);
+  });
+
   it('the systemd unit of docs/examples is valid, and stops the relay with SIGTERM', async () => {
     const unit = join(ROOT, 'docs', 'examples', 'outboxer-relay.service');
     const { stderr } = await run('systemd-analyze', ['verify', unit], { timeout: 30_000 });
