@@ -63,6 +63,8 @@ export class Outbox<Tx> {
   /** Handed over with `createRelay`: `close()` closes them once their relays stopped. */
   readonly #publishers = new Set<Publisher>();
   #closed: Promise<void> | undefined;
+  /** Transactions whose messages are being leased to a relay of this outbox: `close()` lets them finish first. */
+  readonly #handoffTransactions = new Set<Promise<unknown>>();
   readonly #commitNotifier: CommitNotifier | undefined;
   readonly #registry: OutgoingValidator | undefined;
   readonly #handoffs = new WeakMap<object, Handoff>();
@@ -140,7 +142,7 @@ export class Outbox<Tx> {
       leased: [],
       unleased: 0,
     };
-    const result = await runner.transaction(async (tx) => {
+    const committed = runner.transaction(async (tx) => {
       if (typeof tx === 'object' && tx !== null) this.#handoffs.set(tx, handoff);
       try {
         return await work(tx);
@@ -148,12 +150,19 @@ export class Outbox<Tx> {
         if (typeof tx === 'object' && tx !== null) this.#handoffs.delete(tx);
       }
     });
-    relay.handoff({ token: handoff.lease.token, startedAt: handoff.startedAt, messages: handoff.leased });
-    if (handoff.unleased > 0) this.notifyCommitted();
-    return result;
+    this.#handoffTransactions.add(committed);
+    try {
+      const result = await committed;
+      relay.handoff({ token: handoff.lease.token, startedAt: handoff.startedAt, messages: handoff.leased });
+      if (handoff.unleased > 0) this.notifyCommitted();
+      return result;
+    } finally {
+      this.#handoffTransactions.delete(committed);
+    }
   }
 
   #handoffRelay(): Relay | undefined {
+    if (this.#closed !== undefined) return undefined;
     for (const relay of this.#relays) if (relay.acceptsHandoff) return relay;
     return undefined;
   }
@@ -185,9 +194,10 @@ export class Outbox<Tx> {
   }
 
   /**
-   * Shuts down what this outbox was handed: stops every relay made by `createRelay` (publishes in flight are
-   * confirmed and marked, the rest of their claims released), then closes their publishers and the
-   * `commitNotifier`. The store and the pools stay the caller's: end them afterwards. Idempotent.
+   * Shuts down what this outbox was handed: lets open `transaction()` calls hand their messages over,
+   * stops every relay made by `createRelay` (publishes in flight are confirmed and marked, the rest of
+   * their claims released), then closes their publishers and the `commitNotifier`. Transactions begun
+   * after it take the claim path. The store and the pools stay the caller's: end them afterwards.
    */
   close(): Promise<void> {
     this.#closed ??= this.#close();
@@ -195,6 +205,8 @@ export class Outbox<Tx> {
   }
 
   async #close(): Promise<void> {
+    // messages leased to a relay by a transaction still open are handed to it before it stops
+    await Promise.allSettled([...this.#handoffTransactions]);
     await Promise.all([...this.#relays].map((relay) => relay.stop()));
     await Promise.all([...this.#publishers].map((publisher) => publisher.close()));
     await this.#commitNotifier?.close();

@@ -29,8 +29,9 @@ export class CliProcess {
   readonly exited: Promise<CliResult>;
   #listeners = new Set<() => void>();
 
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** `script` (relative to the repository root) defaults to the CLI; the examples run the same way. */
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv, script = MAIN) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       this.#notify();
@@ -99,6 +100,11 @@ export class CliProcess {
 
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): CliProcess {
   return new CliProcess(args, env);
+}
+
+/** Runs a TypeScript file of the repository (an example) the way the CLI runs: `node --import tsx <script>`. */
+export function startScript(script: string, args: readonly string[], env: NodeJS.ProcessEnv): CliProcess {
+  return new CliProcess(args, env, script);
 }
 
 /** Runs a command to its end (bounded) and returns its exit code and output. */
