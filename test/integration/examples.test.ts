@@ -1,3 +1,5 @@
+import { DiscardPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import amqp from 'amqplib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, startScript } from '../support/cli-runner.js';
@@ -90,7 +92,10 @@ describe('the examples the docs show', () => {
     await nats.start();
     const admin = await natsAdmin(nats.adminOptions());
     cleanups.push(() => admin.close());
-    await admin.jsm.streams.add({ name: 'EVENTS', subjects: ['events.>'] });
+    // the stream of the page's `nats stream add` command, which a single server accepts (with 3 replicas it does not)
+    const stream = { name: 'EVENTS', subjects: ['events.>'], storage: StorageType.File, retention: RetentionPolicy.Limits, max_age: nanos(7 * 24 * 3600_000), duplicate_window: nanos(600_000), max_msg_size: 1024 * 1024, discard: DiscardPolicy.Old };
+    await expect(admin.jsm.streams.add({ ...stream, num_replicas: 3 })).rejects.toThrow(/replicas/i);
+    await admin.jsm.streams.add({ ...stream, num_replicas: 1 });
     const exit = await startScript('examples/publishers/nats.ts', [], cliEnv({ DATABASE_URL: db.url, NATS_URL: nats.url })).waitForExit(60_000);
     expect({ code: exit.code, stderr: exit.stderr }).toEqual({ code: 0, stderr: '' });
     const messages = await readStream(admin, 'EVENTS');
