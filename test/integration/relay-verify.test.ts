@@ -48,6 +48,20 @@ describe('relay.verify(): the start checks', () => {
     await channel.deleteExchange(exchange);
   });
 
+  it('rejects an exchange declared with another type with OUTBOXER_EXCHANGE_REFUSED', async () => {
+    const exchange = uniqueName('verify_direct');
+    const connection = await amqp.connect(services.amqpUrl);
+    cleanups.push(() => connection.close());
+    const channel = await connection.createChannel();
+    await channel.assertExchange(exchange, 'direct', { durable: true });
+    cleanups.push(() => channel.deleteExchange(exchange));
+    const relay = new Relay(await migratedStore(), track(createRabbitMqPublisher({ url: services.amqpUrl, exchange, exchangeType: 'topic' })));
+    const error = await rejection(relay.verify());
+    expect(error.code).toBe('OUTBOXER_EXCHANGE_REFUSED');
+    expect(error.message).toMatch(/PRECONDITION_FAILED/);
+    expect(error.message).toContain(`exchange "${exchange}"`);
+  });
+
   it('rejects a table that was never migrated with OUTBOXER_NOT_MIGRATED, and names the table and the fix', async () => {
     const pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
     cleanups.push(() => pool.end());
