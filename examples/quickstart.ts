@@ -16,7 +16,9 @@ const outbox = new Outbox<SqlExecutor>(store);
 
 // Relay: in-process (or run the `outboxer relay` daemon as its own process; run as many as you like).
 // The outbox takes the publisher over: outbox.close() closes it.
-outbox.createRelay(createRabbitMqPublisher({ url: process.env.AMQP_URL! })).start();
+const relay = outbox.createRelay(createRabbitMqPublisher({ url: process.env.AMQP_URL! }));
+await relay.verify(); // fails fast on a wrong URL, vhost or password, or a table that is not migrated
+relay.start();
 
 // Producer: inside your own transaction. outbox.transaction runs BEGIN/COMMIT for you and, once committed,
 // hands the messages straight to the relay above (they were leased to it at insert time, so it publishes

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliEnv, startScript } from '../support/cli-runner.js';
+import { cliEnv, PROMPT_EXIT_MS, startScript } from '../support/cli-runner.js';
 import { freshVhost } from '../support/fresh-services.js';
 import { natsAdmin, PrivateNatsServer } from '../support/nats-harness.js';
 import { services } from '../support/services.js';
@@ -58,7 +58,7 @@ describe('the demo (npm start)', () => {
     expect(stdout).toMatch(/publish of \S+ failed .*retry in \d+ ms/);
     expect(stdout).toMatch(/\(attempt 2\)/);
     expect(stdout).toContain('skipped a duplicate delivery');
-    expect(exitAfterLastLineMs).toBeLessThan(2000);
+    expect(exitAfterLastLineMs).toBeLessThan(PROMPT_EXIT_MS);
   });
 
   it('on a fresh RabbitMQ vhost: declares its queue before producing, consumes from it, and removes all it made', async () => {
@@ -70,7 +70,7 @@ describe('the demo (npm start)', () => {
     expect(stdout.indexOf('declared exchange')).toBeLessThan(stdout.indexOf('committed with event'));
     expect(stdout).toMatch(/received orders\.created \S+ from queue outboxer-demo-\w+-shipping/);
     expect(stdout).toContain('skipped a duplicate delivery');
-    expect(exitAfterLastLineMs).toBeLessThan(2000);
+    expect(exitAfterLastLineMs).toBeLessThan(PROMPT_EXIT_MS);
     expect(await vhost.declared()).toEqual({ queues: [], exchanges: [] });
     expect(await schemaExists(schema)).toBe(false);
   });
@@ -85,7 +85,7 @@ describe('the demo (npm start)', () => {
     expect(stdout.indexOf('created stream')).toBeLessThan(stdout.indexOf('committed with event'));
     expect(stdout).toMatch(/received orders\.created \S+ from stream OUTBOXER_DEMO_\w+/);
     expect(stdout).toContain('JetStream recognised the copy by its Nats-Msg-Id');
-    expect(exitAfterLastLineMs).toBeLessThan(2000);
+    expect(exitAfterLastLineMs).toBeLessThan(PROMPT_EXIT_MS);
     const admin = await natsAdmin(nats.adminOptions());
     cleanups.push(() => admin.close());
     expect(await admin.jsm.streams.names().next()).toEqual([]);

@@ -117,3 +117,11 @@ export function startScript(script: string, args: readonly string[], env: NodeJS
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<CliResult> {
   return startCli(args, env).waitForExit(timeoutMs);
 }
+
+/**
+ * How soon a process must exit once its work is done or it got SIGTERM. On an idle machine the examples and
+ * the demo exit in 20-100 ms; the faults this guards against (an uncleared 30 s timer, an open pool or
+ * publisher) keep a process alive for 30 s or for ever. 10 s sits far from both, so a loaded CI machine
+ * does not turn a pass into a failure.
+ */
+export const PROMPT_EXIT_MS = 10_000;

@@ -1,7 +1,7 @@
 import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { OutboxerError } from '../../core/errors.js';
 import { secretsOfUrl } from '../../core/redact.js';
-import { closeQuietly, describeDriverError, safeLogger } from '../../publishers/rabbitmq/driver.js';
+import { closeChannelQuietly, closeQuietly, describeDriverError, safeLogger } from '../../publishers/rabbitmq/driver.js';
 import { dispatch, pause, type Delivery, type RunnerContext } from '../delivery-runner.js';
 import { KeySerializer } from '../key-serializer.js';
 import { resolveRabbitMqConsumerOptions, type RabbitMqConsumerOptions, type ResolvedRabbitMqConsumerOptions } from './options.js';
@@ -81,6 +81,9 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
     await Promise.race([drained, pause(this.#options.stopTimeoutMs, patience.signal)]);
     patience.abort(); // clears the timer, which would keep the process alive for the whole stopTimeoutMs
     session.dead = true;
+    // The channel first: its close-ok comes after the broker handled every ack sent on it. Closing only the
+    // connection lets RabbitMQ drop acks still queued for the channel, and requeue messages already processed.
+    await closeChannelQuietly(session.channel, this.#options.connectTimeoutMs);
     await closeQuietly(session.model as ChannelModel, this.#options.connectTimeoutMs);
   }
 

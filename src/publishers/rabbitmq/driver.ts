@@ -1,4 +1,4 @@
-import type { ChannelModel } from 'amqplib';
+import type { Channel, ChannelModel } from 'amqplib';
 import type { Logger } from '../../core/ports.js';
 import { scrubSecrets } from '../../core/redact.js';
 
@@ -59,9 +59,21 @@ export class LinkOpenError extends Error {
 
 /** Closes a connection; if the broker does not answer in time, destroys the socket. Never rejects. */
 export function closeQuietly(model: ChannelModel, timeoutMs: number): Promise<void> {
+  return closeWithin(() => model.close(), timeoutMs, () => destroySocket(model));
+}
+
+/**
+ * Closes a channel and waits for the broker's close-ok, which it sends only after handling every method
+ * sent on the channel before it (acks included); bounded by `timeoutMs`. Never rejects.
+ */
+export function closeChannelQuietly(channel: Channel, timeoutMs: number): Promise<void> {
+  return closeWithin(() => channel.close(), timeoutMs, () => undefined);
+}
+
+function closeWithin(close: () => Promise<void>, timeoutMs: number, onTimeout: () => void): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(() => {
-      destroySocket(model);
+      onTimeout();
       resolve();
     }, timeoutMs);
     timer.unref();
@@ -70,7 +82,7 @@ export function closeQuietly(model: ChannelModel, timeoutMs: number): Promise<vo
       resolve();
     };
     try {
-      model.close().then(done, done);
+      close().then(done, done);
     } catch {
       done();
     }
