@@ -11,9 +11,9 @@ export function createDemoConsumer(database: DemoDatabase, say: (who: string, te
   const pending = new Set<Promise<void>>();
   let redelivered = false;
   const handle = async (message: OutboxMessage, copy: boolean) => {
-    const payload = JSON.parse(message.payloadJson) as { orderNo: number };
+    const payload = JSON.parse(message.body as string) as { orderNo: number };
     const outcome = await inbox.handle(
-      { id: message.id, topic: message.topic, type: message.type, key: message.key, headers: message.headers, payload, deliveryCount: copy ? 2 : 1 },
+      { id: message.id, topic: message.topic, type: message.type, key: message.key, headers: message.headers, payload, contentType: message.contentType, deliveryCount: copy ? 2 : 1 },
       async (received, tx) => {
         await tx.query(`INSERT INTO ${database.shipmentsTable} (order_no, event_id) VALUES ($1, $2)`, [payload.orderNo, received.id]);
       },

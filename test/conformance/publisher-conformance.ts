@@ -41,7 +41,8 @@ export function testMessage(topic: string, overrides: Partial<OutboxMessage> = {
     topic,
     type: 'order.created',
     key: 'order-1',
-    payloadJson: JSON.stringify({ orderId: 1, total: 12.5, note: 'ünïcode ✓' }),
+    body: JSON.stringify({ orderId: 1, total: 12.5, note: 'ünïcode ✓' }),
+    contentType: 'application/json',
     headers: { 'correlation-id': 'corr-1', tenant: 'acme' },
     createdAt: new Date(),
     attempts: 1,
@@ -66,7 +67,7 @@ export function describePublisherConformance(harness: PublisherHarness): void {
       await env.publisher.publish(message);
       const [received] = await env.waitForMessages(1);
       expect(received).toBeDefined();
-      expect(received?.body).toBe(message.payloadJson);
+      expect(received?.body).toBe(message.body);
       expect(received?.id).toBe(message.id);
       expect(received?.type).toBe(message.type);
       expect(received?.key).toBe(message.key);

@@ -66,7 +66,7 @@ describe('NATS JetStream consumer with an inbox', () => {
     copy.set('Outbox-Id', message.id);
     copy.set('Outbox-Type', message.type);
     copy.set('Outbox-Key', 'order-7');
-    await jetstream(admin.nc).publish(`${prefix}.orders.created`, message.payloadJson, { headers: copy });
+    await jetstream(admin.nc).publish(`${prefix}.orders.created`, message.body, { headers: copy });
     await waitFor(() => duplicates.length === 1, { what: 'the copy skipped' });
     expect(await fixture.appliedCount(message.id)).toBe(1);
     expect(seen).toEqual([{

@@ -56,7 +56,8 @@ function msg(key: string | null, extra: Partial<OutboxMessage> = {}): OutboxMess
     topic: 'orders',
     type: 'order.created',
     key,
-    payloadJson: '{}',
+    body: '{}',
+    contentType: 'application/json',
     headers: {},
     createdAt: new Date(0),
     attempts: 1,
@@ -201,8 +202,8 @@ describe('publishClaim: failures', () => {
   });
 
   it('parks a message over capabilities.maxMessageBytes as dead without calling publish; the limit itself passes', async () => {
-    const atLimit = msg('a', { payloadJson: JSON.stringify('é'.repeat(4)) }); // 10 bytes
-    const over = msg('a', { payloadJson: JSON.stringify('é'.repeat(5)) }); // 12 bytes, 7 characters
+    const atLimit = msg('a', { body: JSON.stringify('é'.repeat(4)) }); // 10 bytes
+    const over = msg('a', { body: JSON.stringify('é'.repeat(5)) }); // 12 bytes, 7 characters
     const after = msg('a');
     const publisher = new FakePublisher(() => tick(), { maxMessageBytes: 10 });
     const outcome = await run([atLimit, over, after], publisher);

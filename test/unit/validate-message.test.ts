@@ -115,7 +115,7 @@ describe('validateMessage: payload', () => {
   it('accepts the literal text \\u0000 (a backslash, not a NUL), which JSON columns store fine', () => {
     const payload = { path: 'C:\\u0000\\file' };
     const message = validateMessage({ ...base, payload }, limits);
-    expect(JSON.parse(message.payloadJson)).toEqual(payload);
+    expect(JSON.parse(message.body as string)).toEqual(payload);
   });
 
   it('rejects a lone UTF-16 surrogate, which PostgreSQL jsonb refuses', () => {
@@ -123,15 +123,15 @@ describe('validateMessage: payload', () => {
   });
 
   it('accepts null and keeps the exact JSON text', () => {
-    expect(validateMessage({ ...base, payload: null }, limits).payloadJson).toBe('null');
-    expect(validateMessage({ ...base, payload: { a: [1, 'b'] } }, limits).payloadJson).toBe('{"a":[1,"b"]}');
+    expect(validateMessage({ ...base, payload: null }, limits).body).toBe('null');
+    expect(validateMessage({ ...base, payload: { a: [1, 'b'] } }, limits).body).toBe('{"a":[1,"b"]}');
   });
 
   it('measures the limit in UTF-8 bytes: exactly at the limit is accepted, one byte over is refused', () => {
     // JSON '"ééé…"': 2 quote bytes + 2 bytes per é.
     const atLimit = `"${'é'.repeat(511)}"`; // 1024 bytes, 513 characters
     expect(Buffer.byteLength(atLimit)).toBe(1024);
-    expect(validateMessage({ ...base, payload: 'é'.repeat(511) }, limits).payloadJson).toBe(atLimit);
+    expect(validateMessage({ ...base, payload: 'é'.repeat(511) }, limits).body).toBe(atLimit);
     const error = expectCode({ payload: `${'é'.repeat(511)}a` }, 'OUTBOXER_PAYLOAD_TOO_LARGE');
     expect(error.message).toContain('1025');
     expect(error.message).toContain('1024');
@@ -250,7 +250,8 @@ describe('validateMessage: ids and result', () => {
       topic: 'orders.created',
       type: 'order.created',
       key: 'k',
-      payloadJson: JSON.stringify({ secret: SECRET }),
+      body: JSON.stringify({ secret: SECRET }),
+      contentType: 'application/json',
       headers: {},
       availableAt: null,
       delayMs: 0,

@@ -49,7 +49,7 @@ export function createNatsPublisher(input: NatsPublisherOptions): Publisher {
     if (options.maxMessageBytes !== undefined && body.length > options.maxMessageBytes) {
       throw tooLarge(message.id, body.length, options.maxMessageBytes, 'the maxMessageBytes option');
     }
-    const headers = headersOf(message);
+    const headers = headersOf(message, options.cloudEvents);
     const context = { id: message.id, subject, timeoutMs: publishTimeoutMs, where: connections.where, secrets };
     const live = await connections.acquire(deadline);
     const maxPayload = live.nc.info?.max_payload;
