@@ -211,6 +211,14 @@ describe('publishClaim: failures', () => {
     expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: over.id, error: expect.stringContaining('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'), dead: true }]);
     expect(ids(outcome.published)).toEqual([atLimit.id, after.id]);
   });
+  it('counts a binary body by its byte length against capabilities.maxMessageBytes', async () => {
+    const atLimit = msg('a', { body: new Uint8Array(10), contentType: 'application/x-protobuf' });
+    const over = msg('b', { body: new Uint8Array(11), contentType: 'application/x-protobuf' });
+    const publisher = new FakePublisher(() => tick(), { maxMessageBytes: 10 });
+    const outcome = await run([atLimit, over], publisher);
+    expect(ids(publisher.started)).toEqual([atLimit.id]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: over.id, error: expect.stringContaining('is 11 bytes'), dead: true }]);
+  });
 });
 
 describe('publishClaim: timeouts', () => {
