@@ -1,4 +1,4 @@
-import type { ConsumeMessage } from 'amqplib';
+import type { Message } from 'amqplib';
 import { OutboxAmqpHeaders } from '../../publishers/rabbitmq/amqp-headers.js';
 import type { RawDelivery } from '../received-message.js';
 
@@ -25,7 +25,7 @@ function cloudEventAttribute(headers: Record<string, unknown>, name: string): st
  * `x-outbox-key`, topic from the routing key, the body bytes with their `content-type`, and the producer's
  * string headers (CloudEvents attributes taken out).
  */
-export function rawDeliveryOf(delivery: ConsumeMessage): RawDelivery {
+export function rawDeliveryOf(delivery: Message): RawDelivery {
   const amqpHeaders = delivery.properties.headers ?? {};
   const isCloudEvent = cloudEventAttribute(amqpHeaders, 'specversion') !== undefined;
   const headers: Record<string, string> = {};
