@@ -18,13 +18,36 @@ function triggerRecipe(): string {
   return match[1];
 }
 
-describe('the trigger recipe of docs/table.md, on real PostgreSQL', () => {
+/** The first SQL block of docs/table.md: the inserts a SQL producer copies. */
+function producerInserts(): string {
+  const match = /```sql\n([\s\S]*?)```/.exec(readFileSync(new URL('../../docs/table.md', import.meta.url), 'utf8'));
+  if (match?.[1] === undefined) throw new Error('docs/table.md has no SQL block');
+  return match[1];
+}
+
+describe('the SQL of docs/table.md, on real PostgreSQL', () => {
   let pool: pg.Pool | undefined;
   let schema = '';
   afterEach(async () => {
     await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool?.end();
     pool = undefined;
+  });
+
+  it('relays the documented inserts with their bodies as written', async () => {
+    schema = uniqueName('doc_sql');
+    pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
+    const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
+    await store.migrate();
+    await pool.query(`SET search_path TO "${schema}"`);
+    await pool.query(producerInserts());
+    const claim = await store.claim({ owner: 'docs', leaseMs: 30_000, limit: 10 });
+    expect(claim.messages.map((m) => [m.key, m.contentType, m.headers])).toEqual([
+      [null, 'application/json', {}],
+      ['order-7', 'application/json', { tenant: 'acme' }],
+      [null, 'application/x-protobuf', {}],
+    ]);
+    expect(claim.messages.map((m) => (typeof m.body === 'string' ? m.body : Buffer.from(m.body).toString('hex')))).toEqual(['{"id": 7}', '{"id": 7}', '0a03666f6f']);
   });
 
   it('produces valid headers whether the settings are set, never set, or were set earlier in the session', async () => {
