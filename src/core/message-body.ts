@@ -3,8 +3,8 @@ import { BINARY_CONTENT_TYPE, JSON_CONTENT_TYPE, type MessageBody } from './mess
 
 /** A `\u0000` escape, or an escaped lone surrogate, not itself escaped: many JSON readers (jsonb too) refuse both. */
 const UNSTORABLE_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
-/** `type/subtype[; parameters]`: RFC 6838 names, printable ASCII parameters. The table checks the same. */
-export const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}( *;[ -~]*)?$/;
+/** `type/subtype[; parameters]`: RFC 6838 name characters, printable ASCII parameters (length is bounded apart: bounded repeats make PostgreSQL's regex several times slower). The table checks the same. */
+export const MEDIA_TYPE = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*( *;[ -~]*)?$/;
 /** `application/json` or a `+json` type (RFC 6839), with optional parameters. */
 export const JSON_MEDIA_TYPE = /^application\/([A-Za-z0-9!#$&^_.+-]*\+)?json( *;[ -~]*)?$/i;
 /** AMQP carries the content type as a short string. */
