@@ -119,6 +119,11 @@ describe('outboxer CLI: usage', () => {
     [['relay', '--publisher', 'nats', '--broker-url', 'http://127.0.0.1:4222'], {}, /must start with nats:\/\//],
     [['relay', '--exchange', 'x'], {}, /--exchange applies only to rabbitmq/],
     [['relay', '--log-level', 'loud'], {}, /--log-level must be one of debug, info, warn, error/],
+    [['relay', '--lanes', '17'], {}, /--lanes must be a whole number from 1 to 16; got "17" \(set by --lanes or OUTBOXER_LANES\)/],
+    [['relay'], { OUTBOXER_RETRY_JITTER: '2' }, /OUTBOXER_RETRY_JITTER must be a number from 0 to 1; got "2" \(set by --retry-jitter or OUTBOXER_RETRY_JITTER\)/],
+    [['relay', '--prepared-statements', 'off'], {}, /--prepared-statements must be true or false; got "off" \(set by --prepared-statements or OUTBOXER_PREPARED_STATEMENTS\)/],
+    [['relay', '--error-backoff-ms', '900'], { OUTBOXER_MAX_ERROR_BACKOFF_MS: '800' }, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms or OUTBOXER_ERROR_BACKOFF_MS; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
+    [['status', '--lanes', '2'], {}, /--lanes does not apply to 'status'/],
     [['dead', 'retry'], {}, /give the ids of the dead messages, or --all/],
     [['dead', 'retry', '--all', uuid], {}, /either message ids or --all, not both/],
     [['dead', 'purge', uuid, 'not-a-uuid'], {}, /not a message id \(UUID\): "not-a-uuid"/],
@@ -211,7 +216,7 @@ describe('outboxer CLI: dead messages', () => {
 
     const limited = await runCli(['dead', 'list', '--limit', '2'], env);
     expect(limited.code, limited.stderr).toBe(0);
-    expect(limited.stdout).toMatch(/^id\s+topic\s+type\s+key\s+attempts\s+reason\s+dead at/);
+    expect(limited.stdout).toMatch(/^id\s+topic\s+type\s+key\s+attempts\s+dead at\s+reason/);
     expect(limited.stdout).toContain('OUTBOXER_UNROUTABLE: no queue bound for this topic \\u001b[31m');
     expect(limited.stdout).not.toContain('\u001b');
     expect(limited.stdout).toContain('2 dead message(s); there may be more');
@@ -242,12 +247,51 @@ describe('outboxer CLI: dead messages', () => {
   });
 });
 
+describe('outboxer CLI: dead list with a reason the relay wrote', () => {
+  it("shows the cause of a message the broker refused for good, not the repeated id that used to push it out of view", async () => {
+    const prefix = uniqueName('p');
+    const stream = uniqueName('s');
+    const { env, table } = await migrated({ OUTBOXER_SUBJECT_PREFIX: prefix, OUTBOXER_BROKER_URL: services.natsUrl });
+    const nc = await natsConnect({ servers: services.natsUrl });
+    const jsm = await jetstreamManager(nc);
+    try {
+      // The stream takes at most 256 bytes a message: a 1 KB payload is refused for good, and parked dead at once.
+      await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], max_msg_size: 256 });
+      const inserted = await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('orders.created', 'order.created', jsonb_build_object('pad', repeat('x', 1024))) RETURNING id::text AS id`);
+      const id = (inserted.rows[0] as { id: string }).id;
+      const relay = start(['relay', '--publisher', 'nats', '--poll-interval-ms', '50'], env);
+      await waitUntil(async () => (await countRows(table, `state = 'dead'`)) === 1, 'the message to be parked dead', relay);
+      expect((await relay.stop('SIGTERM')).code).toBe(0);
+
+      const json = await runCli(['dead', 'list', '--json'], env);
+      expect(json.code, json.stderr).toBe(0);
+      const [dead] = JSON.parse(json.stdout) as Array<{ id: string; reason: string }>;
+      expect(dead?.id).toBe(id);
+      // As stored: the publisher names the message first, then the cause.
+      expect(dead?.reason).toMatch(new RegExp(`^OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: message ${id} is larger than the max_msg_size of the stream`));
+
+      const text = await runCli(['dead', 'list'], env);
+      expect(text.code, text.stderr).toBe(0);
+      const [header, row] = text.stdout.split('\n');
+      expect(header).toMatch(/^id\s+topic\s+type\s+key\s+attempts\s+dead at\s+reason$/);
+      expect(row).toMatch(new RegExp(`^${id}\\s+orders\\.created\\s+order\\.created\\s+-\\s+1\\s+\\S+\\s+OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: the message is larger than the max_msg_size of the stream capturing "${prefix}\\.orders\\.created"`));
+      expect(row).toContain("raise the stream's max_msg_size or lower maxPayloadBytes at enqueue");
+      expect(row?.split(id)).toHaveLength(2);
+    } finally {
+      await jsm.streams.delete(stream).catch(() => undefined);
+      await nc.close();
+    }
+  });
+});
+
 describe('outboxer CLI: relay', () => {
   it('publishes pending rows with --publisher console, survives dropped connections, and stops on SIGTERM with exit 0', async () => {
     const appName = uniqueName('cli_relay');
-    const { env, table, schema } = freshSchema();
-    // --migrate at start; application_name in the URL lets the test find this relay's connections.
-    const relay = start(['relay', '--migrate', '--publisher', 'console', '--poll-interval-ms', '50', '--database-url', `${services.postgresUrl}?application_name=${appName}`], env);
+    // Options from the environment (migrations at start among them) and from flags reach the relay and its store.
+    const { env, table, schema } = freshSchema({ OUTBOXER_MIGRATE: 'true', OUTBOXER_LANES: '2', OUTBOXER_PREPARED_STATEMENTS: 'false', OUTBOXER_RETRY_JITTER: '0.2' });
+    const tuning = ['--owner', 'cli-test-relay', '--idempotency-window-ms', '3600000', '--max-in-flight', '32', '--housekeeping-batch-size', '100'];
+    // application_name in the URL lets the test find this relay's connections.
+    const relay = start(['relay', '--publisher', 'console', '--poll-interval-ms', '50', ...tuning, '--database-url', `${services.postgresUrl}?application_name=${appName}`], env);
     await relay.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
     const first = await insert(table, 25);
     await waitUntil(async () => (await countRows(table)) === 0, 'the first rows to be published', relay);
@@ -264,6 +308,8 @@ describe('outboxer CLI: relay', () => {
     const logs = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     const startup = logs.find((line) => line.msg === 'outboxer relay starting');
     expect(startup).toMatchObject({ publisher: 'console', schema, table: 'outbox', batchSize: 500, pollIntervalMs: 50, version });
+    expect(startup).toMatchObject({ owner: 'cli-test-relay', lanes: 2, maxInFlight: 32, housekeepingBatchSize: 100, retry: { jitter: 0.2, maxAttempts: 10 } });
+    expect(startup).toMatchObject({ preparedStatements: false, idempotencyWindowMs: 3_600_000, retainPublishedMs: 0 });
     expect(startup?.database).toBe(redactUrl(`${services.postgresUrl}?application_name=${appName}`));
     expect(logs.map((line) => line.msg)).toContain('relay stopped');
     expect(logs.at(-1)?.msg).toBe('outboxer relay exited');

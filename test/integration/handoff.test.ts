@@ -47,7 +47,7 @@ describe('in-process hand-off (Outbox.transaction)', () => {
     const elapsed = performance.now() - started;
     expect(publisher.delivered.filter((m) => m.key === 'a').map((m) => m.id)).toEqual(ids.slice(0, 2));
     expect(claims()).toBe(before);
-    expect(elapsed).toBeLessThan(1000);
+    expect(elapsed).toBeLessThan(10_000); // not a poll or a lease expiry; the claim count above is the proof
     await waitFor(async () => (await fixture.store.stats()).inFlight === 0, { what: 'marks' });
     expect(await fixture.store.stats()).toMatchObject({ pending: 0, dead: 0 });
   });

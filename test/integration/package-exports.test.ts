@@ -1,15 +1,23 @@
 import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CliProcess, cliEnv } from '../support/cli-runner.js';
+import { services, uniqueName } from '../support/services.js';
 
 const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+beforeAll(async () => {
+  await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { timeout: 120_000 });
+}, 130_000);
 
 /** What a user gets from `import ... from 'outboxer/...'`: the built package, resolved through its exports map. */
 describe('published package surface', () => {
-  beforeAll(async () => {
-    await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { timeout: 120_000 });
-  }, 130_000);
-
   it.each([
     ['outboxer', ['Outbox', 'Relay', 'OutboxerError', 'MessageValidationError', 'PublishError', 'redactUrl', 'validateMessage']],
     ['outboxer/postgres', ['PostgresOutboxStore', 'fromPgPool', 'safePoolConfig', 'migrationScript']],
@@ -32,5 +40,109 @@ describe('published package surface', () => {
     const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
     expect(stdout).toBe('');
     expect(stderr).toBe('');
+  });
+
+  it('is ESM-only, as the README says: require() is refused, import() from CommonJS works', async () => {
+    const script = `
+      try { require('outboxer'); console.log('required'); } catch (error) { console.log(error.code); }
+      import('outboxer').then((m) => console.log(typeof m.Outbox));`;
+    const { stdout } = await run(process.execPath, ['--input-type=commonjs', '-e', script], { timeout: 10_000 });
+    expect(stdout.trim().split('\n')).toEqual(['ERR_PACKAGE_PATH_NOT_EXPORTED', 'function']);
+  });
+
+  it('packs its license, and the sources every shipped source map points at', async () => {
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, timeout: 60_000 });
+    const [packed] = JSON.parse(stdout) as [{ files: { path: string }[] }];
+    const files = new Set(packed.files.map((file) => file.path));
+    expect(files).toContain('LICENSE');
+    expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the outboxer authors\n/);
+    expect((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { license: string }).license).toBe('MIT');
+    const maps = [...files].filter((path) => path.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(0);
+    const missing: string[] = [];
+    for (const map of maps) {
+      const { sources } = JSON.parse(readFileSync(join(ROOT, map), 'utf8')) as { sources: string[] };
+      for (const source of sources) {
+        const path = normalize(join(dirname(map), source));
+        if (!files.has(path)) missing.push(`${map} -> ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('the relay run as a daemon, the documented way', () => {
+  let pool: pg.Pool;
+  let app: string;
+  const schema = uniqueName('daemon');
+
+  beforeAll(() => {
+    pool = new pg.Pool({ connectionString: services.postgresUrl, max: 2 });
+    // An application directory as npm installs outboxer into it: the package, and its bin linked in node_modules/.bin.
+    app = mkdtempSync(join(tmpdir(), 'outboxer-app-'));
+    mkdirSync(join(app, 'node_modules', '.bin'), { recursive: true });
+    symlinkSync(ROOT, join(app, 'node_modules', 'outboxer'), 'dir');
+    symlinkSync('../outboxer/dist/ops/cli/main.js', join(app, 'node_modules', '.bin', 'outboxer'));
+    chmodSync(join(ROOT, 'dist', 'ops', 'cli', 'main.js'), 0o755); // as npm does for a bin at install
+  });
+  afterAll(async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
+    rmSync(app, { recursive: true, force: true });
+  });
+
+  it('the exec entrypoint of docs/examples hands SIGTERM to the relay: it stops gracefully, exit 0, nothing leased or lost', async () => {
+    const table = `"${schema}".outbox`;
+    const env = cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl, OUTBOXER_SCHEMA: schema, OUTBOXER_MIGRATE: 'true' });
+    const relay = new CliProcess(['--poll-interval-ms', '50', '--batch-size', '200'], env, {
+      command: join(ROOT, 'docs', 'examples', 'relay-entrypoint.sh'),
+      cwd: app,
+    });
+    try {
+      await relay.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
+      // `exec` replaced the shell: the process the container runtime signals is the relay itself.
+      const command = readFileSync(`/proc/${relay.child.pid}/cmdline`, 'utf8').split('\0');
+      expect(command[0]).toMatch(/(^|\/)node$/);
+      expect(command[1]).toBe('node_modules/.bin/outboxer');
+
+      const inserted = await pool.query(
+        `INSERT INTO ${table} (topic, key, type, payload) SELECT 'orders.created', 'k' || (n % 50), 'order.created', '{}'::jsonb
+         FROM generate_series(1, 20000) AS n RETURNING id::text AS id`,
+      );
+      const ids = (inserted.rows as { id: string }[]).map((row) => row.id);
+      // Signalled while it works through the backlog.
+      await relay.waitForOutput((out) => out.stdout.includes('[outboxer] orders.created'), 'the first publish');
+      const result = await relay.stop('SIGTERM', 30_000);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.signal).toBeNull();
+      expect(result.stderr).toContain('"relay stopped"');
+
+      expect(Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE lease_token IS NOT NULL`)).rows[0].n)).toBe(0);
+      const published = result.stdout.split('\n').flatMap((line) => /id=([0-9a-f-]{36})/.exec(line)?.[1] ?? []);
+      const left = (await pool.query(`SELECT id::text AS id FROM ${table}`)).rows.map((row: { id: string }) => row.id);
+      expect(new Set(published).size).toBe(published.length);
+      expect([...published, ...left].sort()).toEqual([...ids].sort());
+    } finally {
+      if (relay.running) await relay.stop('SIGKILL');
+    }
+  });
+
+  it("docs/cli.md shows the entrypoint's commands as shipped", () => {
+    const commands = (text: string) => text.split('\n').filter((line) => line !== '' && !line.startsWith('# ') && line !== '#');
+    const script = readFileSync(join(ROOT, 'docs', 'examples', 'relay-entrypoint.sh'), 'utf8');
+    const docs = readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8');
+    const shown = /```sh\n(#!\/bin\/sh\n[^`]*)```/.exec(docs)?.[1] ?? '';
+    expect(commands(shown)).toEqual(commands(script));
+    expect(commands(script)).toEqual(['#!/bin/sh', 'set -eu', 'exec node_modules/.bin/outboxer relay "$@"']);
+  });
+
+  it('the systemd unit of docs/examples is valid, and stops the relay with SIGTERM', async () => {
+    const unit = join(ROOT, 'docs', 'examples', 'outboxer-relay.service');
+    const { stderr } = await run('systemd-analyze', ['verify', unit], { timeout: 30_000 });
+    expect(stderr).toBe('');
+    const text = readFileSync(unit, 'utf8');
+    expect(text).toMatch(/^ExecStart=\/usr\/bin\/node \S+\/node_modules\/outboxer\/dist\/ops\/cli\/main\.js relay$/m);
+    expect(text).toMatch(/^KillSignal=SIGTERM$/m);
+    expect(text).toMatch(/^TimeoutStopSec=\d+$/m);
   });
 });

@@ -69,10 +69,11 @@ describe('cross-process wake-up over LISTEN/NOTIFY', () => {
     const latencies: number[] = [];
     for (let i = 0; i < 5; i++) {
       const { id, committedAt } = await commitOne(writer, db);
-      await waitFor(() => publisher.delivered.some((m) => m.id === id), { timeoutMs: 5000, intervalMs: 2, what: 'the woken relay to publish' });
+      await waitFor(() => publisher.delivered.some((m) => m.id === id), { timeoutMs: 10_000, intervalMs: 2, what: 'the woken relay to publish' });
       latencies.push(performance.now() - committedAt);
     }
-    expect(Math.max(...latencies)).toBeLessThan(1000);
+    // Half the 20 s poll interval: only a wake-up publishes that soon, however loaded the machine is.
+    expect(Math.max(...latencies)).toBeLessThan(10_000);
   });
 
   it('listens again after its connection is killed, and catches up on what it missed', async () => {

@@ -29,8 +29,12 @@ export class CliProcess {
   readonly exited: Promise<CliResult>;
   #listeners = new Set<() => void>();
 
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Runs the CLI from source, or `launch.command` (an installed bin, an entrypoint script) in `launch.cwd`. */
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv, launch?: { readonly command: string; readonly cwd: string }) {
+    this.child =
+      launch === undefined
+        ? spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn(launch.command, [...args], { cwd: launch.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       this.#notify();

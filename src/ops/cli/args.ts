@@ -1,59 +1,19 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
 import type { HelpTopic } from './help.js';
+import { OPTION_DEFINITIONS, optionDefinition } from './option-definitions.js';
 
-/** Every flag the CLI knows; which command accepts which is checked after parsing. */
-const OPTIONS = {
-  'database-url': { type: 'string' },
-  schema: { type: 'string' },
-  table: { type: 'string' },
-  'log-level': { type: 'string' },
-  publisher: { type: 'string' },
-  'broker-url': { type: 'string' },
-  exchange: { type: 'string' },
-  'subject-prefix': { type: 'string' },
-  'batch-size': { type: 'string' },
-  'lease-ms': { type: 'string' },
-  'publish-timeout-ms': { type: 'string' },
-  'poll-interval-ms': { type: 'string' },
-  'max-attempts': { type: 'string' },
-  'retain-published-ms': { type: 'string' },
-  migrate: { type: 'boolean' },
-  json: { type: 'boolean' },
-  limit: { type: 'string' },
-  all: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
-} as const;
-
-export type OptionName = keyof typeof OPTIONS;
 export type CommandName = 'sql' | 'migrate' | 'status' | 'relay' | 'dead list' | 'dead retry' | 'dead purge';
+export type OptionName = string;
 export type OptionValues = Readonly<Partial<Record<OptionName, string | boolean>>>;
 
-const CONNECTION: readonly OptionName[] = ['database-url', 'schema', 'table', 'log-level'];
-
-const ALLOWED: Readonly<Record<CommandName, readonly OptionName[]>> = Object.freeze({
-  sql: ['schema', 'table'],
-  migrate: CONNECTION,
-  status: [...CONNECTION, 'json'],
-  relay: [
-    ...CONNECTION,
-    'publisher',
-    'broker-url',
-    'exchange',
-    'subject-prefix',
-    'batch-size',
-    'lease-ms',
-    'publish-timeout-ms',
-    'poll-interval-ms',
-    'max-attempts',
-    'retain-published-ms',
-    'migrate',
-  ],
-  'dead list': [...CONNECTION, 'json', 'limit'],
-  'dead retry': [...CONNECTION, 'all'],
-  'dead purge': [...CONNECTION, 'all'],
-});
+/** Every flag the CLI knows, for parseArgs; which command accepts which is checked after parsing. */
+const OPTIONS: ParseArgsConfig['options'] = Object.fromEntries(
+  OPTION_DEFINITIONS.map((definition) => [
+    definition.flag,
+    { type: definition.kind === 'switch' ? 'boolean' : 'string', ...(definition.short === undefined ? {} : { short: definition.short }) },
+  ]),
+);
 
 /** What the command line asks for. */
 export type Invocation =
@@ -123,9 +83,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     throw new UsageError(`unknown command '${first}'`);
   }
   if (values.help === true) return { kind: 'help', topic: command };
-  const allowed = ALLOWED[command];
-  for (const name of Object.keys(values) as OptionName[]) {
-    if (name !== 'help' && !allowed.includes(name)) throw new UsageError(`option --${name} does not apply to '${command}'`, command);
+  for (const name of Object.keys(values)) {
+    if (!optionDefinition(name).commands.includes(command)) throw new UsageError(`option --${name} does not apply to '${command}'`, command);
   }
   if (command !== 'dead retry' && command !== 'dead purge' && operands.length > 0) {
     throw new UsageError(`unexpected argument '${operands[0] ?? ''}' for '${command}'`, command);

@@ -3,7 +3,7 @@ import type { Logger, WakeSignal } from '../../core/ports.js';
 import { pgListenWakeSignal } from '../../stores/postgres/wakeup.js';
 import { fromPgPool, type PgDatabase } from '../../stores/postgres/database.js';
 import { safePoolConfig } from '../../stores/postgres/pool.js';
-import { PostgresOutboxStore } from '../../stores/postgres/postgres-store.js';
+import { PostgresOutboxStore, type PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
 import { resolveTableName, type TableName } from '../../stores/postgres/sql.js';
 import type { CliConfig } from './config.js';
 import { CliFailure } from './errors.js';
@@ -34,7 +34,11 @@ async function loadPg(): Promise<typeof import('pg').default> {
  * A store over a `pg` pool the CLI owns (closing the store ends it), with keepalive and query
  * timeouts (safePoolConfig). An idle client's network error is logged, never left to crash the process.
  */
-export async function openStore(config: CliConfig, logger: Logger, options: { max?: number; retainPublishedMs?: number } = {}): Promise<OpenStore> {
+export async function openStore(
+  config: CliConfig,
+  logger: Logger,
+  options: { readonly max?: number } & Omit<PostgresStoreOptions, 'schema' | 'table'> = {},
+): Promise<OpenStore> {
   if (config.databaseUrl === undefined) throw new CliFailure('OUTBOXER_INVALID_OPTION', 'no database URL');
   const pg = await loadPg();
   const pool = new pg.Pool(
@@ -49,11 +53,8 @@ export async function openStore(config: CliConfig, logger: Logger, options: { ma
     logger.warn({ error: describeError(error) }, 'idle database connection failed; the pool will reconnect');
   });
   const database = fromPgPool(pool, { ownsPool: true });
-  const store = new PostgresOutboxStore(database, {
-    schema: config.schema,
-    table: config.table,
-    ...(options.retainPublishedMs === undefined ? {} : { retainPublishedMs: options.retainPublishedMs }),
-  });
+  const { max: _max, ...storeOptions } = options;
+  const store = new PostgresOutboxStore(database, { ...storeOptions, schema: config.schema, table: config.table });
   const databaseUrl = config.databaseUrl;
   const wakeSignal = pgListenWakeSignal({
     logger,

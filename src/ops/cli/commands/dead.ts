@@ -10,6 +10,17 @@ import type { CliIo } from '../io.js';
 
 /** Ids named one by one in an audit line; beyond this only the count is logged. */
 const AUDIT_MAX_IDS = 100;
+/** describeError bounds the reasons the relay writes to 1000 characters; plain SQL could write more. */
+const REASON_MAX_LENGTH = 1000;
+
+/**
+ * A reason as the table shows it. Publishers name the message first (`message <id> is larger than ...`);
+ * the row already shows the id, and repeating it pushed the cause out of view.
+ */
+function shownReason(message: DeadMessage): string {
+  const id = message.id.replace(/[^0-9a-f-]/gi, '');
+  return message.reason.replace(new RegExp(`message ${id}`, 'gi'), 'the message').replace(new RegExp(id, 'gi'), 'this message');
+}
 
 /** `outboxer dead list [--json] [--limit N]`, oldest first. */
 export async function deadListCommand(config: CliConfig, io: CliIo): Promise<number> {
@@ -36,10 +47,11 @@ export async function deadListCommand(config: CliConfig, io: CliIo): Promise<num
     printable(m.type, 40),
     m.key === null ? '-' : printable(m.key, 40),
     String(m.attempts),
-    printable(m.reason, 100),
     m.deadAt.toISOString(),
+    // Last, and whole: one line per message, columns aligned, the cause never cut off.
+    printable(shownReason(m), REASON_MAX_LENGTH),
   ]);
-  io.out(renderTable(['id', 'topic', 'type', 'key', 'attempts', 'reason', 'dead at'], rows, new Set([4])));
+  io.out(renderTable(['id', 'topic', 'type', 'key', 'attempts', 'dead at', 'reason'], rows, new Set([4])));
   const more = dead.length === config.limit ? `; there may be more: raise --limit (now ${config.limit})` : '';
   io.out(`${dead.length} dead message(s)${more}\n`);
   return EXIT_OK;

@@ -3,30 +3,14 @@ import { createJsonLogger } from '../../../core/logger.js';
 import type { Logger, Publisher } from '../../../core/ports.js';
 import { redactUrl } from '../../../core/redact.js';
 import { Relay } from '../../../core/relay.js';
-import { resolveRelayOptions, type RelayOptionsInput } from '../../../core/relay-options.js';
+import { resolveRelayOptions } from '../../../core/relay-options.js';
 import { runMigrations } from '../../../stores/postgres/migrations.js';
-import type { CliConfig, RelaySettings } from '../config.js';
+import type { CliConfig } from '../config.js';
 import { openStore, type OpenStore } from '../database.js';
 import { CliFailure, EXIT_OK, TargetedFailure } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { createPublisher } from '../publisher.js';
 import { type StopSignal, watchStopSignals } from '../signals.js';
-
-/** The relay's own idle backoff ceiling, raised when the poll interval asks for more. */
-const DEFAULT_MAX_POLL_INTERVAL_MS = 2000;
-
-/** The relay options the flags set; everything else keeps the library's documented defaults. */
-function relayInput(settings: RelaySettings): RelayOptionsInput {
-  return {
-    ...(settings.batchSize === undefined ? {} : { batchSize: settings.batchSize }),
-    ...(settings.leaseMs === undefined ? {} : { leaseMs: settings.leaseMs }),
-    ...(settings.publishTimeoutMs === undefined ? {} : { publishTimeoutMs: settings.publishTimeoutMs }),
-    ...(settings.pollIntervalMs === undefined
-      ? {}
-      : { pollIntervalMs: settings.pollIntervalMs, maxPollIntervalMs: Math.max(settings.pollIntervalMs, DEFAULT_MAX_POLL_INTERVAL_MS) }),
-    ...(settings.maxAttempts === undefined ? {} : { retry: { maxAttempts: settings.maxAttempts } }),
-  };
-}
 
 const STOPPED = Symbol('stopped');
 
@@ -52,15 +36,14 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
   const settings = config.relay;
   if (settings === undefined || config.databaseUrl === undefined) throw new CliFailure('OUTBOXER_INVALID_OPTION', 'relay settings missing');
   const logger = createJsonLogger(config.logLevel, io.err);
-  const input = relayInput(settings);
-  // Validates before anything connects: a bad combination is a usage error (exit 2).
+  const input = settings.options;
   const { owner, publishTimeoutMs } = resolveRelayOptions(input);
   const broker = { what: 'broker', urls: settings.brokerUrls };
   const stop = watchStopSignals(io, logger);
   let opened: OpenStore | undefined;
   let publisher: Publisher | undefined;
   try {
-    opened = await openStore(config, logger, { max: 4, retainPublishedMs: settings.retainPublishedMs });
+    opened = await openStore(config, logger, { max: 4, ...settings.store });
     if (settings.migrate) {
       const applied = await untilStopped(runMigrations(opened.database, opened.tableName), stop);
       if (applied === STOPPED) return EXIT_OK;
@@ -86,7 +69,9 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         ...(settings.subjectPrefix === undefined ? {} : { subjectPrefix: settings.subjectPrefix }),
         schema: config.schema,
         table: config.table,
-        retainPublishedMs: settings.retainPublishedMs,
+        retainPublishedMs: opened.store.retainPublishedMs,
+        idempotencyWindowMs: opened.store.idempotencyWindowMs,
+        preparedStatements: opened.store.preparedStatements,
         ...effective,
       },
       'outboxer relay starting',

@@ -1,0 +1,215 @@
+/**
+ * Every option of the CLI, in one table: argument parsing (args.ts), the environment lookup and validation
+ * (config.ts), the `--help` texts (help.ts) and the option reference in docs/cli.md (option-reference.ts,
+ * `npm run docs:cli`) are all made from it, so that none of them can drift from the others.
+ */
+import type { RelayOptionsInput } from '../../core/relay-options.js';
+import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
+import type { CommandName } from './args.js';
+
+/** Which table of docs/cli.md and which block of the help an option belongs to. */
+export type OptionSection = 'connection' | 'relay' | 'tuning' | 'store' | 'command';
+
+/** `maxHandoff` has no flag: the hand-off needs the producer in the relay's process, and the daemon has none. */
+type RelayKey = Exclude<keyof RelayOptionsInput, 'retry' | 'logger' | 'hooks' | 'wakeSignal' | 'maxHandoff'>;
+type RetryKey = keyof NonNullable<RelayOptionsInput['retry']>;
+type StoreKey = Exclude<keyof PostgresStoreOptions, 'schema' | 'table'>;
+
+/** Where a value goes: a relay option, one of the relay's retry policy, or a store option. */
+export type OptionTarget = { readonly relay: RelayKey } | { readonly retry: RetryKey } | { readonly store: StoreKey };
+
+interface Common {
+  /** The flag without its dashes: `lease-ms`. */
+  readonly flag: string;
+  readonly short?: 'h';
+  readonly env?: string;
+  readonly section: OptionSection;
+  readonly commands: readonly CommandName[];
+  /** One line for `--help`. */
+  readonly summary: string;
+  /** Added to the summary in docs/cli.md (Markdown). */
+  readonly details?: string;
+  /** The default as shown; for relay options it is read from `resolveRelayOptions()` when absent. */
+  readonly defaultText?: string;
+  readonly target?: OptionTarget;
+}
+
+export type OptionDefinition = Common &
+  (
+    | { readonly kind: 'text'; readonly placeholder: string }
+    | { readonly kind: 'integer' | 'decimal'; readonly placeholder: string; readonly min: number; readonly max: number }
+    /** `--flag true|false`, and the environment variable the same. */
+    | { readonly kind: 'boolean'; readonly placeholder: '<true|false>' }
+    /** `--flag` alone; its environment variable, if any, takes true or false. */
+    | { readonly kind: 'switch' }
+  );
+
+/** The longest delay Node's timers take; longer ones would fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+const ALL: readonly CommandName[] = ['sql', 'migrate', 'status', 'relay', 'dead list', 'dead retry', 'dead purge'];
+const CONNECTED: readonly CommandName[] = ALL.filter((command) => command !== 'sql');
+const RELAY: readonly CommandName[] = ['relay'];
+
+const connection: readonly OptionDefinition[] = [
+  {
+    flag: 'database-url', env: 'OUTBOXER_DATABASE_URL', section: 'connection', commands: CONNECTED, kind: 'text', placeholder: '<url>',
+    summary: 'PostgreSQL URL (`postgres://` or `postgresql://`)', defaultText: 'required',
+    details: 'Query parameters understood by `pg` (e.g. `?sslmode=require`, `?application_name=…`) pass through.',
+  },
+  { flag: 'schema', env: 'OUTBOXER_SCHEMA', section: 'connection', commands: ALL, kind: 'text', placeholder: '<name>', summary: 'schema of the outbox table', defaultText: 'public' },
+  {
+    flag: 'table', env: 'OUTBOXER_TABLE', section: 'connection', commands: ALL, kind: 'text', placeholder: '<name>', summary: 'outbox table name',
+    defaultText: 'outbox', details: '(At most 40 bytes, so that index names fit.)',
+  },
+  {
+    flag: 'log-level', env: 'OUTBOXER_LOG_LEVEL', section: 'connection', commands: CONNECTED, kind: 'text', placeholder: '<level>',
+    summary: '`debug`, `info`, `warn` or `error`, for the JSON logs on stderr', defaultText: 'info',
+  },
+];
+
+const relay: readonly OptionDefinition[] = [
+  {
+    flag: 'publisher', env: 'OUTBOXER_PUBLISHER', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<name>',
+    summary: '`console`, `rabbitmq` or `nats`', defaultText: 'console',
+    details: '`console` prints one line per message on stdout, for development.',
+  },
+  {
+    flag: 'broker-url', env: 'OUTBOXER_BROKER_URL', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<url>',
+    summary: 'broker URL; for nats a comma-separated list of servers', defaultText: 'required for rabbitmq and nats',
+    details:
+      '`amqp://user:pass@host:5672/vhost` (or `amqps://`) for RabbitMQ; `nats://[user:pass@]host:4222` (or `tls://`, `ws://`, `wss://`) for NATS. Not accepted with `console`.',
+  },
+  {
+    flag: 'exchange', env: 'OUTBOXER_EXCHANGE', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<name>',
+    summary: 'RabbitMQ exchange (durable topic, declared if missing)', defaultText: 'outbox',
+    details: 'The routing key is the message topic. RabbitMQ only.',
+  },
+  {
+    flag: 'subject-prefix', env: 'OUTBOXER_SUBJECT_PREFIX', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<prefix>',
+    summary: 'NATS subject = `<prefix>.<topic>`', defaultText: 'none',
+    details: 'Without a prefix the subject is the topic. NATS only. A JetStream stream must capture the subjects.',
+  },
+  {
+    flag: 'migrate', env: 'OUTBOXER_MIGRATE', section: 'relay', commands: RELAY, kind: 'switch', summary: 'apply migrations before starting',
+    defaultText: 'off', details: 'The variable takes `true` or `false`.',
+  },
+];
+
+const tuning: readonly OptionDefinition[] = [
+  {
+    flag: 'owner', env: 'OUTBOXER_OWNER', section: 'tuning', commands: RELAY, kind: 'text', placeholder: '<name>',
+    summary: "the relay's name in leases and logs", defaultText: '`host/pid/random`', target: { relay: 'owner' },
+  },
+  { flag: 'batch-size', env: 'OUTBOXER_BATCH_SIZE', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 10_000, summary: 'messages per claim', target: { relay: 'batchSize' } },
+  {
+    flag: 'max-in-flight', env: 'OUTBOXER_MAX_IN_FLIGHT', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 10_000,
+    summary: 'publishes awaiting confirmation at once, per claim', target: { relay: 'maxInFlight' },
+    details: 'Also the most keys one claim takes, so that other lanes and relays find keys free.',
+  },
+  {
+    flag: 'lanes', env: 'OUTBOXER_LANES', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 16,
+    summary: 'claim loops; the extra ones run only while a backlog lasts', target: { relay: 'lanes' },
+  },
+  {
+    flag: 'full-sweep-interval-ms', env: 'OUTBOXER_FULL_SWEEP_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: 60_000, summary: 'at least this often a claim looks from the start of the table', target: { relay: 'fullSweepIntervalMs' },
+    details: 'Other claims start where the previous one found its first claimable row; the full sweep finds rows that became claimable below it (late commits, retries, expired leases).',
+  },
+  {
+    flag: 'lease-ms', env: 'OUTBOXER_LEASE_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1000, max: MAX_TIMER_MS,
+    summary: 'how long a claim is held (database clock); >= 2 x publish timeout', target: { relay: 'leaseMs' },
+  },
+  {
+    flag: 'publish-timeout-ms', env: 'OUTBOXER_PUBLISH_TIMEOUT_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: Math.floor(MAX_TIMER_MS / 2), summary: "longest wait for the broker's confirmation; <= lease / 2", target: { relay: 'publishTimeoutMs' },
+    details: 'Given to the publisher too.',
+  },
+  {
+    flag: 'poll-interval-ms', env: 'OUTBOXER_POLL_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1, max: MAX_TIMER_MS,
+    summary: 'first idle poll delay; idle polls double up to the max', target: { relay: 'pollIntervalMs' },
+  },
+  {
+    flag: 'max-poll-interval-ms', env: 'OUTBOXER_MAX_POLL_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: MAX_TIMER_MS, summary: 'longest idle poll delay', defaultText: '2000, or the poll interval if higher', target: { relay: 'maxPollIntervalMs' },
+  },
+  {
+    flag: 'error-backoff-ms', env: 'OUTBOXER_ERROR_BACKOFF_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1, max: MAX_TIMER_MS,
+    summary: 'wait after a failed round (database down), doubling', target: { relay: 'errorBackoffMs' },
+  },
+  {
+    flag: 'max-error-backoff-ms', env: 'OUTBOXER_MAX_ERROR_BACKOFF_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: MAX_TIMER_MS, summary: 'longest wait after failed rounds', target: { relay: 'maxErrorBackoffMs' },
+  },
+  {
+    flag: 'max-attempts', env: 'OUTBOXER_MAX_ATTEMPTS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 1000,
+    summary: 'publish attempts before a message is parked as dead', target: { retry: 'maxAttempts' },
+  },
+  {
+    flag: 'retry-base-delay-ms', env: 'OUTBOXER_RETRY_BASE_DELAY_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: MAX_TIMER_MS, summary: 'delay after the first failed publish, doubling', target: { retry: 'baseDelayMs' },
+  },
+  {
+    flag: 'retry-max-delay-ms', env: 'OUTBOXER_RETRY_MAX_DELAY_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: MAX_TIMER_MS, summary: 'longest delay between publish attempts', target: { retry: 'maxDelayMs' },
+  },
+  {
+    flag: 'retry-jitter', env: 'OUTBOXER_RETRY_JITTER', section: 'tuning', commands: RELAY, kind: 'decimal', placeholder: '<0..1>', min: 0, max: 1,
+    summary: 'share of each retry delay that is random', target: { retry: 'jitter' },
+  },
+  {
+    flag: 'housekeeping-interval-ms', env: 'OUTBOXER_HOUSEKEEPING_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: MAX_TIMER_MS, summary: 'how often retained rows and old idempotency keys are purged', target: { relay: 'housekeepingIntervalMs' },
+  },
+  {
+    flag: 'housekeeping-batch-size', env: 'OUTBOXER_HOUSEKEEPING_BATCH_SIZE', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>',
+    min: 1, max: 100_000, summary: 'rows deleted per housekeeping statement', target: { relay: 'housekeepingBatchSize' },
+  },
+];
+
+const store: readonly OptionDefinition[] = [
+  {
+    flag: 'retain-published-ms', env: 'OUTBOXER_RETAIN_PUBLISHED_MS', section: 'store', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 0, max: Number.MAX_SAFE_INTEGER, summary: 'keep published rows this long; 0 deletes them once confirmed', defaultText: '0',
+    target: { store: 'retainPublishedMs' }, details: 'A positive value keeps a row as `published`; housekeeping deletes it later.',
+  },
+  {
+    flag: 'idempotency-window-ms', env: 'OUTBOXER_IDEMPOTENCY_WINDOW_MS', section: 'store', commands: RELAY, kind: 'integer', placeholder: '<ms>',
+    min: 1, max: Number.MAX_SAFE_INTEGER, summary: "how long enqueues' idempotency keys are kept", defaultText: '86400000, 24 h',
+    target: { store: 'idempotencyWindowMs' }, details: "Housekeeping deletes older keys; give it the application store's value.",
+  },
+  {
+    flag: 'prepared-statements', env: 'OUTBOXER_PREPARED_STATEMENTS', section: 'store', commands: RELAY, kind: 'boolean', placeholder: '<true|false>',
+    summary: "run the store's statements as named prepared statements", defaultText: 'true', target: { store: 'preparedStatements' },
+    details: 'Set `false` behind a pooler that cannot keep prepared statements across transactions (PgBouncer in transaction mode without `max_prepared_statements`).',
+  },
+];
+
+const command: readonly OptionDefinition[] = [
+  { flag: 'json', section: 'command', commands: ['status', 'dead list'], kind: 'switch', summary: 'machine-readable output on stdout' },
+  { flag: 'limit', section: 'command', commands: ['dead list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
+  { flag: 'all', section: 'command', commands: ['dead retry', 'dead purge'], kind: 'switch', summary: 'every dead message (in bounded batches)' },
+  { flag: 'help', short: 'h', section: 'command', commands: ALL, kind: 'switch', summary: 'show this help' },
+  { flag: 'version', section: 'command', commands: [], kind: 'switch', summary: 'print the version' },
+];
+
+export const OPTION_DEFINITIONS: readonly OptionDefinition[] = Object.freeze([...connection, ...relay, ...tuning, ...store, ...command]);
+
+export function optionDefinition(flag: string): OptionDefinition {
+  const found = OPTION_DEFINITIONS.find((definition) => definition.flag === flag);
+  if (found === undefined) throw new Error(`no option --${flag}`);
+  return found;
+}
+
+/** `--lease-ms <ms>` */
+export function flagSpelling(definition: OptionDefinition): string {
+  const value = definition.kind === 'switch' ? '' : ` ${definition.placeholder}`;
+  return `${definition.short === undefined ? '' : `-${definition.short}, `}--${definition.flag}${value}`;
+}
+
+/** `relay` or `retry.maxAttempts` or `store.retainPublishedMs`: the option's name where it ends up. */
+export function targetPath(target: OptionTarget): string {
+  if ('relay' in target) return target.relay;
+  if ('retry' in target) return `retry.${target.retry}`;
+  return target.store;
+}

@@ -1,0 +1,84 @@
+import { ConfigurationError } from '../../core/errors.js';
+import { resolveRelayOptions, type RelayOptionsInput } from '../../core/relay-options.js';
+import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
+import { OPTION_DEFINITIONS, targetPath } from './option-definitions.js';
+import { type OptionReader, settableBy } from './option-reader.js';
+
+export type PublisherName = 'console' | 'rabbitmq' | 'nats';
+export type StoreSettings = Pick<PostgresStoreOptions, 'retainPublishedMs' | 'idempotencyWindowMs' | 'preparedStatements'>;
+
+export interface RelaySettings {
+  readonly publisher: PublisherName;
+  /** Required for rabbitmq and nats; for nats one or more servers. */
+  readonly brokerUrls: readonly string[];
+  readonly exchange?: string;
+  readonly subjectPrefix?: string;
+  readonly migrate: boolean;
+  /** What the flags and the environment set, already accepted by `resolveRelayOptions`; its defaults fill the rest. */
+  readonly options: RelayOptionsInput;
+  readonly store: StoreSettings;
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The relay and store options of the option table, from flags and environment. Rules across options
+ * (publish timeout against lease, ...) are the library's: its message is kept and given the flags it names.
+ */
+function tuning(reader: OptionReader): { options: RelayOptionsInput; store: StoreSettings } {
+  const relay: Record<string, string | number | boolean> = {};
+  const retry: Record<string, string | number | boolean> = {};
+  const store: Record<string, string | number | boolean> = {};
+  for (const { flag, target } of OPTION_DEFINITIONS) {
+    const value = target === undefined ? undefined : reader.typed(flag);
+    if (target === undefined || value === undefined) continue;
+    if ('relay' in target) relay[target.relay] = value;
+    else if ('retry' in target) retry[target.retry] = value;
+    else store[target.store] = value;
+  }
+  const { pollIntervalMs, maxPollIntervalMs } = relay;
+  if (typeof pollIntervalMs === 'number' && maxPollIntervalMs === undefined) {
+    // A poll interval above the default ceiling raises the ceiling instead of being refused.
+    relay.maxPollIntervalMs = Math.max(pollIntervalMs, resolveRelayOptions().maxPollIntervalMs);
+  }
+  // The table's kinds and bounds typed the values; resolveRelayOptions below checks them against the library's schema.
+  const options = { ...relay, ...(Object.keys(retry).length === 0 ? {} : { retry: Object.freeze(retry) }) } as RelayOptionsInput;
+  try {
+    resolveRelayOptions(options);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    const named = OPTION_DEFINITIONS.filter(
+      ({ target }) => target !== undefined && new RegExp(`(^|[^\\w.])${escapeRegExp(targetPath(target))}\\b`).test(error.message),
+    );
+    throw reader.error(`${error.message}${named.length === 0 ? '' : ` (set by ${named.map(settableBy).join('; ')})`}`);
+  }
+  return { options: Object.freeze(options), store: Object.freeze(store as StoreSettings) };
+}
+
+export function resolveRelaySettings(reader: OptionReader): RelaySettings {
+  const publisher = reader.oneOf<PublisherName>('publisher', ['console', 'rabbitmq', 'nats'], 'console');
+  const misplaced = (flag: string, wanted: PublisherName | 'a broker') => {
+    if (reader.isFlag(flag)) throw reader.error(`--${flag} applies only to ${wanted === 'a broker' ? 'rabbitmq and nats' : wanted}, not to --publisher ${publisher}`);
+  };
+  let brokerUrls: string[] = [];
+  if (publisher === 'console') misplaced('broker-url', 'a broker');
+  else {
+    const source = reader.source('broker-url');
+    if (source === undefined) throw reader.error(`--publisher ${publisher} needs --broker-url or OUTBOXER_BROKER_URL`);
+    const parts = publisher === 'nats' ? source.value.split(',').map((part) => part.trim()) : [source.value];
+    const protocols = publisher === 'nats' ? ['nats:', 'tls:', 'ws:', 'wss:'] : ['amqp:', 'amqps:'];
+    brokerUrls = parts.map((part) => reader.url('broker-url', { value: part, from: source.from }, protocols));
+  }
+  if (publisher !== 'rabbitmq') misplaced('exchange', 'rabbitmq');
+  if (publisher !== 'nats') misplaced('subject-prefix', 'nats');
+  const exchange = publisher === 'rabbitmq' ? reader.source('exchange')?.value : undefined;
+  const subjectPrefix = publisher === 'nats' ? reader.source('subject-prefix')?.value : undefined;
+  return Object.freeze({
+    publisher,
+    brokerUrls: Object.freeze(brokerUrls),
+    ...(exchange === undefined ? {} : { exchange }),
+    ...(subjectPrefix === undefined ? {} : { subjectPrefix }),
+    migrate: reader.typed('migrate') === true,
+    ...tuning(reader),
+  });
+}

@@ -1,0 +1,151 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from '../../src/core/relay-options.js';
+import type { OptionValues } from '../../src/ops/cli/args.js';
+import { resolveConfig } from '../../src/ops/cli/config.js';
+import { UsageError } from '../../src/ops/cli/errors.js';
+import { helpText } from '../../src/ops/cli/help.js';
+import { MAX_TIMER_MS, OPTION_DEFINITIONS, type OptionDefinition, type OptionTarget } from '../../src/ops/cli/option-definitions.js';
+import { withCurrentReference } from '../../src/ops/cli/option-reference.js';
+
+const run = promisify(execFile);
+const BASE_ENV = { OUTBOXER_DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
+
+/** A value other than the default for every option that reaches the relay or its store; the test below demands one each. */
+const SAMPLES: Readonly<Record<string, { text: string; value: string | number | boolean }>> = {
+  owner: { text: 'relay-a', value: 'relay-a' },
+  'batch-size': { text: '100', value: 100 },
+  'max-in-flight': { text: '64', value: 64 },
+  lanes: { text: '5', value: 5 },
+  'full-sweep-interval-ms': { text: '2500', value: 2500 },
+  'lease-ms': { text: '40000', value: 40_000 },
+  'publish-timeout-ms': { text: '5000', value: 5000 },
+  'poll-interval-ms': { text: '300', value: 300 },
+  'max-poll-interval-ms': { text: '5000', value: 5000 },
+  'error-backoff-ms': { text: '600', value: 600 },
+  'max-error-backoff-ms': { text: '20000', value: 20_000 },
+  'max-attempts': { text: '7', value: 7 },
+  'retry-base-delay-ms': { text: '2000', value: 2000 },
+  'retry-max-delay-ms': { text: '400000', value: 400_000 },
+  'retry-jitter': { text: '0.25', value: 0.25 },
+  'housekeeping-interval-ms': { text: '30000', value: 30_000 },
+  'housekeeping-batch-size': { text: '500', value: 500 },
+  'retain-published-ms': { text: '3600000', value: 3_600_000 },
+  'idempotency-window-ms': { text: '7200000', value: 7_200_000 },
+  'prepared-statements': { text: 'false', value: false },
+};
+
+const targeted = OPTION_DEFINITIONS.filter((d): d is OptionDefinition & { target: OptionTarget; env: string } => d.target !== undefined && d.env !== undefined);
+
+function relayConfig(values: OptionValues, env: Record<string, string> = {}) {
+  const config = resolveConfig('relay', values, [], { ...BASE_ENV, ...env });
+  if (config.relay === undefined) throw new Error('no relay settings');
+  return config.relay;
+}
+
+/** Where an option's value ends up: in the resolved relay options, or in the store options the relay opens its store with. */
+function landed(values: OptionValues, env: Record<string, string>, target: OptionTarget): unknown {
+  const settings = relayConfig(values, env);
+  if ('store' in target) return settings.store[target.store];
+  const resolved: RelayOptions = resolveRelayOptions(settings.options);
+  return 'relay' in target ? resolved[target.relay] : resolved.retry[target.retry];
+}
+
+function usageError(values: OptionValues, env: Record<string, string> = {}): UsageError {
+  try {
+    relayConfig(values, env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return error as UsageError;
+  }
+  throw new Error(`accepted ${JSON.stringify(values)} ${JSON.stringify(env)}`);
+}
+
+describe('CLI options: one table for flags, variables, help and docs', () => {
+  it('has a sample for every option that reaches the relay or its store, and every one has a variable', () => {
+    const withTarget = OPTION_DEFINITIONS.filter((d) => d.target !== undefined);
+    expect(withTarget.map((d) => d.flag).sort()).toEqual(Object.keys(SAMPLES).sort());
+    expect(targeted).toHaveLength(withTarget.length);
+  });
+
+  it.each(targeted.map((d) => [d.flag, d.env, d] as const))('--%s and %s reach the resolved option', (flag, env, definition) => {
+    const sample = SAMPLES[flag];
+    if (sample === undefined) throw new Error(`no sample for --${flag}`);
+    expect(landed({ [flag]: sample.text }, {}, definition.target)).toEqual(sample.value);
+    expect(landed({}, { [env]: sample.text }, definition.target)).toEqual(sample.value);
+  });
+
+  it('a flag wins over its variable, and an empty variable counts as unset', () => {
+    expect(landed({ lanes: '2' }, { OUTBOXER_LANES: '7' }, { relay: 'lanes' })).toBe(2);
+    expect(landed({}, { OUTBOXER_LANES: '' }, { relay: 'lanes' })).toBe(resolveRelayOptions().lanes);
+  });
+
+  it('sets nothing it was not given: the library decides every default', () => {
+    const settings = relayConfig({});
+    expect(settings.options).toEqual({});
+    expect(settings.store).toEqual({});
+  });
+
+  it('raises the idle poll ceiling with a poll interval above it, unless the ceiling is given', () => {
+    expect(relayConfig({ 'poll-interval-ms': '5000' }).options).toEqual({ pollIntervalMs: 5000, maxPollIntervalMs: 5000 });
+    expect(relayConfig({ 'poll-interval-ms': '50' }).options).toEqual({ pollIntervalMs: 50, maxPollIntervalMs: 2000 });
+    expect(relayConfig({ 'poll-interval-ms': '50', 'max-poll-interval-ms': '100' }).options).toEqual({ pollIntervalMs: 50, maxPollIntervalMs: 100 });
+  });
+
+  it("bounds every number as the library does: what the table accepts the library accepts, and below the minimum both refuse", () => {
+    const numeric = targeted.filter((d) => (d.kind === 'integer' || d.kind === 'decimal') && !('store' in d.target));
+    const input = (pick: (d: OptionDefinition & { min: number; max: number }) => number) => {
+      const values: OptionValues = Object.fromEntries(numeric.map((d) => [d.flag, String(pick(d as OptionDefinition & { min: number; max: number }))]));
+      return relayConfig(values).options;
+    };
+    // Every option at its minimum, then every one at its maximum, together: both are valid relay options.
+    expect(() => resolveRelayOptions(input((d) => d.min))).not.toThrow();
+    expect(() => resolveRelayOptions(input((d) => d.max))).not.toThrow();
+    for (const definition of numeric) {
+      if (definition.kind !== 'integer' && definition.kind !== 'decimal') continue;
+      const path = 'relay' in definition.target ? definition.target.relay : `retry.${'retry' in definition.target ? definition.target.retry : ''}`;
+      const below = path.startsWith('retry.') ? { retry: { [path.slice(6)]: definition.min - 1 } } : { [path]: definition.min - 1 };
+      expect(() => resolveRelayOptions(below as RelayOptionsInput), `${path} = min - 1`).toThrow(path);
+      expect(usageError({ [definition.flag]: String(definition.min - 1) }).message).toContain(`--${definition.flag}`);
+      if (definition.max >= Math.floor(MAX_TIMER_MS / 2)) continue; // the CLI's own bound: Node's longest timer
+      const above = path.startsWith('retry.') ? { retry: { [path.slice(6)]: definition.max + 1 } } : { [path]: definition.max + 1 };
+      expect(() => resolveRelayOptions(above as RelayOptionsInput), `${path} = max + 1`).toThrow(path);
+    }
+  });
+
+  it.each([
+    [{ lanes: '17' }, {}, /^--lanes must be a whole number from 1 to 16; got "17" \(set by --lanes or OUTBOXER_LANES\)$/],
+    [{}, { OUTBOXER_RETRY_JITTER: '1.5' }, /^OUTBOXER_RETRY_JITTER must be a number from 0 to 1; got "1.5" \(set by --retry-jitter or OUTBOXER_RETRY_JITTER\)$/],
+    [{}, { OUTBOXER_PREPARED_STATEMENTS: 'no' }, /^OUTBOXER_PREPARED_STATEMENTS must be true or false; got "no" \(set by --prepared-statements or OUTBOXER_PREPARED_STATEMENTS\)$/],
+    [{}, { OUTBOXER_MIGRATE: 'yes' }, /OUTBOXER_MIGRATE must be true or false/],
+    [{ 'max-in-flight': 'many' }, {}, /--max-in-flight must be a whole number .*\(set by --max-in-flight or OUTBOXER_MAX_IN_FLIGHT\)/],
+    [
+      { 'retry-base-delay-ms': '5000' },
+      { OUTBOXER_RETRY_MAX_DELAY_MS: '1000' },
+      /retry\.maxDelayMs must be >= retry\.baseDelayMs \(set by --retry-base-delay-ms or OUTBOXER_RETRY_BASE_DELAY_MS; --retry-max-delay-ms or OUTBOXER_RETRY_MAX_DELAY_MS\)/,
+    ],
+    [{ 'error-backoff-ms': '900', 'max-error-backoff-ms': '800' }, {}, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms .*; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
+    [{ owner: 'x'.repeat(201) }, {}, /relay option owner: .*\(set by --owner or OUTBOXER_OWNER\)/],
+  ] as const)('refuses %j (env %j), naming the flag and the variable', (values, env, message) => {
+    expect(usageError(values, env).message).toMatch(message);
+  });
+
+  it('relay --help lists every relay flag with its variable and the library default', () => {
+    const help = helpText('relay');
+    for (const definition of OPTION_DEFINITIONS.filter((d) => d.commands.includes('relay') && d.env !== undefined)) {
+      expect(help).toMatch(new RegExp(`--${definition.flag}\\b.*\\s${definition.env}\\s`));
+    }
+    expect(help).toMatch(/--lanes <n>\s+OUTBOXER_LANES\s+.*\(default 3\)/);
+    expect(help).toMatch(/--retry-jitter <0\.\.1>\s+OUTBOXER_RETRY_JITTER\s+.*\(default 0\.5\)/);
+  });
+
+  it("docs/cli.md's option reference is the one the table makes (npm run docs:cli)", async () => {
+    const docs = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+    expect(docs).toBe(withCurrentReference(docs));
+    for (const definition of targeted) expect(docs).toContain(`| \`${definition.env}\` |`);
+    const check = await run(process.execPath, ['--import', 'tsx', 'scripts/docs-cli.ts', '--check']);
+    expect(check.stderr).toBe('');
+  });
+});
