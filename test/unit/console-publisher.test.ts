@@ -35,4 +35,11 @@ describe('console publisher', () => {
     await publisher.close();
     await expect(publisher.publish(message)).rejects.toBeInstanceOf(OutboxerError);
   });
+
+  it('prints a binary body as its size and content type, not its bytes', async () => {
+    const lines: string[] = [];
+    const publisher = createConsolePublisher({ write: (line) => lines.push(line) });
+    await publisher.publish({ ...message, body: Uint8Array.from([0x1b, 0x5b, 0x32, 0x4a]), contentType: 'application/x-protobuf' });
+    expect(lines[0]).toMatch(/ <4 bytes application\/x-protobuf>$/);
+  });
 });
