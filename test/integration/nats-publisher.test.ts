@@ -67,6 +67,8 @@ describe('NATS publisher', () => {
       type: 'order.created',
       key: 'order-1',
       body: keyed.body,
+      bytes: expect.any(Uint8Array),
+      contentType: 'application/json',
       headers: {
         'correlation-id': 'c-1',
         traceparent: keyed.headers.traceparent,
