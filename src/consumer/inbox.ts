@@ -64,7 +64,7 @@ export class Inbox<Tx> {
     }
   }
 
-  /** Rebuilds and handles a broker delivery: a body that is not JSON goes dead with its reason, unhandled. */
+  /** Rebuilds and handles a broker delivery: a JSON body that does not parse goes dead with its reason, unhandled. */
   async handleDelivery(raw: RawDelivery, handler?: MessageHandler<Tx>): Promise<HandleOutcome> {
     let identity: { id: string; type: string };
     try {

@@ -10,7 +10,7 @@ import { bodyOf, headerBytes, headersOf, subjectFor } from './wire.js';
 const NO_CAPABILITIES: PublisherCapabilities = Object.freeze({});
 
 /**
- * Publishes to NATS JetStream: subject = topic (with the optional prefix), body = the payload JSON,
+ * Publishes to NATS JetStream: subject = topic (with the optional prefix), body = the stored body,
  * `Nats-Msg-Id` = the outbox id. `publish` resolves only on a PubAck (a `duplicate` PubAck included:
  * the stream already holds the message) and rejects with a PublishError otherwise, within
  * `publishTimeoutMs`. Connects lazily, on the first publish, so a relay can start while NATS is down.
