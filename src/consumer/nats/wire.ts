@@ -9,10 +9,14 @@ const OWN_HEADERS = new Set(Object.values(NatsHeaderNames).map((name) => name.to
  * Rebuilds what the relay published (docs/publishers/nats.md): id from `Nats-Msg-Id` (or `Outbox-Id`, or a
  * CloudEvent's `ce-id`), type from `Outbox-Type` (or `ce-type`), key from `Outbox-Key`, topic from the subject
  * without the prefix, the data as the body with its `Content-Type`, and the producer's headers (outboxer's own,
- * `Nats-*` ones and the CloudEvents attributes taken out). Header values are percent-decoded.
+ * `Nats-*` ones and the CloudEvents attributes taken out). Header values but Content-Type are percent-decoded.
  */
 export function rawDeliveryOf(message: JsMsg, subjectPrefix: string | undefined): RawDelivery {
-  const get = (name: string): string | undefined => (message.headers?.has(name) === true ? decodeHeaderValue(message.headers.get(name)) : undefined);
+  const raw = (name: string): string | undefined => (message.headers?.has(name) === true ? message.headers.get(name) : undefined);
+  const get = (name: string): string | undefined => {
+    const value = raw(name);
+    return value === undefined ? undefined : decodeHeaderValue(value);
+  };
   const isCloudEvent = get(`${CLOUD_EVENTS_NATS_PREFIX}specversion`) !== undefined;
   const headers: Record<string, string> = {};
   for (const [name, values] of message.headers ?? []) {
@@ -29,7 +33,7 @@ export function rawDeliveryOf(message: JsMsg, subjectPrefix: string | undefined)
     topic: prefix !== '' && message.subject.startsWith(prefix) ? message.subject.slice(prefix.length) : message.subject,
     headers,
     body: message.data,
-    contentType: get(NatsHeaderNames.contentType) ?? get(`${CLOUD_EVENTS_NATS_PREFIX}datacontenttype`),
+    contentType: raw(NatsHeaderNames.contentType) ?? get(`${CLOUD_EVENTS_NATS_PREFIX}datacontenttype`),
     deliveryCount: message.info.deliveryCount,
   };
 }

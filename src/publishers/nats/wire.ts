@@ -48,7 +48,7 @@ export function bodyOf(message: OutboxMessage): Uint8Array {
 /**
  * The NATS headers of a message: its own headers, then Outbox-Id, Outbox-Type, Outbox-Key (when it has a key)
  * and Content-Type, and with `cloudEvents` the `ce-*` attributes. `Nats-Msg-Id` is added by the client from
- * the publish option `msgID`. Every value is percent-encoded (see `encodeHeaderValue`).
+ * the publish option `msgID`. Every value but Content-Type is percent-encoded (see `encodeHeaderValue`).
  * A message header named `Nats-*` is refused: JetStream acts on those (TTL, rollup, expectations).
  */
 export function headersOf(message: OutboxMessage, cloudEvents?: ResolvedCloudEvents): MsgHdrs {
@@ -67,10 +67,11 @@ export function headersOf(message: OutboxMessage, cloudEvents?: ResolvedCloudEve
   result.set(NatsHeaderNames.id, message.id);
   result.set(NatsHeaderNames.type, encodeHeaderValue(message.type));
   if (message.key !== null) result.set(NatsHeaderNames.key, encodeHeaderValue(message.key));
+  // A media type is printable ASCII by construction; generic clients read Content-Type as it is.
   result.set(NatsHeaderNames.contentType, message.contentType);
   if (cloudEvents !== undefined) {
-    for (const [name, value] of Object.entries(cloudEventAttributes(message, cloudEvents))) result.set(`${CLOUD_EVENTS_NATS_PREFIX}${name}`, encodeHeaderValue(value));
-    result.set(`${CLOUD_EVENTS_NATS_PREFIX}datacontenttype`, message.contentType);
+    const attributes = { ...cloudEventAttributes(message, cloudEvents), datacontenttype: message.contentType };
+    for (const [name, value] of Object.entries(attributes)) result.set(`${CLOUD_EVENTS_NATS_PREFIX}${name}`, encodeHeaderValue(value));
   }
   return result;
 }
