@@ -1,40 +1,73 @@
 import { Inbox } from '../src/consumer/inbox.js';
+import type { MessageHandler } from '../src/consumer/message-registry.js';
 import type { OutboxMessage } from '../src/index.js';
+import type { SqlExecutor } from '../src/stores/postgres/database.js';
 import type { DemoDatabase } from './demo-database.js';
 
-/**
- * The consumer side of the demo: a shipping service that applies each order event once through the
- * inbox, even when the broker delivers a copy (the destination redelivers the first event on purpose).
- */
-export function createDemoConsumer(database: DemoDatabase, say: (who: string, text: string) => void) {
-  const inbox = new Inbox(database.inboxStore, { consumer: 'shipping' });
-  const pending = new Set<Promise<void>>();
-  let redelivered = false;
-  const handle = async (message: OutboxMessage, copy: boolean) => {
-    const payload = JSON.parse(message.body as string) as { orderNo: number };
-    const outcome = await inbox.handle(
-      { id: message.id, topic: message.topic, type: message.type, key: message.key, headers: message.headers, payload, contentType: message.contentType, deliveryCount: copy ? 2 : 1 },
-      async (received, tx) => {
-        await tx.query(`INSERT INTO ${database.shipmentsTable} (order_no, event_id) VALUES ($1, $2)`, [payload.orderNo, received.id]);
+type Say = (who: string, text: string) => void;
+
+/** The consumer side of the demo: a shipping service that applies each order event once, through an inbox. */
+export interface Shipping {
+  readonly inbox: Inbox<SqlExecutor>;
+  /** Ships the order of one event, in the inbox's transaction. */
+  readonly handler: MessageHandler<SqlExecutor>;
+  /** Orders shipped so far (rows in the shipments table). */
+  shipped(): Promise<number>;
+  /** Copies the inbox recognised and skipped so far. */
+  readonly duplicatesSkipped: () => number;
+}
+
+export function createShipping(database: DemoDatabase, say: Say, from: string): Shipping {
+  let duplicates = 0;
+  const inbox = new Inbox<SqlExecutor>(database.inboxStore, {
+    consumer: 'shipping',
+    hooks: {
+      onDuplicate: (event) => {
+        duplicates++;
+        say('shipping', `skipped a duplicate delivery of ${event.id}: the inbox has it as ${event.state}`);
       },
-    );
-    const what = outcome.status === 'duplicate' ? 'skipped a duplicate delivery of' : `${outcome.status}`;
-    say('shipping', `${copy ? '(broker redelivery) ' : ''}${what} ${message.id} -> order ${payload.orderNo}`);
+    },
+  });
+  const handler: MessageHandler<SqlExecutor> = async (message, tx) => {
+    const { orderNo } = message.payload as { orderNo: number };
+    await tx.query(`INSERT INTO ${database.shipmentsTable} (order_no, event_id) VALUES ($1, $2)`, [orderNo, message.id]);
+    say('shipping', `received ${message.topic} ${message.id} from ${from}${message.deliveryCount > 1 ? ' (redelivered)' : ''}: order ${orderNo} shipped`);
   };
   return {
+    inbox,
+    handler,
+    duplicatesSkipped: () => duplicates,
+    async shipped() {
+      const rows = await database.transaction((tx) => tx.query(`SELECT count(*)::int AS n FROM ${database.shipmentsTable}`, []));
+      return (rows.rows[0] as { n: number }).n;
+    },
+  };
+}
+
+/**
+ * The in-memory hand-over behind the in-memory destination: it hands each stored message to the shipping
+ * inbox, and the first one twice (as a broker redelivers), so the inbox has a copy to skip.
+ */
+export function createMemoryHandover(shipping: Shipping) {
+  const pending = new Set<Promise<void>>();
+  let redelivered = false;
+  const handle = (message: OutboxMessage, deliveryCount: number) =>
+    shipping.inbox.handle(
+      { id: message.id, topic: message.topic, type: message.type, key: message.key, headers: message.headers, payload: JSON.parse(message.body as string), contentType: message.contentType, deliveryCount },
+      shipping.handler,
+    );
+  return {
     deliver(message: OutboxMessage) {
-      const run = handle(message, false).then(async () => {
+      const run = handle(message, 1).then(async () => {
         if (redelivered) return;
         redelivered = true;
-        await handle(message, true);
+        await handle(message, 2);
       });
       pending.add(run);
       void run.finally(() => pending.delete(run));
     },
-    async settled(): Promise<number> {
+    async settled(): Promise<void> {
       await Promise.all([...pending]);
-      const rows = await database.transaction((tx) => tx.query(`SELECT count(*)::int AS n FROM ${database.shipmentsTable}`, []));
-      return (rows.rows[0] as { n: number }).n;
     },
   };
 }

@@ -1,6 +1,6 @@
 import { redactUrl } from '../src/index.js';
 import { fromPgPool, type PgDatabase, type SqlExecutor } from '../src/stores/postgres/database.js';
-import { fromPglite, pgliteExecutor } from '../src/stores/postgres/pglite.js';
+import { fromPglite } from '../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
 import { PostgresInboxStore } from '../src/consumer/postgres/inbox-postgres-store.js';
 
@@ -11,14 +11,15 @@ export interface DemoDatabase {
   readonly ordersTable: string;
   /** The consumer side's business table: one row per order shipped. */
   readonly shipmentsTable: string;
+  /** The demo's own schema: a fresh one per run, so runs never meet. */
+  readonly schema: string;
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
+  /** Drops the schema (unless `keep`) and closes the connections. */
+  close(keep: boolean): Promise<void>;
 }
 
-const schema = 'outboxer_demo';
-
 /** PGlite in memory by default; real PostgreSQL when a URL is given (a fresh demo schema either way). */
-export async function openDemoDatabase(url: string | undefined): Promise<DemoDatabase> {
+export async function openDemoDatabase(url: string | undefined, schema: string): Promise<DemoDatabase> {
   let database: PgDatabase;
   let describe: string;
   if (url === undefined || url === '') {
@@ -26,7 +27,6 @@ export async function openDemoDatabase(url: string | undefined): Promise<DemoDat
     const db = new PGlite();
     database = fromPglite(db, { ownsDatabase: true });
     describe = 'PGlite (embedded, in memory)';
-    await pgliteExecutor(db).query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   } else {
     const { default: pg } = await import('pg');
     const { safePoolConfig } = await import('../src/stores/postgres/pool.js');
@@ -34,7 +34,6 @@ export async function openDemoDatabase(url: string | undefined): Promise<DemoDat
     pool.on('error', () => undefined);
     database = fromPgPool(pool, { ownsPool: true });
     describe = `PostgreSQL ${redactUrl(url)}`;
-    await database.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   }
   const store = new PostgresOutboxStore(database, { schema });
   await store.migrate();
@@ -50,7 +49,11 @@ export async function openDemoDatabase(url: string | undefined): Promise<DemoDat
     inboxStore,
     ordersTable,
     shipmentsTable,
+    schema,
     transaction: (work) => database.transaction(work),
-    close: () => store.close(),
+    async close(keep) {
+      if (!keep) await database.query(`DROP SCHEMA ${schema} CASCADE`);
+      await store.close();
+    },
   };
 }

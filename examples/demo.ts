@@ -1,114 +1,131 @@
 /**
  * The main job on the embedded default: an order service that writes business rows and outbox
- * messages in one transaction, with the relay in-process. No server needed (PGlite + an in-memory
- * destination); flags switch to real PostgreSQL and RabbitMQ or NATS:
+ * messages in one transaction, with the relay in-process, and a shipping service that consumes the
+ * events through an inbox. No server needed (PGlite + an in-memory destination); flags switch to real
+ * PostgreSQL and RabbitMQ or NATS, where the demo declares what its consumer needs before producing and
+ * removes all it created at the end (unless --keep):
  *
  *   npm start
  *   npm start -- --database-url postgres://postgres@127.0.0.1:5432/test --broker rabbitmq
- *   npm start -- --broker nats --broker-url nats://127.0.0.1:4222
+ *   npm start -- --database-url postgres://postgres@127.0.0.1:5432/test --broker nats --broker-url nats://127.0.0.1:4222
  */
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Outbox, type OutboxMessage, type Publisher, redactUrl } from '../src/index.js';
-import { createDemoConsumer } from './demo-consumer.js';
+import { Outbox, type OutboxMessage, type Publisher } from '../src/index.js';
 import type { SqlExecutor } from '../src/stores/postgres/database.js';
-import { createFlakyDestination } from './flaky-destination.js';
+import { openDemoBroker } from './demo-broker.js';
 import { openDemoDatabase } from './demo-database.js';
 
 const { values } = parseArgs({
   options: {
     'database-url': { type: 'string', default: process.env.OUTBOXER_DATABASE_URL },
     broker: { type: 'string', default: process.env.OUTBOXER_PUBLISHER || 'memory' },
-    'broker-url': { type: 'string', default: process.env.OUTBOXER_BROKER_URL },
+    'broker-url': { type: 'string', default: process.env.OUTBOXER_BROKER_URL || undefined },
     orders: { type: 'string', default: '5' },
+    keep: { type: 'boolean', default: false },
   },
 });
 
-const say = (who: string, text: string) => console.log(`${new Date().toISOString().slice(11, 23)} [${who.padEnd(7)}] ${text}`);
+const say = (who: string, text: string) => console.log(`${new Date().toISOString().slice(11, 23)} [${who.padEnd(8)}] ${text}`);
 
-async function createPublisher(deliver: (message: OutboxMessage) => void): Promise<{ publisher: Publisher; describe: string }> {
-  switch (values.broker) {
-    case 'memory':
-      return {
-        publisher: createFlakyDestination({ failFirstAttemptOf: 3, say, deliver }),
-        describe: 'in-memory destination (fails once, redelivers once, on purpose) with a shipping consumer behind an inbox',
-      };
-    case 'rabbitmq': {
-      const url = values['broker-url'] ?? 'amqp://guest:guest@127.0.0.1:5672';
-      const { createRabbitMqPublisher } = await import('../src/publishers/rabbitmq/index.js');
-      return { publisher: createRabbitMqPublisher({ url, exchange: 'outbox' }), describe: `RabbitMQ ${redactUrl(url)}, exchange "outbox"` };
-    }
-    case 'nats': {
-      const url = values['broker-url'] ?? 'nats://127.0.0.1:4222';
-      const { createNatsPublisher } = await import('../src/publishers/nats/index.js');
-      return { publisher: createNatsPublisher({ servers: url }), describe: `NATS JetStream ${redactUrl(url)} (needs a stream on "orders.>")` };
-    }
-    default:
-      throw new Error(`--broker must be memory, rabbitmq or nats; got ${values.broker}`);
+/** Keeps the first message the relay published, to publish a copy of it later. */
+function rememberingFirst(publisher: Publisher): Publisher & { readonly first: () => OutboxMessage | undefined } {
+  let first: OutboxMessage | undefined;
+  return {
+    name: publisher.name,
+    capabilities: publisher.capabilities,
+    first: () => first,
+    async publish(message) {
+      await publisher.publish(message);
+      first ??= message;
+    },
+    close: () => publisher.close(),
+  };
+}
+
+async function until(condition: () => Promise<boolean>, deadline: number): Promise<boolean> {
+  while (!(await condition())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  return true;
 }
 
 async function main(): Promise<void> {
   const orderCount = Number(values.orders);
-  const database = await openDemoDatabase(values['database-url']);
-  const consumer = createDemoConsumer(database, say);
-  const { publisher, describe } = await createPublisher((message) => consumer.deliver(message));
-  say('setup', `database: ${database.describe}; destination: ${describe}`);
+  const runId = randomBytes(3).toString('hex');
+  const database = await openDemoDatabase(values['database-url'], `outboxer_demo_${runId}`);
+  const broker = await openDemoBroker({ kind: values.broker ?? 'memory', url: values['broker-url'], runId, database, say });
+  say('setup', `database: ${database.describe}, schema ${database.schema}; destination: ${broker.describe}`);
+  await broker.start();
 
   const outbox = new Outbox<SqlExecutor>(database.store);
+  const publisher = rememberingFirst(broker.publisher);
   const published = new Set<string>();
-  const relay = outbox.createRelay(publisher, {
-    pollIntervalMs: 100,
-    maxPollIntervalMs: 500,
-    retry: { baseDelayMs: 300, maxDelayMs: 2000 },
-    hooks: {
-      onPublished: (e) => {
-        published.add(e.id);
-        say('relay', `published ${e.topic} ${e.id} (attempt ${e.attempts})`);
+  outbox
+    .createRelay(publisher, {
+      pollIntervalMs: 100,
+      maxPollIntervalMs: 500,
+      retry: { baseDelayMs: 300, maxDelayMs: 2000 },
+      hooks: {
+        onPublished: (e) => {
+          published.add(e.id);
+          say('relay', `published ${e.topic} ${e.id} (attempt ${e.attempts})`);
+        },
+        onRetry: (e) => say('relay', `publish of ${e.id} failed (${e.error}); retry in ${e.retryInMs} ms`),
+        onDead: (e) => say('relay', `parked ${e.id} as dead: ${e.reason}`),
       },
-      onRetry: (e) => say('relay', `publish of ${e.id} failed (${e.error}); retry in ${e.retryInMs} ms`),
-      onDead: (e) => say('relay', `parked ${e.id} as dead: ${e.reason}`),
-    },
-  });
-  relay.start();
+    })
+    .start();
 
   const committed: string[] = [];
   for (let n = 1; n <= orderCount; n++) {
-    const rollBack = n === 2;
+    let eventId = '';
+    // Says "committed" the moment the commit returns, before outbox.transaction hands the event to the relay.
+    const saysCommitted = {
+      async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+        const result = await database.transaction(work);
+        say('service', `order ${n} committed with event ${eventId}`);
+        return result;
+      },
+    };
     try {
-      // outbox.transaction hands the committed events straight to the in-process relay (no claim query).
-      const id = await outbox.transaction(database, async (tx) => {
+      await outbox.transaction(saysCommitted, async (tx) => {
         await tx.query(`INSERT INTO ${database.ordersTable} (order_no, total_cents) VALUES ($1, $2)`, [n, n * 1250]);
-        const messageId = await outbox.enqueue(tx, {
+        eventId = await outbox.enqueue(tx, {
           topic: 'orders.created',
           type: 'order.created',
           key: `order-${n}`,
           payload: { orderNo: n, totalCents: n * 1250 },
           headers: { 'correlation-id': `demo-${n}` },
         });
-        if (rollBack) throw new Error('card declined');
-        return messageId;
+        if (n === 2) throw new Error('card declined');
       });
-      committed.push(id);
-      say('service', `order ${n} committed with event ${id}`);
+      committed.push(eventId);
     } catch (error) {
       say('service', `order ${n} rolled back (${(error as Error).message}): its event is gone with it`);
     }
   }
 
   const deadline = Date.now() + 30_000;
-  while (committed.some((id) => !published.has(id)) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  let done = await until(async () => committed.every((id) => published.has(id)) && (await broker.shipping.shipped()) === committed.length, deadline);
+  const first = publisher.first();
+  if (done && first !== undefined && values.broker !== 'memory') {
+    say('demo', `publishing a copy of ${first.id} again, as a relay that died between the broker's confirmation and its mark would`);
+    await broker.publishCopy(first);
+    done = await until(async () => broker.shipping.duplicatesSkipped() >= broker.copiesDelivered, deadline);
   }
-  await relay.stop();
-  if (values.broker === 'memory') {
-    say('summary', `shipping applied ${await consumer.settled()} orders once each (a redelivered copy was skipped by the inbox)`);
-  }
+
+  await outbox.close();
+  await broker.close(values.keep);
+  const shipped = await broker.shipping.shipped();
+  say('summary', `shipping applied ${shipped} orders once each; duplicate deliveries skipped by the inbox: ${broker.shipping.duplicatesSkipped()}`);
   const stats = await database.store.stats();
   say('summary', `${committed.length} committed, ${published.size} published, ${orderCount - committed.length} rolled back; outbox now ${JSON.stringify(stats)}`);
-  await publisher.close();
-  await database.close();
-  if (committed.some((id) => !published.has(id))) {
-    say('summary', 'some committed events were not published within 30 s');
+  await database.close(values.keep);
+  say('cleanup', values.keep ? `kept schema ${database.schema} (--keep)` : `dropped schema ${database.schema}`);
+  if (!done || shipped !== committed.length) {
+    say('summary', 'some committed events were not published and shipped within 30 s');
     process.exitCode = 1;
   }
 }

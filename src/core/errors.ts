@@ -27,7 +27,8 @@ export type OutboxerErrorCode =
   | 'OUTBOXER_CLOSED'
   | 'OUTBOXER_UNKNOWN_TYPE'
   | 'OUTBOXER_MALFORMED_MESSAGE'
-  | 'OUTBOXER_NOT_FOUND';
+  | 'OUTBOXER_NOT_FOUND'
+  | 'OUTBOXER_NOT_IN_TRANSACTION';
 
 export class OutboxerError extends Error {
   readonly code: OutboxerErrorCode;

@@ -1,4 +1,4 @@
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, OutboxerError } from './errors.js';
 import type { OutboxMessageInput } from './message.js';
 import { randomUUID } from 'node:crypto';
 import type { OutboxMessage } from './message.js';
@@ -26,6 +26,20 @@ export interface OutboxOptions {
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
 export const DEFAULT_MAX_CONCURRENT_HANDOFFS = 16;
 
+/**
+ * Handles on which every statement commits on its own: a `pg` Pool, or a database handle that runs
+ * transactions (`fromPgPool`, `fromPglite`, a PGlite instance). A message enqueued on one would be stored
+ * even when the caller's transaction rolls back.
+ */
+export type AutocommitHandle =
+  | { readonly totalCount: number; readonly idleCount: number; connect(): unknown }
+  | { transaction(work: never): Promise<unknown>; close(): Promise<void> };
+
+/** Makes `enqueue(pool, …)` a type error that says what to pass instead. */
+export type RefuseAutocommit<T> = T extends AutocommitHandle
+  ? { readonly 'enqueue needs a client inside BEGIN/COMMIT, or the tx of outbox.transaction(db, work), not a pool': never }
+  : unknown;
+
 /** Anything that runs work in a database transaction: `PgDatabase` (fromPgPool, fromPglite) is one. */
 export interface TransactionRunner<Tx> {
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
@@ -46,6 +60,11 @@ export class Outbox<Tx> {
   readonly store: OutboxStore<Tx>;
   readonly limits: MessageLimits;
   readonly #relays = new Set<Relay>();
+  /** Handed over with `createRelay`: `close()` closes them once their relays stopped. */
+  readonly #publishers = new Set<Publisher>();
+  #closed: Promise<void> | undefined;
+  /** Transactions whose messages are being leased to a relay of this outbox: `close()` lets them finish first. */
+  readonly #handoffTransactions = new Set<Promise<unknown>>();
   readonly #commitNotifier: CommitNotifier | undefined;
   readonly #registry: OutgoingValidator | undefined;
   readonly #handoffs = new WeakMap<object, Handoff>();
@@ -68,8 +87,11 @@ export class Outbox<Tx> {
     this.limits = Object.freeze({ maxPayloadBytes });
   }
 
-  /** Stores one message in the caller's open transaction; returns its id. */
-  async enqueue(tx: Tx, message: OutboxMessageInput): Promise<string> {
+  /**
+   * Stores one message in the caller's open transaction; returns its id. `tx` is a client inside
+   * BEGIN ... COMMIT, or the `tx` of `outbox.transaction`; a pool is refused (`OUTBOXER_NOT_IN_TRANSACTION`).
+   */
+  async enqueue<T extends Tx>(tx: T & RefuseAutocommit<T>, message: OutboxMessageInput): Promise<string> {
     const [id] = await this.enqueueMany(tx, [message]);
     return id as string;
   }
@@ -79,7 +101,8 @@ export class Outbox<Tx> {
    * ids. A message whose `idempotencyKey` was already used within the store's idempotency window is not
    * stored again: its slot in the result holds the id of the message first stored under that key.
    */
-  async enqueueMany(tx: Tx, messages: readonly OutboxMessageInput[]): Promise<string[]> {
+  async enqueueMany<T extends Tx>(tx: T & RefuseAutocommit<T>, messages: readonly OutboxMessageInput[]): Promise<string[]> {
+    refuseAutocommit(tx);
     const checked = this.#registry === undefined ? messages : await Promise.all(messages.map((m) => this.#checkSchema(m)));
     const validated = checked.map((message) => validateMessage(message, this.limits));
     const handoff = typeof tx === 'object' && tx !== null ? this.#handoffs.get(tx) : undefined;
@@ -119,7 +142,7 @@ export class Outbox<Tx> {
       leased: [],
       unleased: 0,
     };
-    const result = await runner.transaction(async (tx) => {
+    const committed = runner.transaction(async (tx) => {
       if (typeof tx === 'object' && tx !== null) this.#handoffs.set(tx, handoff);
       try {
         return await work(tx);
@@ -127,12 +150,19 @@ export class Outbox<Tx> {
         if (typeof tx === 'object' && tx !== null) this.#handoffs.delete(tx);
       }
     });
-    relay.handoff({ token: handoff.lease.token, startedAt: handoff.startedAt, messages: handoff.leased });
-    if (handoff.unleased > 0) this.notifyCommitted();
-    return result;
+    this.#handoffTransactions.add(committed);
+    try {
+      const result = await committed;
+      relay.handoff({ token: handoff.lease.token, startedAt: handoff.startedAt, messages: handoff.leased });
+      if (handoff.unleased > 0) this.notifyCommitted();
+      return result;
+    } finally {
+      this.#handoffTransactions.delete(committed);
+    }
   }
 
   #handoffRelay(): Relay | undefined {
+    if (this.#closed !== undefined) return undefined;
     for (const relay of this.#relays) if (relay.acceptsHandoff) return relay;
     return undefined;
   }
@@ -151,10 +181,48 @@ export class Outbox<Tx> {
     this.#commitNotifier?.notify();
   }
 
-  /** A relay over this outbox's store; `notifyCommitted()` wakes it. */
+  /**
+   * A relay over this outbox's store; `notifyCommitted()` wakes it. The outbox takes the publisher over:
+   * `close()` stops the relay and then closes the publisher.
+   */
   createRelay(publisher: Publisher, options: RelayOptionsInput = {}): Relay {
+    if (this.#closed !== undefined) throw new OutboxerError('OUTBOXER_CLOSED', 'createRelay was called after outbox.close(); make a new Outbox');
     const relay = new Relay(this.store as OutboxStore, publisher, options);
     this.#relays.add(relay);
+    this.#publishers.add(publisher);
     return relay;
   }
+
+  /**
+   * Shuts down what this outbox was handed: lets open `transaction()` calls hand their messages over,
+   * stops every relay made by `createRelay` (publishes in flight are confirmed and marked, the rest of
+   * their claims released), then closes their publishers and the `commitNotifier`. Transactions begun
+   * after it take the claim path. The store and the pools stay the caller's: end them afterwards.
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    // messages leased to a relay by a transaction still open are handed to it before it stops
+    await Promise.allSettled([...this.#handoffTransactions]);
+    await Promise.all([...this.#relays].map((relay) => relay.stop()));
+    await Promise.all([...this.#publishers].map((publisher) => publisher.close()));
+    await this.#commitNotifier?.close();
+  }
+}
+
+/** The run-time half of `RefuseAutocommit`, for JavaScript callers and values typed loosely. */
+function refuseAutocommit(tx: unknown): void {
+  if (typeof tx !== 'object' || tx === null) return;
+  // `in` only: the caller's transaction object is never read or called
+  const pool = 'connect' in tx && 'totalCount' in tx && 'idleCount' in tx;
+  const database = 'transaction' in tx && 'close' in tx;
+  if (!pool && !database) return;
+  throw new OutboxerError(
+    'OUTBOXER_NOT_IN_TRANSACTION',
+    `enqueue was given ${pool ? 'a connection pool' : 'a database handle'}, on which each statement commits on its own: the message would be stored even if your transaction rolled back. ` +
+      'Pass a client inside BEGIN ... COMMIT (const client = await pool.connect()), or use outbox.transaction(db, async (tx) => outbox.enqueue(tx, message)).',
+  );
 }

@@ -1,21 +1,113 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cliEnv, startScript } from '../support/cli-runner.js';
+import { freshVhost } from '../support/fresh-services.js';
+import { natsAdmin, PrivateNatsServer } from '../support/nats-harness.js';
+import { services } from '../support/services.js';
 
-const run = promisify(execFile);
+/**
+ * The README's `npm start` commands: on no server at all, and on fresh servers (a vhost with nothing
+ * declared, a NATS server without a stream). Each must tell the whole story, exit 0 promptly and leave
+ * nothing behind.
+ */
+async function runDemo(args: readonly string[]) {
+  const demo = startScript('examples/demo.ts', args, cliEnv());
+  await demo.waitForOutput(({ stdout }) => /\[cleanup \] (dropped|kept) schema/.test(stdout), 'the last line of the demo', 120_000);
+  const lastLineAt = performance.now();
+  const exit = await demo.waitForExit(60_000);
+  return { ...exit, exitAfterLastLineMs: performance.now() - lastLineAt };
+}
 
-/** The README's first command: `npm start` must keep working with no server at all. */
-describe('the embedded demo (npm start)', () => {
-  it('shows a rollback, a retried publish, a skipped duplicate and every committed event delivered', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], {
-      timeout: 60_000,
-      env: { ...process.env, OUTBOXER_DATABASE_URL: '', OUTBOXER_PUBLISHER: '' },
-    });
-    expect(stdout).toContain('order 2 rolled back');
+/** The story: per committed order, "committed" before the broker or consumer got its event; a rollback; one copy skipped. */
+function expectStory(stdout: string): string {
+  const lines = stdout.split('\n');
+  const committed = [...stdout.matchAll(/order (\d) committed with event (\S+)/g)].map((match) => ({ order: match[1], id: match[2] as string }));
+  expect(committed.map((c) => c.order)).toEqual(['1', '3', '4', '5']);
+  for (const { id } of committed) {
+    const committedAt = lines.findIndex((line) => line.includes('committed with event') && line.includes(id));
+    const receivedAt = lines.findIndex((line) => line.includes('received') && line.includes(id));
+    expect(receivedAt, `event ${id} was received`).toBeGreaterThan(-1);
+    expect(committedAt, `"committed" printed before "received" for ${id}`).toBeLessThan(receivedAt);
+  }
+  expect(stdout).toContain('order 2 rolled back');
+  expect(stdout).toContain('shipping applied 4 orders once each');
+  expect(stdout).toContain('4 committed, 4 published, 1 rolled back');
+  return /schema (outboxer_demo_\w+)/.exec(stdout)?.[1] ?? '';
+}
+
+async function schemaExists(schema: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: services.postgresUrl });
+  await client.connect();
+  try {
+    return (await client.query('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema])).rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('the demo (npm start)', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('with no server: a rollback, a retried publish, a skipped duplicate and every committed event delivered', async () => {
+    const { code, stdout, stderr, exitAfterLastLineMs } = await runDemo([]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expectStory(stdout);
     expect(stdout).toMatch(/publish of \S+ failed .*retry in \d+ ms/);
     expect(stdout).toMatch(/\(attempt 2\)/);
     expect(stdout).toContain('skipped a duplicate delivery');
-    expect(stdout).toContain('shipping applied 4 orders once each');
-    expect(stdout).toContain('4 committed, 4 published, 1 rolled back');
+    expect(exitAfterLastLineMs).toBeLessThan(2000);
+  });
+
+  it('on a fresh RabbitMQ vhost: declares its queue before producing, consumes from it, and removes all it made', async () => {
+    const vhost = await freshVhost();
+    cleanups.push(() => vhost.delete());
+    const { code, stdout, stderr, exitAfterLastLineMs } = await runDemo(['--database-url', services.postgresUrl, '--broker', 'rabbitmq', '--broker-url', vhost.url]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const schema = expectStory(stdout);
+    expect(stdout.indexOf('declared exchange')).toBeLessThan(stdout.indexOf('committed with event'));
+    expect(stdout).toMatch(/received orders\.created \S+ from queue outboxer-demo-\w+-shipping/);
+    expect(stdout).toContain('skipped a duplicate delivery');
+    expect(exitAfterLastLineMs).toBeLessThan(2000);
+    expect(await vhost.declared()).toEqual({ queues: [], exchanges: [] });
+    expect(await schemaExists(schema)).toBe(false);
+  });
+
+  it('on a NATS server without a stream: creates one with 1 replica before producing, consumes from it, and removes all it made', async () => {
+    const nats = await PrivateNatsServer.create();
+    cleanups.push(() => nats.destroy());
+    await nats.start();
+    const { code, stdout, stderr, exitAfterLastLineMs } = await runDemo(['--database-url', services.postgresUrl, '--broker', 'nats', '--broker-url', nats.url]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const schema = expectStory(stdout);
+    expect(stdout.indexOf('created stream')).toBeLessThan(stdout.indexOf('committed with event'));
+    expect(stdout).toMatch(/received orders\.created \S+ from stream OUTBOXER_DEMO_\w+/);
+    expect(stdout).toContain('JetStream recognised the copy by its Nats-Msg-Id');
+    expect(exitAfterLastLineMs).toBeLessThan(2000);
+    const admin = await natsAdmin(nats.adminOptions());
+    cleanups.push(() => admin.close());
+    expect(await admin.jsm.streams.names().next()).toEqual([]);
+    expect(await schemaExists(schema)).toBe(false);
+  });
+
+  it('--keep leaves the schema and the stream for a look afterwards', async () => {
+    const nats = await PrivateNatsServer.create();
+    cleanups.push(() => nats.destroy());
+    await nats.start();
+    const { code, stdout } = await runDemo(['--database-url', services.postgresUrl, '--broker', 'nats', '--broker-url', nats.url, '--keep']);
+    expect(code).toBe(0);
+    const schema = expectStory(stdout);
+    cleanups.push(async () => {
+      const client = new pg.Client({ connectionString: services.postgresUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    });
+    expect(await schemaExists(schema)).toBe(true);
+    const admin = await natsAdmin(nats.adminOptions());
+    cleanups.push(() => admin.close());
+    expect(await admin.jsm.streams.names().next()).toEqual([expect.stringMatching(/^OUTBOXER_DEMO_/)]);
   });
 });

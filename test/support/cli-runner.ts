@@ -29,11 +29,14 @@ export class CliProcess {
   readonly exited: Promise<CliResult>;
   #listeners = new Set<() => void>();
 
-  /** Runs the CLI from source, or `launch.command` (an installed bin, an entrypoint script) in `launch.cwd`. */
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv, launch?: { readonly command: string; readonly cwd: string }) {
+  /**
+   * Runs `launch.script` (relative to the repository root; the CLI by default, or an example) from source
+   * with tsx, or `launch.command` (an installed bin, an entrypoint script) in `launch.cwd`.
+   */
+  constructor(args: readonly string[], env: NodeJS.ProcessEnv, launch: { readonly script: string } | { readonly command: string; readonly cwd: string } = { script: MAIN }) {
     this.child =
-      launch === undefined
-        ? spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      'script' in launch
+        ? spawn(process.execPath, ['--import', 'tsx', launch.script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
         : spawn(launch.command, [...args], { cwd: launch.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
@@ -103,6 +106,11 @@ export class CliProcess {
 
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): CliProcess {
   return new CliProcess(args, env);
+}
+
+/** Runs a TypeScript file of the repository (an example) the way the CLI runs: `node --import tsx <script>`. */
+export function startScript(script: string, args: readonly string[], env: NodeJS.ProcessEnv): CliProcess {
+  return new CliProcess(args, env, { script });
 }
 
 /** Runs a command to its end (bounded) and returns its exit code and output. */

@@ -191,3 +191,31 @@ describe('Outbox relays', () => {
     expect(() => new Outbox(fakeStore().store).notifyCommitted()).not.toThrow();
   });
 });
+
+describe('Outbox.close', () => {
+  it('stops every relay it created, then closes each publisher once and the commit notifier', async () => {
+    const events: string[] = [];
+    const counting = (name: string): Publisher => ({ name, capabilities: {}, publish: async () => undefined, close: async () => void events.push(`close ${name}`) });
+    const outbox = new Outbox(fakeStore().store, { commitNotifier: { notify: () => undefined, close: async () => void events.push('close notifier') } });
+    const shared = counting('shared');
+    const relays = [outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(counting('own'), { pollIntervalMs: 5 })];
+    for (const relay of relays) relay.start();
+    expect(relays.every((relay) => relay.running)).toBe(true);
+    await Promise.all([outbox.close(), outbox.close()]);
+    expect(relays.some((relay) => relay.running)).toBe(false);
+    expect(events.sort()).toEqual(['close notifier', 'close own', 'close shared']);
+    expect(() => outbox.createRelay(shared)).toThrow(expect.objectContaining({ code: 'OUTBOXER_CLOSED' }));
+  });
+
+  it('refuses a pool-shaped or database-shaped handle at run time, before anything reaches the store', async () => {
+    const fake = fakeStore();
+    const outbox = new Outbox<unknown>(fake.store as OutboxStore<unknown>);
+    const pool = { totalCount: 1, idleCount: 1, connect: async () => undefined, query: async () => ({ rows: [] }) };
+    const database = { transaction: async () => undefined, close: async () => undefined, query: async () => ({ rows: [] }) };
+    for (const handle of [pool, database]) {
+      // @ts-expect-error refused in the types too; this checks the run-time half
+      await expect(outbox.enqueue(handle, message(1))).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('outbox.transaction(db') });
+    }
+    expect(fake.inserts).toEqual([]);
+  });
+});

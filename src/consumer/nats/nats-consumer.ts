@@ -76,7 +76,9 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
     await this.#messages?.close().catch(() => undefined);
     this.#stop.abort();
     const drained = Promise.all([...this.#inFlight]).then(() => undefined);
-    await Promise.race([drained, pause(this.#o.stopTimeoutMs, new AbortController().signal)]);
+    const patience = new AbortController();
+    await Promise.race([drained, pause(this.#o.stopTimeoutMs, patience.signal)]);
+    patience.abort(); // clears the timer, which would keep the process alive for the whole stopTimeoutMs
     await this.#pulling;
     if (this.#nc !== undefined && !this.#nc.isClosed()) {
       await this.#nc.flush().catch(() => undefined); // the last acks reach the server before the close

@@ -77,7 +77,9 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
     if (session.consumerTag !== undefined && !session.dead) await session.channel.cancel(session.consumerTag).catch(() => undefined);
     session.abort.abort();
     const drained = Promise.all([...this.#inFlight]).then(() => undefined);
-    await Promise.race([drained, pause(this.#options.stopTimeoutMs, new AbortController().signal)]);
+    const patience = new AbortController();
+    await Promise.race([drained, pause(this.#options.stopTimeoutMs, patience.signal)]);
+    patience.abort(); // clears the timer, which would keep the process alive for the whole stopTimeoutMs
     session.dead = true;
     await closeQuietly(session.model as ChannelModel, this.#options.connectTimeoutMs);
   }

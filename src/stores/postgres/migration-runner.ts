@@ -36,12 +36,13 @@ export function migrationScriptOf(title: string, name: TableName, list: readonly
 }
 
 /**
- * Applies what is missing, in one transaction, under an advisory lock so that several processes
- * starting together migrate once. Returns the versions applied.
+ * Applies what is missing, in one transaction, under an advisory lock of the schema so that several
+ * processes starting together (an outbox and an inbox among them) migrate once. Returns the versions applied.
  */
 export async function applyMigrations(database: PgDatabase, name: TableName, list: readonly Migration[]): Promise<number[]> {
   return database.transaction(async (tx: SqlExecutor) => {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`outboxer:${name.schema}.${name.table}`]);
+    // one lock per schema, not per table: the outbox's and the inbox's migrations share outboxer_migrations
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`outboxer:${name.schema}`]);
     await tx.query(bookkeepingSql(name));
     const done = await tx.query(`SELECT version FROM ${quoteIdentifier(name.schema)}.outboxer_migrations WHERE table_name = $1`, [name.table]);
     const applied = new Set(done.rows.map((row) => (row as { version: number }).version));

@@ -10,8 +10,12 @@ export interface SafePoolOptions {
 }
 
 /**
- * `pg` pool settings that survive a dead network: TCP keepalive on (node-postgres leaves it off),
- * a client-side query timeout and a server-side statement timeout.
+ * `pg` settings for a pool that outboxer's relay owns (the daemon's), made to survive a dead network.
+ * Exactly: `max` 4, TCP keepalive after 10 s (node-postgres leaves it off), a 10 s connect timeout, the
+ * client `query_timeout` **and the server `statement_timeout`** both `queryTimeoutMs` (30 s),
+ * `idle_in_transaction_session_timeout` twice that (at least 60 s), `application_name` `outboxer`.
+ * On your application's own pool these would cap it at 4 connections and cancel its longer statements:
+ * give the relay a pool of its own instead (`fromPgPool(new pg.Pool(safePoolConfig(…)), { ownsPool: true })`).
  */
 export function safePoolConfig(options: SafePoolOptions): PoolConfig {
   const queryTimeoutMs = options.queryTimeoutMs ?? 30_000;

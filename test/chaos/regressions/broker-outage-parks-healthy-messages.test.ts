@@ -17,7 +17,7 @@ import type { OutboxMessage } from '../../../src/core/message.js';
 import { Outbox } from '../../../src/core/outbox.js';
 import type { Publisher } from '../../../src/core/ports.js';
 import { Relay } from '../../../src/core/relay.js';
-import type { SqlExecutor } from '../../../src/stores/postgres/database.js';
+import { fromPgPool, type SqlExecutor } from '../../../src/stores/postgres/database.js';
 import { createPostgresFixture, type PostgresFixture } from '../../support/postgres-fixture.js';
 
 /** A broker that is down for the first `downFor` publishes, then up. */
@@ -44,7 +44,7 @@ describe('a broker outage longer than the retry budget', () => {
   it('parks no healthy message as dead: it is published once the broker is back', async () => {
     fixture = await createPostgresFixture();
     const outbox = new Outbox<SqlExecutor>(fixture.store);
-    const id = await outbox.enqueue(fixture.pool, { topic: 't.x', type: 'x', key: 'k', payload: { n: 1 } });
+    const id = await fromPgPool(fixture.pool).transaction((tx) => outbox.enqueue(tx, { topic: 't.x', type: 'x', key: 'k', payload: { n: 1 } }));
     const delivered: string[] = [];
     const relay = new Relay(fixture.store, brokerDownFor(8, delivered), { leaseMs: 2000, publishTimeoutMs: 500, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
     let rounds = 0;
