@@ -53,7 +53,7 @@ export function createMemoryHandover(shipping: Shipping) {
   let redelivered = false;
   const handle = (message: OutboxMessage, deliveryCount: number) =>
     shipping.inbox.handle(
-      { id: message.id, topic: message.topic, type: message.type, key: message.key, headers: message.headers, payload: JSON.parse(message.payloadJson), deliveryCount },
+      { id: message.id, topic: message.topic, type: message.type, key: message.key, headers: message.headers, payload: JSON.parse(message.body as string), contentType: message.contentType, deliveryCount },
       shipping.handler,
     );
   return {

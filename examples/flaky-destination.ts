@@ -22,7 +22,7 @@ export function createFlakyDestination(options: {
         throw new PublishError('OUTBOXER_PUBLISH_FAILED', `destination nacked message ${message.id} (simulated)`);
       }
       received.push(message);
-      options.say('broker', `received ${message.topic} ${message.id} key=${message.key ?? '-'} ${message.payloadJson}`);
+      options.say('broker', `received ${message.topic} ${message.id} key=${message.key ?? '-'} ${String(message.body)}`);
       options.deliver?.(message);
     },
     async close() {},

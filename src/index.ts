@@ -11,8 +11,13 @@ export { newMessageId } from './core/ids.js';
 export { quoteIdentifier, validateIdentifier } from './core/identifiers.js';
 export { createJsonLogger, silentLogger } from './core/logger.js';
 export {
+  BINARY_CONTENT_TYPE,
+  bodyByteLength,
+  bodyBytes,
+  JSON_CONTENT_TYPE,
   WellKnownHeaders,
   type DeadMessage,
+  type MessageBody,
   type MessageHeaders,
   type MessageState,
   type NewOutboxMessage,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { OutboxMessage, Publisher } from '../../src/index.js';
+import { JSON_CONTENT_TYPE, type OutboxMessage, type Publisher } from '../../src/index.js';
 import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
 import { keyOf, MESSAGE_TYPE, payloadOf, payloadSql } from '../support/workload.js';
 import type { ContenderOptions, RelayContender } from './contender.js';
@@ -47,7 +47,7 @@ export function naiveRelayContender({ workload }: ContenderOptions): RelayConten
         continue;
       }
       const message: OutboxMessage = {
-        id: row.id, seq: row.seq, topic: row.topic, type: MESSAGE_TYPE, key: row.key, payloadJson: row.payload,
+        id: row.id, seq: row.seq, topic: row.topic, type: MESSAGE_TYPE, key: row.key, body: row.payload, contentType: JSON_CONTENT_TYPE,
         headers: {}, createdAt: row.created_at, attempts: 1, lastError: null,
       };
       try {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import peer from 'pg-transactional-outbox';
-import type { OutboxMessage, Publisher } from '../../src/index.js';
+import { JSON_CONTENT_TYPE, type OutboxMessage, type Publisher } from '../../src/index.js';
 import { services } from '../config.js';
 import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
 import { keyOf, MESSAGE_TYPE, payloadOf, payloadSql } from '../support/workload.js';
@@ -72,7 +72,7 @@ export function pgTransactionalOutboxContender({ workload, relayConnections }: C
         handle: async (message: peer.StoredTransactionalMessage): Promise<void> => {
           const outgoing: OutboxMessage = {
             id: message.id, seq: '0', topic: message.aggregateType, type: message.messageType, key: message.segment ?? null,
-            payloadJson: JSON.stringify(message.payload), headers: {}, createdAt: new Date(message.createdAt),
+            body: JSON.stringify(message.payload), contentType: JSON_CONTENT_TYPE, headers: {}, createdAt: new Date(message.createdAt),
             attempts: message.startedAttempts, lastError: null,
           };
           await publisher.publish(outgoing);

@@ -1,4 +1,4 @@
-import { newMessageId, type OutboxMessage } from '../../src/index.js';
+import { JSON_CONTENT_TYPE, newMessageId, type OutboxMessage } from '../../src/index.js';
 
 /** What every message of a scenario looks like: one topic, keys spread round-robin, a fixed-size payload. */
 export interface Workload {
@@ -35,7 +35,8 @@ export function ceilingMessage(n: number, workload: Workload): OutboxMessage {
     topic: workload.topic,
     type: MESSAGE_TYPE,
     key: keyOf(n, workload),
-    payloadJson: `{"n": ${n}, "pad": "${'x'.repeat(padOf(workload))}"}`,
+    contentType: JSON_CONTENT_TYPE,
+    body: `{"n": ${n}, "pad": "${'x'.repeat(padOf(workload))}"}`,
     headers: {},
     createdAt: new Date(),
     attempts: 1,

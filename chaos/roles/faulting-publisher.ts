@@ -30,8 +30,8 @@ export function faultingPublisher(inner: Publisher, journal: Journal, tokens: Re
     },
     async publish(message: OutboxMessage): Promise<void> {
       const token = tokens.get(message.id);
-      if (message.payloadJson.includes('"fail"')) {
-        const fail = Number((JSON.parse(message.payloadJson) as { fail?: unknown }).fail);
+      if (typeof message.body === 'string' && message.body.includes('"fail"')) {
+        const fail = Number((JSON.parse(message.body) as { fail?: unknown }).fail);
         if (message.attempts <= fail) {
           journal.write({ e: 'injected', id: message.id, tok: token });
           throw new PublishError('OUTBOXER_PUBLISH_FAILED', `chaos: injected transient failure of message ${message.id} (attempt ${message.attempts})`);

@@ -3,7 +3,7 @@ import { retryDelayMs } from '../core/retry-policy.js';
 import { resolveInboxOptions, type InboxOptions, type InboxOptionsInput } from './inbox-options.js';
 import type { InboxEntryRef, InboxStore } from './inbox-store.js';
 import type { MessageHandler } from './message-registry.js';
-import { identify, parsePayloadJson, type RawDelivery, type ReceivedMessage } from './received-message.js';
+import { identify, payloadOf, type RawDelivery, type ReceivedMessage } from './received-message.js';
 
 /** What the inbox decided; the broker consumer acts on it (ack, dead-letter, retry later). */
 export type HandleOutcome =
@@ -64,7 +64,7 @@ export class Inbox<Tx> {
     }
   }
 
-  /** Rebuilds and handles a broker delivery: a body that is not JSON goes dead with its reason, unhandled. */
+  /** Rebuilds and handles a broker delivery: a JSON body that does not parse goes dead with its reason, unhandled. */
   async handleDelivery(raw: RawDelivery, handler?: MessageHandler<Tx>): Promise<HandleOutcome> {
     let identity: { id: string; type: string };
     try {
@@ -73,13 +73,13 @@ export class Inbox<Tx> {
       return { status: 'malformed', reason: describeError(error) };
     }
     const partial = { ...identity, topic: raw.topic, key: raw.key === undefined || raw.key === '' ? null : raw.key };
-    let payload: unknown;
+    let body: { payload: unknown; contentType: string };
     try {
-      payload = parsePayloadJson(raw.body, `message ${identity.id}`);
+      body = payloadOf(raw, `message ${identity.id}`);
     } catch (error) {
       return this.#fail({ consumer: this.consumer, ...partial }, error);
     }
-    const message: ReceivedMessage = Object.freeze({ ...partial, headers: Object.freeze({ ...raw.headers }), payload, deliveryCount: raw.deliveryCount });
+    const message: ReceivedMessage = Object.freeze({ ...partial, headers: Object.freeze({ ...raw.headers }), ...body, deliveryCount: raw.deliveryCount });
     return this.handle(message, handler);
   }
 

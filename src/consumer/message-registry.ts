@@ -78,8 +78,13 @@ export class MessageRegistry<Tx = unknown> implements OutgoingValidator {
     return unwrap(type, await this.#entry(type).schema['~standard'].validate(payload));
   }
 
+  /**
+   * A JSON payload is stored as the schema's output; a binary payload (`Uint8Array`) is checked by the schema
+   * (which sees the bytes, as a consumer's does) and stored as given, so its bytes are never re-encoded.
+   */
   validateOutgoing(type: string, payload: unknown): unknown {
-    return this.parse(type, payload);
+    const output = this.parse(type, payload);
+    return payload instanceof Uint8Array ? payload : output;
   }
 
   #entry(type: string): Entry<Tx> {

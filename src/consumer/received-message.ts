@@ -1,6 +1,7 @@
 import { MessageValidationError } from '../core/errors.js';
 import { isUuid } from '../core/ids.js';
-import type { MessageHeaders } from '../core/message.js';
+import { JSON_CONTENT_TYPE, type MessageHeaders } from '../core/message.js';
+import { isJsonContentType } from '../core/message-body.js';
 import { MalformedMessageError } from './errors.js';
 
 /** A message as a consumer rebuilds it from what the relay published (the same on RabbitMQ and NATS). */
@@ -13,8 +14,13 @@ export interface ReceivedMessage<Payload = unknown> {
   readonly key: string | null;
   /** The producer's headers (outboxer's own and the broker's are taken out). */
   readonly headers: MessageHeaders;
-  /** The payload: the parsed body, or the schema's output when a registry validated it. */
+  /**
+   * The payload: the parsed body of a JSON content type, the body's bytes (`Uint8Array`) for any other, or the
+   * schema's output when a registry validated it.
+   */
   readonly payload: Payload;
+  /** The body's media type as published (`application/json` when the delivery named none). */
+  readonly contentType: string;
   /** How many times the broker delivered it, this time included, when the broker says (NATS); else 1 or 2 (redelivered). */
   readonly deliveryCount: number;
 }
@@ -26,7 +32,10 @@ export interface RawDelivery {
   readonly key: string | undefined;
   readonly topic: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
+  /** The body bytes exactly as delivered. */
+  readonly body: Uint8Array;
+  /** The content type the delivery names, if any. */
+  readonly contentType: string | undefined;
   readonly deliveryCount: number;
 }
 
@@ -71,7 +80,25 @@ export function identify(raw: RawDelivery): { id: string; type: string } {
   return { id, type: raw.type };
 }
 
-/** Rebuilds the message; throws MessageValidationError (malformed identity or a body that is not JSON). */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The payload a handler gets: a JSON content type (or none: outboxer's older wire and many producers send
+ * JSON without saying so) is decoded as UTF-8 and parsed; any other content type is handed over as bytes.
+ */
+export function payloadOf(raw: RawDelivery, where: string): { payload: unknown; contentType: string } {
+  const contentType = raw.contentType ?? JSON_CONTENT_TYPE;
+  if (!isJsonContentType(contentType)) return { payload: raw.body, contentType };
+  let text: string;
+  try {
+    text = utf8.decode(raw.body);
+  } catch {
+    throw new MessageValidationError('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: the body is declared ${contentType} but is not valid UTF-8`);
+  }
+  return { payload: parsePayloadJson(text, where), contentType };
+}
+
+/** Rebuilds the message; throws MessageValidationError (malformed identity or a JSON body that does not parse). */
 export function rebuildMessage(raw: RawDelivery): ReceivedMessage {
   const { id, type } = identify(raw);
   return Object.freeze({
@@ -80,7 +107,7 @@ export function rebuildMessage(raw: RawDelivery): ReceivedMessage {
     topic: raw.topic,
     key: raw.key === undefined || raw.key === '' ? null : raw.key,
     headers: Object.freeze({ ...raw.headers }),
-    payload: parsePayloadJson(raw.body, `message ${id}`),
+    ...payloadOf(raw, `message ${id}`),
     deliveryCount: raw.deliveryCount,
   });
 }

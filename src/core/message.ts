@@ -10,14 +10,44 @@ export const WellKnownHeaders = {
   tracestate: 'tracestate',
 } as const;
 
+/**
+ * A message body exactly as the producer stored it: JSON text (published as its UTF-8 bytes, unchanged), or
+ * the bytes of a binary body (protobuf, Avro, ...). Never re-serialized between the table and the wire.
+ */
+export type MessageBody = string | Uint8Array;
+
+/** The content type of a JSON body unless the producer names another JSON media type. */
+export const JSON_CONTENT_TYPE = 'application/json';
+/** The content type of a binary body unless the producer names one. */
+export const BINARY_CONTENT_TYPE = 'application/octet-stream';
+
+/** The bytes that go on the wire for a body. */
+export function bodyBytes(body: MessageBody): Uint8Array {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+}
+
+/** How many bytes a body takes on the wire (UTF-8 for JSON text), without copying it. */
+export function bodyByteLength(body: MessageBody): number {
+  return typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
+}
+
 /** What a producer hands to `enqueue`. Only `topic`, `type` and `payload` are required. */
 export interface OutboxMessageInput {
   /** Routing destination: AMQP routing key, NATS subject. */
   readonly topic: string;
   /** Event type, e.g. `order.created`. Consumers dispatch on it. */
   readonly type: string;
-  /** Any JSON-serializable value; it becomes the message body, as JSON. */
+  /**
+   * Any JSON-serializable value (it becomes the body as `JSON.stringify` writes it), or a `Uint8Array`/`Buffer`:
+   * a binary body (protobuf, Avro, ...) published as these exact bytes.
+   */
   readonly payload: unknown;
+  /**
+   * Media type of the body. For a JSON payload: `application/json` (the default) or another JSON type
+   * (`application/vnd.acme+json`). For a binary payload: what the bytes are (`application/x-protobuf`);
+   * default `application/octet-stream`.
+   */
+  readonly contentType?: string | undefined;
   /** Messages with the same key are published in the order they were stored. */
   readonly key?: string | undefined;
   readonly headers?: Readonly<Record<string, string>> | undefined;
@@ -34,13 +64,14 @@ export interface OutboxMessageInput {
   readonly idempotencyKey?: string | undefined;
 }
 
-/** A validated message, ready to be inserted. `payloadJson` is the exact body that will be published. */
+/** A validated message, ready to be inserted. `body` is exactly what will be published. */
 export interface NewOutboxMessage {
   readonly id: string;
   readonly topic: string;
   readonly type: string;
   readonly key: string | null;
-  readonly payloadJson: string;
+  readonly body: MessageBody;
+  readonly contentType: string;
   readonly headers: MessageHeaders;
   readonly availableAt: Date | null;
   readonly delayMs: number;
@@ -57,8 +88,10 @@ export interface OutboxMessage {
   readonly topic: string;
   readonly type: string;
   readonly key: string | null;
-  /** The payload as JSON text: the body that goes on the wire. */
-  readonly payloadJson: string;
+  /** The body exactly as stored: JSON text or binary bytes. It goes on the wire unchanged. */
+  readonly body: MessageBody;
+  /** Media type of the body: AMQP `content-type`, NATS `Content-Type`. */
+  readonly contentType: string;
   readonly headers: MessageHeaders;
   readonly createdAt: Date;
   /** Publish attempts started so far, this one included. */

@@ -8,7 +8,7 @@ import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
 
 export interface OutboxOptions {
-  /** Largest payload accepted at enqueue, as JSON bytes. Default 256 KiB; keep it at or below your broker's limit. */
+  /** Largest body accepted at enqueue, in the bytes that will be published. Default 256 KiB; keep it at or below your broker's limit. */
   readonly maxPayloadBytes?: number;
   /** Also wakes relays in other processes on `notifyCommitted()` (e.g. `pgCommitNotifier`). */
   readonly commitNotifier?: CommitNotifier;

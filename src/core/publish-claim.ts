@@ -1,5 +1,5 @@
 import { describeError, PublishError } from './errors.js';
-import type { OutboxMessage } from './message.js';
+import { bodyByteLength, type OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
 import { failureAction } from './publish-failure.js';
 import type { RelayOptions } from './relay-options.js';
@@ -145,10 +145,11 @@ function hold(outcome: ClaimOutcome, topic: string, messages: readonly OutboxMes
 
 async function attempt(message: OutboxMessage, context: PublishContext): Promise<unknown> {
   const limit = context.publisher.capabilities.maxMessageBytes;
-  if (limit !== undefined && Buffer.byteLength(message.payloadJson) > limit) {
+  const bytes = limit === undefined ? 0 : bodyByteLength(message.body);
+  if (limit !== undefined && bytes > limit) {
     return new PublishError(
       'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
-      `message ${message.id} is ${Buffer.byteLength(message.payloadJson)} bytes, over ${context.publisher.name}'s limit of ${limit}; lower maxPayloadBytes at enqueue`,
+      `message ${message.id} is ${bytes} bytes, over ${context.publisher.name}'s limit of ${limit}; lower maxPayloadBytes at enqueue`,
       { permanent: true },
     );
   }

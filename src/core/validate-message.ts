@@ -1,16 +1,15 @@
 import { MessageValidationError } from './errors.js';
 import { isUuid, newMessageId } from './ids.js';
-import type { NewOutboxMessage, OutboxMessageInput } from './message.js';
+import { bodyByteLength, type NewOutboxMessage, type OutboxMessageInput } from './message.js';
+import { toBody } from './message-body.js';
 
 export interface MessageLimits {
-  /** Largest payload accepted at enqueue, in bytes of its JSON text. */
+  /** Largest body accepted at enqueue, in the bytes that will be published (UTF-8 of the JSON text, or the binary's length). */
   readonly maxPayloadBytes: number;
 }
 
 const TOPIC = /^[A-Za-z0-9_:\-/]+(\.[A-Za-z0-9_:\-/]+)*$/;
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
-/** A `\u0000` escape, or an escaped lone surrogate, not itself escaped: JSON columns refuse both. */
-const UNSTORABLE_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
 const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
 const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 const MAX_TOPIC_BYTES = 255;
@@ -25,9 +24,11 @@ const MAX_HEADERS = 64;
  * relay could never publish is refused loudly at the source instead of failing later.
  */
 export function validateMessage(input: OutboxMessageInput, limits: MessageLimits): NewOutboxMessage {
+  if (typeof input !== 'object' || input === null) fail('OUTBOXER_TOPIC_REQUIRED', 'a message must be an object with topic, type and payload');
   const id = input.id === undefined ? newMessageId() : String(input.id).toLowerCase();
   if (!isUuid(id)) fail('OUTBOXER_INVALID_ID', `message id must be a UUID; got ${JSON.stringify(id.slice(0, 60))}`);
   const where = `message ${id}`;
+  refuseUnknownFields(input, where);
 
   if (typeof input.topic !== 'string' || input.topic === '') {
     fail('OUTBOXER_TOPIC_REQUIRED', `${where}: topic is required (e.g. "orders.created")`);
@@ -51,8 +52,8 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
     fail('OUTBOXER_INVALID_KEY', `${where}: idempotencyKey must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`);
   }
 
-  const payloadJson = serializePayload(input.payload, where);
-  const payloadBytes = Buffer.byteLength(payloadJson);
+  const { body, contentType } = toBody(input.payload, input.contentType, where);
+  const payloadBytes = bodyByteLength(body);
   if (payloadBytes > limits.maxPayloadBytes) {
     fail(
       'OUTBOXER_PAYLOAD_TOO_LARGE',
@@ -65,29 +66,40 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
     topic: input.topic,
     type: input.type,
     key,
-    payloadJson,
+    body,
+    contentType,
     headers: validateHeaders(input.headers ?? {}, where),
     idempotencyKey,
     ...validateSchedule(input, where),
   });
 }
 
-function serializePayload(payload: unknown, where: string): string {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(payload);
-  } catch (error) {
-    // The serializer's own message can quote the payload (property names of a cycle, a toJSON's text).
-    const kind = error instanceof Error ? error.name : typeof error;
-    fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload cannot be serialized to JSON (${kind}: a cycle, a BigInt or a throwing toJSON); pass plain data`);
+const KNOWN_FIELDS: readonly (keyof OutboxMessageInput)[] = [
+  'topic', 'type', 'payload', 'contentType', 'key', 'headers', 'id', 'availableAt', 'delayMs', 'idempotencyKey',
+];
+
+/** A misspelt field (`topik`, `delay`) would otherwise be dropped without a word. */
+function refuseUnknownFields(input: object, where: string): void {
+  for (const field of Object.keys(input)) {
+    if ((KNOWN_FIELDS as readonly string[]).includes(field)) continue;
+    const near = KNOWN_FIELDS.find((known) => editDistance(known.toLowerCase(), field.toLowerCase()) <= 2);
+    const hint = near === undefined ? `known fields: ${KNOWN_FIELDS.join(', ')}` : `did you mean "${near}"?`;
+    fail('OUTBOXER_UNKNOWN_FIELD', `${where}: unknown field ${JSON.stringify(field.slice(0, 60))}; ${hint} (put custom metadata in headers)`);
   }
-  if (json === undefined) {
-    fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload is ${typeof payload}, which has no JSON form; pass plain data (null is allowed)`);
+}
+
+/** Levenshtein distance, for the "did you mean" hint (field names are short). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution);
+    }
+    previous = current;
   }
-  if (UNSTORABLE_ESCAPE.test(json)) {
-    fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload holds a NUL character or a lone UTF-16 surrogate, which JSON columns cannot store`);
-  }
-  return json;
+  return previous[b.length] as number;
 }
 
 function validateHeaders(headers: Readonly<Record<string, string>>, where: string): Readonly<Record<string, string>> {

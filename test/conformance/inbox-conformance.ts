@@ -27,7 +27,7 @@ export interface InboxHarness {
 const noDelay = { baseDelayMs: 10, maxDelayMs: 20, jitter: 0 };
 
 export function message(overrides: Partial<ReceivedMessage> = {}): ReceivedMessage {
-  return { id: newMessageId(), topic: 'orders.created', type: 'order.created', key: 'order-1', headers: {}, payload: { n: 1 }, deliveryCount: 1, ...overrides };
+  return { id: newMessageId(), topic: 'orders.created', type: 'order.created', key: 'order-1', headers: {}, payload: { n: 1 }, contentType: 'application/json', deliveryCount: 1, ...overrides };
 }
 
 export function describeInboxConformance(harness: InboxHarness): void {
@@ -153,7 +153,7 @@ export function describeInboxConformance(harness: InboxHarness): void {
       const invalid = message({ payload: { n: 'not a number' } });
       const invalidOutcome = await inbox.handle(invalid);
       expect(invalidOutcome.status === 'dead' && invalidOutcome.reason).toMatch(/^OUTBOXER_PAYLOAD_NOT_JSON: .*n:/);
-      const raw: RawDelivery = { id: newMessageId(), type: 'order.created', key: undefined, topic: 't', headers: {}, body: '{"n": 1', deliveryCount: 1 };
+      const raw: RawDelivery = { id: newMessageId(), type: 'order.created', key: undefined, topic: 't', headers: {}, body: Buffer.from('{"n": 1'), contentType: 'application/json', deliveryCount: 1 };
       expect(await inbox.handleDelivery(raw)).toMatchObject({ status: 'dead', reason: expect.stringMatching(/OUTBOXER_PAYLOAD_NOT_JSON/) });
       expect(await entry('typed', raw.id!)).toMatchObject({ state: 'dead', attempts: 1 });
       const valid = message({ payload: { n: 2 } });
@@ -169,7 +169,7 @@ export function describeInboxConformance(harness: InboxHarness): void {
         throw new MessageValidationError('OUTBOXER_PAYLOAD_NOT_JSON', 'amount is negative');
       });
       expect(refused).toMatchObject({ status: 'dead', attempts: 1 });
-      const malformed = await inbox.handleDelivery({ id: 'not-a-uuid', type: 'x', key: undefined, topic: 't', headers: {}, body: '{}', deliveryCount: 1 }, async () => undefined);
+      const malformed = await inbox.handleDelivery({ id: 'not-a-uuid', type: 'x', key: undefined, topic: 't', headers: {}, body: Buffer.from('{}'), contentType: undefined, deliveryCount: 1 }, async () => undefined);
       expect(malformed).toMatchObject({ status: 'malformed', reason: expect.stringMatching(/^OUTBOXER_MALFORMED_MESSAGE/) });
       expect(await env.store.stats()).toEqual({ processed: 0, failed: 0, dead: 1 });
       await expect(inbox.handle(message())).rejects.toThrow(ConfigurationError);

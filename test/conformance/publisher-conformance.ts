@@ -13,6 +13,10 @@ export interface ReceivedMessage {
   readonly headers: Readonly<Record<string, string>>;
   /** The raw body as UTF-8 text: must be the payload JSON itself. */
   readonly body: string;
+  /** The raw body bytes. */
+  readonly bytes: Uint8Array;
+  /** The content type the broker delivery names. */
+  readonly contentType: string | undefined;
 }
 
 export interface PublisherEnvironment {
@@ -41,7 +45,8 @@ export function testMessage(topic: string, overrides: Partial<OutboxMessage> = {
     topic,
     type: 'order.created',
     key: 'order-1',
-    payloadJson: JSON.stringify({ orderId: 1, total: 12.5, note: 'ünïcode ✓' }),
+    body: JSON.stringify({ orderId: 1, total: 12.5, note: 'ünïcode ✓' }),
+    contentType: 'application/json',
     headers: { 'correlation-id': 'corr-1', tenant: 'acme' },
     createdAt: new Date(),
     attempts: 1,
@@ -66,12 +71,33 @@ export function describePublisherConformance(harness: PublisherHarness): void {
       await env.publisher.publish(message);
       const [received] = await env.waitForMessages(1);
       expect(received).toBeDefined();
-      expect(received?.body).toBe(message.payloadJson);
+      expect(received?.body).toBe(message.body);
       expect(received?.id).toBe(message.id);
       expect(received?.type).toBe(message.type);
       expect(received?.key).toBe(message.key);
       expect(received?.topic).toBe(message.topic);
       expect(received?.headers).toMatchObject(message.headers);
+    });
+
+    it('delivers the stored body byte for byte with its content type: JSON text as written, binary bytes', async () => {
+      const json = testMessage(env.topic('exact'), { body: '{"b": 1,  "a":"caf\\u00e9", "n": 1e3}', contentType: 'application/vnd.acme+json' });
+      const binary = testMessage(env.topic('exact'), { key: 'order-2', body: Uint8Array.from([0, 0xff, 0x80, 0x0a]), contentType: 'application/x-protobuf' });
+      await env.publisher.publish(json);
+      await env.publisher.publish(binary);
+      const received = await env.waitForMessages(2);
+      const byId = new Map(received.map((r) => [r.id, r]));
+      expect([...(byId.get(json.id)?.bytes ?? [])]).toEqual([...Buffer.from(json.body as string, 'utf8')]);
+      expect(byId.get(json.id)?.contentType).toBe('application/vnd.acme+json');
+      expect([...(byId.get(binary.id)?.bytes ?? [])]).toEqual([0, 0xff, 0x80, 0x0a]);
+      expect(byId.get(binary.id)?.contentType).toBe('application/x-protobuf');
+    });
+
+    it('carries a UTF-8 key and header values that a consumer reads back unchanged', async () => {
+      const message = testMessage(env.topic('utf8'), { key: 'Kunde Müller 7', headers: { tenant: 'Müller GmbH', note: '50% "off"' } });
+      await env.publisher.publish(message);
+      const [received] = await env.waitForMessages(1);
+      expect(received?.key).toBe('Kunde Müller 7');
+      expect(received?.headers).toMatchObject({ tenant: 'Müller GmbH', note: '50% "off"' });
     });
 
     it('carries a message without a key or headers', async () => {

@@ -51,7 +51,7 @@ export function describeStoreConformance(harness: StoreHarness): void {
       await e.transaction((tx) => e.store.insert(tx, input));
       const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
       expect(claim.messages.map((m) => m.id)).toEqual(input.map((m) => m.id));
-      expect(claim.messages.map((m) => JSON.parse(m.payloadJson))).toEqual([{ a: 1 }, { b: [1, 2] }, 'text']);
+      expect(claim.messages.map((m) => JSON.parse(m.body as string))).toEqual([{ a: 1 }, { b: [1, 2] }, 'text']);
       expect(claim.messages.every((m) => m.attempts === 1)).toBe(true);
     });
 
@@ -315,7 +315,7 @@ export function describeStoreConformance(harness: StoreHarness): void {
       const [first, second] = claim.messages;
       expect(first?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(first).toMatchObject({ topic: 'orders.created', type: 'order.created', key: null, headers: {} });
-      expect(JSON.parse(first?.payloadJson ?? '')).toEqual({ id: 7 });
+      expect(JSON.parse((first?.body as string | undefined) ?? '')).toEqual({ id: 7 });
       expect(second).toMatchObject({ key: 'o-7', headers: { tenant: 'acme' } });
     });
 
@@ -356,7 +356,7 @@ export function describeStoreConformance(harness: StoreHarness): void {
       const plain = msg('t', null);
       expect(await e.transaction((tx) => e.store.insert(tx, [inBatch, plain, inBatchAgain]))).toEqual([inBatch.id, plain.id, inBatch.id]);
       const claimed = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
-      expect(claimed.messages.map((m) => JSON.parse(m.payloadJson))).toEqual([1, 3, 4, JSON.parse(plain.payloadJson)]);
+      expect(claimed.messages.map((m) => JSON.parse(m.body as string))).toEqual([1, 3, 4, JSON.parse(plain.body as string)]);
     });
 
     it('forgets an idempotency key when its transaction rolls back, and after the window', async () => {

@@ -1,6 +1,7 @@
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import type { StoreHarness } from './store-harness.js';
+import { describeStoreBodyConformance } from './store-body-conformance.js';
 import { describeStoreConformance } from './store-conformance.js';
 
 function harness(name: string, open: (prefix: string) => Promise<SchemaDatabase>): StoreHarness {
@@ -17,3 +18,5 @@ function harness(name: string, open: (prefix: string) => Promise<SchemaDatabase>
 
 describeStoreConformance(harness('PostgreSQL (pg)', postgresSchema));
 describeStoreConformance(harness('PGlite (embedded)', pgliteSchema));
+describeStoreBodyConformance(harness('PostgreSQL (pg)', postgresSchema));
+describeStoreBodyConformance(harness('PGlite (embedded)', pgliteSchema));

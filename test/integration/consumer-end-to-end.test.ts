@@ -151,4 +151,28 @@ describe.each([
     expect(inversions.rows).toEqual([]);
     expect(await inbox.store.stats('e2e')).toEqual({ processed: expected.length, failed: 0, dead: 0 });
   });
+  it('hands the handler a binary body as its bytes and a JSON body parsed, each with its content type', async () => {
+    fixture = await createConsumerFixture();
+    path = await makePath();
+    const outbox = new Outbox<SqlExecutor>(fixture.store);
+    const received: ReceivedMessage[] = [];
+    const inbox = new Inbox(fixture.inboxStore, { consumer: 'e2e-body' });
+    const consumer = await path.startConsumer(inbox, async (message) => {
+      received.push(message);
+    });
+    stops.push(() => consumer.stop());
+    const relay = outbox.createRelay(path.publisher(), fastRelay);
+    relay.start();
+    stops.unshift(() => relay.stop());
+    const protobuf = Uint8Array.from([0x08, 0x96, 0x01, 0x12, 0x00, 0xff]);
+    await fromPgPool(fixture.pool).transaction((tx) => outbox.enqueueMany(tx, [
+      { topic: path!.topic('orders.bin'), key: 'order-9', type: 'order.proto', payload: protobuf, contentType: 'application/x-protobuf' },
+      { topic: path!.topic('orders.bin'), key: 'order-9', type: 'order.json', payload: { z: 1, a: [1e21, 'é'] } },
+    ]));
+    await waitFor(() => received.length >= 2, { timeoutMs: 30_000, what: 'both messages handled' });
+    expect(received.map((m) => [m.type, m.contentType])).toEqual([['order.proto', 'application/x-protobuf'], ['order.json', 'application/json']]);
+    expect(received[0]?.payload).toBeInstanceOf(Uint8Array);
+    expect([...(received[0]?.payload as Uint8Array)]).toEqual([...protobuf]);
+    expect(received[1]?.payload).toEqual({ z: 1, a: [1e21, 'é'] });
+  });
 });

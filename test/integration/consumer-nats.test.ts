@@ -66,11 +66,11 @@ describe('NATS JetStream consumer with an inbox', () => {
     copy.set('Outbox-Id', message.id);
     copy.set('Outbox-Type', message.type);
     copy.set('Outbox-Key', 'order-7');
-    await jetstream(admin.nc).publish(`${prefix}.orders.created`, message.payloadJson, { headers: copy });
+    await jetstream(admin.nc).publish(`${prefix}.orders.created`, message.body, { headers: copy });
     await waitFor(() => duplicates.length === 1, { what: 'the copy skipped' });
     expect(await fixture.appliedCount(message.id)).toBe(1);
     expect(seen).toEqual([{
-      id: message.id, topic: 'orders.created', type: 'order.created', key: 'order-7', payload: { n: 7 }, deliveryCount: 1,
+      id: message.id, topic: 'orders.created', type: 'order.created', key: 'order-7', payload: { n: 7 }, contentType: 'application/json', deliveryCount: 1,
       headers: { tenant: 'acme', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
     }]);
     await waitFor(settled, { what: 'both acked' });

@@ -66,7 +66,7 @@ describe('RabbitMQ consumer with an inbox', () => {
     await waitFor(() => duplicates.length === 1, { what: 'the copy skipped' });
     expect(await fixture.appliedCount(message.id)).toBe(1);
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toEqual({ id: message.id, topic: message.topic, type: 'order.created', key: 'order-7', headers: { tenant: 'acme', 'correlation-id': 'c-1' }, payload: { n: 7, note: 'ü' }, deliveryCount: 1 });
+    expect(seen[0]).toEqual({ id: message.id, topic: message.topic, type: 'order.created', key: 'order-7', headers: { tenant: 'acme', 'correlation-id': 'c-1' }, payload: { n: 7, note: 'ü' }, contentType: 'application/json', deliveryCount: 1 });
     await waitFor(async () => (await queueDepth()) === 0, { what: 'both copies acked' });
   });
 

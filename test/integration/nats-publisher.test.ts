@@ -66,7 +66,9 @@ describe('NATS publisher', () => {
       topic: keyed.topic,
       type: 'order.created',
       key: 'order-1',
-      body: keyed.payloadJson,
+      body: keyed.body,
+      bytes: expect.any(Uint8Array),
+      contentType: 'application/json',
       headers: {
         'correlation-id': 'c-1',
         traceparent: keyed.headers.traceparent,
@@ -129,7 +131,7 @@ describe('NATS publisher', () => {
     const body = (bytes: number) => JSON.stringify('x'.repeat(bytes - 2));
     for (const payloadJson of [body((maxPayload as number) + 1), body((maxPayload as number) - 20)]) {
       // the second fits as a body, but not with its headers: max_payload counts both
-      const error = await settle(publisher.publish(testMessage(`${prefix}.big`, { payloadJson })));
+      const error = await settle(publisher.publish(testMessage(`${prefix}.big`, { body: payloadJson })));
       expect(error).toBeInstanceOf(PublishError);
       expect((error as PublishError).code).toBe('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER');
       expect((error as PublishError).permanent).toBe(true);
@@ -139,7 +141,7 @@ describe('NATS publisher', () => {
   it('enforces maxMessageBytes before any round trip', async () => {
     const publisher = pool.make({ servers: `127.0.0.1:${await freePort()}`, maxMessageBytes: 100, publishTimeoutMs: 1000 });
     expect(publisher.capabilities.maxMessageBytes).toBe(100);
-    const error = await settle(publisher.publish(testMessage('orders.big', { payloadJson: JSON.stringify('y'.repeat(200)) })));
+    const error = await settle(publisher.publish(testMessage('orders.big', { body: JSON.stringify('y'.repeat(200)) })));
     expect((error as PublishError).code).toBe('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER');
     expect((error as PublishError).permanent).toBe(true);
   });
@@ -148,7 +150,7 @@ describe('NATS publisher', () => {
     const { prefix } = await isolatedStream({ max_msg_size: 512 });
     const publisher = local();
     await publisher.publish(testMessage(`${prefix}.fits`));
-    const error = await settle(publisher.publish(testMessage(`${prefix}.big`, { payloadJson: JSON.stringify('z'.repeat(2000)) })));
+    const error = await settle(publisher.publish(testMessage(`${prefix}.big`, { body: JSON.stringify('z'.repeat(2000)) })));
     expect((error as PublishError).code).toBe('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER');
     expect((error as PublishError).permanent).toBe(true);
     expect((error as Error).message).toMatch(/max_msg_size/);

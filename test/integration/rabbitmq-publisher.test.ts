@@ -55,7 +55,7 @@ describe('rabbitmq publisher: wire format', () => {
     const message = testMessage(fx.topic('orders'), { createdAt, headers: { 'correlation-id': 'corr-9', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
     await publisher.publish(message);
     const [delivery] = await fx.waitForDeliveries(1);
-    expect(delivery?.content.toString('utf8')).toBe(message.payloadJson);
+    expect(delivery?.content.toString('utf8')).toBe(message.body);
     expect(delivery?.fields).toMatchObject({ exchange: fx.exchange, routingKey: message.topic });
     expect(delivery?.properties).toMatchObject({
       contentType: 'application/json',
@@ -156,7 +156,7 @@ describe('rabbitmq publisher: confirms and returns', () => {
     const fx = await exchangeFixture();
     const publisher = publisherFor({ url: services.amqpUrl, exchange: fx.exchange });
     const payloadJson = JSON.stringify({ blob: 'x'.repeat(256 * 1024) });
-    const messages = Array.from({ length: 200 }, () => testMessage(fx.topic('big'), { key: null, payloadJson }));
+    const messages = Array.from({ length: 200 }, () => testMessage(fx.topic('big'), { key: null, body: payloadJson }));
     await Promise.all(messages.map((m) => publisher.publish(m)));
     const deliveries = await fx.waitForDeliveries(messages.length, 30_000);
     expect(new Set(deliveries.map((d) => d.properties.messageId)).size).toBe(messages.length);
@@ -171,7 +171,7 @@ describe('rabbitmq publisher: confirms and returns', () => {
     proxy.freezeAll(); // the socket stops draining, so amqplib's buffer fills up
     const payloadJson = JSON.stringify({ blob: 'x'.repeat(256 * 1024) });
     const started = Date.now();
-    const outcomes = await Promise.allSettled(Array.from({ length: 64 }, () => publisher.publish(testMessage(fx.topic('stuck'), { key: null, payloadJson }))));
+    const outcomes = await Promise.allSettled(Array.from({ length: 64 }, () => publisher.publish(testMessage(fx.topic('stuck'), { key: null, body: payloadJson }))));
     // Bounded, not hung: every one ends by the confirm timeout (the code below says which bound ended it);
     // the margin over 1.5 s is for a loaded machine.
     expect(Date.now() - started).toBeLessThan(20_000);
@@ -310,7 +310,7 @@ describe('rabbitmq publisher: message size', () => {
     const server = track(await silentServer());
     const publisher = publisherFor({ url: `amqp://guest:guest@127.0.0.1:${server.port}`, maxMessageBytes: 1024 });
     expect(publisher.capabilities.maxMessageBytes).toBe(1024);
-    const error = await failureOf(publisher.publish(testMessage('orders.big', { payloadJson: JSON.stringify('x'.repeat(2000)) })));
+    const error = await failureOf(publisher.publish(testMessage('orders.big', { body: JSON.stringify('x'.repeat(2000)) })));
     expect(error.code).toBe('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER');
     expect(error.permanent).toBe(true);
     expect(server.accepted()).toBe(0);
@@ -321,7 +321,7 @@ describe('rabbitmq publisher: message size', () => {
     const limit = await brokerMaxMessageSize();
     const publisher = publisherFor({ url: services.amqpUrl, exchange: fx.exchange, confirmTimeoutMs: 30_000 });
     await publisher.publish(testMessage(fx.topic('warm')));
-    const huge = testMessage(fx.topic('huge'), { payloadJson: `"${'x'.repeat(limit - 1)}"` }); // limit + 1 bytes
+    const huge = testMessage(fx.topic('huge'), { body: `"${'x'.repeat(limit - 1)}"` }); // limit + 1 bytes
     const error = await failureOf(publisher.publish(huge));
     expect(error.code).toBe('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER');
     expect(error.permanent).toBe(true);

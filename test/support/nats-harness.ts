@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import type { Logger, Publisher } from '../../src/core/ports.js';
-import { createNatsPublisher, type NatsPublisherOptions } from '../../src/publishers/nats/index.js';
+import { createNatsPublisher, decodeHeaderValue, type NatsPublisherOptions } from '../../src/publishers/nats/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { services, uniqueName } from './services.js';
 
@@ -67,9 +67,10 @@ export async function readStream(admin: NatsAdmin, stream: string): Promise<Rece
     const batch = await consumer.fetch({ max_messages: total - received.length, expires: 5000 });
     const before = received.length;
     for await (const m of batch) {
+      // Header values are percent-encoded on the wire (docs/publishers/nats.md): a consumer decodes them.
       const headers: Record<string, string> = {};
-      for (const [name, values] of m.headers ?? []) headers[name] = values[0] ?? '';
-      const key = m.headers?.has('Outbox-Key') === true ? (m.headers.get('Outbox-Key') as string) : null;
+      for (const [name, values] of m.headers ?? []) headers[name] = decodeHeaderValue(values[0] ?? '');
+      const key = headers['Outbox-Key'] ?? null;
       received.push({
         id: headers['Nats-Msg-Id'] ?? headers['Outbox-Id'] ?? '',
         topic: m.subject,
@@ -77,6 +78,8 @@ export async function readStream(admin: NatsAdmin, stream: string): Promise<Rece
         key,
         headers,
         body: m.string(),
+        bytes: m.data,
+        contentType: headers['Content-Type'],
       });
     }
     if (received.length === before) throw new Error(`stream ${stream} holds ${total} messages but a fetch returned none`);

@@ -46,6 +46,8 @@ export function toReceived(delivery: ConsumeMessage): ReceivedMessage {
     key: key ?? null,
     headers,
     body: delivery.content.toString('utf8'),
+    bytes: delivery.content,
+    contentType: delivery.properties.contentType as string | undefined,
   };
 }
 

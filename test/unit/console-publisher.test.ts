@@ -8,7 +8,8 @@ const message = {
   topic: 'orders.created',
   type: 'order\u001b[31m.created',
   key: 'k\r\n1',
-  payloadJson: '{"a":"\u001b[2J"}',
+  body: '{"a":"\u001b[2J"}',
+  contentType: 'application/json',
   headers: {},
   createdAt: new Date(),
   attempts: 1,
@@ -33,5 +34,12 @@ describe('console publisher', () => {
     expect(lines[0]).not.toContain('"a"');
     await publisher.close();
     await expect(publisher.publish(message)).rejects.toBeInstanceOf(OutboxerError);
+  });
+
+  it('prints a binary body as its size and content type, not its bytes', async () => {
+    const lines: string[] = [];
+    const publisher = createConsolePublisher({ write: (line) => lines.push(line) });
+    await publisher.publish({ ...message, body: Uint8Array.from([0x1b, 0x5b, 0x32, 0x4a]), contentType: 'application/x-protobuf' });
+    expect(lines[0]).toMatch(/ <4 bytes application\/x-protobuf>$/);
   });
 });

@@ -106,7 +106,7 @@ describe('Outbox.enqueue', () => {
     expect(fake.inserts).toHaveLength(1);
     expect(fake.inserts[0]?.tx).toBe(guardedTx);
     expect(fake.inserts[0]?.messages.map((m) => m.id)).toEqual([id]);
-    expect(fake.inserts[0]?.messages[0]).toMatchObject({ topic: 'orders', key: 'c-1', payloadJson: '{"n":1}' });
+    expect(fake.inserts[0]?.messages[0]).toMatchObject({ topic: 'orders', key: 'c-1', body: '{"n":1}' });
     expect(touched).toEqual([]); // no commit, no rollback, not even a look
   });
 
@@ -125,7 +125,7 @@ describe('Outbox.enqueueMany', () => {
     const ids = await new Outbox(fake.store).enqueueMany(tx, inputs);
     expect(fake.inserts).toHaveLength(1);
     const stored = fake.inserts[0]?.messages ?? [];
-    expect(stored.map((m) => JSON.parse(m.payloadJson))).toEqual(inputs.map((m) => m.payload));
+    expect(stored.map((m) => JSON.parse(m.body as string))).toEqual(inputs.map((m) => m.payload));
     expect(stored.map((m) => m.id)).toEqual(ids);
     expect(new Set(ids).size).toBe(50);
   });

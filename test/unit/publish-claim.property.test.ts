@@ -36,7 +36,8 @@ function generate(random: () => number): Case {
       topic: fate === 'no-route' ? 'gone' : 't',
       type: 'x',
       key: pick(keys),
-      payloadJson: '{}',
+      body: '{}',
+      contentType: 'application/json',
       headers: {},
       createdAt: new Date(0),
       attempts: 1 + Math.floor(random() * (MAX_ATTEMPTS + 1)), // up to MAX_ATTEMPTS + 1: a lost lease

@@ -57,7 +57,8 @@ function msg(key: string | null, extra: Partial<OutboxMessage> = {}): OutboxMess
     topic: 'orders',
     type: 'order.created',
     key,
-    payloadJson: '{}',
+    body: '{}',
+    contentType: 'application/json',
     headers: {},
     createdAt: new Date(0),
     attempts: 1,
@@ -203,14 +204,22 @@ describe('publishClaim: failures', () => {
   });
 
   it('parks a message over capabilities.maxMessageBytes as dead without calling publish; the limit itself passes', async () => {
-    const atLimit = msg('a', { payloadJson: JSON.stringify('é'.repeat(4)) }); // 10 bytes
-    const over = msg('a', { payloadJson: JSON.stringify('é'.repeat(5)) }); // 12 bytes, 7 characters
+    const atLimit = msg('a', { body: JSON.stringify('é'.repeat(4)) }); // 10 bytes
+    const over = msg('a', { body: JSON.stringify('é'.repeat(5)) }); // 12 bytes, 7 characters
     const after = msg('a');
     const publisher = new FakePublisher(() => tick(), { maxMessageBytes: 10 });
     const outcome = await run([atLimit, over, after], publisher);
     expect(ids(publisher.started)).toEqual([atLimit.id, after.id]);
     expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: over.id, error: expect.stringContaining('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'), dead: true }]);
     expect(ids(outcome.published)).toEqual([atLimit.id, after.id]);
+  });
+  it('counts a binary body by its byte length against capabilities.maxMessageBytes', async () => {
+    const atLimit = msg('a', { body: new Uint8Array(10), contentType: 'application/x-protobuf' });
+    const over = msg('b', { body: new Uint8Array(11), contentType: 'application/x-protobuf' });
+    const publisher = new FakePublisher(() => tick(), { maxMessageBytes: 10 });
+    const outcome = await run([atLimit, over], publisher);
+    expect(ids(publisher.started)).toEqual([atLimit.id]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: over.id, error: expect.stringContaining('is 11 bytes'), dead: true }]);
   });
 });
 

@@ -115,7 +115,7 @@ describe('validateMessage: payload', () => {
   it('accepts the literal text \\u0000 (a backslash, not a NUL), which JSON columns store fine', () => {
     const payload = { path: 'C:\\u0000\\file' };
     const message = validateMessage({ ...base, payload }, limits);
-    expect(JSON.parse(message.payloadJson)).toEqual(payload);
+    expect(JSON.parse(message.body as string)).toEqual(payload);
   });
 
   it('rejects a lone UTF-16 surrogate, which PostgreSQL jsonb refuses', () => {
@@ -123,15 +123,15 @@ describe('validateMessage: payload', () => {
   });
 
   it('accepts null and keeps the exact JSON text', () => {
-    expect(validateMessage({ ...base, payload: null }, limits).payloadJson).toBe('null');
-    expect(validateMessage({ ...base, payload: { a: [1, 'b'] } }, limits).payloadJson).toBe('{"a":[1,"b"]}');
+    expect(validateMessage({ ...base, payload: null }, limits).body).toBe('null');
+    expect(validateMessage({ ...base, payload: { a: [1, 'b'] } }, limits).body).toBe('{"a":[1,"b"]}');
   });
 
   it('measures the limit in UTF-8 bytes: exactly at the limit is accepted, one byte over is refused', () => {
     // JSON '"ééé…"': 2 quote bytes + 2 bytes per é.
     const atLimit = `"${'é'.repeat(511)}"`; // 1024 bytes, 513 characters
     expect(Buffer.byteLength(atLimit)).toBe(1024);
-    expect(validateMessage({ ...base, payload: 'é'.repeat(511) }, limits).payloadJson).toBe(atLimit);
+    expect(validateMessage({ ...base, payload: 'é'.repeat(511) }, limits).body).toBe(atLimit);
     const error = expectCode({ payload: `${'é'.repeat(511)}a` }, 'OUTBOXER_PAYLOAD_TOO_LARGE');
     expect(error.message).toContain('1025');
     expect(error.message).toContain('1024');
@@ -250,7 +250,8 @@ describe('validateMessage: ids and result', () => {
       topic: 'orders.created',
       type: 'order.created',
       key: 'k',
-      payloadJson: JSON.stringify({ secret: SECRET }),
+      body: JSON.stringify({ secret: SECRET }),
+      contentType: 'application/json',
       headers: {},
       availableAt: null,
       delayMs: 0,
@@ -266,5 +267,85 @@ describe('validateMessage: idempotency key', () => {
   });
   it.each([['empty', ''], ['too long', 'k'.repeat(513)], ['with a newline', 'a\nb'], ['with NUL', 'a\u0000b']])('refuses a key that is %s', (_label, key) => {
     expect(() => validateMessage({ ...input, idempotencyKey: key }, { maxPayloadBytes: 1024 })).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_KEY' }));
+  });
+});
+
+describe('validateMessage: what JSON cannot say is refused, not rewritten', () => {
+  it.each([
+    ['NaN at the top', Number.NaN, 'payload is NaN'],
+    ['Infinity in an object', { total: Number.POSITIVE_INFINITY }, 'payload.total is Infinity'],
+    ['-Infinity deep in an array', { lines: [{ price: 1 }, { price: Number.NEGATIVE_INFINITY }] }, 'payload.lines[1].price is -Infinity'],
+    ['NaN under an odd key', { 'unit price': Number.NaN }, 'payload["unit price"] is NaN'],
+  ])('refuses %s, naming the path and the fix', (_label, payload, path) => {
+    const error = expectCode({ payload }, 'OUTBOXER_PAYLOAD_NOT_JSON');
+    expect(error.message).toContain(path);
+    expect(error.message).toContain('JSON.stringify would store null');
+    expect(error.message).toContain('send a finite number, null or a string');
+  });
+
+  it('still accepts finite numbers, -0 and values a toJSON turns into JSON (dates)', () => {
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    expect(validateMessage({ ...base, payload: { n: -0, big: 1e300, at } }, limits).body).toBe('{"n":0,"big":1e+300,"at":"2026-01-02T03:04:05.678Z"}');
+  });
+});
+
+describe('validateMessage: unknown fields', () => {
+  it.each([
+    ['topik', 'did you mean "topic"?'],
+    ['payloads', 'did you mean "payload"?'],
+    ['header', 'did you mean "headers"?'],
+    ['delay', 'did you mean "delayMs"?'],
+    ['content_type', 'did you mean "contentType"?'],
+  ])('refuses %j and suggests the field meant', (field, hint) => {
+    const error = expectCode({ [field]: 'x' } as Partial<Record<keyof OutboxMessageInput, unknown>>, 'OUTBOXER_UNKNOWN_FIELD');
+    expect(error.message).toContain(`unknown field "${field}"`);
+    expect(error.message).toContain(hint);
+  });
+
+  it('lists the known fields when nothing is close, and points custom metadata to headers', () => {
+    const error = expectCode({ tenantOfTheOrder: 'acme' } as Partial<Record<keyof OutboxMessageInput, unknown>>, 'OUTBOXER_UNKNOWN_FIELD');
+    expect(error.message).toContain('known fields: topic, type, payload, contentType, key, headers, id, availableAt, delayMs, idempotencyKey');
+    expect(error.message).toContain('put custom metadata in headers');
+  });
+});
+
+describe('validateMessage: binary bodies and content types', () => {
+  const bytes = Uint8Array.from([0x0a, 0x03, 0x66, 0x6f, 0x6f, 0x00, 0xff]);
+
+  it('keeps a Uint8Array as a binary body (a copy), octet-stream unless a content type is named', () => {
+    const message = validateMessage({ ...base, payload: bytes }, limits);
+    expect(message.body).toBeInstanceOf(Uint8Array);
+    expect([...(message.body as Uint8Array)]).toEqual([...bytes]);
+    expect(message.body).not.toBe(bytes);
+    expect(message.contentType).toBe('application/octet-stream');
+    const protobuf = validateMessage({ ...base, payload: Buffer.from(bytes), contentType: 'application/x-protobuf; messageType="acme.Order"' }, limits);
+    expect(protobuf.contentType).toBe('application/x-protobuf; messageType="acme.Order"');
+  });
+
+  it('counts a binary body by its length against maxPayloadBytes', () => {
+    expect(validateMessage({ ...base, payload: new Uint8Array(1024) }, limits).body).toHaveLength(1024);
+    const error = expectCode({ payload: new Uint8Array(1025) }, 'OUTBOXER_PAYLOAD_TOO_LARGE');
+    expect(error.message).toContain('1025 bytes');
+  });
+
+  it('accepts JSON media types for a JSON payload and refuses others with the way out', () => {
+    expect(validateMessage({ ...base, contentType: 'application/cloudevents+json' }, limits).contentType).toBe('application/cloudevents+json');
+    expect(validateMessage({ ...base, contentType: 'application/json; charset=utf-8' }, limits).contentType).toBe('application/json; charset=utf-8');
+    const error = expectCode({ contentType: 'text/plain' }, 'OUTBOXER_INVALID_CONTENT_TYPE');
+    expect(error.message).toContain('pass the body as a Uint8Array');
+  });
+
+  it.each([['empty', ''], ['no subtype', 'application'], ['a space inside', 'application/x protobuf'], ['a line break', 'application/json\n'], ['not a string', 7], ['too long', `application/${'x'.repeat(300)}`]])(
+    'refuses a content type that is %s',
+    (_label, contentType) => {
+      expectCode({ payload: bytes, contentType }, 'OUTBOXER_INVALID_CONTENT_TYPE');
+    },
+  );
+
+  it('refuses other binary shapes with the form to use', () => {
+    for (const payload of [new ArrayBuffer(4), new Float32Array(2), new DataView(new ArrayBuffer(2))]) {
+      const error = expectCode({ payload }, 'OUTBOXER_PAYLOAD_NOT_JSON');
+      expect(error.message).toContain('pass a binary body as a Uint8Array or Buffer');
+    }
   });
 });

@@ -1,30 +1,39 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { NatsHeaderNames } from '../../publishers/nats/wire.js';
+import { decodeHeaderValue } from '../../publishers/nats/header-value.js';
+import { CLOUD_EVENTS_NATS_PREFIX, NatsHeaderNames } from '../../publishers/nats/wire.js';
 import type { RawDelivery } from '../received-message.js';
 
 const OWN_HEADERS = new Set(Object.values(NatsHeaderNames).map((name) => name.toLowerCase()));
 
 /**
- * Rebuilds what the relay published (docs/publishers/nats.md): id from `Nats-Msg-Id` (or `Outbox-Id`),
- * type from `Outbox-Type`, key from `Outbox-Key`, topic from the subject without the prefix, the data as
- * the payload JSON, and the producer's headers (outboxer's own and `Nats-*` ones taken out).
+ * Rebuilds what the relay published (docs/publishers/nats.md): id from `Nats-Msg-Id` (or `Outbox-Id`, or a
+ * CloudEvent's `ce-id`), type from `Outbox-Type` (or `ce-type`), key from `Outbox-Key`, topic from the subject
+ * without the prefix, the data as the body with its `Content-Type`, and the producer's headers (outboxer's own,
+ * `Nats-*` ones and the CloudEvents attributes taken out). Header values but Content-Type are percent-decoded.
  */
 export function rawDeliveryOf(message: JsMsg, subjectPrefix: string | undefined): RawDelivery {
-  const get = (name: string): string | undefined => (message.headers?.has(name) === true ? message.headers.get(name) : undefined);
+  const raw = (name: string): string | undefined => (message.headers?.has(name) === true ? message.headers.get(name) : undefined);
+  const get = (name: string): string | undefined => {
+    const value = raw(name);
+    return value === undefined ? undefined : decodeHeaderValue(value);
+  };
+  const isCloudEvent = get(`${CLOUD_EVENTS_NATS_PREFIX}specversion`) !== undefined;
   const headers: Record<string, string> = {};
   for (const [name, values] of message.headers ?? []) {
     const lower = name.toLowerCase();
     if (OWN_HEADERS.has(lower) || lower.startsWith('nats-') || name === '__proto__') continue;
-    headers[name] = values[0] ?? '';
+    if (isCloudEvent && lower.startsWith(CLOUD_EVENTS_NATS_PREFIX)) continue;
+    headers[name] = decodeHeaderValue(values[0] ?? '');
   }
   const prefix = subjectPrefix === undefined ? '' : `${subjectPrefix}.`;
   return {
-    id: get(NatsHeaderNames.msgId) ?? get(NatsHeaderNames.id),
-    type: get(NatsHeaderNames.type),
+    id: get(NatsHeaderNames.msgId) ?? get(NatsHeaderNames.id) ?? get(`${CLOUD_EVENTS_NATS_PREFIX}id`),
+    type: get(NatsHeaderNames.type) ?? get(`${CLOUD_EVENTS_NATS_PREFIX}type`),
     key: get(NatsHeaderNames.key),
     topic: prefix !== '' && message.subject.startsWith(prefix) ? message.subject.slice(prefix.length) : message.subject,
     headers,
-    body: new TextDecoder().decode(message.data),
+    body: message.data,
+    contentType: raw(NatsHeaderNames.contentType) ?? get(`${CLOUD_EVENTS_NATS_PREFIX}datacontenttype`),
     deliveryCount: message.info.deliveryCount,
   };
 }

@@ -10,7 +10,7 @@ import { bodyOf, headerBytes, headersOf, subjectFor } from './wire.js';
 const NO_CAPABILITIES: PublisherCapabilities = Object.freeze({});
 
 /**
- * Publishes to NATS JetStream: subject = topic (with the optional prefix), body = the payload JSON,
+ * Publishes to NATS JetStream: subject = topic (with the optional prefix), body = the stored body,
  * `Nats-Msg-Id` = the outbox id. `publish` resolves only on a PubAck (a `duplicate` PubAck included:
  * the stream already holds the message) and rejects with a PublishError otherwise, within
  * `publishTimeoutMs`. Connects at `verify()` or else on the first publish, so a relay can start while NATS is
@@ -51,7 +51,7 @@ export function createNatsPublisher(input: NatsPublisherOptions): Publisher {
     if (options.maxMessageBytes !== undefined && body.length > options.maxMessageBytes) {
       throw tooLarge(message.id, body.length, options.maxMessageBytes, 'the maxMessageBytes option');
     }
-    const headers = headersOf(message);
+    const headers = headersOf(message, options.cloudEvents);
     const context = { id: message.id, subject, timeoutMs: publishTimeoutMs, where: connections.where, secrets };
     const live = await connections.acquire(deadline);
     const maxPayload = live.nc.info?.max_payload;

@@ -2,6 +2,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Logger } from '../../core/ports.js';
 import { redactUrl, scrubSecrets, secretsOfUrl } from '../../core/redact.js';
+import { type CloudEventsOptions, resolveCloudEventsOption, type ResolvedCloudEvents } from '../cloudevents.js';
 
 export interface NatsPublisherOptions {
   /**
@@ -16,12 +17,14 @@ export interface NatsPublisherOptions {
   readonly publishTimeoutMs?: number | undefined;
   /** Bound on the connection handshake. Default 10000. */
   readonly connectTimeoutMs?: number | undefined;
-  /** Largest body (payload JSON bytes) to send; default: the server's `max_payload`, learned on connect. */
+  /** Largest body (in bytes, as published) to send; default: the server's `max_payload`, learned on connect. */
   readonly maxMessageBytes?: number | undefined;
   /** pino-compatible logger; default: silent. */
   readonly logger?: Logger | undefined;
   /** Client connection name shown by the server's monitoring (`/connz`). Default `outboxer`. */
   readonly name?: string | undefined;
+  /** Also publish as CloudEvents in binary content mode (`ce-*` headers, docs/publishers/nats.md). Default: off. */
+  readonly cloudEvents?: CloudEventsOptions | undefined;
 }
 
 /** A server URL with its credentials taken out, as the client gets it. */
@@ -50,6 +53,7 @@ export interface ResolvedNatsPublisherOptions {
   readonly maxMessageBytes: number | undefined;
   readonly logger: Logger;
   readonly name: string;
+  readonly cloudEvents: ResolvedCloudEvents | undefined;
 }
 
 export const NATS_DEFAULTS = Object.freeze({ publishTimeoutMs: 10_000, connectTimeoutMs: 10_000, name: 'outboxer' });
@@ -58,7 +62,7 @@ export const NATS_DEFAULTS = Object.freeze({ publishTimeoutMs: 10_000, connectTi
 const SUBJECT_TOKEN = /^[A-Za-z0-9_\-:/]+$/;
 const MAX_PREFIX_BYTES = 200;
 const MAX_TIMEOUT_MS = 10 * 60_000;
-const KNOWN_OPTIONS = new Set(['servers', 'subjectPrefix', 'publishTimeoutMs', 'connectTimeoutMs', 'maxMessageBytes', 'logger', 'name']);
+const KNOWN_OPTIONS = new Set(['servers', 'subjectPrefix', 'publishTimeoutMs', 'connectTimeoutMs', 'maxMessageBytes', 'logger', 'name', 'cloudEvents']);
 
 function invalid(option: string, problem: string): never {
   throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `nats publisher option ${option}: ${problem}`);
@@ -168,6 +172,7 @@ export function resolveNatsPublisherOptions(input: NatsPublisherOptions): Resolv
     maxMessageBytes,
     logger: logger ?? silentLogger,
     name: name ?? NATS_DEFAULTS.name,
+    cloudEvents: resolveCloudEventsOption(input.cloudEvents, 'nats'),
   };
   // Credentials stay off the enumerable surface: JSON.stringify or console.log of the options never shows them.
   Object.defineProperty(resolved, 'auth', { value: Object.freeze(auth), enumerable: false });

@@ -1,6 +1,8 @@
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { PublishError } from '../../core/errors.js';
-import type { OutboxMessage } from '../../core/message.js';
+import { bodyBytes, type OutboxMessage } from '../../core/message.js';
+import { cloudEventAttributes, type ResolvedCloudEvents } from '../cloudevents.js';
+import { encodeHeaderValue } from './header-value.js';
 import { isValidSubject } from './options.js';
 
 /** Header names outboxer sets on every NATS message (JetStream itself reads `Nats-Msg-Id`). */
@@ -12,13 +14,14 @@ export const NatsHeaderNames = Object.freeze({
   contentType: 'Content-Type',
 });
 
+/** Prefix of the CloudEvents attributes in NATS headers (NATS protocol binding, binary content mode). */
+export const CLOUD_EVENTS_NATS_PREFIX = 'ce-';
+
 /** Ours win over a message header of the same name (compared without case). */
 const OWN_HEADERS = new Set(['outbox-id', 'outbox-type', 'outbox-key', 'content-type']);
 /** Printable ASCII without `:`, as the NATS header grammar allows. */
 const HEADER_NAME = /^[!-9;-~]+$/;
 const LINE_BREAK = /[\r\n\0]/;
-
-const encoder = new TextEncoder();
 
 function unsendable(id: string, problem: string, code: 'OUTBOXER_PUBLISH_FAILED' | 'OUTBOXER_INVALID_TOPIC' = 'OUTBOXER_PUBLISH_FAILED'): never {
   throw new PublishError(code, `message ${id} cannot be published to NATS: ${problem}`, { permanent: true });
@@ -37,33 +40,39 @@ export function subjectFor(message: OutboxMessage, prefix: string | undefined): 
   return subject;
 }
 
-/** The body on the wire: the payload JSON itself, UTF-8. */
+/** The body on the wire: exactly the stored body (the JSON text's UTF-8 bytes, or the binary bytes). */
 export function bodyOf(message: OutboxMessage): Uint8Array {
-  return encoder.encode(message.payloadJson);
+  return bodyBytes(message.body);
 }
 
 /**
  * The NATS headers of a message: its own headers, then Outbox-Id, Outbox-Type, Outbox-Key (when it has a key)
- * and Content-Type. `Nats-Msg-Id` is added by the client from the publish option `msgID`.
+ * and Content-Type, and with `cloudEvents` the `ce-*` attributes. `Nats-Msg-Id` is added by the client from
+ * the publish option `msgID`. Every value but Content-Type is percent-encoded (see `encodeHeaderValue`).
  * A message header named `Nats-*` is refused: JetStream acts on those (TTL, rollup, expectations).
  */
-export function headersOf(message: OutboxMessage): MsgHdrs {
+export function headersOf(message: OutboxMessage, cloudEvents?: ResolvedCloudEvents): MsgHdrs {
   const result = natsHeaders();
   for (const [name, value] of Object.entries(message.headers)) {
     const lower = name.toLowerCase();
     if (lower.startsWith('nats-')) unsendable(message.id, `header "${name.slice(0, 60)}" is reserved by NATS JetStream (Nats-*), which would act on it`);
-    if (OWN_HEADERS.has(lower)) continue;
+    if (OWN_HEADERS.has(lower) || (cloudEvents !== undefined && lower.startsWith(CLOUD_EVENTS_NATS_PREFIX))) continue;
     if (!HEADER_NAME.test(name)) unsendable(message.id, `header name ${JSON.stringify(name.slice(0, 60))} is not a NATS header name (printable ASCII, no ":" or space)`);
     if (typeof value !== 'string' || LINE_BREAK.test(value)) unsendable(message.id, `header "${name}" must be a string without CR, LF or NUL`);
-    result.set(name, value);
+    result.set(name, encodeHeaderValue(value));
   }
   for (const [what, value] of [['type', message.type], ['key', message.key ?? '']] as const) {
     if (LINE_BREAK.test(value)) unsendable(message.id, `its ${what} holds CR, LF or NUL, which NATS headers cannot carry`);
   }
   result.set(NatsHeaderNames.id, message.id);
-  result.set(NatsHeaderNames.type, message.type);
-  if (message.key !== null) result.set(NatsHeaderNames.key, message.key);
-  result.set(NatsHeaderNames.contentType, 'application/json');
+  result.set(NatsHeaderNames.type, encodeHeaderValue(message.type));
+  if (message.key !== null) result.set(NatsHeaderNames.key, encodeHeaderValue(message.key));
+  // A media type is printable ASCII by construction; generic clients read Content-Type as it is.
+  result.set(NatsHeaderNames.contentType, message.contentType);
+  if (cloudEvents !== undefined) {
+    const attributes = { ...cloudEventAttributes(message, cloudEvents), datacontenttype: message.contentType };
+    for (const [name, value] of Object.entries(attributes)) result.set(`${CLOUD_EVENTS_NATS_PREFIX}${name}`, encodeHeaderValue(value));
+  }
   return result;
 }
 

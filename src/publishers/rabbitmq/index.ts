@@ -6,4 +6,5 @@ export {
   type RabbitMqPublisherOptions,
   type ResolvedRabbitMqPublisherOptions,
 } from './options.js';
-export { OUTBOXER_APP_ID, OutboxAmqpHeaders } from './amqp-headers.js';
+export { CLOUD_EVENTS_AMQP_PREFIX, OUTBOXER_APP_ID, OutboxAmqpHeaders } from './amqp-headers.js';
+export type { CloudEventsOptions } from '../cloudevents.js';

@@ -3,6 +3,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Logger } from '../../core/ports.js';
 import { redactUrl } from '../../core/redact.js';
+import { type CloudEventsOptions, resolveCloudEventsOption, type ResolvedCloudEvents } from '../cloudevents.js';
 
 /** The built-in exchange types, or a plugin type (`x-delayed-message`, `x-consistent-hash`, ...). */
 export type RabbitMqExchangeType = 'topic' | 'direct' | 'fanout' | 'headers' | `x-${string}`;
@@ -28,6 +29,8 @@ export interface RabbitMqPublisherOptions {
   readonly logger?: Logger | undefined;
   /** Connection name shown by the management UI and `rabbitmqctl list_connections`. Default `outboxer@<host>/<pid>`. */
   readonly clientName?: string | undefined;
+  /** Also publish as CloudEvents in binary content mode (`cloudEvents_*` headers, docs/publishers/rabbitmq.md). Default: off. */
+  readonly cloudEvents?: CloudEventsOptions | undefined;
 }
 
 export interface ResolvedRabbitMqPublisherOptions {
@@ -44,6 +47,7 @@ export interface ResolvedRabbitMqPublisherOptions {
   readonly maxMessageBytes: number | undefined;
   readonly logger: Logger;
   readonly clientName: string;
+  readonly cloudEvents: ResolvedCloudEvents | undefined;
 }
 
 export const RABBITMQ_PUBLISHER_DEFAULTS = Object.freeze({
@@ -57,7 +61,7 @@ export const RABBITMQ_PUBLISHER_DEFAULTS = Object.freeze({
 
 const KNOWN_OPTIONS = new Set([
   'url', 'exchange', 'exchangeType', 'declareExchange', 'confirmTimeoutMs', 'connectTimeoutMs',
-  'heartbeatSeconds', 'maxMessageBytes', 'logger', 'clientName',
+  'heartbeatSeconds', 'maxMessageBytes', 'logger', 'clientName', 'cloudEvents',
 ]);
 const MAX_TIMER_MS = 2_147_483_647;
 /** RabbitMQ refuses to configure `max_message_size` above 512 MiB. */
@@ -146,6 +150,7 @@ export function resolveRabbitMqPublisherOptions(input: RabbitMqPublisherOptions)
     maxMessageBytes: input.maxMessageBytes === undefined ? undefined : integer('maxMessageBytes', input.maxMessageBytes, 0, 1, MAX_MESSAGE_BYTES),
     logger: resolveLogger(input.logger),
     clientName: shortString('clientName', input.clientName, `outboxer@${hostname()}/${process.pid}`),
+    cloudEvents: resolveCloudEventsOption(input.cloudEvents, 'rabbitmq'),
   };
   Object.defineProperty(resolved, 'url', { value: url, enumerable: false });
   return Object.freeze(resolved) as ResolvedRabbitMqPublisherOptions;

@@ -1,6 +1,6 @@
 import type { Message } from 'amqplib';
 import { OutboxerError } from '../../core/errors.js';
-import type { OutboxMessage } from '../../core/message.js';
+import { bodyByteLength, type OutboxMessage } from '../../core/message.js';
 import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
 import { secretsOfUrl } from '../../core/redact.js';
 import { brokerSizeLimitOf, describeDriverError, safeLogger } from './driver.js';
@@ -166,11 +166,11 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
     capabilities,
     async publish(message: OutboxMessage): Promise<void> {
       if (closed) throw new OutboxerError('OUTBOXER_CLOSED', `rabbitmq publisher is closed; message ${message.id} was not published`);
-      const bytes = Buffer.byteLength(message.payloadJson);
+      const bytes = bodyByteLength(message.body);
       if (options.maxMessageBytes !== undefined && bytes > options.maxMessageBytes) {
         throw errors.tooLarge(message, bytes, options.maxMessageBytes, 'the maxMessageBytes option');
       }
-      const publication = toAmqpPublication(message);
+      const publication = toAmqpPublication(message, options.cloudEvents);
       let attempt!: Attempt;
       const done = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => settle(attempt, errors.timeout(message, attempt.stage)), options.confirmTimeoutMs);

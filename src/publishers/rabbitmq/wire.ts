@@ -1,7 +1,8 @@
 import type { Options } from 'amqplib';
 import { PublishError } from '../../core/errors.js';
-import { WellKnownHeaders, type OutboxMessage } from '../../core/message.js';
-import { OUTBOXER_APP_ID, OutboxAmqpHeaders } from './amqp-headers.js';
+import { bodyBytes, WellKnownHeaders, type OutboxMessage } from '../../core/message.js';
+import { cloudEventAttributes, type ResolvedCloudEvents } from '../cloudevents.js';
+import { CLOUD_EVENTS_AMQP_PREFIX, OUTBOXER_APP_ID, OutboxAmqpHeaders } from './amqp-headers.js';
 
 /** AMQP short strings (routing key, type, correlation-id) are at most 255 bytes. */
 const MAX_SHORT_STRING_BYTES = 255;
@@ -13,12 +14,14 @@ export interface AmqpPublication {
 }
 
 /**
- * The wire form of one outbox message: the payload JSON itself is the body (no envelope), the routing
- * key is the topic, and id, type, key and timestamps travel as AMQP properties and headers.
+ * The wire form of one outbox message: the stored body itself, byte for byte (no envelope), with its
+ * content type; the routing key is the topic, and id, type, key and timestamps travel as AMQP properties
+ * and headers. With `cloudEvents`, the CloudEvents attributes are added as `cloudEvents_*` headers
+ * (binary content mode of the AMQP binding); everything else stays, so existing consumers keep working.
  * Throws a permanent PublishError for a message AMQP cannot carry (rows written by plain SQL may skip
  * the enqueue validation).
  */
-export function toAmqpPublication(message: OutboxMessage): AmqpPublication {
+export function toAmqpPublication(message: OutboxMessage, cloudEvents?: ResolvedCloudEvents): AmqpPublication {
   if (Buffer.byteLength(message.topic) > MAX_SHORT_STRING_BYTES || message.topic === '') {
     throw cannotEncode(message, `its topic must be 1 to ${MAX_SHORT_STRING_BYTES} bytes to be an AMQP routing key`);
   }
@@ -30,11 +33,14 @@ export function toAmqpPublication(message: OutboxMessage): AmqpPublication {
   headers[OutboxAmqpHeaders.type] = message.type;
   if (message.key === null) delete headers[OutboxAmqpHeaders.key];
   else headers[OutboxAmqpHeaders.key] = message.key;
+  if (cloudEvents !== undefined) {
+    for (const [name, value] of Object.entries(cloudEventAttributes(message, cloudEvents))) headers[`${CLOUD_EVENTS_AMQP_PREFIX}${name}`] = value;
+  }
 
   const properties: Options.Publish = {
     persistent: true,
     mandatory: true,
-    contentType: 'application/json',
+    contentType: message.contentType,
     messageId: message.id,
     type: message.type,
     appId: OUTBOXER_APP_ID,
@@ -46,7 +52,12 @@ export function toAmqpPublication(message: OutboxMessage): AmqpPublication {
   if (correlationId !== undefined && Buffer.byteLength(correlationId) <= MAX_SHORT_STRING_BYTES) {
     properties.correlationId = correlationId;
   }
-  return { routingKey: message.topic, body: Buffer.from(message.payloadJson), properties };
+  return { routingKey: message.topic, body: toBuffer(bodyBytes(message.body)), properties };
+}
+
+/** amqplib wants a Buffer; a Uint8Array from the store is wrapped, not copied. */
+function toBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function cannotEncode(message: OutboxMessage, why: string): PublishError {

@@ -24,10 +24,13 @@ export async function insertMessages(
     fresh.map((m) => m.topic),
     fresh.map((m) => m.type),
     fresh.map((m) => m.key),
-    fresh.map((m) => m.payloadJson),
+    fresh.map((m) => (typeof m.body === 'string' ? m.body : null)),
     fresh.map((m) => JSON.stringify(m.headers)),
     fresh.map((m) => m.availableAt),
     fresh.map((m) => m.delayMs),
+    // Base64 text in a text[] parameter: every driver binds it the same way (a bytea[] of buffers it does not).
+    fresh.map((m) => (typeof m.body === 'string' ? null : Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength).toString('base64'))),
+    fresh.map((m) => m.contentType),
   ];
   if (lease === undefined) {
     await run(tx, 'insert', columns);

@@ -1,3 +1,4 @@
+import { OutboxerError } from '../../core/errors.js';
 import type { OutboxMessage } from '../../core/message.js';
 
 /** A message row as the claim and the leased insert return it. */
@@ -7,7 +8,11 @@ export interface MessageRow {
   topic: string;
   type: string;
   key: string | null;
-  payload_json: string;
+  /** The JSON body's text, or null for a binary body. */
+  payload_json: string | null;
+  /** The binary body: a Buffer from node-postgres, a Uint8Array from PGlite, `\\x…` hex text from other drivers. */
+  payload_bytes: Uint8Array | string | null;
+  content_type: string;
   headers: Record<string, string> | string;
   created_at: Date | string;
   attempts: number;
@@ -21,12 +26,19 @@ export function toMessage(row: MessageRow): OutboxMessage {
     topic: row.topic,
     type: row.type,
     key: row.key,
-    payloadJson: row.payload_json,
+    body: row.payload_json ?? bytesOf(row.payload_bytes),
+    contentType: row.content_type,
     headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : row.headers,
     createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
     attempts: row.attempts,
     lastError: row.last_error,
   };
+}
+
+function bytesOf(value: Uint8Array | string | null): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  if (typeof value === 'string' && value.startsWith('\\x')) return Buffer.from(value.slice(2), 'hex');
+  throw new OutboxerError('OUTBOXER_NOT_MIGRATED', 'an outbox row has neither a JSON nor a binary body; run `outboxer migrate` (version 5 adds the constraint that prevents it)');
 }
 
 /** Orders decimal strings of bigints without converting them. */

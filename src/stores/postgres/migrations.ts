@@ -1,4 +1,5 @@
 import { quoteIdentifier } from '../../core/identifiers.js';
+import { JSON_MEDIA_TYPE, MEDIA_TYPE } from '../../core/message-body.js';
 import type { PgDatabase } from './database.js';
 import { applyMigrations, type Migration, migrationScriptOf } from './migration-runner.js';
 import type { TableName } from './sql.js';
@@ -7,7 +8,8 @@ export type { Migration } from './migration-runner.js';
 
 /**
  * Versioned, append-only. A released migration is never edited: a change is a new version.
- * The table is a public contract: a plain INSERT of (topic, type, payload[, key, headers]) is a valid producer.
+ * The table is a public contract (docs/table.md): a plain INSERT of (topic, type, payload[, key, headers]), or of
+ * (topic, type, payload_bytes, content_type) for a binary body, is a valid producer.
  */
 export const migrations: readonly Migration[] = Object.freeze([
   {
@@ -84,6 +86,60 @@ ALTER TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(table)} SET (fillfactor
 CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_pending_unkeyed_idx`)}
   ON ${quoteIdentifier(schema)}.${quoteIdentifier(table)} (seq) WHERE state = 'pending' AND key IS NULL;
 `,
+  },
+  {
+    version: 5,
+    description: 'exact bodies: payload json (kept verbatim, never rewritten like jsonb), payload_bytes for binary bodies, content_type; headers must be an object of strings',
+    sql: ({ schema, table }) => {
+      const s = quoteIdentifier(schema);
+      const t = `${s}.${quoteIdentifier(table)}`;
+      const constraint = (suffix: string) => quoteIdentifier(`${table}_${suffix}`);
+      return `
+CREATE OR REPLACE FUNCTION ${s}.outboxer_check_headers(headers jsonb) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $fn$
+DECLARE
+  entry record;
+BEGIN
+  IF jsonb_typeof(headers) IS DISTINCT FROM 'object' THEN
+    RAISE EXCEPTION 'outbox headers must be a JSON object of string values; got a JSON %', coalesce(jsonb_typeof(headers), 'null')
+      USING ERRCODE = 'check_violation', HINT = 'write {} for no headers, or jsonb_build_object(''name'', value, ...) with text values';
+  END IF;
+  FOR entry IN SELECT key, jsonb_typeof(value) AS kind FROM jsonb_each(headers) WHERE jsonb_typeof(value) <> 'string' LOOP
+    RAISE EXCEPTION 'outbox header "%" must be a string; got a JSON %', left(entry.key, 60), entry.kind
+      USING ERRCODE = 'check_violation',
+        HINT = 'pass text values (to_jsonb(x::text)); drop unset ones with jsonb_strip_nulls(jsonb_build_object(...))';
+  END LOOP;
+  RETURN true;
+END
+$fn$;
+
+DO $do$
+BEGIN
+  IF EXISTS (SELECT 1 FROM information_schema.columns
+             WHERE table_schema = '${schema}' AND table_name = '${table}' AND column_name = 'payload_bytes') THEN
+    RETURN;
+  END IF;
+  -- Rows written by plain SQL before the check existed: a non-string value becomes its JSON text, a null is dropped.
+  UPDATE ${t} SET headers = (
+      SELECT COALESCE(jsonb_object_agg(e.key, CASE WHEN jsonb_typeof(e.value) = 'string' THEN e.value ELSE to_jsonb(e.value::text) END), '{}'::jsonb)
+      FROM jsonb_each(headers) e WHERE jsonb_typeof(e.value) <> 'null')
+    WHERE jsonb_typeof(headers) = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(headers) e WHERE jsonb_typeof(e.value) <> 'string');
+  ALTER TABLE ${t}
+    ALTER COLUMN payload TYPE json USING payload::json,
+    ALTER COLUMN payload DROP NOT NULL,
+    ADD COLUMN payload_bytes bytea,
+    ADD COLUMN content_type text NOT NULL DEFAULT 'application/json',
+    ADD CONSTRAINT ${constraint('one_body')} CHECK ((payload IS NULL) <> (payload_bytes IS NULL)),
+    -- CHECKs run on every update too (claims, marks): the common values skip the regular expressions and the function call.
+    ADD CONSTRAINT ${constraint('content_type_valid')} CHECK (content_type = 'application/json' OR (
+      octet_length(content_type) <= 255
+      AND content_type ~ '${MEDIA_TYPE.source}'
+      AND (payload IS NULL OR content_type ~* '${JSON_MEDIA_TYPE.source}'))),
+    ADD CONSTRAINT ${constraint('headers_are_strings')} CHECK (headers = '{}'::jsonb OR ${s}.outboxer_check_headers(headers));
+END
+$do$;
+`;
+    },
   },
 ]);
 

@@ -21,12 +21,15 @@ export function buildStatements(name: TableName) {
   const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
   const keys = `${quoteIdentifier(name.schema)}.${quoteIdentifier(`${name.table}_idempotency`)}`;
   const leaseFree = `(lease_until IS NULL OR lease_until <= now())`;
+  /* The JSON body as its stored text (json keeps the producer's bytes; never jsonb, which rewrites them), or the binary body. */
+  const bodyColumns = (row: string) => `${row}payload::text AS payload_json, ${row}payload_bytes, ${row}content_type`;
+  const inputRows = `unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[], $9::text[], $10::text[])
+        WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, payload_base64, content_type, ord)`;
   return Object.freeze({
-    insert: `INSERT INTO ${t} (id, topic, type, key, payload, headers, available_at)
-      SELECT m.id, m.topic, m.type, m.key, m.payload::jsonb, m.headers::jsonb,
+    insert: `INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at)
+      SELECT m.id, m.topic, m.type, m.key, m.payload::json, decode(m.payload_base64, 'base64'), m.content_type, m.headers::jsonb,
         COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond')
-      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[])
-        WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, ord)
+      FROM ${inputRows}
       ORDER BY m.ord`,
 
     /*
@@ -36,20 +39,19 @@ export function buildStatements(name: TableName) {
      */
     insertLeased: `WITH input AS (
         SELECT m.*, COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond') AS available
-        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[])
-          WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, ord)
+        FROM ${inputRows}
       ), decided AS (
         SELECT i.*, (i.available <= clock_timestamp() AND (i.key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM ${t} p WHERE p.key = i.key AND p.state = 'pending' AND p.lease_token IS DISTINCT FROM $10::uuid))) AS leased
+          SELECT 1 FROM ${t} p WHERE p.key = i.key AND p.state = 'pending' AND p.lease_token IS DISTINCT FROM $12::uuid))) AS leased
         FROM input i
       )
-      INSERT INTO ${t} (id, topic, type, key, payload, headers, available_at, lease_owner, lease_token, lease_until, attempts)
-      SELECT d.id, d.topic, d.type, d.key, d.payload::jsonb, d.headers::jsonb, d.available,
-        CASE WHEN d.leased THEN $9 END, CASE WHEN d.leased THEN $10::uuid END,
-        CASE WHEN d.leased THEN clock_timestamp() + $11::int8 * interval '1 millisecond' END,
+      INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at, lease_owner, lease_token, lease_until, attempts)
+      SELECT d.id, d.topic, d.type, d.key, d.payload::json, decode(d.payload_base64, 'base64'), d.content_type, d.headers::jsonb, d.available,
+        CASE WHEN d.leased THEN $11 END, CASE WHEN d.leased THEN $12::uuid END,
+        CASE WHEN d.leased THEN clock_timestamp() + $13::int8 * interval '1 millisecond' END,
         CASE WHEN d.leased THEN 1 ELSE 0 END
       FROM decided d ORDER BY d.ord
-      RETURNING seq::text AS seq, id::text AS id, topic, type, key, payload::text AS payload_json, headers, created_at,
+      RETURNING seq::text AS seq, id::text AS id, topic, type, key, ${bodyColumns('')}, headers, created_at,
         attempts, last_error, lease_token IS NOT NULL AS leased`,
 
     /* Concurrent enqueues of one key wait on the primary key, so exactly one of them stores its message. */
@@ -146,7 +148,7 @@ export function buildStatements(name: TableName) {
         attempts = u.attempts + 1
       FROM picked
       WHERE u.seq = picked.seq AND u.state = 'pending' AND (u.lease_until IS NULL OR u.lease_until <= now())
-      RETURNING u.seq::text AS seq, u.id::text AS id, u.topic, u.type, u.key, u.payload::text AS payload_json,
+      RETURNING u.seq::text AS seq, u.id::text AS id, u.topic, u.type, u.key, ${bodyColumns('u.')},
         u.headers, u.created_at, u.attempts, u.last_error, (SELECT min(seq) FROM candidates)::text AS lowest_candidate_seq`,
 
     deletePublished: `DELETE FROM ${t} WHERE id = ANY($2::uuid[]) AND lease_token = $1::uuid`,

@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fromPgPool } from '../../src/stores/postgres/database.js';
+import { applyMigrations } from '../../src/stores/postgres/migration-runner.js';
+import { migrations } from '../../src/stores/postgres/migrations.js';
+import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
+import { resolveTableName } from '../../src/stores/postgres/sql.js';
+import { validateMessage } from '../../src/core/validate-message.js';
+import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
+import { services, uniqueName } from '../support/services.js';
+
+/** The SQL block that follows the "tested by" marker in docs/table.md, exactly as a reader copies it. */
+function triggerRecipe(): string {
+  const doc = readFileSync(new URL('../../docs/table.md', import.meta.url), 'utf8');
+  const match = /<!-- tested by test\/integration\/table-contract\.test\.ts[^>]*-->\n```sql\n([\s\S]*?)```/.exec(doc);
+  if (match?.[1] === undefined) throw new Error('docs/table.md has no tested trigger recipe');
+  return match[1];
+}
+
+/** The first SQL block of docs/table.md: the inserts a SQL producer copies. */
+function producerInserts(): string {
+  const match = /```sql\n([\s\S]*?)```/.exec(readFileSync(new URL('../../docs/table.md', import.meta.url), 'utf8'));
+  if (match?.[1] === undefined) throw new Error('docs/table.md has no SQL block');
+  return match[1];
+}
+
+describe('the SQL of docs/table.md, on real PostgreSQL', () => {
+  let pool: pg.Pool | undefined;
+  let schema = '';
+  afterEach(async () => {
+    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool?.end();
+    pool = undefined;
+  });
+
+  it('relays the documented inserts with their bodies as written', async () => {
+    schema = uniqueName('doc_sql');
+    pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
+    const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
+    await store.migrate();
+    await pool.query(`SET search_path TO "${schema}"`);
+    await pool.query(producerInserts());
+    const claim = await store.claim({ owner: 'docs', leaseMs: 30_000, limit: 10 });
+    expect(claim.messages.map((m) => [m.key, m.contentType, m.headers])).toEqual([
+      [null, 'application/json', {}],
+      ['order-7', 'application/json', { tenant: 'acme' }],
+      [null, 'application/x-protobuf', {}],
+    ]);
+    expect(claim.messages.map((m) => (typeof m.body === 'string' ? m.body : Buffer.from(m.body).toString('hex')))).toEqual(['{"id": 7}', '{"id": 7}', '0a03666f6f']);
+  });
+
+  it('produces valid headers whether the settings are set, never set, or were set earlier in the session', async () => {
+    schema = uniqueName('recipe');
+    // One connection, as one application session: settings made in it stay visible to later statements.
+    pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
+    const client = pool;
+    const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
+    await store.migrate();
+    await client.query(`SET search_path TO "${schema}"`);
+    await client.query('CREATE TABLE orders (id int PRIMARY KEY, total numeric NOT NULL)');
+    await client.query(triggerRecipe());
+
+    await client.query('INSERT INTO orders VALUES (1, 9.90)'); // never set in this session
+    await client.query(`BEGIN; SET LOCAL app.tenant = 'acme'; SET LOCAL app.correlation_id = 'c-2'; INSERT INTO orders VALUES (2, 5); COMMIT`);
+    await client.query('INSERT INTO orders VALUES (3, 1)'); // set earlier in the session: now '' rather than NULL
+
+    const claim = await store.claim({ owner: 'recipe', leaseMs: 30_000, limit: 10 });
+    expect(claim.messages.map((m) => [m.key, m.headers, m.body])).toEqual([
+      ['order-1', {}, '{"orderId" : 1, "total" : "9.90"}'],
+      ['order-2', { tenant: 'acme', 'correlation-id': 'c-2' }, '{"orderId" : 2, "total" : "5"}'],
+      ['order-3', {}, '{"orderId" : 3, "total" : "1"}'],
+    ]);
+  });
+});
+
+describe.each([
+  ['PostgreSQL (pg)', postgresSchema],
+  ['PGlite (embedded)', pgliteSchema],
+])('upgrading a table at version 4 with pending rows (%s)', (_name, open) => {
+  let db: SchemaDatabase | undefined;
+  afterEach(async () => {
+    await db?.cleanup();
+    db = undefined;
+  });
+
+  it('migrates to exact bodies, keeps every pending row relayable and brings old headers into the contract', async () => {
+    db = await open('upgrade');
+    const name = resolveTableName(db.schema, 'outbox');
+    const table = `"${db.schema}"."outbox"`;
+    expect(await applyMigrations(db.database, name, migrations.filter((m) => m.version <= 4))).toEqual([1, 2, 3, 4]);
+    await db.sql(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES
+      ('t', 'k', 'x', '{"b":1,"a":"\\u00e9"}', '{"retry": 3, "gone": null, "ok": "y", "flag": true}'),
+      ('t', 'k', 'x', '[1, 2]', '{}')`);
+    await db.sql(`UPDATE ${table} SET state = 'dead', dead_at = now(), last_error = 'old' WHERE payload = '[1, 2]'::jsonb`);
+
+    const store = new PostgresOutboxStore(db.database, { schema: db.schema });
+    await store.migrate();
+    await store.migrate();
+    const versions = await db.sql(`SELECT version FROM "${db.schema}".outboxer_migrations ORDER BY version`);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(await store.retryDead('all')).toBe(1);
+    const fresh = validateMessage({ topic: 't', key: 'k', type: 'x', payload: { b: 1, a: 'é' } }, { maxPayloadBytes: 1024 });
+    await db.database.transaction((tx) => store.insert(tx, [fresh]));
+
+    const bodies: unknown[] = [];
+    for (let round = 0; round < 3; round++) {
+      const claim = await store.claim({ owner: 'upgrade', leaseMs: 30_000, limit: 10 });
+      for (const m of claim.messages) bodies.push([m.body, m.contentType, m.headers]);
+      await store.markPublished(claim.token, claim.messages.map((m) => m.id));
+    }
+    expect(bodies).toEqual([
+      ['{"a": "é", "b": 1}', 'application/json', { retry: '3', ok: 'y', flag: 'true' }],
+      ['[1, 2]', 'application/json', {}],
+      ['{"b":1,"a":"é"}', 'application/json', {}],
+    ]);
+  });
+});
