@@ -85,7 +85,11 @@ describe('relay on PostgreSQL', () => {
     // Between full sweeps the claims started past the late row's seq: the sweep is what found it.
     expect(counted.requests().some((request) => request.fromSeq !== undefined)).toBe(true);
     expect(counted.claimedIds().has(lateId)).toBe(true);
-    expect(await fixture.store.stats()).toMatchObject({ pending: 0, inFlight: 0 });
+    // Delivered is recorded at the broker's confirmation; the mark follows it.
+    await waitFor(async () => {
+      const stats = await fixture.store.stats();
+      return stats.pending === 0 && stats.inFlight === 0;
+    }, { what: 'the late row to be marked' });
   });
 
   it('retries a failed publish with backoff, holding back only its own key', async () => {

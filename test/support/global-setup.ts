@@ -4,6 +4,7 @@ const endpoints = [
   { name: 'PostgreSQL', port: 5432 },
   { name: 'RabbitMQ', port: 5672 },
   { name: 'NATS', port: 4222 },
+  { name: 'MariaDB', port: 3306 },
 ];
 
 function reachable(port: number): Promise<boolean> {
