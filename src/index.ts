@@ -24,7 +24,7 @@ export {
   type OutboxMessage,
   type OutboxMessageInput,
 } from './core/message.js';
-export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions, type TransactionRunner } from './core/outbox.js';
+export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions, type StoreForOutbox, type TransactionRunner } from './core/outbox.js';
 export type {
   Claim,
   ClaimRequest,
@@ -33,15 +33,19 @@ export type {
   InsertResult,
   CommitNotifier,
   Logger,
+  OutboxOperator,
+  OutboxSchema,
   OutboxStats,
   OutgoingValidator,
   OutboxStore,
+  OutboxWriter,
   Publisher,
   PublisherCapabilities,
+  RelayStore,
   WakeSignal,
 } from './core/ports.js';
 export { redactUrl } from './core/redact.js';
-export { Relay, type RelayRoundResult } from './core/relay.js';
+export { Relay, type RelayRoundResult, type StoreForRelay } from './core/relay.js';
 export { resolveRelayOptions, type RelayHooks, type RelayOptions, type RelayOptionsInput } from './core/relay-options.js';
 export { FAILURE_ACTIONS, failureAction, type FailureAction } from './core/publish-failure.js';
 export { retryDelayMs, type RetryPolicy } from './core/retry-policy.js';

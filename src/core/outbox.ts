@@ -2,8 +2,8 @@ import { ConfigurationError, OutboxerError } from './errors.js';
 import type { OutboxMessageInput } from './message.js';
 import { randomUUID } from 'node:crypto';
 import type { OutboxMessage } from './message.js';
-import type { CommitNotifier, HandoffLease, OutboxStore, OutgoingValidator, Publisher } from './ports.js';
-import { Relay } from './relay.js';
+import type { CommitNotifier, HandoffLease, OutboxStore, OutboxWriter, OutgoingValidator, Publisher } from './ports.js';
+import { Relay, type StoreForRelay } from './relay.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
 
@@ -53,11 +53,18 @@ interface Handoff {
 }
 
 /**
- * The producer side: validates messages and writes them inside the caller's transaction.
- * It never begins, commits or rolls back that transaction.
+ * What `Outbox` needs from a store: the writer role for `enqueue`, and for the relays it makes
+ * (`createRelay`, and the hand-off, whose leases those relays mark) what `Relay` needs, on the same store.
  */
-export class Outbox<Tx> {
-  readonly store: OutboxStore<Tx>;
+export type StoreForOutbox<Tx> = OutboxWriter<Tx> & StoreForRelay;
+
+/**
+ * The producer side: validates messages and writes them inside the caller's transaction.
+ * It never begins, commits or rolls back that transaction. `Store` is the store it was given, so
+ * `outbox.store` keeps that store's full type.
+ */
+export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
+  readonly store: Store;
   readonly limits: MessageLimits;
   readonly #relays = new Set<Relay>();
   /** Handed over with `createRelay`: `close()` closes them once their relays stopped. */
@@ -71,7 +78,7 @@ export class Outbox<Tx> {
   readonly #maxConcurrentHandoffs: number;
   #openTransactions = 0;
 
-  constructor(store: OutboxStore<Tx>, options: OutboxOptions = {}) {
+  constructor(store: Store & StoreForOutbox<Tx>, options: OutboxOptions = {}) {
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'maxPayloadBytes must be a whole number of bytes >= 1');
@@ -187,7 +194,7 @@ export class Outbox<Tx> {
    */
   createRelay(publisher: Publisher, options: RelayOptionsInput = {}): Relay {
     if (this.#closed !== undefined) throw new OutboxerError('OUTBOXER_CLOSED', 'createRelay was called after outbox.close(); make a new Outbox');
-    const relay = new Relay(this.store as OutboxStore, publisher, options);
+    const relay = new Relay(this.store, publisher, options);
     this.#relays.add(relay);
     this.#publishers.add(publisher);
     return relay;

@@ -1,7 +1,7 @@
 import { describeError } from './errors.js';
 import { MarkBatcher } from './mark-batcher.js';
 import type { OutboxMessage } from './message.js';
-import type { Claim, OutboxStore, Publisher } from './ports.js';
+import type { Claim, OutboxSchema, Publisher, RelayStore } from './ports.js';
 import { type ClaimOutcome, publishClaim } from './publish-claim.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from './relay-options.js';
 import { runStartChecks, type StartCheck } from './start-checks.js';
@@ -27,13 +27,16 @@ export interface RelayRoundResult {
   readonly brokerUnavailable: boolean;
 }
 
+/** What `Relay` needs from a store: the relay role, and the schema role's start check for `verify()`. */
+export type StoreForRelay = RelayStore & Pick<OutboxSchema, 'verify'>;
+
 /**
  * Moves committed messages from a store to a publisher: claim under a lease, publish with the
  * broker's confirmation, mark under the claim's fencing token. Any number of relays may share a store.
  */
 export class Relay {
   readonly options: RelayOptions;
-  readonly #store: OutboxStore;
+  readonly #store: StoreForRelay;
   readonly #publisher: Publisher;
   readonly #waker = new Waker();
   #helperWakers: Waker[] = [];
@@ -47,7 +50,7 @@ export class Relay {
   #lastFullSweep = Number.NEGATIVE_INFINITY;
   readonly #pauses: TopicPauses;
 
-  constructor(store: OutboxStore, publisher: Publisher, options: RelayOptionsInput = {}) {
+  constructor(store: StoreForRelay, publisher: Publisher, options: RelayOptionsInput = {}) {
     this.#store = store;
     this.#publisher = publisher;
     this.options = resolveRelayOptions(options);

@@ -1,5 +1,5 @@
 import { describeError } from '../../core/errors.js';
-import type { Logger, WakeSignal } from '../../core/ports.js';
+import type { Logger, OutboxOperator, OutboxSchema, WakeSignal } from '../../core/ports.js';
 import { pgListenWakeSignal } from '../../stores/postgres/wakeup.js';
 import { fromPgPool, type PgDatabase } from '../../stores/postgres/database.js';
 import { safePoolConfig } from '../../stores/postgres/pool.js';
@@ -66,4 +66,12 @@ export async function openStore(
     },
   });
   return { store, database, wakeSignal, tableName: resolveTableName(config.schema, config.table) };
+}
+
+/** What `status` and `dead` use of a store: the operator role, and `close` (the CLI owns the pool). */
+export type OperatorStore = OutboxOperator & Pick<OutboxSchema, 'close'>;
+
+/** A store on one connection for the operator commands. */
+export async function openOperatorStore(config: CliConfig, logger: Logger): Promise<OperatorStore> {
+  return (await openStore(config, logger, { max: 1 })).store;
 }

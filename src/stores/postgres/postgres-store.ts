@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
-import type { Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxStats, OutboxStore } from '../../core/ports.js';
+import type {
+  Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, RelayStore,
+} from '../../core/ports.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { insertMessages } from './insert-messages.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
@@ -58,7 +60,7 @@ const BULK_BATCH = 1000;
 const CLAIM_SCAN_FACTOR = 2;
 
 /** The PostgreSQL store; the same SQL serves `pg` and PGlite (see `fromPgPool` and `fromPglite`). */
-export class PostgresOutboxStore implements OutboxStore<SqlExecutor> {
+export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStore, OutboxOperator, OutboxSchema {
   readonly tableName: TableName;
   readonly retainPublishedMs: number;
   readonly idempotencyWindowMs: number;

@@ -3,7 +3,7 @@ import { createJsonLogger } from '../../../core/logger.js';
 import type { DeadMessage } from '../../../core/message.js';
 import { redactUrl } from '../../../core/redact.js';
 import type { CliConfig } from '../config.js';
-import { openStore } from '../database.js';
+import { openOperatorStore } from '../database.js';
 import { EXIT_OK } from '../errors.js';
 import { printable, renderTable } from '../format.js';
 import type { CliIo } from '../io.js';
@@ -25,7 +25,7 @@ function shownReason(message: DeadMessage): string {
 /** `outboxer dead list [--json] [--limit N]`, oldest first. */
 export async function deadListCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
-  const { store } = await openStore(config, logger, { max: 1 });
+  const store = await openOperatorStore(config, logger);
   let dead: DeadMessage[];
   try {
     dead = await store.listDead(config.limit);
@@ -61,7 +61,7 @@ export async function deadListCommand(config: CliConfig, io: CliIo): Promise<num
 export async function deadMutationCommand(config: CliConfig, io: CliIo, action: 'retry' | 'purge'): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
   const target = config.all ? 'all' : config.ids;
-  const { store } = await openStore(config, logger, { max: 1 });
+  const store = await openOperatorStore(config, logger);
   let changed: number;
   try {
     changed = action === 'retry' ? await store.retryDead(target) : await store.purgeDead(target);

@@ -1,7 +1,7 @@
 import { createJsonLogger } from '../../../core/logger.js';
 import type { OutboxStats } from '../../../core/ports.js';
 import type { CliConfig } from '../config.js';
-import { openStore } from '../database.js';
+import { openOperatorStore } from '../database.js';
 import { EXIT_OK } from '../errors.js';
 import { humanDuration, renderTable } from '../format.js';
 import type { CliIo } from '../io.js';
@@ -9,7 +9,7 @@ import type { CliIo } from '../io.js';
 /** `outboxer status [--json]`: counts per state and the age of the oldest unpublished message. */
 export async function statusCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
-  const { store } = await openStore(config, logger, { max: 1 });
+  const store = await openOperatorStore(config, logger);
   let stats: OutboxStats;
   try {
     stats = await store.stats();
