@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutboxMessage } from '../../src/core/message.js';
 import { validateMessage } from '../../src/core/validate-message.js';
-import type { StoreEnvironment, StoreHarness } from './store-harness.js';
+import type { SqlStoreEnvironment, SqlStoreHarness, StoreEnvironment } from './store-harness.js';
 
 const limits = { maxPayloadBytes: 256 * 1024 };
 const owner = 'body-conformance';
@@ -12,13 +12,16 @@ export const ODD_JSON = '{"b": 1,  "a":"caf\\u00e9", "n": 1e3, "z":[ ], "t":true
 /** Bytes that are no text at all: NUL, 0xff, and a lone UTF-8 continuation byte. */
 export const BINARY = Uint8Array.from([0x00, 0x01, 0xff, 0x80, 0x7b, 0x00]);
 
-const claimAll = async (e: StoreEnvironment): Promise<readonly OutboxMessage[]> => (await e.store.claim({ owner, leaseMs: 30_000, limit: 50 })).messages;
+const claimAll = async <Tx>(e: StoreEnvironment<Tx>): Promise<readonly OutboxMessage[]> => (await e.store.claim({ owner, leaseMs: 30_000, limit: 50 })).messages;
 const asBytes = (body: unknown): number[] => [...(body as Uint8Array)];
 
-/** The message body contract: the store gives back exactly the bytes and content type it was given. */
-export function describeStoreBodyConformance(harness: StoreHarness): void {
+/**
+ * The message body contract (the store gives back exactly the bytes and content type it was given), and
+ * the table itself as SQL producers and DBAs see it: this suite runs plain SQL, for SQL stores only.
+ */
+export function describeStoreBodyConformance<Tx>(harness: SqlStoreHarness<Tx>): void {
   describe(`${harness.name} store: exact bodies and the table contract`, () => {
-    let env: StoreEnvironment | undefined;
+    let env: SqlStoreEnvironment<Tx> | undefined;
     const setup = async () => {
       env = await harness.setup();
       return env;
@@ -83,6 +86,12 @@ export function describeStoreBodyConformance(harness: StoreHarness): void {
       await expect(e.sql(`${columns} VALUES ('t', 'x', NULL, '\\x00'::bytea, 'not a media type')`)).rejects.toThrow(/content_type_valid/);
       await expect(e.sql(`${columns} VALUES ('t', 'x', '{"a": }', NULL, 'application/json')`)).rejects.toThrow(/json/i);
       expect(await claimAll(e)).toHaveLength(0);
+    });
+
+    it('leaves free space in each page (fillfactor 70), so lease updates need no new index entries', async () => {
+      const e = await setup();
+      const rows = await e.sql(`SELECT reloptions FROM pg_class WHERE oid = '${e.table}'::regclass`);
+      expect(rows[0]?.reloptions).toEqual(['fillfactor=70']);
     });
   });
 }
