@@ -229,6 +229,7 @@ export function describeStoreConformance<Tx>(harness: StoreHarness<Tx>): void {
       await e.transaction((tx) => e.store.insert(tx, [m]));
       const claim = await e.store.claim({ owner, leaseMs: 30_000, limit: 10 });
       await e.controls.expireLeases();
+      expect(await e.store.stats()).toMatchObject({ pending: 1, inFlight: 0 }); // the lease ran out
       expect(await e.store.markPublished(claim.token, [m.id])).toBe(1);
     });
 
