@@ -1,0 +1,96 @@
+import { userInfo } from 'node:os';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect as natsConnect } from '@nats-io/transport-node';
+import { describe, expect, it } from 'vitest';
+import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
+import { runCli } from '../support/cli-runner.js';
+import { services, uniqueName } from '../support/services.js';
+
+const { pool, start, migrated, insert, countRows } = cliFixtures();
+
+describe('outboxer CLI: dead messages', () => {
+  it('lists, retries and purges dead messages, with an audit line per mutation', async () => {
+    const { env, table, schema } = await migrated();
+    const ids = await insert(table, 4);
+    const [a, b, c] = ids as [string, string, string, string];
+    await pool.query(`UPDATE ${table} SET state = 'dead', dead_at = now(), attempts = 10, last_error = $2 WHERE id = ANY($1::uuid[])`, [
+      [a, b, c],
+      'OUTBOXER_UNROUTABLE: no queue bound\nfor this topic \u001b[31m',
+    ]);
+
+    const listed = await runCli(['dead', 'list', '--json'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    const dead = JSON.parse(listed.stdout) as Array<Record<string, unknown>>;
+    expect(dead.map((m) => m.id).sort()).toEqual([a, b, c].sort());
+    expect(dead[0]).toMatchObject({ topic: 'orders.created', type: 'order.created', attempts: 10, reason: 'OUTBOXER_UNROUTABLE: no queue bound\nfor this topic \u001b[31m' });
+    expect(new Date(String(dead[0]?.deadAt)).getTime()).not.toBeNaN();
+
+    const limited = await runCli(['dead', 'list', '--limit', '2'], env);
+    expect(limited.code, limited.stderr).toBe(0);
+    expect(limited.stdout).toMatch(/^id\s+topic\s+type\s+key\s+attempts\s+dead at\s+reason/);
+    expect(limited.stdout).toContain('OUTBOXER_UNROUTABLE: no queue bound for this topic \\u001b[31m');
+    expect(limited.stdout).not.toContain('\u001b');
+    expect(limited.stdout).toContain('2 dead message(s); there may be more');
+
+    const retried = await runCli(['dead', 'retry', a.toUpperCase(), b], env);
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toBe('2 of 2 requested dead message(s) moved back to pending\n');
+    const audit = JSON.parse(retried.stderr.trim()) as Record<string, unknown>;
+    expect(audit).toMatchObject({ audit: true, action: 'dead.retry', user: userInfo().username, table: `${schema}.outbox`, changed: 2, requested: 2 });
+    expect(audit.ids).toEqual([a, b]);
+    const back = await pool.query(`SELECT state, attempts FROM ${table} WHERE id = ANY($1::uuid[])`, [[a, b]]);
+    expect(back.rows).toEqual([{ state: 'pending', attempts: 0 }, { state: 'pending', attempts: 0 }]);
+
+    const notDead = await runCli(['dead', 'purge', a], env);
+    expect(notDead.code, notDead.stderr).toBe(0);
+    expect(notDead.stdout).toBe('0 of 1 requested dead message(s) deleted\n');
+    expect(notDead.stderr).toContain('not dead messages');
+
+    const purged = await runCli(['dead', 'purge', '--all'], env);
+    expect(purged.code, purged.stderr).toBe(0);
+    expect(purged.stdout).toBe('1 dead message(s) deleted\n');
+    expect(JSON.parse(purged.stderr.trim())).toMatchObject({ audit: true, action: 'dead.purge', requested: 'all', changed: 1 });
+    expect(await countRows(table)).toBe(3);
+    expect(await countRows(table, `state = 'dead'`)).toBe(0);
+
+    const empty = await runCli(['dead', 'list'], env);
+    expect(empty.stdout).toContain('no dead messages');
+  });
+});
+
+describe('outboxer CLI: dead list with a reason the relay wrote', () => {
+  it("shows the cause of a message the broker refused for good, not the repeated id that used to push it out of view", async () => {
+    const prefix = uniqueName('p');
+    const stream = uniqueName('s');
+    const { env, table } = await migrated({ OUTBOXER_SUBJECT_PREFIX: prefix, OUTBOXER_BROKER_URL: services.natsUrl });
+    const nc = await natsConnect({ servers: services.natsUrl });
+    const jsm = await jetstreamManager(nc);
+    try {
+      // The stream takes at most 256 bytes a message: a 1 KB payload is refused for good, and parked dead at once.
+      await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], max_msg_size: 256 });
+      const inserted = await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('orders.created', 'order.created', jsonb_build_object('pad', repeat('x', 1024))) RETURNING id::text AS id`);
+      const id = (inserted.rows[0] as { id: string }).id;
+      const relay = start(['relay', '--publisher', 'nats', '--poll-interval-ms', '50'], env);
+      await waitUntil(async () => (await countRows(table, `state = 'dead'`)) === 1, 'the message to be parked dead', relay);
+      expect((await relay.stop('SIGTERM')).code).toBe(0);
+
+      const json = await runCli(['dead', 'list', '--json'], env);
+      expect(json.code, json.stderr).toBe(0);
+      const [dead] = JSON.parse(json.stdout) as Array<{ id: string; reason: string }>;
+      expect(dead?.id).toBe(id);
+      // As stored: the publisher names the message first, then the cause.
+      expect(dead?.reason).toMatch(new RegExp(`^OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: message ${id} is larger than the max_msg_size of the stream`));
+
+      const text = await runCli(['dead', 'list'], env);
+      expect(text.code, text.stderr).toBe(0);
+      const [header, row] = text.stdout.split('\n');
+      expect(header).toMatch(/^id\s+topic\s+type\s+key\s+attempts\s+dead at\s+reason$/);
+      expect(row).toMatch(new RegExp(`^${id}\\s+orders\\.created\\s+order\\.created\\s+-\\s+1\\s+\\S+\\s+OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: the message is larger than the max_msg_size of the stream capturing "${prefix}\\.orders\\.created"`));
+      expect(row).toContain("raise the stream's max_msg_size or lower maxPayloadBytes at enqueue");
+      expect(row?.split(id)).toHaveLength(2);
+    } finally {
+      await jsm.streams.delete(stream).catch(() => undefined);
+      await nc.close();
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { cliFixtures } from '../support/cli-fixtures.js';
+import { cliEnv, runCli } from '../support/cli-runner.js';
+import { services } from '../support/services.js';
+
+const { pool, freshSchema, migrated, insert, countRows } = cliFixtures();
+
+describe('outboxer CLI: schema', () => {
+  it('sql prints DDL that needs no database and applies cleanly, twice, to a fresh schema', async () => {
+    // A database URL in the environment is ignored by `sql`, and its short password does not garble the DDL.
+    const { schema, env } = freshSchema({ OUTBOXER_DATABASE_URL: 'postgres://postgres:out@127.0.0.1:1/test' });
+    const result = await runCli(['sql', '--table', 'events_outbox'], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^-- outboxer schema for /);
+    expect(result.stdout).toContain(`CREATE TABLE IF NOT EXISTS "${schema}"."events_outbox"`);
+    await pool.query(result.stdout);
+    await pool.query(result.stdout);
+    const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
+    expect(tables.rows.map((row: { table_name: string }) => row.table_name)).toEqual(['events_outbox', 'events_outbox_idempotency', 'outboxer_migrations']);
+    await pool.query(`INSERT INTO "${schema}".events_outbox (topic, type, payload) VALUES ('t', 'x', '{}')`);
+    // migrate agrees that the script brought the table up to date.
+    const migrate = await runCli(['migrate', '--table', 'events_outbox'], cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl, OUTBOXER_SCHEMA: schema }));
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toContain('up to date');
+  });
+
+  it('migrate creates the table, and a second run changes nothing', async () => {
+    const { schema, env, table } = freshSchema();
+    const first = await runCli(['migrate'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`applied migration 1 to ${schema}.outbox`);
+    expect(first.stdout).toContain(`applied migration 2 to ${schema}.outbox`);
+    await insert(table, 2);
+    const second = await runCli(['migrate'], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain(`${schema}.outbox is up to date`);
+    expect(await countRows(table)).toBe(2);
+    const versions = await pool.query(`SELECT version FROM "${schema}".outboxer_migrations WHERE table_name = 'outbox' ORDER BY version`);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
+  });
+});
+
+describe('outboxer CLI: status', () => {
+  it('counts rows inserted with plain SQL in every state, as JSON and as a table', async () => {
+    const { env, table } = await migrated();
+    await pool.query(`INSERT INTO ${table} (topic, type, payload, created_at) VALUES ('t', 'x', '{}', now() - interval '2 minutes')`);
+    await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('t', 'x', '{}'), ('t', 'x', '{}')`);
+    await pool.query(`INSERT INTO ${table} (topic, type, payload, available_at) VALUES ('t', 'x', '{}', now() + interval '1 hour')`);
+    await pool.query(`INSERT INTO ${table} (topic, type, payload, lease_owner, lease_token, lease_until)
+      VALUES ('t', 'x', '{}', 'someone', gen_random_uuid(), now() + interval '1 minute')`);
+    await pool.query(`INSERT INTO ${table} (topic, type, payload, state, published_at) VALUES ('t', 'x', '{}', 'published', now())`);
+    await pool.query(`INSERT INTO ${table} (topic, type, payload, state, dead_at, last_error)
+      VALUES ('t', 'x', '{}', 'dead', now(), 'a'), ('t', 'x', '{}', 'dead', now(), 'b')`);
+    const json = await runCli(['status', '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    const stats = JSON.parse(json.stdout) as Record<string, number>;
+    expect(stats).toMatchObject({ pending: 3, scheduled: 1, inFlight: 1, published: 1, dead: 2 });
+    expect(stats.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(120);
+    expect(stats.oldestPendingAgeSeconds).toBeLessThan(600);
+    const text = await runCli(['status'], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/pending\s+3/);
+    expect(text.stdout).toMatch(/in flight\s+1/);
+    expect(text.stdout).toMatch(/dead\s+2/);
+    expect(text.stdout).toMatch(/oldest pending message: 2m \d+s old/);
+  });
+});

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { expectUsageError, unreachable, version } from '../support/cli-fixtures.js';
+import { cliEnv, runCli } from '../support/cli-runner.js';
+
+describe('outboxer CLI: usage', () => {
+  it('prints the version and the help, with exit 0', async () => {
+    const env = cliEnv();
+    const [versionResult, help, relayHelp, deadHelp] = await Promise.all([
+      runCli(['--version'], env),
+      runCli(['help'], env),
+      runCli(['relay', '--help'], env),
+      runCli(['help', 'dead', 'retry'], env),
+    ]);
+    expect(versionResult).toMatchObject({ code: 0, stdout: `${version}\n` });
+    expect(help.code).toBe(0);
+    for (const command of ['migrate', 'sql', 'relay', 'status', 'dead list', 'dead retry', 'dead purge']) expect(help.stdout).toContain(command);
+    expect(relayHelp.code).toBe(0);
+    expect(relayHelp.stdout).toContain('--publisher');
+    expect(relayHelp.stdout).toContain('OUTBOXER_BROKER_URL');
+    expect(deadHelp).toMatchObject({ code: 0, stderr: '' });
+    expect(deadHelp.stdout).toContain('Usage: outboxer dead retry');
+  });
+
+  // The database URL points nowhere: exit 2 (not 1) proves the input is refused before any connection.
+  const nowhere = { OUTBOXER_DATABASE_URL: unreachable('nowhere-password') };
+  const uuid = randomUUID();
+  it.concurrent.each([
+    [[], {}, /no command given/],
+    [['frobnicate'], {}, /unknown command 'frobnicate'/],
+    [['dead'], {}, /needs a subcommand/],
+    [['dead', 'resurrect'], {}, /unknown command 'dead resurrect'/],
+    [['status', '--bogus'], {}, /Unknown option '--bogus'/],
+    [['status', '--limit', '3'], {}, /--limit does not apply to 'status'/],
+    [['status', 'extra'], {}, /unexpected argument 'extra'/],
+    [['dead', 'list', '--limit', 'abc'], {}, /--limit must be a whole number/],
+    [['dead', 'list', '--limit', '0'], {}, /--limit must be a whole number from 1/],
+    [['relay', '--batch-size', '1.5'], {}, /--batch-size must be a whole number/],
+    [['relay', '--lease-ms', '-5'], {}, /lease-ms/],
+    [['relay'], { OUTBOXER_BATCH_SIZE: 'many' }, /OUTBOXER_BATCH_SIZE must be a whole number/],
+    [['relay', '--lease-ms', '5000'], {}, /relay option publishTimeoutMs \(10000\) must be .*leaseMs \(5000\)/],
+    [['relay', '--publisher', 'kafka'], {}, /--publisher must be one of console, rabbitmq, nats/],
+    [['relay', '--publisher', 'rabbitmq'], {}, /needs --broker-url or OUTBOXER_BROKER_URL/],
+    [['relay', '--publisher', 'nats', '--broker-url', 'http://127.0.0.1:4222'], {}, /must start with nats:\/\//],
+    [['relay', '--exchange', 'x'], {}, /--exchange applies only to rabbitmq/],
+    [['relay', '--log-level', 'loud'], {}, /--log-level must be one of debug, info, warn, error/],
+    [['relay', '--lanes', '17'], {}, /--lanes must be a whole number from 1 to 16; got "17" \(set by --lanes or OUTBOXER_LANES\)/],
+    [['relay'], { OUTBOXER_RETRY_JITTER: '2' }, /OUTBOXER_RETRY_JITTER must be a number from 0 to 1; got "2" \(set by --retry-jitter or OUTBOXER_RETRY_JITTER\)/],
+    [['relay', '--prepared-statements', 'off'], {}, /--prepared-statements must be true or false; got "off" \(set by --prepared-statements or OUTBOXER_PREPARED_STATEMENTS\)/],
+    [['relay', '--error-backoff-ms', '900'], { OUTBOXER_MAX_ERROR_BACKOFF_MS: '800' }, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms or OUTBOXER_ERROR_BACKOFF_MS; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
+    [['status', '--lanes', '2'], {}, /--lanes does not apply to 'status'/],
+    [['dead', 'retry'], {}, /give the ids of the dead messages, or --all/],
+    [['dead', 'retry', '--all', uuid], {}, /either message ids or --all, not both/],
+    [['dead', 'purge', uuid, 'not-a-uuid'], {}, /not a message id \(UUID\): "not-a-uuid"/],
+    [['status', '--schema', 'x"; DROP TABLE outbox; --'], {}, /schema must match/],
+    [['status', '--database-url', 'mysql://root@127.0.0.1/test'], {}, /--database-url must start with postgres:\/\//],
+    [['status'], { OUTBOXER_DATABASE_URL: '' }, /--database-url or OUTBOXER_DATABASE_URL is required/],
+  ] as const)('refuses %j (env %j) with exit 2 and the usage', async (args, env, message) => {
+    expectUsageError(await runCli(args, cliEnv({ ...nowhere, ...env })), message);
+  });
+});
