@@ -39,9 +39,12 @@ export interface ReadResult {
   readonly tag: bigint;
   /** The highest seq the fresh branch returned, `null` if it returned nothing. */
   readonly reached: bigint | null;
-  /** The recheck sent with this read (from `recheckRange`) and how far it got. */
+  /**
+   * The recheck sent with this read (from `recheckRange`) and how far it got. It counts only if the read's
+   * xmin reached its tag; otherwise the statement skipped it and the range stays.
+   */
   readonly recheck?: {
-    readonly range: SeqRange;
+    readonly range: PendingRange;
     /** The highest seq it returned, `null` if none. */
     readonly last: bigint | null;
     /** It returned as many rows as it was allowed: the rest of the range is still to be read. */
@@ -54,18 +57,25 @@ export const DEFAULT_MAX_RANGES = 64;
 /** A partition the relay just acquired: read everything, from the start. */
 export const newOwner: Settlement = Object.freeze({ position: null, ranges: Object.freeze([]), horizon: null });
 
-/** The range the next read must recheck: all front ranges the horizon has settled, merged (they are contiguous). */
-export function recheckRange(state: Settlement): SeqRange | null {
-  let settled: SeqRange | null = null;
-  for (const range of state.ranges) {
+/**
+ * The range to send with the next read: the oldest range, merged with the ranges after it that the known
+ * horizon has already settled (they are contiguous). The read rechecks it only if its own snapshot's xmin
+ * has reached the returned `tag` (`pg_snapshot_xmin(snap) >= tag` in the statement), so a late commit goes
+ * out in the first read after it, not the second.
+ */
+export function recheckRange(state: Settlement): PendingRange | null {
+  const [oldest, ...rest] = state.ranges;
+  if (oldest === undefined) return null;
+  let merged: PendingRange = oldest;
+  for (const range of rest) {
     if (state.horizon === null || range.tag > state.horizon) break;
-    settled = { from: settled === null ? range.from : settled.from, to: range.to };
+    merged = { from: merged.from, to: range.to, tag: range.tag };
   }
-  return settled;
+  return merged;
 }
 
 /**
- * Folds one read into the state: the recheck's part of the range is done (a full recheck leaves the rest,
+ * Folds one read into the state: the part of a settled recheck that was read is done (a full recheck leaves the rest,
  * still settled, in front), the fresh rows passed push one range, the oldest ranges merge beyond
  * `maxRanges`. An xmin or tag lower than one already seen means another cluster (a restore): start over.
  */
@@ -75,7 +85,7 @@ export function afterRead(state: Settlement, read: ReadResult, maxRanges = DEFAU
     return { ...newOwner, horizon: read.xmin };
   }
   let ranges = [...state.ranges];
-  if (read.recheck !== undefined) ranges = afterRecheck(ranges, read.recheck);
+  if (read.recheck !== undefined && read.recheck.range.tag <= read.xmin) ranges = afterRecheck(ranges, read.recheck);
   let position = state.position;
   if (read.reached !== null && (position === null || read.reached > position)) {
     ranges.push({ from: position, to: read.reached, tag: read.tag });

@@ -90,7 +90,8 @@ function simulate(seed: number, order: Order, tagSource: TagSource): Run {
     const recheck = recheckRange(state);
     const snapshot = db.snapshot();
     const fresh = db.pending(partition, { from: state.position, to: null }, take);
-    const rechecked = recheck === null ? [] : db.pending(partition, recheck, take);
+    const settled = recheck !== null && recheck.tag <= snapshot.xmin; // checked by the statement itself
+    const rechecked = recheck === null || !settled ? [] : db.pending(partition, recheck, take);
     for (const row of fresh) row.delivered = 'fresh';
     for (const row of rechecked) row.delivered = 'recheck';
     const tag = tagSource === 'own-xid' ? db.drawTag() : snapshot.xmax;
