@@ -122,6 +122,8 @@ function simulate(seed: number, order: Order, tagSource: TagSource): Run {
     } else if (open.length > 0 && choice < 0.7) {
       const txn = open[int(open.length)];
       if (txn !== undefined) step(txn);
+    } else if (choice < 0.73) {
+      states[int(partitions)] = newOwner; // handed over: the next owner reads from the start
     } else {
       read(int(partitions));
     }
@@ -143,7 +145,7 @@ const skipsOver = (order: Order, tagSource: TagSource): number[] => {
 };
 
 describe('settlement over a simulated database with late commits', () => {
-  it('returns every committed row, by a fresh read or one recheck, when the xid is drawn before the seq', () => {
+  it('returns every committed row, by a fresh read or one recheck, through hand-overs, when the xid is drawn before the seq', () => {
     let rechecked = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const run = simulate(seed, 'xid-first', 'own-xid');
