@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PartitionLease } from '../../src/core/ports.js';
-import type { LeaseEnvironment, LeaseHarness } from './lease-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import type { LeaseEnvironment, LeaseHarness, RelayLock } from './lease-harness.js';
 
 const lease = 60_000;
 const numbers = (leases: readonly { partition: number }[]) => leases.map((l) => l.partition);
@@ -202,6 +203,45 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       expect(view.grantable).toBe(64 - 3 - 5);
       expect(view.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, grantsOpen: true });
       expect((await e.leases.membership(gone)).alive).toBe(false);
+    });
+
+    if (!harness.concurrent) return;
+
+    /** Starts `work` while the relay's row is locked as by a reap in progress, and waits until `work` blocks on it. */
+    const blockedBehindLock = async <T>(e: LeaseEnvironment, relayId: string, work: () => Promise<T>): Promise<[RelayLock, Promise<T>]> => {
+      if (e.controls.lockRelay === undefined) throw new Error(`${harness.name} runs statements side by side but has no lockRelay control`);
+      const lock = await e.controls.lockRelay(relayId);
+      const pending = work();
+      pending.catch(() => undefined);
+      try {
+        await waitFor(async () => (await lock.waiting()) > 0, { timeoutMs: 10_000, what: 'the acquire to wait on its relays row' });
+      } catch (error) {
+        await lock.end({ reap: false });
+        throw error;
+      }
+      return [lock, pending];
+    };
+
+    it('an acquire that waited while another relay took a partition does not take it too', async () => {
+      const e = await setup();
+      const a = await join(e, 'a');
+      const [lock, acquiring] = await blockedBehindLock(e, a, () => e.leases.acquire(a, 1));
+      const b = await join(e, 'b');
+      expect(await e.leases.acquire(b, 1)).toEqual([{ partition: 0, epoch: '1', unclean: 0 }]);
+      await lock.end({ reap: false });
+      expect(await acquiring).toEqual([{ partition: 1, epoch: '1', unclean: 0 }]);
+      expect(numbers((await e.leases.membership(b)).owned)).toEqual([0]);
+    });
+
+    it('an acquire racing the reap of its own relay grants nothing that outlives the reap', async () => {
+      const e = await setup();
+      const a = await join(e, 'a');
+      const [lock, acquiring] = await blockedBehindLock(e, a, () => e.leases.acquire(a, 64));
+      await lock.end({ reap: true });
+      expect(await acquiring).toEqual([]);
+      const b = await join(e, 'b');
+      expect((await e.leases.membership(b)).grantable).toBe(64);
+      expect(await e.leases.acquire(b, 64)).toHaveLength(64);
     });
   });
 }

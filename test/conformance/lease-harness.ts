@@ -13,6 +13,17 @@ export interface LeaseControls {
    * is when grants may start; none given means no fence.
    */
   configure(config: { readonly engine: 'v1' | 'v2'; readonly fenceInSeconds?: number }): Promise<void>;
+  /**
+   * Where statements run side by side: locks the relay's row as a reap in progress does, in a transaction of its
+   * own, until `end`. `waiting` counts the sessions blocked by that lock. `end({ reap: true })` deletes the relay
+   * and frees its partitions, as the reap would, before committing.
+   */
+  lockRelay?(relayId: string): Promise<RelayLock>;
+}
+
+export interface RelayLock {
+  waiting(): Promise<number>;
+  end(options: { readonly reap: boolean }): Promise<void>;
 }
 
 /** One database under the lease conformance suite, freshly migrated. */
@@ -25,5 +36,7 @@ export interface LeaseEnvironment {
 
 export interface LeaseHarness {
   readonly name: string;
+  /** Statements run side by side (several connections): the suite adds the races that need `lockRelay`. */
+  readonly concurrent: boolean;
   setup(): Promise<LeaseEnvironment>;
 }
