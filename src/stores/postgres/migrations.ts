@@ -2,6 +2,7 @@ import { quoteIdentifier } from '../../core/identifiers.js';
 import { JSON_MEDIA_TYPE, MEDIA_TYPE } from '../../core/message-body.js';
 import type { PgDatabase } from './database.js';
 import { applyMigrations, type Migration, migrationScriptOf } from './migration-runner.js';
+import { partitionLeasesMigration } from './migration-partition-leases.js';
 import type { TableName } from './sql.js';
 
 export type { Migration } from './migration-runner.js';
@@ -140,6 +141,11 @@ END
 $do$;
 `;
     },
+  },
+  {
+    version: 6,
+    description: 'engine v2, expand only: the partition function, the partitioning config (engine v1), the relays and partitions side tables',
+    sql: partitionLeasesMigration,
   },
 ]);
 

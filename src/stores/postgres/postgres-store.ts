@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
-  Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, RelayStore,
+  Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, RelayLeases, RelayStore,
 } from '../../core/ports.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
+import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
 import { insertMessages } from './insert-messages.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
 import { databaseCheckError, notMigrated } from './connection-errors.js';
@@ -65,6 +66,11 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
   readonly retainPublishedMs: number;
   readonly idempotencyWindowMs: number;
   readonly preparedStatements: boolean;
+  /**
+   * The partition leases of engine v2 (`RelayLeases`), over the same database and settings. A role object of its
+   * own rather than methods of the store: nothing uses it yet, and its `release` is not the row claim's.
+   */
+  readonly leases: RelayLeases;
   readonly #database: PgDatabase;
   readonly #run: RunStatement;
 
@@ -83,6 +89,7 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
     if (typeof this.preparedStatements !== 'boolean') {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false');
     }
+    this.leases = new PostgresRelayLeases(database, this.tableName, this.preparedStatements);
     const statements = nameStatements(buildStatements(this.tableName), PLANNED_PER_CALL);
     const prepare = this.preparedStatements;
     this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);
