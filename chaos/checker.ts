@@ -105,7 +105,8 @@ export function check(input: CheckInput): ScenarioReport {
     const copies = attribution.byFault.get(fault.id) ?? 0;
     if (copies === 0) continue;
     byFault[`${fault.id}:${fault.kind}`] = copies;
-    const budget = relay.batchSize * (fault.target === undefined ? relay.count : 1);
+    // A fault between confirmation and mark can repeat everything a relay held leased: one claim per lane.
+    const budget = relay.batchSize * relay.lanes * (fault.target === undefined ? relay.count : 1);
     if (copies > budget) overBudget.push(`${fault.id}:${fault.kind} ${copies} > ${budget}`);
   }
 

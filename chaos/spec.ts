@@ -31,6 +31,8 @@ export interface RelaySpec {
   readonly pollIntervalMs: number;
   readonly maxPollIntervalMs: number;
   readonly batchSize: number;
+  /** Claim loops per relay: a relay holds up to `lanes` claims of `batchSize` at once. */
+  readonly lanes: number;
   readonly maxInFlight: number;
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
@@ -108,6 +110,7 @@ export const DEFAULT_RELAY: RelaySpec = Object.freeze({
   pollIntervalMs: 50,
   maxPollIntervalMs: 250,
   batchSize: 20,
+  lanes: 3,
   maxInFlight: 16,
   maxAttempts: 12,
   retryBaseMs: 50,

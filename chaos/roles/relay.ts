@@ -50,6 +50,7 @@ const publisher = faultingPublisher(inner, journal, tokens, plan);
 const relay = new Relay(store, publisher, {
   owner: `${config.applicationName}/${process.pid}`,
   batchSize: spec.batchSize,
+  lanes: spec.lanes,
   maxInFlight: spec.maxInFlight,
   leaseMs: spec.leaseMs,
   publishTimeoutMs: spec.publishTimeoutMs,
