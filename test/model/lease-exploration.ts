@@ -79,7 +79,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
         }
         const reply = statement(db);
         const slow = heartbeat && f !== undefined && f.slowRepliesUntil > now;
-        relay.inbox.push({ at: now + (slow ? between(0, 1.2 * LEASE_MS) : between(0, 8)), run: () => onReply(reply) });
+        relay.inbox.push({ at: now + (slow ? between(0.4, 1.2) * LEASE_MS : between(0, 8)), run: () => onReply(reply) });
       };
       pendingRequests.push({ at: arrive, run: deliver });
     },
@@ -142,7 +142,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       victim.slowBrokerUntil = victim.local + (f.cutOffUntil - now) * victim.rate;
       faulted(f.cutOffUntil);
     } else if (chance(0.001)) {
-      f.slowRepliesUntil = now + between(1, 2) * LEASE_MS;
+      f.slowRepliesUntil = now + (flags.livenessDuringSlowReplies ? between(3, 6) : between(1, 2)) * LEASE_MS;
       slowRepliesUntil = Math.max(slowRepliesUntil, f.slowRepliesUntil);
       faulted(f.slowRepliesUntil);
     }
@@ -153,8 +153,8 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
     for (const publish of active) {
       if (publish.frozen && !flags.countFrozenSends) continue;
       const other = publishers.get(publish.partition);
-      if (other !== undefined && other.relay !== publish.relay) {
-        fail('a: one publisher per partition', `${other.relay.id} (seq ${other.row.seq}) and ${publish.relay.id} (seq ${publish.row.seq}) publish partition ${publish.partition}`);
+      if (other !== undefined && other.holder !== publish.holder) {
+        fail('a: one publisher per partition', `${other.holder} (seq ${other.row.seq}) and ${publish.holder} (seq ${publish.row.seq}) publish partition ${publish.partition}`);
       }
       publishers.set(publish.partition, publish);
     }
@@ -169,7 +169,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       if (owner !== undefined) lastOwned[partition] = now;
     });
     const steady = relays.some((r) => r.alive && !r.leaving && !r.paused && (faults.get(r)?.faultFreeFrom ?? now) <= now - LIVENESS_BOUND_MS);
-    if (!steady || slowRepliesUntil > now - LIVENESS_BOUND_MS) return;
+    if (!steady || (slowRepliesUntil > now - LIVENESS_BOUND_MS && !flags.livenessDuringSlowReplies)) return;
     lastOwned.forEach((at, partition) => {
       if (at < now - LIVENESS_BOUND_MS) fail('c: partitions owned within a bound', `partition ${partition} unowned since ${at}`);
     });

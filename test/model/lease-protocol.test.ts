@@ -61,9 +61,18 @@ describe('lease protocol model (docs/design.md, Engine v2)', () => {
   it('catches a heartbeat that revives an expired relay only by its direct check: safety holds without the guard', () => {
     const run = expectCaught({ heartbeatRevives: true }, ['f: an expired relay never revives']);
     expect(run.stats.revivals).toBeGreaterThan(0);
+    // (f) is checked last, so a run that broke (a) to (e) would report that instead
+    for (let seed = 1; seed <= 100; seed += 1) {
+      expect(exploreLeases(seed, { heartbeatRevives: true }).violation?.invariant ?? 'f: an expired relay never revives').toBe('f: an expired relay never revives');
+    }
   });
 
   it('a send frozen by a pause overlaps the next owner (design point 4): it is a duplicate that keeps key order', () => {
     expectCaught({ countFrozenSends: true }, ['a: one publisher per partition']);
+  });
+
+  it('finds the liveness gap: a relay whose beat replies come late keeps its row alive and its partitions idle', () => {
+    const run = expectCaught({ livenessDuringSlowReplies: true }, ['c: partitions owned within a bound']);
+    expect(run.seed).toBe(37);
   });
 });

@@ -17,6 +17,8 @@ export interface ModelFlags {
   readonly clockRateBound?: number;
   /** Invariant (a) also over sends that a pause froze between their start and the socket write. */
   readonly countFrozenSends?: boolean;
+  /** Invariant (c) also while some relay gets its heartbeat replies late (its beats still extend its row). */
+  readonly livenessDuringSlowReplies?: boolean;
 }
 
 export const LEASE_MS = 1500;

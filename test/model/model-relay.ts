@@ -6,6 +6,8 @@ import type { ModelFlags } from './model-flags.js';
 /** One publish as the broker sees it: `end` stays null while it is in progress. */
 export interface Publish {
   readonly relay: ModelRelay;
+  /** The relay id (process and incarnation) that started it. */
+  readonly holder: string;
   readonly partition: number;
   readonly row: OutboxRow;
   readonly start: number;
@@ -174,11 +176,16 @@ export class ModelRelay {
     const asks = [...this.held].filter(([, h]) => !h.draining && !h.reading && h.queue.length === 0 && h.inflight === null);
     for (const [, h] of asks) h.reading = true;
     const id = this.id;
-    const positions = asks.map(([partition, h]) => ({ partition, position: h.position, epoch: h.epoch }));
+    const positions = asks.map(([partition, h]) => ({ partition, position: h.position }));
+    // a read sent before the partition was dropped and adopted again must not move the new memory's position
+    const current = (partition: number): Held | undefined => {
+      const h = this.held.get(partition);
+      return asks.some(([p, asked]) => p === partition && asked === h) ? h : undefined;
+    };
     this.call(false, (db) => db.read(id, positions, TAKE), ({ rows, view }) => {
       for (const ask of positions) {
-        const h = this.held.get(ask.partition);
-        if (h === undefined || h.epoch !== ask.epoch) continue;
+        const h = current(ask.partition);
+        if (h === undefined) continue;
         h.reading = false;
         h.queue = rows.get(ask.partition) ?? [];
         h.position = h.queue.at(-1)?.seq ?? h.position;
@@ -186,8 +193,8 @@ export class ModelRelay {
       this.apply(view);
     }, () => {
       for (const ask of positions) {
-        const h = this.held.get(ask.partition);
-        if (h !== undefined && h.epoch === ask.epoch) h.reading = false;
+        const h = current(ask.partition);
+        if (h !== undefined) h.reading = false;
       }
     });
   }
@@ -269,7 +276,7 @@ export class ModelRelay {
       const slow = this.local < this.slowBrokerUntil;
       const duration = slow ? timeout : 1 + (this.world.random() < 0.1 ? this.world.random() * (timeout - 1) : this.world.random() * 30);
       h.inflight = {
-        relay: this, partition, row, start: this.world.realNow, end: null, frozen: false, transmitted: false,
+        relay: this, holder: this.id, partition, row, start: this.world.realNow, end: null, frozen: false, transmitted: false,
         transmitLocal: this.local + this.world.random() * duration, endLocal: this.local + duration,
       };
       this.publishes.add(h.inflight);
