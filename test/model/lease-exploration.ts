@@ -11,22 +11,25 @@ export interface Exploration {
   readonly seed: number;
   /** The first violation, with the simulated instant; null if every invariant held. */
   readonly violation: { readonly invariant: Invariant; readonly at: number; readonly detail: string } | null;
-  readonly stats: { publishes: number; duplicates: number; frozenSends: number; fencedWrites: number; takeovers: number; revivals: number; faults: number };
+  readonly stats: { publishes: number; duplicates: number; frozenSends: number; fencedWrites: number; takeovers: number; revivals: number; faults: number; livenessChecks: number };
 }
 
 const PARTITIONS = 4;
 const KEYS = 8;
-const MAIN_MS = 12_000;
+const MAIN_MS = 15_000;
 /** The quiet phase ends once every row went out and none is pending, or after this long. */
 const QUIET_MS = 15 * LEASE_MS;
-const LIVENESS_BOUND_MS = 2 * LEASE_MS + 500;
+/** After the last fault ends, every partition is owned again within this (one lease for a dead owner's row). */
+const LIVENESS_BOUND_MS = LEASE_MS + 500;
+/** Faults strike in the first part of each cycle; the calm rest is where liveness is owed. */
+const FAULT_CYCLE_MS = 6000;
+const FAULTY_MS = 3000;
 const timing = resolveLeaseTiming({ leaseMs: LEASE_MS, publishTimeoutMs: PUBLISH_TIMEOUT_MS });
 
 interface Faults {
   pausedUntil: number;
   cutOffUntil: number;
   slowRepliesUntil: number;
-  faultFreeFrom: number;
 }
 
 /**
@@ -46,10 +49,11 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
   const keySeqs = Array.from({ length: KEYS }, (): number[] => []);
   const nextUndelivered = Array.from({ length: KEYS }, () => 0);
   const lastOwned = Array.from({ length: PARTITIONS }, () => 0);
-  const stats = { publishes: 0, duplicates: 0, frozenSends: 0, fencedWrites: 0, takeovers: 0, revivals: 0, faults: 0 };
+  const stats = { publishes: 0, duplicates: 0, frozenSends: 0, fencedWrites: 0, takeovers: 0, revivals: 0, faults: 0, livenessChecks: 0 };
   let violation: Exploration['violation'] = null;
   let checkedWrites = 0;
-  let slowRepliesUntil = 0;
+  /** When the latest fault ends; liveness is owed from a bound after it. */
+  let lastFault = 0;
   let now = 0;
   const fail = (invariant: Invariant, detail: string): void => {
     violation ??= { invariant, at: now, detail };
@@ -112,7 +116,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
     const relay = new ModelRelay(`r${relays.length}`, world, timing, PARTITIONS, flags);
     relay.rate = driftedRate();
     relays.push(relay);
-    faults.set(relay, { pausedUntil: 0, cutOffUntil: 0, slowRepliesUntil: 0, faultFreeFrom: now });
+    faults.set(relay, { pausedUntil: 0, cutOffUntil: 0, slowRepliesUntil: 0 });
   };
   const living = (): ModelRelay[] => relays.filter((r) => r.alive && !r.leaving);
   const pick = (): ModelRelay | undefined => living()[Math.floor(random() * living().length)];
@@ -124,13 +128,13 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
     if (victim === undefined || f === undefined || victim.paused) return;
     const faulted = (until: number): void => {
       stats.faults += 1;
-      f.faultFreeFrom = Math.max(f.faultFreeFrom, until);
+      lastFault = Math.max(lastFault, until);
     };
     if (chance(0.0006) && living().length > 1) {
-      stats.faults += 1;
+      faulted(now);
       victim.kill();
     } else if (chance(0.0006) && living().length > 1) {
-      faulted(Infinity);
+      faulted(now + LEASE_MS);
       victim.startLeaving();
     } else if (chance(0.001)) {
       f.pausedUntil = now + between(0.5, 2.5) * LEASE_MS;
@@ -143,8 +147,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       faulted(f.cutOffUntil);
     } else if (chance(0.001)) {
       f.slowRepliesUntil = now + (flags.livenessDuringSlowReplies ? between(3, 6) : between(1, 2)) * LEASE_MS;
-      slowRepliesUntil = Math.max(slowRepliesUntil, f.slowRepliesUntil);
-      faulted(f.slowRepliesUntil);
+      faulted(flags.livenessDuringSlowReplies ? now : f.slowRepliesUntil);
     }
   };
 
@@ -168,10 +171,15 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       const owner = relays.find((r) => r.id === p.owner && r.alive && !r.paused && r.leaseValid && r.held.has(partition));
       if (owner !== undefined) lastOwned[partition] = now;
     });
-    const steady = relays.some((r) => r.alive && !r.leaving && !r.paused && (faults.get(r)?.faultFreeFrom ?? now) <= now - LIVENESS_BOUND_MS);
-    if (!steady || (slowRepliesUntil > now - LIVENESS_BOUND_MS && !flags.livenessDuringSlowReplies)) return;
+    const steady = relays.some((r) => r.alive && !r.leaving && !r.paused) && lastFault <= now - LIVENESS_BOUND_MS;
+    if (!steady) return;
+    stats.livenessChecks += 1;
     lastOwned.forEach((at, partition) => {
-      if (at < now - LIVENESS_BOUND_MS) fail('c: partitions owned within a bound', `partition ${partition} unowned since ${at}`);
+      if (at < now - LIVENESS_BOUND_MS) {
+        const owner = relays.find((r) => r.id === db.partitions[partition]?.owner);
+        const state = owner === undefined ? 'no live owner' : `owner ${owner.id}, slow replies ${(faults.get(owner)?.slowRepliesUntil ?? 0) > now}`;
+        fail('c: partitions owned within a bound', `partition ${partition} unowned since ${at} (${state})`);
+      }
     });
   };
 
@@ -183,7 +191,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
         const key = Math.floor(random() * KEYS);
         keySeqs[key]?.push(db.insert(String(key), key % PARTITIONS).seq);
       }
-      if (producing) injectFaults();
+      if (producing && now % FAULT_CYCLE_MS < FAULTY_MS) injectFaults();
       for (const request of pendingRequests.filter((r) => r.at <= now)) request.run();
       pendingRequests.splice(0, pendingRequests.length, ...pendingRequests.filter((r) => r.at > now));
       for (const relay of relays) {

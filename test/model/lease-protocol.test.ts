@@ -72,7 +72,6 @@ describe('lease protocol model (docs/design.md, Engine v2)', () => {
   });
 
   it('finds the liveness gap: a relay whose beat replies come late keeps its row alive and its partitions idle', () => {
-    const run = expectCaught({ livenessDuringSlowReplies: true }, ['c: partitions owned within a bound']);
-    expect(run.seed).toBe(37);
+    expectCaught({ livenessDuringSlowReplies: true }, ['c: partitions owned within a bound']);
   });
 });

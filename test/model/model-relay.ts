@@ -319,6 +319,7 @@ export class ModelRelay {
   }
 
   private rejoin(): void {
+    this.incarnation += 1;
     this.dropAll();
     this.beatSent = null;
     this.joinSent = false;
