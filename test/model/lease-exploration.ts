@@ -209,6 +209,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
   start();
   run(MAIN_MS, true);
   for (const relay of relays) relay.slowBrokerUntil = 0;
+  lastFault = Math.min(lastFault, now);
   for (const f of faults.values()) {
     f.pausedUntil = Math.min(f.pausedUntil, now);
     f.cutOffUntil = Math.min(f.cutOffUntil, now);

@@ -23,17 +23,19 @@ function expectCaught(flags: ModelFlags, invariants: readonly Invariant[]): Expl
 
 describe('lease protocol model (docs/design.md, Engine v2)', () => {
   it(`holds every invariant over ${DESIGN_SEEDS} seeds of joins, deaths, pauses, leaves, cut-offs, late replies and drift`, () => {
-    const totals = { publishes: 0, duplicates: 0, frozenSends: 0, fencedWrites: 0, takeovers: 0, revivals: 0, faults: 0 };
+    const totals = { publishes: 0, duplicates: 0, frozenSends: 0, fencedWrites: 0, takeovers: 0, revivals: 0, faults: 0, livenessChecks: 0 };
     for (let seed = 1; seed <= DESIGN_SEEDS; seed += 1) {
       const run = exploreLeases(seed);
       expect(run.violation, `seed ${seed}`).toBeNull();
       for (const key of Object.keys(totals) as (keyof typeof totals)[]) totals[key] += run.stats[key];
     }
-    // the faults really happened: zombies sent late, superseded writes were fenced, partitions changed hands
+    // the faults really happened: zombies sent late, superseded writes were fenced, partitions changed hands,
+    // and liveness was owed in calm windows
     expect(totals.frozenSends).toBeGreaterThan(50);
     expect(totals.fencedWrites).toBeGreaterThan(100);
     expect(totals.takeovers).toBeGreaterThan(500);
     expect(totals.duplicates).toBeGreaterThan(0);
+    expect(totals.livenessChecks).toBeGreaterThan(50_000);
     expect(totals.revivals).toBe(0);
   });
 
