@@ -86,7 +86,7 @@ export class LeaseDatabase {
     const expired = row === undefined || row.expiresAt <= this.now;
     if (expired && !this.flags.heartbeatRevives) return { alive: false, view: this.view(relay) };
     if (expired) this.revivals += 1;
-    this.relays.set(relay, { expiresAt: this.now + LEASE_MS, leaving: leaving || (row?.leaving ?? false) });
+    this.relays.set(relay, { expiresAt: this.now + LEASE_MS, leaving });
     return { alive: true, view: this.view(relay) };
   }
 

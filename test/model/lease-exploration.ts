@@ -30,6 +30,7 @@ interface Faults {
   pausedUntil: number;
   cutOffUntil: number;
   slowRepliesUntil: number;
+  readonly startedAt: number;
 }
 
 /**
@@ -116,7 +117,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
     const relay = new ModelRelay(`r${relays.length}`, world, timing, PARTITIONS, flags);
     relay.rate = driftedRate();
     relays.push(relay);
-    faults.set(relay, { pausedUntil: 0, cutOffUntil: 0, slowRepliesUntil: 0 });
+    faults.set(relay, { pausedUntil: 0, cutOffUntil: 0, slowRepliesUntil: 0, startedAt: now });
   };
   const living = (): ModelRelay[] => relays.filter((r) => r.alive && !r.leaving);
   const pick = (): ModelRelay | undefined => living()[Math.floor(random() * living().length)];
@@ -171,7 +172,12 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       const owner = relays.find((r) => r.id === p.owner && r.alive && !r.paused && r.leaseValid && r.held.has(partition));
       if (owner !== undefined) lastOwned[partition] = now;
     });
-    const steady = relays.some((r) => r.alive && !r.leaving && !r.paused) && lastFault <= now - LIVENESS_BOUND_MS;
+    const sound = (r: ModelRelay): boolean => {
+      const f = faults.get(r);
+      const settled = now - LIVENESS_BOUND_MS;
+      return r.alive && !r.leaving && !r.paused && f !== undefined && f.startedAt <= settled && f.cutOffUntil <= now && f.slowRepliesUntil <= settled;
+    };
+    const steady = relays.some(sound) && lastFault <= now - LIVENESS_BOUND_MS;
     if (!steady) return;
     stats.livenessChecks += 1;
     lastOwned.forEach((at, partition) => {

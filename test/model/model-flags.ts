@@ -19,6 +19,12 @@ export interface ModelFlags {
   readonly countFrozenSends?: boolean;
   /** Invariant (c) also while some relay gets its heartbeat replies late (its beats still extend its row). */
   readonly livenessDuringSlowReplies?: boolean;
+  /**
+   * The proposed fix for that gap: a relay whose lease ran out while its row lives beats as `leaving`
+   * (out of the shares), releases what the database still gives it, and acquires again only after a reply
+   * that came back before the `validUntil` of its own send.
+   */
+  readonly standbyWhenLapsed?: boolean;
 }
 
 export const LEASE_MS = 1500;

@@ -65,6 +65,8 @@ export class ModelRelay {
   killed = false;
   stopped = false;
   leaving = false;
+  /** Its lease ran out while its row may live: out of the shares until a beat's reply comes back in time. */
+  private standby = false;
   readonly held = new Map<number, Held>();
   /** Publishes on the wire; one outlives its partition's memory when the relay drops it (the socket does not care). */
   private readonly publishes = new Set<Publish>();
@@ -109,7 +111,10 @@ export class ModelRelay {
     // lease check, so a zombie's completions reach the database and only the epoch guard stops them.
     for (const publish of this.publishes) this.progress(publish);
     if (this.local >= this.nextFlush) this.flush();
-    if (this.beatSent !== null && !this.leaseValid) this.dropAll();
+    if (this.beatSent !== null && !this.leaseValid) {
+      this.dropAll();
+      if (this.flags.standbyWhenLapsed) this.standby = true;
+    }
     if (!this.joinSent) this.join();
     if (this.beatSent !== null && this.local >= this.nextBeat) this.heartbeat();
     if (this.beatSent !== null && this.local >= Math.min(this.nextPoll, this.peerExpiry)) this.poll();
@@ -161,9 +166,11 @@ export class ModelRelay {
   private heartbeat(): void {
     const sent = this.local;
     this.nextBeat = nextHeartbeatAt(sent, this.timing);
-    const { id, leaving } = this;
+    const { id } = this;
+    const leaving = this.leaving || this.standby;
     this.call(true, (db) => db.heartbeat(id, leaving), ({ alive, view }) => {
       if (!alive) return this.rejoin();
+      if (this.local <= validUntil(sent, this.timing)) this.standby = false;
       const from = this.flags.validUntilFromReceipt ? this.local : sent;
       if (this.beatSent === null || from > this.beatSent) this.beatSent = from;
       this.apply(view);
@@ -207,6 +214,11 @@ export class ModelRelay {
     for (const [partition, h] of this.held) {
       const grant = view.own.find((g) => g.partition === partition);
       if (grant === undefined || grant.epoch !== h.epoch) this.drop(partition);
+    }
+    if (this.standby) {
+      const { id } = this;
+      for (const grant of view.own) this.call(false, (db) => db.release(id, grant.partition, grant.epoch), () => undefined);
+      return;
     }
     for (const grant of view.own) if (!this.held.has(grant.partition)) this.adopt(grant);
     if (this.leaving || this.acquiring) return;
@@ -325,6 +337,7 @@ export class ModelRelay {
     this.joinSent = false;
     this.lastVersion = 0;
     this.acquiring = false;
+    this.standby = false;
     if (this.leaving) this.stopped = true;
   }
 
