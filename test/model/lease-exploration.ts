@@ -55,6 +55,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
   let checkedWrites = 0;
   /** When the latest fault ends; liveness is owed from a bound after it. */
   let lastFault = 0;
+  let faultsOn = false;
   let now = 0;
   const fail = (invariant: Invariant, detail: string): void => {
     violation ??= { invariant, at: now, detail };
@@ -74,8 +75,9 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
         relay.inbox.push({ at: now + between(0, 8), run: onError });
       };
       if (f !== undefined && f.cutOffUntil > now) return failed();
-      const stalled = !heartbeat && random() < 0.0005;
+      const stalled = faultsOn && !heartbeat && random() < 0.0005;
       const arrive = now + (stalled ? between(0, 2 * LEASE_MS) : between(0, 8));
+      if (stalled) lastFault = Math.max(lastFault, arrive);
       const deliver = (): void => {
         if (f !== undefined && f.cutOffUntil > now) {
           if (random() < 0.5) return failed();
@@ -197,7 +199,8 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
         const key = Math.floor(random() * KEYS);
         keySeqs[key]?.push(db.insert(String(key), key % PARTITIONS).seq);
       }
-      if (producing && now % FAULT_CYCLE_MS < FAULTY_MS) injectFaults();
+      faultsOn = producing && now % FAULT_CYCLE_MS < FAULTY_MS;
+      if (faultsOn) injectFaults();
       for (const request of pendingRequests.filter((r) => r.at <= now)) request.run();
       pendingRequests.splice(0, pendingRequests.length, ...pendingRequests.filter((r) => r.at > now));
       for (const relay of relays) {
