@@ -23,7 +23,7 @@ describe('outboxer CLI: secrets', () => {
     expect(result.stdout).toBe('');
     expect(leaks(result)).toBe(false);
     const errorLine = result.stderr.trim().split('\n').at(-1) ?? '';
-    expect(errorLine).toMatch(/^outboxer [a-z ]+: ECONNREFUSED: .*\(database postgres:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1\/test\)/);
+    expect(errorLine).toMatch(/^outboxer [a-z ]+: OUTBOXER_DATABASE_UNAVAILABLE: .*ECONNREFUSED.*\(database postgres:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:1\/test\)/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 

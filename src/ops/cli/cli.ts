@@ -5,8 +5,10 @@ import { relayCommand } from './commands/relay.js';
 import { migrateCommand, sqlCommand } from './commands/schema.js';
 import { statusCommand } from './commands/status.js';
 import { type CliConfig, resolveConfig } from './config.js';
-import { describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
+import { CliFailure, describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
+import { OutboxerError } from '../../core/errors.js';
 import { helpText } from './help.js';
+import { databaseCheckError } from '../../stores/postgres/connection-errors.js';
 import type { CliIo } from './io.js';
 
 /** The package version; package.json sits three levels up from both src/ops/cli and dist/ops/cli. */
@@ -67,7 +69,19 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT_USAGE;
     }
     const database = config?.databaseUrl === undefined ? undefined : { what: 'database', urls: [config.databaseUrl] };
-    io.err(`${describeFailure(command, error, database)}\n`);
+    // A database failure gets the stable code (and fix) that the relay's start check gives it.
+    const failure = config !== undefined && isDatabaseFailure(error) ? databaseCheckError(error, config) : error;
+    io.err(`${describeFailure(command, failure, database)}\n`);
     return EXIT_FAILURE;
   }
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+/** A driver error from PostgreSQL (a SQLSTATE), the network under it, or a server that is not PostgreSQL. */
+function isDatabaseFailure(error: unknown): boolean {
+  if (!(error instanceof Error) || error instanceof CliFailure || error instanceof OutboxerError) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (/^[0-9A-Z]{5}$/.test(code) || NETWORK_CODES.has(code))) return true;
+  return /from backend|Connection terminated/i.test(error.message);
 }

@@ -59,6 +59,7 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
   '42P01': "the outbox table does not exist: run 'outboxer migrate' (or check --schema/--table)",
   '3F000': "the schema does not exist: run 'outboxer migrate' (or check --schema)",
   ERR_MODULE_NOT_FOUND: 'an optional peer dependency is missing: install it next to outboxer',
+  OUTBOXER_DATABASE_UNAVAILABLE: 'is the server running, and are the host and port right?',
 });
 
 function codeOf(error: unknown): string {
