@@ -17,7 +17,7 @@ const outbox = new Outbox<SqlExecutor>(store);
 // Relay: in-process (or run the `outboxer relay` daemon as its own process; run as many as you like).
 // The outbox takes the publisher over: outbox.close() closes it.
 const relay = outbox.createRelay(createRabbitMqPublisher({ url: process.env.AMQP_URL! }));
-await relay.verify(); // fails fast on a wrong URL, vhost or password, or a table that is not migrated
+await relay.verify(); // fails fast on a bad password, vhost or port, or an unmigrated table; a server down is only logged
 relay.start();
 
 // Producer: inside your own transaction. outbox.transaction runs BEGIN/COMMIT for you and, once committed,

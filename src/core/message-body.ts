@@ -66,16 +66,21 @@ function serializeJson(payload: unknown, where: string): string {
   /** JSON has no NaN or Infinity: `JSON.stringify` would silently write `null`. Names the path of the first one. */
   function refuseNonFinite(): (this: unknown, key: string, value: unknown) => unknown {
     const paths = new WeakMap<object, string>();
+    // Runs for every value of every payload at enqueue: the path is built only for objects and for the failure.
+    const pathOf = (holder: unknown, key: string): string => {
+      const parent = typeof holder === 'object' && holder !== null ? paths.get(holder) : undefined;
+      if (parent === undefined) return 'payload';
+      if (Array.isArray(holder)) return `${parent}[${key}]`;
+      return `${parent}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+    };
     return function (this: unknown, key: string, value: unknown): unknown {
-      const parent = typeof this === 'object' && this !== null ? paths.get(this) : undefined;
-      const path = parent === undefined ? 'payload' : Array.isArray(this) ? `${parent}[${key}]` : `${parent}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
       if (typeof value === 'number' && !Number.isFinite(value)) {
         fail(
           'OUTBOXER_PAYLOAD_NOT_JSON',
-          `${where}: ${path.slice(0, 200)} is ${String(value)}, which JSON cannot represent (JSON.stringify would store null); send a finite number, null or a string`,
+          `${where}: ${pathOf(this, key).slice(0, 200)} is ${String(value)}, which JSON cannot represent (JSON.stringify would store null); send a finite number, null or a string`,
         );
       }
-      if (typeof value === 'object' && value !== null) paths.set(value, path);
+      if (typeof value === 'object' && value !== null) paths.set(value, pathOf(this, key));
       return value;
     };
   }

@@ -21,9 +21,10 @@ export const JSON_CONTENT_TYPE = 'application/json';
 /** The content type of a binary body unless the producer names one. */
 export const BINARY_CONTENT_TYPE = 'application/octet-stream';
 
-/** The bytes that go on the wire for a body. */
-export function bodyBytes(body: MessageBody): Uint8Array {
-  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+/** The bytes that go on the wire for a body, as a Buffer (drivers such as amqplib want one); binary bodies are wrapped, not copied. */
+export function bodyBytes(body: MessageBody): Buffer {
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  return Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
 /** How many bytes a body takes on the wire (UTF-8 for JSON text), without copying it. */

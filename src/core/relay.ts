@@ -113,9 +113,11 @@ export class Relay {
    * that is merely down is logged and let through: once started, the relay rides it out with backoff.
    */
   async verify(): Promise<void> {
+    const database = this.#store.verify?.bind(this.#store);
+    const broker = this.#publisher.verify?.bind(this.#publisher);
     const checks: StartCheck[] = [];
-    if (this.#store.verify !== undefined) checks.push({ what: 'database', check: () => this.#store.verify?.() ?? Promise.resolve() });
-    if (this.#publisher.verify !== undefined) checks.push({ what: 'broker', check: () => this.#publisher.verify?.() ?? Promise.resolve() });
+    if (database !== undefined) checks.push({ what: 'database', check: database });
+    if (broker !== undefined) checks.push({ what: 'broker', check: broker });
     await runStartChecks(checks, this.options.logger);
   }
 

@@ -47,6 +47,15 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       expect(numbers(await e.leases.acquire(joined.relayId, 64))).toEqual(range(0, 64));
     });
 
+    it('refuses a bad relay name, lease or acquire count with OUTBOXER_INVALID_OPTION, naming what it got', async () => {
+      const e = await setup();
+      await expect(e.leases.join({ name: '', leaseMs: lease })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining('got 0 bytes') });
+      await expect(e.leases.join({ name: 'x', leaseMs: 1.5 })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining('got 1.5') });
+      const relayId = await join(e, 'a');
+      await expect(e.leases.acquire(relayId, -1)).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining(`relay ${relayId}`) });
+      expect((await e.leases.membership(relayId)).relays.map((r) => r.name)).toEqual(['a']);
+    });
+
     it('a partition is granted to one relay at a time, with a higher epoch each grant', async () => {
       const e = await setup();
       const [a, b] = [await join(e, 'a'), await join(e, 'b')];

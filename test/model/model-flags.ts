@@ -1,6 +1,7 @@
 /**
  * Switches that break one rule of the lease protocol each, so a test can show the checker catches the break.
- * All off is the design as written in docs/design.md, "Engine v2".
+ * All off is the design in docs/design.md, "Engine v2", but for the lapsed-relay standby that the model added
+ * to it ("What the model changed"): that one is `standbyWhenLapsed`, still off by default.
  */
 export interface ModelFlags {
   /** Completions delete rows without `owner = me AND epoch = e`. */
@@ -20,7 +21,7 @@ export interface ModelFlags {
   /** Invariant (c) also while some relay gets its heartbeat replies late (its beats still extend its row). */
   readonly livenessDuringSlowReplies?: boolean;
   /**
-   * The proposed fix for that gap: a relay whose lease ran out while its row lives beats as `leaving`
+   * The fix for that gap (docs/design.md says relays do it; the 250-seed design run does not turn it on yet): a relay whose lease ran out while its row lives beats as `leaving`
    * (out of the shares), releases what the database still gives it, and acquires again only after a reply
    * that came back before the `validUntil` of its own send.
    */

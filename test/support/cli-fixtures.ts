@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, afterEach, expect } from 'vitest';
 import { type CliProcess, type CliResult, cliEnv, runCli, startCli } from './cli-runner.js';
 import { services, uniqueName } from './services.js';
+import { waitFor } from './wait-for.js';
 
 /** The package's version, as `outboxer --version` prints it. */
 export const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -10,12 +11,13 @@ export const version = (JSON.parse(readFileSync(new URL('../../package.json', im
 /** Nothing listens on port 1: every connection is refused at once. */
 export const unreachable = (password: string) => `postgres://postgres:${password}@127.0.0.1:1/test`;
 
-/** Polls `condition` until it holds; on timeout the error carries the CLI's stderr, when one is given. */
+/** `waitFor`, whose timeout error also carries the CLI's stderr, when one is given. */
 export async function waitUntil(condition: () => Promise<boolean>, what: string, cli?: CliProcess, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cli === undefined ? '' : `\nCLI stderr:\n${cli.stderr}`}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  try {
+    await waitFor(condition, { timeoutMs, intervalMs: 50, what });
+  } catch (error) {
+    if (cli === undefined || !(error instanceof Error)) throw error;
+    throw new Error(`${error.message}\nCLI stderr:\n${cli.stderr}`);
   }
 }
 

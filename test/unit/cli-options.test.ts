@@ -141,6 +141,10 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(help).toMatch(/--retry-jitter <0\.\.1>\s+OUTBOXER_RETRY_JITTER\s+.*\(default 0\.5\)/);
   });
 
+  it('the main help gives exit 2 for a relay misconfiguration found at start, as docs/cli.md does', () => {
+    expect(helpText('main')).toMatch(/2 usage error or,\s+for relay, a misconfiguration found at start/);
+  });
+
   it("docs/cli.md's option reference is the one the table makes (npm run docs:cli)", async () => {
     const docs = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
     expect(docs).toBe(withCurrentReference(docs));

@@ -1,3 +1,4 @@
+import { isUuid } from '../../core/ids.js';
 import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { CommandName, OptionValues } from './args.js';
 import { type Env, OptionReader } from './option-reader.js';
@@ -22,8 +23,6 @@ export interface CliConfig {
   readonly relay: RelaySettings | undefined;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Resolves and validates the configuration of one command; throws UsageError (exit 2) on bad input. */
 export function resolveConfig(command: CommandName, values: OptionValues, operands: readonly string[], env: Env): CliConfig {
   const reader = new OptionReader(values, env, command);
@@ -45,7 +44,7 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     throw reader.error(all ? 'give either message ids or --all, not both' : 'give the ids of the dead messages, or --all');
   }
   for (const id of operands) {
-    if (!UUID.test(id)) throw reader.error(`not a message id (UUID): ${JSON.stringify(id.slice(0, 60))}`);
+    if (!isUuid(id)) throw reader.error(`not a message id (UUID): ${JSON.stringify(id.slice(0, 60))}`);
   }
   return Object.freeze({
     command,

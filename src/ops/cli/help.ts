@@ -26,7 +26,8 @@ Global options:
   -h, --help             show help (also after a command: outboxer relay --help)
   --version              print the version
 
-Exit codes: 0 ok, 1 runtime failure (database or broker unreachable, ...), 2 usage error.
+Exit codes: 0 ok, 1 runtime failure (database or broker unreachable, ...), 2 usage error or,
+for relay, a misconfiguration found at start (table not migrated, credentials or vhost refused, ...).
 Run 'outboxer help <command>' for the options of a command. Full reference: docs/cli.md`;
 
 /** Built when asked for: the relay's defaults come from the library. */

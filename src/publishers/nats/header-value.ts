@@ -1,3 +1,6 @@
+/** U+0021..U+007E without `"` (U+0022) and `%` (U+0025): the values that need no encoding. */
+const SENT_UNCHANGED = /^[!#$&-~]*$/;
+
 /**
  * NATS header values may hold only printable ASCII. Every value outboxer sends (the key, the type, the
  * producer's headers, CloudEvents attributes) is percent-encoded as the CloudEvents NATS and HTTP bindings
@@ -5,6 +8,7 @@
  * Plain ASCII values without space, `"` or `%` (ids, traceparent, most types) are sent unchanged.
  */
 export function encodeHeaderValue(value: string): string {
+  if (SENT_UNCHANGED.test(value)) return value;
   let encoded = '';
   for (const character of value) {
     const code = character.codePointAt(0) as number;

@@ -52,12 +52,7 @@ export function toAmqpPublication(message: OutboxMessage, cloudEvents?: Resolved
   if (correlationId !== undefined && Buffer.byteLength(correlationId) <= MAX_SHORT_STRING_BYTES) {
     properties.correlationId = correlationId;
   }
-  return { routingKey: message.topic, body: toBuffer(bodyBytes(message.body)), properties };
-}
-
-/** amqplib wants a Buffer; a Uint8Array from the store is wrapped, not copied. */
-function toBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { routingKey: message.topic, body: bodyBytes(message.body), properties };
 }
 
 function cannotEncode(message: OutboxMessage, why: string): PublishError {

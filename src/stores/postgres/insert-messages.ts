@@ -1,4 +1,4 @@
-import type { NewOutboxMessage, OutboxMessage } from '../../core/message.js';
+import { bodyBytes, type NewOutboxMessage, type OutboxMessage } from '../../core/message.js';
 import type { HandoffLease, InsertResult } from '../../core/ports.js';
 import type { SqlExecutor } from './database.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
@@ -29,7 +29,7 @@ export async function insertMessages(
     fresh.map((m) => m.availableAt),
     fresh.map((m) => m.delayMs),
     // Base64 text in a text[] parameter: every driver binds it the same way (a bytea[] of buffers it does not).
-    fresh.map((m) => (typeof m.body === 'string' ? null : Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength).toString('base64'))),
+    fresh.map((m) => (typeof m.body === 'string' ? null : bodyBytes(m.body).toString('base64'))),
     fresh.map((m) => m.contentType),
   ];
   if (lease === undefined) {

@@ -26,7 +26,7 @@ export function toMessage(row: MessageRow): OutboxMessage {
     topic: row.topic,
     type: row.type,
     key: row.key,
-    body: row.payload_json ?? bytesOf(row.payload_bytes),
+    body: row.payload_json ?? bytesOf(row.id, row.payload_bytes),
     contentType: row.content_type,
     headers: typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : row.headers,
     createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
@@ -35,10 +35,10 @@ export function toMessage(row: MessageRow): OutboxMessage {
   };
 }
 
-function bytesOf(value: Uint8Array | string | null): Uint8Array {
+function bytesOf(id: string, value: Uint8Array | string | null): Uint8Array {
   if (value instanceof Uint8Array) return value;
   if (typeof value === 'string' && value.startsWith('\\x')) return Buffer.from(value.slice(2), 'hex');
-  throw new OutboxerError('OUTBOXER_NOT_MIGRATED', 'an outbox row has neither a JSON nor a binary body; run `outboxer migrate` (version 5 adds the constraint that prevents it)');
+  throw new OutboxerError('OUTBOXER_NOT_MIGRATED', `outbox message ${id} has neither a JSON nor a binary body; run \`outboxer migrate\` (version 5 adds the constraint that prevents it)`);
 }
 
 /** Orders decimal strings of bigints without converting them. */

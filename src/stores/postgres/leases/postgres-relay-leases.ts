@@ -42,10 +42,11 @@ export class PostgresRelayLeases implements RelayLeases {
 
   async join(relay: { readonly name: string; readonly leaseMs: number }): Promise<Membership> {
     if (typeof relay.name !== 'string' || relay.name === '' || Buffer.byteLength(relay.name) > 200) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay name must be 1 to 200 bytes (host and pid, for operators)');
+      const got = typeof relay.name === 'string' ? `${Buffer.byteLength(relay.name)} bytes` : typeof relay.name;
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: relay name must be 1 to 200 bytes (host and pid, for operators); got ${got}`);
     }
     if (!Number.isSafeInteger(relay.leaseMs) || relay.leaseMs < 1 || relay.leaseMs > MAX_LEASE_MS) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}`);
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}; got ${String(relay.leaseMs)}`);
     }
     const relayId = randomUUID();
     await this.#run(this.#database, joinRelay, relayId, relay.name, relay.leaseMs);
@@ -57,7 +58,9 @@ export class PostgresRelayLeases implements RelayLeases {
   }
 
   async acquire(relayId: string, max: number): Promise<readonly PartitionLease[]> {
-    if (!Number.isSafeInteger(max) || max < 0) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'acquire max must be a whole number >= 0');
+    if (!Number.isSafeInteger(max) || max < 0) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `acquire for relay ${relayId}: max must be a whole number >= 0; got ${String(max)}`);
+    }
     return this.#database.transaction(async (tx) => {
       await this.#remove(tx, reapRelays, [], 1);
       const granted = await this.#run(tx, grantPartitions, relayId, max);
