@@ -51,7 +51,15 @@ export class OutboxerError extends Error {
 export class MessageValidationError extends OutboxerError {}
 
 /** An option or identifier that cannot be used; thrown once, when options are resolved. */
-export class ConfigurationError extends OutboxerError {}
+export class ConfigurationError extends OutboxerError {
+  /** The options at fault, as paths (`leaseMs`, `retry.maxDelayMs`), so a caller can name its own setting for each. */
+  readonly options: readonly string[];
+
+  constructor(code: OutboxerErrorCode, message: string, options: { options?: readonly string[]; cause?: unknown } = {}) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.options = Object.freeze([...(options.options ?? [])]);
+  }
+}
 
 /**
  * A publish that did not get a positive confirmation from the broker. What the relay does about it is

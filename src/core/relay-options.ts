@@ -98,20 +98,20 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') ?? '';
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`);
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, { options: path === '' ? [] : [path] });
   }
   const options = parsed.data;
   if (options.publishTimeoutMs * 2 > options.leaseMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be at most half of leaseMs (${options.leaseMs}) so that a publish and its mark end well before the lease`);
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be at most half of leaseMs (${options.leaseMs}) so that a publish and its mark end well before the lease`, { options: ['publishTimeoutMs', 'leaseMs'] });
   }
   if (options.maxErrorBackoffMs < options.errorBackoffMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs');
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs', { options: ['maxErrorBackoffMs', 'errorBackoffMs'] });
   }
   if (options.maxPollIntervalMs < options.pollIntervalMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxPollIntervalMs must be >= pollIntervalMs');
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxPollIntervalMs must be >= pollIntervalMs', { options: ['maxPollIntervalMs', 'pollIntervalMs'] });
   }
   if (options.retry.maxDelayMs < options.retry.baseDelayMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option retry.maxDelayMs must be >= retry.baseDelayMs');
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option retry.maxDelayMs must be >= retry.baseDelayMs', { options: ['retry.maxDelayMs', 'retry.baseDelayMs'] });
   }
   return Object.freeze({
     ...options,

@@ -215,3 +215,22 @@ describe('accepted options leave the relay room to publish', () => {
     expect(round).toMatchObject({ claimed: 1, published: 1, released: 0 });
   });
 });
+
+describe('relay options: the options at fault', () => {
+  const faultOf = (input: Parameters<typeof resolveRelayOptions>[0]): readonly string[] => {
+    try {
+      resolveRelayOptions(input);
+    } catch (error) {
+      if (error instanceof ConfigurationError) return error.options;
+      throw error;
+    }
+    throw new Error('expected a ConfigurationError');
+  };
+
+  it('names the option of a bad value, and both options of a rule across two', () => {
+    expect(faultOf({ lanes: 0 })).toEqual(['lanes']);
+    expect(faultOf({ retry: { maxAttempts: 0 } })).toEqual(['retry.maxAttempts']);
+    expect(faultOf({ leaseMs: 10_000, publishTimeoutMs: 6_000 })).toEqual(['publishTimeoutMs', 'leaseMs']);
+    expect(faultOf({ retry: { baseDelayMs: 500, maxDelayMs: 100 } })).toEqual(['retry.maxDelayMs', 'retry.baseDelayMs']);
+  });
+});

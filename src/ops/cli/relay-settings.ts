@@ -19,7 +19,6 @@ export interface RelaySettings {
   readonly store: StoreSettings;
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The relay and store options of the option table, from flags and environment. Rules across options
@@ -47,9 +46,7 @@ function tuning(reader: OptionReader): { options: RelayOptionsInput; store: Stor
     resolveRelayOptions(options);
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
-    const named = OPTION_DEFINITIONS.filter(
-      ({ target }) => target !== undefined && new RegExp(`(^|[^\\w.])${escapeRegExp(targetPath(target))}\\b`).test(error.message),
-    );
+    const named = OPTION_DEFINITIONS.filter(({ target }) => target !== undefined && error.options.includes(targetPath(target)));
     throw reader.error(`${error.message}${named.length === 0 ? '' : ` (set by ${named.map(settableBy).join('; ')})`}`);
   }
   return { options: Object.freeze(options), store: Object.freeze(store as StoreSettings) };

@@ -80,14 +80,14 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
     this.retainPublishedMs = options.retainPublishedMs ?? 0;
     this.idempotencyWindowMs = options.idempotencyWindowMs ?? 24 * 60 * 60 * 1000;
     if (!Number.isSafeInteger(this.idempotencyWindowMs) || this.idempotencyWindowMs < 1) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1');
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
     }
     if (!Number.isInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)');
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', { options: ['retainPublishedMs'] });
     }
     this.preparedStatements = options.preparedStatements ?? true;
     if (typeof this.preparedStatements !== 'boolean') {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false');
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false', { options: ['preparedStatements'] });
     }
     this.leases = new PostgresRelayLeases(database, this.tableName, this.preparedStatements);
     const statements = nameStatements(buildStatements(this.tableName), PLANNED_PER_CALL);
