@@ -30,13 +30,20 @@ describe('rabbitmq publisher: connection faults', () => {
         }
       }
     };
-    const streams = Array.from({ length: 50 }, stream);
+    const streams = Array.from({ length: 10 }, stream); // enough to have publishes in flight at every instant
     await waitFor(() => (published > 200 ? true : undefined), 10_000, 'the stream to be flowing');
     const closedAt = Date.now();
     expect(await forceCloseConnectionsNamed(clientName)).toBe(1);
-    // rabbitmqctl asks the broker to close the connection; a broker busy with a parallel test run may take
-    // seconds to do it, so the wait is generous: it stays far below the 120 s confirm timeout.
-    await waitFor(() => (failures.length > 0 ? true : undefined), 45_000, 'in-flight publishes to fail');
+    // rabbitmqctl only asks the broker to close the connection. Under this test's own flood (thousands of
+    // publishes a second) the broker now and then drops the request: seen here about once in 8 runs, with the
+    // connection still listed and publishing 10 s later. So the close is asked again while it has not happened;
+    // every wait stays far below the 120 s confirm timeout, so a failure still proves the close caused it.
+    for (let ask = 1; failures.length === 0; ask++) {
+      const failed = await waitFor(() => (failures.length > 0 ? true : undefined), 5_000, 'in-flight publishes to fail').catch(() => false);
+      if (failed === true) break;
+      if (ask >= 6) throw new Error(`the broker did not close connection ${clientName} after ${ask} requests`);
+      await forceCloseConnectionsNamed(clientName);
+    }
     stop = true;
     await Promise.all(streams);
     for (const { error, at } of failures) {
@@ -44,7 +51,7 @@ describe('rabbitmq publisher: connection faults', () => {
       expect((error as PublishError).permanent).toBe(false);
       expect((error as PublishError).code).toBe('OUTBOXER_BROKER_UNAVAILABLE');
       expect((error as PublishError).message).toMatch(/CONNECTION_FORCED/);
-      expect(at - closedAt).toBeLessThan(60_000); // not the 120 s confirm timeout
+      expect(at - closedAt).toBeLessThan(90_000); // not the 120 s confirm timeout
     }
     // The next publish opens a new connection by itself.
     await publisher.publish(testMessage(fx.topic('after')));
