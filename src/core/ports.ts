@@ -7,6 +7,17 @@ import type { RelayStore } from './ports/relay-store.js';
 export type { OutboxOperator, OutboxStats } from './ports/outbox-operator.js';
 export type { OutboxSchema } from './ports/outbox-schema.js';
 export type { HandoffLease, InsertResult, OutboxWriter } from './ports/outbox-writer.js';
+export type {
+  CompletionOutcome,
+  HeldMessage,
+  PartitionCompletion,
+  PartitionMessage,
+  PartitionReader,
+  PartitionReadOutcome,
+  PartitionReadRequest,
+  PartitionReadResult,
+  RecheckRange,
+} from './ports/partition-reader.js';
 export type { HeldPartition, LiveRelay, Membership, PartitionLease, PartitioningConfig, RelayLeases } from './ports/relay-leases.js';
 export type { Claim, ClaimRequest, FailedMessage, RelayStore } from './ports/relay-store.js';
 

@@ -1,0 +1,111 @@
+import type { OutboxMessage } from '../message.js';
+import type { PartitionLease } from './relay-leases.js';
+import type { FailedMessage } from './relay-store.js';
+
+/** A range of seq passed by an earlier read, `(from, to]`, to read once more when the horizon reaches `tag`. */
+export interface RecheckRange {
+  /** `null`: from the start of the partition. */
+  readonly from: string | null;
+  readonly to: string;
+  readonly tag: string;
+}
+
+/** What to read in one partition I own. Seqs and tags are decimal strings (64-bit in the store). */
+export interface PartitionReadRequest extends Pick<PartitionLease, 'partition' | 'epoch'> {
+  /** Fresh rows have a seq above this; `null` reads the partition from its start (a new owner). */
+  readonly after: string | null;
+  /** Read again only if the read's own horizon has reached `recheck.tag`; otherwise skipped and reported so. */
+  readonly recheck: RecheckRange | null;
+  /** At most this many rows per branch (fresh, recheck, due). */
+  readonly limit: number;
+}
+
+/** A pending message returned by a read. `attempts` counts this publish (stored attempts + 1), as in a claim. */
+export interface PartitionMessage extends OutboxMessage {
+  readonly partition: number;
+  /** Which branch found it: above the position, in a settled recheck range, or scheduled (`due_at`) and due now. */
+  readonly source: 'fresh' | 'recheck' | 'due';
+  /**
+   * The earliest earlier pending row of the same key that is scheduled (backoff, hold or delay; due or not),
+   * or `null`. A message that waits must not be published before that row; the relay publishes it after the
+   * row in the same batch, or writes a hold on it (`PartitionCompletion.held`) for `dueInMs`.
+   */
+  readonly waitsFor: { readonly seq: string; readonly dueInMs: number } | null;
+}
+
+/** What one partition's read returned (the rows are in `PartitionReadResult.messages`). */
+export interface PartitionReadOutcome {
+  readonly partition: number;
+  /** The highest seq the fresh branch returned, `null` for none. */
+  readonly reached: string | null;
+  /** The recheck sent with the request: whether the horizon allowed it, the highest seq it returned, whether it filled `limit`. */
+  readonly recheck: { readonly applied: boolean; readonly last: string | null; readonly full: boolean } | null;
+}
+
+export interface PartitionReadResult {
+  /**
+   * Every transaction below this has ended (PostgreSQL: the snapshot's xmin). Ordered like the tags; stores
+   * whose seq order is commit order (SQLite) may return any constant and never skip a recheck.
+   */
+  readonly horizon: string;
+  /** Drawn after the read's snapshot, present when some fresh branch returned rows: the tag of the ranges passed. */
+  readonly tag: string | null;
+  readonly partitions: readonly PartitionReadOutcome[];
+  /** All partitions' rows, in seq order within each partition; a message appears once. */
+  readonly messages: readonly PartitionMessage[];
+}
+
+/** A message whose publish was not attempted or must wait: scheduled without using up an attempt. */
+export interface HeldMessage {
+  readonly id: string;
+  /** Due again this much later, on the database clock (0: due at once, yet still marked as scheduled). */
+  readonly delayMs: number;
+  /** Why, for operators (`last_error`); `null` keeps the stored one. */
+  readonly reason: string | null;
+}
+
+/** The outcome of a partition's publishes, written under its lease. */
+export interface PartitionCompletion extends Pick<PartitionLease, 'partition' | 'epoch'> {
+  /** Deleted, or marked `published` when the store retains published rows. */
+  readonly published: readonly string[];
+  /** `attempts + 1` and scheduled after `retryInMs`, or parked dead, with the error. */
+  readonly failed: readonly FailedMessage[];
+  /** Scheduled without counting an attempt (a paused topic, later rows of a key that waits). */
+  readonly held: readonly HeldMessage[];
+}
+
+export interface CompletionOutcome extends Pick<PartitionLease, 'partition' | 'epoch'> {
+  /** `false`: the lease was no longer mine at this epoch; nothing was written for the partition. */
+  readonly applied: boolean;
+  /** Rows changed (deleted or updated); fewer than sent when some had already left the pending state. */
+  readonly changed: number;
+}
+
+/**
+ * The read role of engine v2: a relay reads the partitions it leases (`RelayLeases`) without writing any row,
+ * and writes each message's outcome once, fenced by the partition's epoch. Reached as `store.reader`.
+ *
+ * Contract (every store):
+ * - **Reads write no row.** Fresh rows come in seq order above `after`; due rows (`due_at` reached) and a
+ *   settled recheck range below it. Only pending rows of the requested partition (hash of the key, or of the id
+ *   for unkeyed rows, modulo the configured count) are returned.
+ * - **No late commit is lost.** A row that commits with a seq at or below a position a read returned is found
+ *   by a later read's recheck of the range, once the horizon reached the range's tag (see docs/design.md,
+ *   "Late commits").
+ * - **Holds live in the rows.** A scheduled row holds back every later row of its key, for whoever owns the
+ *   partition next: reads flag such rows (`waitsFor`) instead of hiding them.
+ * - **Fenced writes.** `complete` writes a partition's outcomes only while that partition names the relay as
+ *   owner at the given epoch, in the same statement (so a grant to another relay waits for it or voids it).
+ *   Writing an outcome twice, or for a row no longer pending, changes nothing the second time.
+ */
+export interface PartitionReader {
+  /** Reads the given partitions of mine in one round trip; `partitionCount` is the configured count they hash into. */
+  read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult>;
+  /** Writes the outcomes of several partitions; each is applied whole or (fenced) not at all. */
+  complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]>;
+  /**
+   * Counts an attempt before the publish (for partitions whose owners keep dying, so a message that kills
+   * relays is eventually parked): `attempts + 1`, fenced like `complete`. Returns whether it was written.
+   */
+  countAttempt(relayId: string, lease: Pick<PartitionLease, 'partition' | 'epoch'>, id: string): Promise<boolean>;
+}
