@@ -1,7 +1,7 @@
 /**
  * Switches that break one rule of the lease protocol each, so a test can show the checker catches the break.
- * All off is the design in docs/design.md, "Engine v2", but for the lapsed-relay standby that the model added
- * to it ("What the model changed"): that one is `standbyWhenLapsed`, still off by default.
+ * All off is the design in docs/design.md, "Engine v2", the lapsed-relay standby that the model added to it
+ * ("What the model changed") included.
  */
 export interface ModelFlags {
   /** Completions delete rows without `owner = me AND epoch = e`. */
@@ -21,11 +21,11 @@ export interface ModelFlags {
   /** Invariant (c) also while some relay gets its heartbeat replies late (its beats still extend its row). */
   readonly livenessDuringSlowReplies?: boolean;
   /**
-   * The fix for that gap (docs/design.md says relays do it; the 250-seed design run does not turn it on yet): a relay whose lease ran out while its row lives beats as `leaving`
-   * (out of the shares), releases what the database still gives it, and acquires again only after a reply
-   * that came back before the `validUntil` of its own send.
+   * Without the fix for that gap: a relay whose lease ran out while its row lives keeps counting for a share
+   * and holding its partitions, instead of beating as `leaving`, releasing what the database still gives it,
+   * and acquiring again only after a reply that came back before the `validUntil` of its own send.
    */
-  readonly standbyWhenLapsed?: boolean;
+  readonly noStandbyWhenLapsed?: boolean;
 }
 
 export const LEASE_MS = 1500;

@@ -113,7 +113,7 @@ export class ModelRelay {
     if (this.local >= this.nextFlush) this.flush();
     if (this.beatSent !== null && !this.leaseValid) {
       this.dropAll();
-      if (this.flags.standbyWhenLapsed) this.standby = true;
+      if (this.flags.noStandbyWhenLapsed !== true) this.standby = true;
     }
     if (!this.joinSent) this.join();
     if (this.beatSent !== null && this.local >= this.nextBeat) this.heartbeat();
