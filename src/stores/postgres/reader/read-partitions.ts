@@ -12,7 +12,7 @@ type ReadArgs = [
 /**
  * Reads every requested partition in one statement and writes nothing. Per partition (`req`, one row each):
  * - `fresh`: pending rows above the position, not scheduled, in seq order;
- * - `recheck`: the same in `(from, to]` (capped at the position), only when this statement's snapshot xmin has
+ * - `recheck`: the same in `(from, to]` (capped at the position: none without one), only when this statement's snapshot xmin has
  *   reached the range's tag, i.e. every transaction that could still commit into the range has ended;
  * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq.
  * Each branch takes at most `take` rows. The three are disjoint (by `due_at`, and by seq for fresh and recheck).
@@ -47,7 +47,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
     ), found AS (
       SELECT * FROM fresh
       UNION ALL
-      ${branch('recheck', 'r.settled AND o.seq > COALESCE(r.rfrom, 0) AND o.seq <= LEAST(r.rto, r.after) AND o.due_at IS NULL')}
+      ${branch('recheck', 'r.settled AND o.seq > COALESCE(r.rfrom, 0) AND o.seq <= LEAST(r.rto, COALESCE(r.after, 0)) AND o.due_at IS NULL')}
       UNION ALL
       ${branch('due', 'o.due_at IS NOT NULL AND o.due_at <= now()')}
     )
