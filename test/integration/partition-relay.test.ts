@@ -76,6 +76,39 @@ describe('engine v2 relay on PostgreSQL', () => {
     expect(publisher.delivered.length).toBe(6);
   });
 
+  it('keeps key order when a message commits late below the position and a later one of its key follows before the range settles', async () => {
+    const { fixture, outbox, db } = await setup();
+    const publisher = new RecordingPublisher();
+    const relay = outbox.createRelay(publisher, v2Timing);
+    relays.push(relay);
+    relay.start();
+    const [other] = (await fixture.pool.query<{ key: string }>(
+      `SELECT 'o' || n AS key FROM generate_series(1, 2000) n
+       WHERE "${fixture.schema}".outboxer_partition('o' || n, NULL, 64) = "${fixture.schema}".outboxer_partition('k', NULL, 64) LIMIT 1`,
+    )).rows;
+    const open = await fixture.pool.connect();
+    const late = await fixture.pool.connect();
+    try {
+      // a writing transaction that stays open keeps the horizon below the tag of every read after it
+      await open.query('BEGIN');
+      await open.query('SELECT pg_current_xact_id()');
+      await late.query('BEGIN');
+      const first = await outbox.enqueue(late, { topic: 't', type: 'x', key: 'k', payload: 'first' });
+      const passed = await outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key: other?.key, payload: 'passes it' }));
+      await waitFor(() => publisher.delivered.some((m) => m.id === passed), { what: 'a row above it, so the position passes it' });
+      await late.query('COMMIT');
+      const second = await outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key: 'k', payload: 'second' }));
+      await waitFor(() => publisher.delivered.some((m) => m.id === second), { what: 'the later message of the key' });
+      await open.query('COMMIT');
+      await waitFor(() => publisher.delivered.some((m) => m.id === first), { what: 'the late message' });
+      const order = publisher.delivered.map((m) => m.id);
+      expect(order.indexOf(first)).toBeLessThan(order.indexOf(second));
+    } finally {
+      open.release();
+      late.release();
+    }
+  });
+
   it('writes nothing while the broker is unavailable, keeps its partitions, and publishes everything after', async () => {
     const { fixture, outbox, db } = await setup();
     const publisher = new RecordingPublisher();

@@ -174,7 +174,8 @@ export class PartitionRelay {
         const asked = sent.get(outcome.partition);
         // a read sent before a lapse must not move the position of a partition adopted after it
         if (asked === undefined || this.#session.book.get(outcome.partition) !== asked.entry) continue;
-        asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result);
+        const fresh = result.messages.filter((m) => m.partition === outcome.partition && m.source === 'fresh').length;
+        asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, fresh);
       }
       messages = result.messages.filter((m) => this.#session.book.get(m.partition) === sent.get(m.partition)?.entry);
     } finally {
