@@ -65,6 +65,30 @@ describe('engine v2 relays sharing partitions on PostgreSQL', () => {
     expect(report.orderInversions).toBe(0);
   });
 
+  it('a relay whose beats come back too late stands by and gives its partitions back, then rejoins as a new relay', async () => {
+    const { fixture, enqueue, expected } = await setup();
+    const publisher = new RecordingPublisher();
+    const slow = new FreezableStore(fixture.store);
+    const lease: string[] = [];
+    const a = relays.make(slow.store, publisher, { hooks: { onError: (e) => lease.push(e.stage) } });
+    await waitFor(() => a.partitions.length === 64, { what: 'the first relay holding everything' });
+    const b = relays.make(fixture.store, publisher);
+    await waitFor(async () => (await holdings(fixture)).get(b.relayId as string) === 32, { what: 'a fair split' });
+    const lapsed = a.relayId as string;
+    // its beats still reach the database (its row stays alive) but their replies come back after 0.8 of the lease
+    slow.slowBeatsMs = 2500;
+    await waitFor(() => a.partitions.length === 0 && lease.includes('lease'), { what: 'the lapse: every partition dropped' });
+    await waitFor(async () => (await holdings(fixture)).get(b.relayId as string) === 64, { what: 'the partitions given back and taken by the other relay' });
+    const row = await fixture.pool.query(`SELECT leaving FROM "${fixture.schema}".outbox_relays WHERE relay_id = $1 AND expires_at > now()`, [lapsed]);
+    expect(row.rows).toEqual([{ leaving: true }]);
+    await enqueue(60);
+    slow.slowBeatsMs = 0;
+    await waitFor(() => a.relayId !== undefined && a.relayId !== lapsed && a.partitions.length === 32, { timeoutMs: 15_000, what: 'the relay back under a new id with its share' });
+    await enqueue(60);
+    await waitFor(() => new Set(publisher.delivered.map((m) => m.id)).size >= expected.length, { what: 'every message' });
+    expect(checkDeliveries(expected, publisher.delivered.map((m) => m.id))).toMatchObject({ lost: [], phantom: [], orderInversions: 0 });
+  });
+
   it("fences a zombie's completion: a relay paused past its lease writes nothing for partitions granted to another", async () => {
     const { fixture, enqueue } = await setup();
     const zombiePublisher = new RecordingPublisher();

@@ -29,6 +29,8 @@ export class FreezableStore {
   frozen = false;
   #gate: Promise<void> | undefined;
   #open: () => void = () => undefined;
+  /** Heartbeats executed by the database come back this much later (a congested network or event loop). */
+  slowBeatsMs = 0;
   /** Completions that reached the gate while it was closed. */
   gated = 0;
   readonly store: StoreForPartitionRelay;
@@ -44,8 +46,15 @@ export class FreezableStore {
         },
       });
     const reader = wrap(inner.reader);
+    const leases = wrap(inner.leases);
     this.store = {
-      leases: wrap(inner.leases),
+      leases: Object.assign(Object.create(leases) as typeof leases, {
+        heartbeat: async (...args: Parameters<typeof leases.heartbeat>) => {
+          const reply = await leases.heartbeat(...args);
+          if (this.slowBeatsMs > 0) await new Promise((resolve) => setTimeout(resolve, this.slowBeatsMs));
+          return reply;
+        },
+      }),
       reader: {
         read: (...args) => reader.read(...args),
         countAttempt: (...args) => reader.countAttempt(...args),

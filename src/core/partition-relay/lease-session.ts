@@ -68,10 +68,18 @@ export class LeaseSession {
   /** Joins, beats when due, lapses when the lease is no longer trusted, and takes the next fair-share step. */
   async tick(stopping: boolean): Promise<void> {
     const now = performance.now();
-    if (this.#relayId === undefined) await this.#join();
-    else if (now >= this.#nextBeatAt || now >= this.#peerExpiryAt) await this.#beat();
+    let failure: { readonly error: unknown } | undefined;
+    try {
+      if (this.#relayId === undefined) await this.#join();
+      else if (now >= this.#nextBeatAt || now >= this.#peerExpiryAt) await this.#beat();
+    } catch (error) {
+      failure = { error };
+    }
+    // a beat that failed or got no answer still lets the lease lapse on time, and a lapsed relay gives back
     if (this.#beatSentAt !== undefined && !this.#standby && performance.now() > validUntil(this.#beatSentAt, this.#timing)) this.#lapse();
-    if (this.#standby) return this.#standBy();
+    if (this.#standby) await this.#standBy();
+    if (failure !== undefined) throw failure.error;
+    if (this.#standby) return;
     await this.#releaseDrained();
     if (!stopping && this.#stepDue) await this.#shareStep();
   }

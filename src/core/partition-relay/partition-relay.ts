@@ -147,7 +147,8 @@ export class PartitionRelay {
         errorDelay = options.errorBackoffMs;
       } catch (error) {
         this.#report(stage, error, errorDelay);
-        await this.#waker.wait(errorDelay);
+        // the lease's own deadlines (the next beat, the lapse) come before a long backoff
+        await this.#waker.wait(Math.min(errorDelay, Math.max(0, this.#session.dueAt - performance.now())));
         errorDelay = Math.min(errorDelay * 2, options.maxErrorBackoffMs);
         continue;
       }
