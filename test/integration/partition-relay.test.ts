@@ -157,6 +157,34 @@ describe('engine v2 relay on PostgreSQL', () => {
     expect(order.indexOf(failing as string)).toBeLessThan(order.indexOf(behind as string));
   });
 
+  it('publishes a partition whose owners kept dying one row at a time, each after a counted attempt, until it makes progress', async () => {
+    const { fixture, outbox, db } = await setup();
+    const partitionOfU1 = `"${fixture.schema}".outboxer_partition('u1', NULL, 64)`;
+    const keys = (await fixture.pool.query<{ key: string }>(
+      `SELECT 'u' || n AS key FROM generate_series(1, 5000) n WHERE "${fixture.schema}".outboxer_partition('u' || n, NULL, 64) = ${partitionOfU1} LIMIT 4`,
+    )).rows.map((row) => row.key);
+    await fixture.pool.query(`UPDATE "${fixture.schema}".outbox_partitions SET unclean = 3 WHERE partition = ${partitionOfU1}`);
+    const publisher = new RecordingPublisher();
+    const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, keys.map((key, i) => ({ topic: 't', type: 'x', key, payload: i }))));
+    const failing = ids[0] as string;
+    publisher.failWith = (m) => (m.id === failing ? transientFailure(m.id) : undefined);
+    publisher.holdConfirms();
+    const relay = outbox.createRelay(publisher, { ...v2Timing, retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: 0 } });
+    relays.push(relay);
+    relay.start();
+    const attemptsOf = async (id: string) => (await fixture.pool.query(`SELECT attempts FROM "${fixture.schema}".outbox WHERE id = $1`, [id])).rows[0]?.attempts as number;
+    await waitFor(() => publisher.inFlight > 0, { what: 'the first publish' });
+    expect(await attemptsOf(failing)).toBe(1); // counted before the publish
+    expect(publisher.inFlight).toBe(1); // alone, though four keys wait
+    publisher.releaseConfirms();
+    await waitFor(() => publisher.delivered.length === 3, { what: 'the three that succeed' });
+    await waitFor(async () => (await pendingRows(fixture)) === 1, { what: 'their completions' });
+    const row = await fixture.pool.query(`SELECT attempts, due_at IS NOT NULL AS scheduled, last_error FROM "${fixture.schema}".outbox WHERE id = $1`, [failing]);
+    expect(row.rows).toEqual([{ attempts: 1, scheduled: true, last_error: expect.stringContaining('nacked') as string }]); // not counted twice
+    const unclean = await fixture.pool.query(`SELECT unclean FROM "${fixture.schema}".outbox_partitions WHERE partition = ${partitionOfU1}`);
+    expect(unclean.rows).toEqual([{ unclean: 0 }]); // the first success was progress
+  });
+
   it('on a table still under engine v1, says so once and waits; publishes once the table is switched', async () => {
     const { fixture, outbox, db } = await setup({ v2: false });
     const publisher = new RecordingPublisher();
