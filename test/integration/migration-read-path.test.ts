@@ -35,7 +35,7 @@ async function upgradedShape(db: SchemaDatabase) {
   return shape;
 }
 
-describe('migration 7, the read path, on PostgreSQL', () => {
+describe('migration 7, the read path', () => {
   let db: SchemaDatabase | undefined;
   afterEach(async () => {
     await db?.cleanup();
@@ -93,16 +93,8 @@ describe('migration 7, the read path, on PostgreSQL', () => {
     expect(await emptyInsertTakesXid(db)).toBe(true);
     await new PostgresOutboxStore(db.database, { schema: db.schema }).verify();
   });
-});
 
-describe('migration 7 on PGlite (one session)', () => {
-  let db: SchemaDatabase | undefined;
-  afterEach(async () => {
-    await db?.cleanup();
-    db = undefined;
-  });
-
-  it('builds the read path indexes valid, with the trigger and CACHE 1', async () => {
+  it('on PGlite (one session) builds the read path indexes valid, with the trigger and CACHE 1', async () => {
     db = await pgliteSchema('mig7');
     await new PostgresOutboxStore(db.database, { schema: db.schema }).migrate();
     expect(await upgradedShape(db)).toEqual({ versions: [1, 2, 3, 4, 5, 6, 7], cache: 1, triggers: 1, due_at: 'timestamp with time zone' });
