@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyMigrations } from '../../src/stores/postgres/migration-runner.js';
 import { migrations, migrationScript } from '../../src/stores/postgres/migrations.js';
@@ -33,6 +34,14 @@ async function upgradedShape(db: SchemaDatabase) {
       (SELECT data_type FROM information_schema.columns WHERE table_schema = $2 AND table_name = 'outbox' AND column_name = 'due_at') AS due_at`,
   [`"${db.schema}".outbox`, db.schema]);
   return shape;
+}
+
+/** The delayed insert of docs/table.md, exactly as a reader copies it. */
+function delayRecipe(): string {
+  const doc = readFileSync(new URL('../../docs/table.md', import.meta.url), 'utf8');
+  const match = /tested by test\/integration\/migration-read-path\.test\.ts.*\n```sql\n([\s\S]*?)```/.exec(doc);
+  if (match?.[1] === undefined) throw new Error('docs/table.md has no tested delay recipe');
+  return match[1];
 }
 
 describe('migration 7, the read path', () => {
@@ -100,5 +109,16 @@ describe('migration 7, the read path', () => {
     expect(await upgradedShape(db)).toEqual({ versions: [1, 2, 3, 4, 5, 6, 7], cache: 1, triggers: 1, due_at: 'timestamp with time zone' });
     expect((await readPathIndexes(db)).map((i) => [i.name, i.valid])).toEqual(READ_PATH_INDEXES.map((n) => [n, true]));
     expect(await emptyInsertTakesXid(db)).toBe(true);
+  });
+
+  it('the delayed insert of docs/table.md is scheduled for engine v2 and delayed for today\'s engine', async () => {
+    db = await postgresSchema('mig7');
+    const store = new PostgresOutboxStore(db.database, { schema: db.schema });
+    await store.migrate();
+    await db.sql(delayRecipe().replaceAll('INSERT INTO outbox', `INSERT INTO "${db.schema}".outbox`));
+    expect(await db.sql(`SELECT due_at = available_at AND due_at > now() AS scheduled FROM "${db.schema}".outbox`)).toEqual([{ scheduled: true }]);
+    const all = Array.from({ length: 64 }, (_, partition) => ({ partition, epoch: '0', after: null, recheck: null, limit: 10 }));
+    expect((await store.reader.read('00000000-0000-4000-8000-000000000000', 64, all)).messages).toEqual([]);
+    expect((await store.claim({ owner: 'v1', leaseMs: 30_000, limit: 10 })).messages).toEqual([]);
   });
 });

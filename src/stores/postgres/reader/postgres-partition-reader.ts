@@ -62,8 +62,8 @@ export class PostgresPartitionReader implements PartitionReader {
       requests.map((r) => r.limit),
     ]);
     const rows = result.rows as ReadRow[];
-    const head = rows[0];
-    if (head === undefined) throw new Error('the read statement returns at least its horizon row');
+    // the statement starts from its one snapshot row, so even an empty read returns the horizon
+    const head = rows[0] as ReadRow;
     const messages = rows.filter((row) => row.partition !== null).map(toPartitionMessage);
     const settled = new Set(head.settled);
     return {
