@@ -18,6 +18,12 @@ export interface PgDatabase extends SqlExecutor {
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Runs a named (prepared) statement; present where the driver keeps them per connection (`fromPgPool`). */
   queryNamed?(statement: { readonly name: string; readonly text: string }, params: unknown[]): Promise<QueryResultLike>;
+  /**
+   * Runs `work` on one connection, outside any transaction, with no time limit on its statements (index builds
+   * run for minutes); a session advisory lock taken in it is held until released. Absent on handles that
+   * cannot keep one connection (then indexes are built plainly, in a transaction).
+   */
+  session?<T>(work: (session: SqlExecutor) => Promise<T>): Promise<T>;
   /** Ends the connections this handle owns; a no-op for handles over a caller's pool. */
   close(): Promise<void>;
 }
@@ -27,8 +33,13 @@ export function affectedRows(result: QueryResultLike): number {
 }
 
 interface PgPoolClientLike extends SqlExecutor {
+  query(text: string, params?: unknown[]): Promise<QueryResultLike>;
+  query(config: { text: string; values?: unknown[]; query_timeout?: number }): Promise<QueryResultLike>;
   release(error?: Error | boolean): void;
 }
+
+/** node-postgres treats a `query_timeout` of 0 as "the pool's", so "none" is the longest timer Node allows. */
+const NO_CLIENT_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** Structural view of a `pg` Pool: no runtime import of `pg` is needed. */
 export interface PgPoolLike extends SqlExecutor {
@@ -57,6 +68,24 @@ export function fromPgPool(pool: PgPoolLike, options: { ownsPool?: boolean } = {
         } catch {
           broken = true;
         }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async session(work) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        const unbounded: SqlExecutor = {
+          query: (text, values) => client.query({ text, ...(values === undefined ? {} : { values }), query_timeout: NO_CLIENT_TIMEOUT_MS }),
+        };
+        await unbounded.query('SET statement_timeout = 0');
+        const result = await work(unbounded);
+        await unbounded.query('RESET statement_timeout');
+        return result;
+      } catch (error) {
+        broken = true;
         throw error;
       } finally {
         client.release(broken);

@@ -1,4 +1,5 @@
 import { quoteIdentifier } from '../../core/identifiers.js';
+import { buildIndexes } from './concurrent-indexes.js';
 import type { PgDatabase, SqlExecutor } from './database.js';
 import type { TableName } from './sql.js';
 
@@ -7,6 +8,12 @@ export interface Migration {
   readonly version: number;
   readonly description: string;
   readonly sql: (name: TableName) => string;
+  /**
+   * Indexes that scan the whole table to build: a query returning one row per index, `name` (in the table's
+   * schema, unquoted) and `definition` (what follows `CREATE INDEX <name>`). `migrate` builds them after its
+   * transaction, `CONCURRENTLY`, so writers never wait; the printed script builds them in its transaction.
+   */
+  readonly indexes?: (name: TableName) => string;
 }
 
 /** Bookkeeping shared by every outboxer table in a schema, keyed by table name. */
@@ -29,10 +36,27 @@ VALUES ('${name.table}', ${version}) ON CONFLICT DO NOTHING;`;
 export function migrationScriptOf(title: string, name: TableName, list: readonly Migration[]): string {
   const parts = [`-- ${title} for ${name.schema}.${name.table}`, 'BEGIN;', bookkeepingSql(name)];
   for (const migration of list) {
-    parts.push(`-- version ${migration.version}: ${migration.description}`, migration.sql(name).trim(), recordSql(name, migration.version));
+    parts.push(`-- version ${migration.version}: ${migration.description}`, migration.sql(name).trim());
+    if (migration.indexes !== undefined) parts.push(scriptIndexesSql(migration.indexes(name)));
+    parts.push(recordSql(name, migration.version));
   }
   parts.push('COMMIT;');
   return `${parts.join('\n')}\n`;
+}
+
+/** The script builds indexes plainly: a DBA applying it to a big table should build them first, concurrently. */
+function scriptIndexesSql(indexes: string): string {
+  return `-- Built plainly here, inside the script's transaction: writers wait while they build. On a big table, run
+-- \`outboxer migrate\` instead (it builds them CONCURRENTLY), or create them CONCURRENTLY beforehand under these names.
+DO $indexes$
+DECLARE
+  wanted record;
+BEGIN
+  FOR wanted IN ${indexes} LOOP
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I %s', wanted.name, wanted.definition);
+  END LOOP;
+END
+$indexes$;`;
 }
 
 /**
@@ -40,6 +64,14 @@ export function migrationScriptOf(title: string, name: TableName, list: readonly
  * processes starting together (an outbox and an inbox among them) migrate once. Returns the versions applied.
  */
 export async function applyMigrations(database: PgDatabase, name: TableName, list: readonly Migration[]): Promise<number[]> {
+  const applied = await applyInTransaction(database, name, list);
+  for (const migration of list) {
+    if (migration.indexes !== undefined) await buildIndexes(database, name, migration.indexes(name));
+  }
+  return applied;
+}
+
+function applyInTransaction(database: PgDatabase, name: TableName, list: readonly Migration[]): Promise<number[]> {
   return database.transaction(async (tx: SqlExecutor) => {
     // one lock per schema, not per table: the outbox's and the inbox's migrations share outboxer_migrations
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`outboxer:${name.schema}`]);

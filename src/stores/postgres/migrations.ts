@@ -3,6 +3,7 @@ import { JSON_MEDIA_TYPE, MEDIA_TYPE } from '../../core/message-body.js';
 import type { PgDatabase } from './database.js';
 import { applyMigrations, type Migration, migrationScriptOf } from './migration-runner.js';
 import { partitionLeasesMigration } from './migration-partition-leases.js';
+import { readPathIndexes, readPathMigration } from './migration-read-path.js';
 import type { TableName } from './sql.js';
 
 export type { Migration } from './migration-runner.js';
@@ -146,6 +147,12 @@ $do$;
     version: 6,
     description: 'engine v2, expand only: the partition function, the partitioning config (engine v1), the relays and partitions side tables',
     sql: partitionLeasesMigration,
+  },
+  {
+    version: 7,
+    description: 'engine v2 read path, expand only: due_at, the xid-first insert trigger, seq CACHE 1; the partition and scheduled-row indexes are built CONCURRENTLY after the transaction',
+    sql: readPathMigration,
+    indexes: readPathIndexes,
   },
 ]);
 

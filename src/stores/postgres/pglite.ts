@@ -33,6 +33,7 @@ export function fromPglite(db: PgliteInstanceLike, options: { ownsDatabase?: boo
   return {
     query: executor.query,
     transaction: (work) => db.transaction((tx) => work(pgliteExecutor(tx))),
+    session: (work) => work(executor),
     async close() {
       if (options.ownsDatabase === true) await db.close();
     },

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
-  Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, RelayLeases, RelayStore,
+  Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayLeases, RelayStore,
 } from '../../core/ports.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
+import { PostgresPartitionReader } from './reader/postgres-partition-reader.js';
 import { insertMessages } from './insert-messages.js';
 import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
 import { databaseCheckError, notMigrated } from './connection-errors.js';
@@ -71,6 +72,8 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
    * own rather than methods of the store: nothing uses it yet, and its `release` is not the row claim's.
    */
   readonly leases: RelayLeases;
+  /** The read path of engine v2 (`PartitionReader`): reads owned partitions without row writes, fenced completion. */
+  readonly reader: PartitionReader;
   readonly #database: PgDatabase;
   readonly #run: RunStatement;
 
@@ -90,6 +93,7 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false', { options: ['preparedStatements'] });
     }
     this.leases = new PostgresRelayLeases(database, this.tableName, this.preparedStatements);
+    this.reader = new PostgresPartitionReader(database, this.tableName, { preparedStatements: this.preparedStatements, retainPublished: this.retainPublishedMs > 0 });
     const statements = nameStatements(buildStatements(this.tableName), PLANNED_PER_CALL);
     const prepare = this.preparedStatements;
     this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);

@@ -23,13 +23,16 @@ export function buildStatements(name: TableName) {
   const leaseFree = `(lease_until IS NULL OR lease_until <= now())`;
   /* The JSON body as its stored text (json keeps the producer's bytes; never jsonb, which rewrites them), or the binary body. */
   const bodyColumns = (row: string) => `${row}payload::text AS payload_json, ${row}payload_bytes, ${row}content_type`;
+  const delayed = (row: string) => `(${row}.available_at IS NOT NULL OR ${row}.delay_ms > 0)`;
   const inputRows = `unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[], $9::text[], $10::text[])
         WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, payload_base64, content_type, ord)`;
   return Object.freeze({
-    insert: `INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at)
+    /* A delayed message (availableAt or delayMs) is also scheduled for engine v2: `due_at` = its available time. */
+    insert: `INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at, due_at)
       SELECT m.id, m.topic, m.type, m.key, m.payload::json, decode(m.payload_base64, 'base64'), m.content_type, m.headers::jsonb,
-        COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond')
+        a.available, CASE WHEN ${delayed('m')} THEN a.available END
       FROM ${inputRows}
+      CROSS JOIN LATERAL (SELECT COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond') AS available) a
       ORDER BY m.ord`,
 
     /*
@@ -45,8 +48,9 @@ export function buildStatements(name: TableName) {
           SELECT 1 FROM ${t} p WHERE p.key = i.key AND p.state = 'pending' AND p.lease_token IS DISTINCT FROM $12::uuid))) AS leased
         FROM input i
       )
-      INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at, lease_owner, lease_token, lease_until, attempts)
+      INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at, due_at, lease_owner, lease_token, lease_until, attempts)
       SELECT d.id, d.topic, d.type, d.key, d.payload::json, decode(d.payload_base64, 'base64'), d.content_type, d.headers::jsonb, d.available,
+        CASE WHEN ${delayed('d')} THEN d.available END,
         CASE WHEN d.leased THEN $11 END, CASE WHEN d.leased THEN $12::uuid END,
         CASE WHEN d.leased THEN clock_timestamp() + $13::int8 * interval '1 millisecond' END,
         CASE WHEN d.leased THEN 1 ELSE 0 END
@@ -192,9 +196,10 @@ export function buildStatements(name: TableName) {
 
     listDead: `SELECT id::text AS id, topic, type, key, attempts, COALESCE(last_error, '') AS reason, created_at, dead_at
       FROM ${t} WHERE state = 'dead' ORDER BY dead_at, seq LIMIT $1`,
-    retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), dead_at = NULL
+    /* `due_at`: a retried row lies below every v2 position, so only the due branch of a v2 read finds it. */
+    retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), due_at = now(), dead_at = NULL
       WHERE state = 'dead' AND id = ANY($1::uuid[])`,
-    retryDeadBatch: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), dead_at = NULL
+    retryDeadBatch: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), due_at = now(), dead_at = NULL
       WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' ORDER BY seq LIMIT $1)`,
     purgeDead: `DELETE FROM ${t} WHERE state = 'dead' AND id = ANY($1::uuid[])`,
     purgeDeadBatch: `DELETE FROM ${t} WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' ORDER BY seq LIMIT $1)`,

@@ -1,0 +1,80 @@
+import type { ReaderStatement, ReaderTables } from './reader-tables.js';
+
+type CompleteArgs = [
+  relayId: string,
+  partitions: readonly number[],
+  epochs: readonly string[],
+  rowPartitions: readonly number[],
+  ids: readonly string[],
+  kinds: readonly ('published' | 'failed' | 'dead' | 'held')[],
+  delays: readonly number[],
+  errors: readonly (string | null)[],
+];
+
+/** The partitions of `$2`/`$3` that name relay `$1` as owner at that epoch, share-locked until the statement commits. */
+const lockedPartitions = ({ partitions }: ReaderTables) => `SELECT p.partition, p.unclean FROM ${partitions} p
+      JOIN unnest($2::int[], $3::int8[]) AS c(partition, epoch) ON p.partition = c.partition AND p.epoch = c.epoch
+      WHERE p.owner = $1::uuid
+      ORDER BY p.partition
+      FOR SHARE OF p`;
+
+/**
+ * Writes the outcomes of several partitions in one statement, each partition whole or not at all.
+ *
+ * Fencing: `locked` keeps the partitions whose row names me at my epoch and share-locks them, in partition
+ * order. A grant (`FOR UPDATE SKIP LOCKED`) passes a locked partition over, and a release or reap waits for this
+ * statement to commit; one that committed first changed the owner or epoch, which the lock re-checks on the
+ * latest row version, so the partition drops out and none of its rows is written. Only the outcomes of locked
+ * partitions are written (`outcome`), only to rows still pending and really in that partition.
+ *
+ * Published rows are deleted, or marked `published` when the store keeps them (`retain`). Failed rows count the
+ * attempt and get `due_at` (their backoff: a scheduled row holds its key, see `read-partitions.ts`) or are parked
+ * dead; held rows get `due_at` without an attempt. Returns, per requested partition in order, whether it was
+ * locked and how many rows each kind of write changed.
+ *
+ * Plan seen on PostgreSQL 15 (100k rows): LockRows over the partitions' primary key (custom plan) or a scan of
+ * the small partitions table (generic); each write is a Nested Loop over `outcome` -> Index Scan using <t>_id_key.
+ */
+function completePartitions(retain: boolean): ReaderStatement<CompleteArgs> {
+  return {
+    sql: (tables) => {
+      const { outbox, partitioning, partitionOf } = tables;
+      const inPartition = `o.id = m.id AND o.state = 'pending' AND ${partitionOf('o', 'c.partition_count')} = m.partition`;
+      const publish = retain
+        ? `UPDATE ${outbox} o SET state = 'published', published_at = now(), due_at = NULL
+        FROM outcome m, ${partitioning} c WHERE m.kind = 'published' AND ${inPartition}`
+        : `DELETE FROM ${outbox} o USING outcome m, ${partitioning} c WHERE m.kind = 'published' AND ${inPartition}`;
+      return `WITH locked AS MATERIALIZED (
+      ${lockedPartitions(tables)}
+    ), outcome AS (
+      SELECT m.* FROM unnest($4::int[], $5::uuid[], $6::text[], $7::int8[], $8::text[]) AS m(partition, id, kind, delay_ms, error)
+      WHERE m.partition IN (SELECT partition FROM locked)
+    ), published AS (
+      ${publish}
+      RETURNING m.partition
+    ), scheduled AS (
+      UPDATE ${outbox} o SET
+        attempts = o.attempts + CASE WHEN m.kind = 'held' THEN 0 ELSE 1 END,
+        last_error = CASE WHEN m.kind = 'held' THEN COALESCE(m.error, o.last_error) ELSE m.error END,
+        state = CASE WHEN m.kind = 'dead' THEN 'dead' ELSE 'pending' END,
+        dead_at = CASE WHEN m.kind = 'dead' THEN now() END,
+        due_at = CASE WHEN m.kind = 'dead' THEN NULL ELSE now() + m.delay_ms * interval '1 millisecond' END
+      FROM outcome m, ${partitioning} c
+      WHERE m.kind <> 'published' AND ${inPartition}
+      RETURNING m.partition
+    )
+    SELECT r.partition, r.epoch::text AS epoch, l.partition IS NOT NULL AS applied, COALESCE(l.unclean, 0) AS unclean,
+      (SELECT count(*) FROM published x WHERE x.partition = r.partition)::int AS published,
+      (SELECT count(*) FROM scheduled x WHERE x.partition = r.partition)::int AS scheduled
+    FROM unnest($2::int[], $3::int8[]) WITH ORDINALITY AS r(partition, epoch, ord)
+    LEFT JOIN locked l ON l.partition = r.partition
+    ORDER BY r.ord`;
+    },
+    params: (relayId, partitions, epochs, rowPartitions, ids, kinds, delays, errors) => [
+      relayId, partitions, epochs, rowPartitions, ids, kinds, delays, errors,
+    ],
+  };
+}
+
+export const completeDeleting = completePartitions(false);
+export const completeRetaining = completePartitions(true);

@@ -1,0 +1,165 @@
+import { ConfigurationError } from '../../../core/errors.js';
+import type {
+  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOutcome, PartitionReadRequest,
+  PartitionReadResult,
+} from '../../../core/ports.js';
+import { affectedRows, type PgDatabase, type QueryResultLike } from '../database.js';
+import { type MessageRow, toMessage } from '../message-rows.js';
+import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
+import type { TableName } from '../sql.js';
+import { completeDeleting, completeRetaining } from './complete-partitions.js';
+import { countAttempt } from './count-attempt.js';
+import { readPartitions } from './read-partitions.js';
+import { readerTables, type ReaderStatement, type ReaderTables } from './reader-tables.js';
+import { resetUnclean } from './reset-unclean.js';
+
+interface ReadRow extends MessageRow {
+  horizon: string;
+  tag: string | null;
+  settled: number[];
+  partition: number | null;
+  source: PartitionMessage['source'];
+  waits_seq: string | null;
+  due_in_ms: string | number | null;
+}
+
+interface CompleteRow {
+  partition: number;
+  epoch: string;
+  applied: boolean;
+  unclean: number;
+  published: number;
+  scheduled: number;
+}
+
+const SEQ = /^[0-9]{1,19}$/;
+const XID8 = /^[0-9]{1,20}$/;
+const MAX_PARTITIONS = 1024;
+
+/** The read path of engine v2 on PostgreSQL or PGlite; reached as `store.reader`. */
+export class PostgresPartitionReader implements PartitionReader {
+  readonly #database: PgDatabase;
+  readonly #tables: ReaderTables;
+  readonly #prepare: boolean;
+  readonly #retain: boolean;
+  readonly #named = new Map<string, NamedStatement>();
+
+  constructor(database: PgDatabase, name: TableName, options: { readonly preparedStatements: boolean; readonly retainPublished: boolean }) {
+    this.#database = database;
+    this.#tables = readerTables(name);
+    this.#prepare = options.preparedStatements;
+    this.#retain = options.retainPublished;
+  }
+
+  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
+    checkRead(relayId, partitionCount, requests);
+    const result = await this.#run(readPartitions, partitionCount, 'read', [
+      requests.map((r) => r.partition),
+      requests.map((r) => r.after),
+      requests.map((r) => r.recheck?.from ?? null),
+      requests.map((r) => r.recheck?.to ?? null),
+      requests.map((r) => r.recheck?.tag ?? null),
+      requests.map((r) => r.limit),
+    ]);
+    const rows = result.rows as ReadRow[];
+    // the statement starts from its one snapshot row, so even an empty read returns the horizon
+    const head = rows[0] as ReadRow;
+    const messages = rows.filter((row) => row.partition !== null).map(toPartitionMessage);
+    const settled = new Set(head.settled);
+    return {
+      horizon: head.horizon,
+      tag: head.tag,
+      partitions: requests.map((request) => outcomeOf(request, messages, settled.has(request.partition))),
+      messages,
+    };
+  }
+
+  async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {
+    if (completions.length === 0) return [];
+    const rows = completions.flatMap((c) => [
+      ...c.published.map((id) => ({ partition: c.partition, id, kind: 'published' as const, delayMs: 0, error: null })),
+      ...c.failed.map((f) => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? ('dead' as const) : ('failed' as const), delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error })),
+      ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason })),
+    ]);
+    checkCompletions(relayId, completions);
+    for (const row of rows) checkDelay(relayId, row.id, row.delayMs);
+    const statement = this.#retain ? completeRetaining : completeDeleting;
+    const result = await this.#run(statement, 0, 'complete', [
+      relayId, completions.map((c) => c.partition), completions.map((c) => c.epoch),
+      rows.map((r) => r.partition), rows.map((r) => r.id), rows.map((r) => r.kind), rows.map((r) => r.delayMs), rows.map((r) => r.error),
+    ]);
+    const outcomes = result.rows as CompleteRow[];
+    const progressed = outcomes.filter((o) => o.applied && o.unclean > 0 && o.published > 0);
+    if (progressed.length > 0) {
+      await this.#run(resetUnclean, 0, 'resetUnclean', [relayId, progressed.map((o) => o.partition), progressed.map((o) => o.epoch)]);
+    }
+    return outcomes.map((o) => ({ partition: o.partition, epoch: o.epoch, applied: o.applied, changed: o.published + o.scheduled }));
+  }
+
+  async countAttempt(relayId: string, lease: Pick<PartitionLease, 'partition' | 'epoch'>, id: string): Promise<boolean> {
+    return affectedRows(await this.#run(countAttempt, 0, 'countAttempt', [relayId, lease.partition, lease.epoch, id])) === 1;
+  }
+
+  #run<A extends readonly unknown[]>(statement: ReaderStatement<A>, partitionCount: number, label: string, args: A): Promise<QueryResultLike> {
+    const cacheKey = `${label}:${partitionCount}`;
+    let named = this.#named.get(cacheKey);
+    if (named === undefined) {
+      named = namedStatement(statement.sql(this.#tables, partitionCount));
+      this.#named.set(cacheKey, named);
+    }
+    return runStatement(this.#database, named, statement.params(...args), this.#prepare);
+  }
+}
+
+function toPartitionMessage(row: ReadRow): PartitionMessage {
+  return {
+    ...toMessage(row),
+    partition: row.partition as number,
+    source: row.source,
+    waitsFor: row.waits_seq === null ? null : { seq: row.waits_seq, dueInMs: Number(row.due_in_ms) },
+  };
+}
+
+function outcomeOf(request: PartitionReadRequest, messages: readonly PartitionMessage[], settled: boolean): PartitionReadOutcome {
+  const mine = messages.filter((m) => m.partition === request.partition);
+  const fresh = mine.filter((m) => m.source === 'fresh');
+  const rechecked = mine.filter((m) => m.source === 'recheck');
+  return {
+    partition: request.partition,
+    reached: fresh.at(-1)?.seq ?? null,
+    recheck: request.recheck === null ? null : { applied: settled, last: rechecked.at(-1)?.seq ?? null, full: rechecked.length === request.limit },
+  };
+}
+
+function checkRead(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): void {
+  const invalid = (what: string) => new ConfigurationError('OUTBOXER_INVALID_OPTION', `read for relay ${relayId}: ${what}`);
+  if (!Number.isSafeInteger(partitionCount) || partitionCount < 1 || partitionCount > MAX_PARTITIONS) {
+    throw invalid(`partitionCount must be a whole number from 1 to ${MAX_PARTITIONS}; got ${String(partitionCount)}`);
+  }
+  const seen = new Set<number>();
+  for (const r of requests) {
+    if (!Number.isSafeInteger(r.partition) || r.partition < 0 || r.partition >= partitionCount || seen.has(r.partition)) {
+      throw invalid(`partition ${String(r.partition)} must be a whole number below ${partitionCount}, requested once`);
+    }
+    seen.add(r.partition);
+    if (!Number.isSafeInteger(r.limit) || r.limit < 1) throw invalid(`partition ${r.partition}: limit must be a whole number >= 1; got ${String(r.limit)}`);
+    const seqs = [r.after, r.recheck?.from ?? null, r.recheck?.to ?? null].filter((s) => s !== null);
+    if (seqs.some((s) => typeof s !== 'string' || !SEQ.test(s)) || (r.recheck !== null && !XID8.test(r.recheck.tag))) {
+      throw invalid(`partition ${r.partition}: positions and recheck bounds must be seqs, and the tag an xid, that a read returned`);
+    }
+  }
+}
+
+function checkCompletions(relayId: string, completions: readonly PartitionCompletion[]): void {
+  for (const c of completions) {
+    if (!Number.isSafeInteger(c.partition) || c.partition < 0 || typeof c.epoch !== 'string' || !SEQ.test(c.epoch)) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`);
+    }
+  }
+}
+
+function checkDelay(relayId: string, id: string, delayMs: number): void {
+  if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: message ${id} needs a delay in whole ms >= 0; got ${String(delayMs)}`);
+  }
+}
