@@ -239,11 +239,15 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       expect(read.messages).toMatchObject([{ id: row?.id, source: 'due', attempts: 1 }]);
     });
 
-    it('refuses a bad partition count, partition, limit or position with OUTBOXER_INVALID_OPTION', async () => {
+    it('refuses a bad partition count, partition, limit, position, epoch or delay with OUTBOXER_INVALID_OPTION', async () => {
       const e = await setup();
       const a = await owner(e);
       const bad = { code: 'OUTBOXER_INVALID_OPTION' };
       await expect(e.reader.read(a.id, 0, [])).rejects.toMatchObject(bad);
+      expect(await e.reader.read(a.id, P, [])).toMatchObject({ tag: null, partitions: [], messages: [] });
+      await expect(e.reader.complete(a.id, [{ partition: 0, epoch: 'x', published: [], failed: [], held: [] }])).rejects.toMatchObject(bad);
+      const heldBadly = { partition: 0, epoch: '1', published: [], failed: [], held: [{ id: '00000000-0000-4000-8000-000000000000', delayMs: -1, reason: null }] };
+      await expect(e.reader.complete(a.id, [heldBadly])).rejects.toMatchObject(bad);
       await expect(e.reader.read(a.id, P, [fresh(P, '1')])).rejects.toMatchObject(bad);
       await expect(e.reader.read(a.id, P, [fresh(0, '1'), fresh(0, '1')])).rejects.toMatchObject(bad);
       await expect(e.reader.read(a.id, P, [fresh(0, '1', 0)])).rejects.toMatchObject(bad);

@@ -96,7 +96,9 @@ export interface CompletionOutcome extends Pick<PartitionLease, 'partition' | 'e
  *   partition next: reads flag such rows (`waitsFor`) instead of hiding them.
  * - **Fenced writes.** `complete` writes a partition's outcomes only while that partition names the relay as
  *   owner at the given epoch, in the same statement (so a grant to another relay waits for it or voids it).
- *   Writing an outcome twice, or for a row no longer pending, changes nothing the second time.
+ *   Publishing or parking a row twice, or writing any outcome for a row no longer pending, changes nothing the
+ *   second time; a backoff or hold written twice is written twice (an attempt counted again), so a relay writes
+ *   each failure once.
  */
 export interface PartitionReader {
   /** Reads the given partitions of mine in one round trip; `partitionCount` is the configured count they hash into. */

@@ -31,6 +31,9 @@ const lockedPartitions = ({ partitions }: ReaderTables) => `SELECT p.partition, 
  * attempt and get `due_at` (their backoff: a scheduled row holds its key, see `read-partitions.ts`) or are parked
  * dead; held rows get `due_at` without an attempt. Returns, per requested partition in order, whether it was
  * locked and how many rows each kind of write changed.
+ *
+ * Plan seen on PostgreSQL 15 (100k rows): LockRows over the partitions' primary key (custom plan) or a scan of
+ * the small partitions table (generic); each write is a Nested Loop over `outcome` -> Index Scan using <t>_id_key.
  */
 function completePartitions(retain: boolean): ReaderStatement<CompleteArgs> {
   return {

@@ -62,8 +62,8 @@ export class PostgresPartitionReader implements PartitionReader {
       requests.map((r) => r.limit),
     ]);
     const rows = result.rows as ReadRow[];
-    const head = rows[0];
-    if (head === undefined) throw new Error('the read statement returns at least its horizon row');
+    // the statement starts from its one snapshot row, so even an empty read returns the horizon
+    const head = rows[0] as ReadRow;
     const messages = rows.filter((row) => row.partition !== null).map(toPartitionMessage);
     const settled = new Set(head.settled);
     return {
@@ -81,6 +81,7 @@ export class PostgresPartitionReader implements PartitionReader {
       ...c.failed.map((f) => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? ('dead' as const) : ('failed' as const), delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error })),
       ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason })),
     ]);
+    checkCompletions(relayId, completions);
     for (const row of rows) checkDelay(relayId, row.id, row.delayMs);
     const statement = this.#retain ? completeRetaining : completeDeleting;
     const result = await this.#run(statement, 0, 'complete', [
@@ -145,6 +146,14 @@ function checkRead(relayId: string, partitionCount: number, requests: readonly P
     const seqs = [r.after, r.recheck?.from ?? null, r.recheck?.to ?? null].filter((s) => s !== null);
     if (seqs.some((s) => typeof s !== 'string' || !SEQ.test(s)) || (r.recheck !== null && !XID8.test(r.recheck.tag))) {
       throw invalid(`partition ${r.partition}: positions and recheck bounds must be seqs, and the tag an xid, that a read returned`);
+    }
+  }
+}
+
+function checkCompletions(relayId: string, completions: readonly PartitionCompletion[]): void {
+  for (const c of completions) {
+    if (!Number.isSafeInteger(c.partition) || c.partition < 0 || typeof c.epoch !== 'string' || !SEQ.test(c.epoch)) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`);
     }
   }
 }
