@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { PublishError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
@@ -183,6 +184,30 @@ describe('engine v2 relay on PostgreSQL', () => {
     expect(row.rows).toEqual([{ attempts: 1, scheduled: true, last_error: expect.stringContaining('nacked') as string }]); // not counted twice
     const unclean = await fixture.pool.query(`SELECT unclean FROM "${fixture.schema}".outbox_partitions WHERE partition = ${partitionOfU1}`);
     expect(unclean.rows).toEqual([{ unclean: 0 }]); // the first success was progress
+  });
+
+  it('pauses a topic whose destination is missing: its rows held uncounted, other topics flowing, then resumed', async () => {
+    const { fixture, outbox, db } = await setup();
+    const publisher = new RecordingPublisher();
+    let routable = false;
+    publisher.failWith = (m) => (m.topic === 'gone' && !routable ? new PublishError('OUTBOXER_UNROUTABLE', `no route for message ${m.id} (test)`) : undefined);
+    const events: string[] = [];
+    const relay = outbox.createRelay(publisher, {
+      ...v2Timing,
+      hooks: { onTopicPaused: (e) => events.push(`paused ${e.topic}`), onTopicResumed: (e) => events.push(`resumed ${e.topic}`) },
+    });
+    relays.push(relay);
+    relay.start();
+    const gone = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: 3 }, (_, i) => ({ topic: 'gone', type: 'x', key: 'g', payload: i }))));
+    const flowing = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: 5 }, (_, i) => ({ topic: 'ok', type: 'x', key: `k${i}`, payload: i }))));
+    await waitFor(() => flowing.every((id) => publisher.delivered.some((m) => m.id === id)), { what: 'the other topic' });
+    await waitFor(async () => (await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox WHERE topic = 'gone' AND due_at IS NOT NULL AND attempts = 0`)).rows[0]?.n === 3, { what: 'the paused topic held, uncounted' });
+    expect(events).toEqual(['paused gone']);
+    routable = true;
+    await waitFor(() => gone.every((id) => publisher.delivered.some((m) => m.id === id)), { timeoutMs: 20_000, what: 'the topic after its pause' });
+    expect(publisher.delivered.filter((m) => m.topic === 'gone').map((m) => m.id)).toEqual(gone);
+    await waitFor(() => events.length === 2, { what: 'the resume reported' });
+    expect(events).toEqual(['paused gone', 'resumed gone']);
   });
 
   it('on a table still under engine v1, says so once and waits; publishes once the table is switched', async () => {
