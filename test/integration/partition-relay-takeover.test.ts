@@ -4,7 +4,7 @@ import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database
 import { checkDeliveries } from '../support/order-checker.js';
 import { FreezableStore, holdings, relayPool, switchToV2 } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
-import { RecordingPublisher } from '../support/recording-publisher.js';
+import { RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 describe('engine v2 relays sharing partitions on PostgreSQL', () => {
@@ -109,5 +109,24 @@ describe('engine v2 relays sharing partitions on PostgreSQL', () => {
     await waitFor(() => fenced.length > 0, { what: "the zombie's completion fenced" });
     expect(fenced[0]).toEqual({ expected: 1, marked: 0 });
     expect(h.relayId).toBeDefined();
+  });
+
+  it('a completion that committed but lost its reply is tried again without counting its failure twice', async () => {
+    const { fixture, enqueue } = await setup();
+    const publisher = new RecordingPublisher();
+    const lossy = new FreezableStore(fixture.store);
+    lossy.repliesLostAfterCommit = 1;
+    const [failing] = await enqueue(1);
+    publisher.failWith = (m) => (m.id === failing ? transientFailure(m.id) : undefined);
+    const errors: string[] = [];
+    let reported = 0;
+    const hooks = { onError: (e: { stage: string }) => errors.push(e.stage), onRetry: () => reported++ };
+    relays.make(lossy.store, publisher, { retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: 0 }, hooks });
+    // the outcome is reported once the completion went through: after the lost reply and the second try
+    await waitFor(() => reported === 1, { what: 'the completion done' });
+    expect(errors).toContain('mark');
+    expect(lossy.repliesLostAfterCommit).toBe(0);
+    const row = await fixture.pool.query(`SELECT attempts FROM "${fixture.schema}".outbox WHERE id = $1`, [failing]);
+    expect(row.rows).toEqual([{ attempts: 1 }]); // counted by the try that committed, not again by the next
   });
 });

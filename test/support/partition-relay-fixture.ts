@@ -31,6 +31,8 @@ export class FreezableStore {
   #open: () => void = () => undefined;
   /** Heartbeats executed by the database come back this much later (a congested network or event loop). */
   slowBeatsMs = 0;
+  /** This many completions commit and then fail on their way back, as a connection that drops after COMMIT. */
+  repliesLostAfterCommit = 0;
   /** Completions that reached the gate while it was closed. */
   gated = 0;
   readonly store: StoreForPartitionRelay;
@@ -63,7 +65,12 @@ export class FreezableStore {
             this.gated++;
             await this.#gate;
           }
-          return reader.complete(...args);
+          const outcomes = await reader.complete(...args);
+          if (this.repliesLostAfterCommit > 0) {
+            this.repliesLostAfterCommit--;
+            throw new Error('the connection dropped after the completion committed (test)');
+          }
+          return outcomes;
         },
       },
       purgePublished: (n) => inner.purgePublished(n),

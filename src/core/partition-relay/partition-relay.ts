@@ -13,6 +13,7 @@ import { CompletionBatcher } from './completion-batcher.js';
 import { LeaseSession } from './lease-session.js';
 import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
 import { publishBatch } from './publish-batch.js';
+import { uncounted } from './publish-plan.js';
 import { foldRead, readRequest, type SentRead } from './read-fold.js';
 
 /** What the v2 relay needs from a store: the partition leases, the partition reader, housekeeping, and the start check. */
@@ -218,7 +219,9 @@ export class PartitionRelay {
     const { completion } = result;
     const expected = completion.published.length + completion.failed.length + completion.held.length;
     if (expected > 0) {
-      const outcome = await this.#persistently(() => this.#completions.complete(relayId, completion));
+      // a try that failed may still have committed: later tries do not count its failures again
+      let tries = 0;
+      const outcome = await this.#persistently(() => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)));
       if (!outcome.applied) return this.#fenced(entry, expected);
       if (completion.published.length > 0 && this.#session.book.get(entry.partition) === entry) entry.unclean = 0;
     }

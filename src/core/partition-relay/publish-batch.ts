@@ -4,7 +4,7 @@ import type { RelayOptions } from '../relay-options.js';
 import type { TopicPauses } from '../topic-pauses.js';
 import { bounded } from './bounded-statement.js';
 import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
-import { completionsFrom, type PartitionResult, splitWaiting } from './publish-plan.js';
+import { completionsFrom, type PartitionResult, splitWaiting, uncounted } from './publish-plan.js';
 
 export interface BatchContext {
   readonly relayId: string;
@@ -54,7 +54,7 @@ export async function publishBatch(messages: readonly PartitionMessage[], entrie
   const sent = messages.filter((m) => !lost.has(m.partition));
   const results = completionsFrom(sent, withoutPartitions(outcome, lost), held.filter((h) => !lost.has(h.partition)), (p) => (entries.get(p) as PartitionEntry).epoch);
   const counted = new Set(ready.filter(unclean).map((m) => m.partition));
-  return { outcome, results: results.map((result) => (counted.has(result.completion.partition) ? uncounted(result) : result)), lost: [...lost] };
+  return { outcome, results: results.map((result) => (counted.has(result.completion.partition) ? { ...result, completion: uncounted(result.completion) } : result)), lost: [...lost] };
 }
 
 async function oneAtATime(
@@ -79,21 +79,6 @@ async function oneAtATime(
     }
   }
   return outcome;
-}
-
-/** A failure whose attempt was counted before its publish is scheduled for its retry without counting it again. */
-function uncounted(result: PartitionResult): PartitionResult {
-  const { completion } = result;
-  const retried = completion.failed.filter((f) => 'retryInMs' in f);
-  if (retried.length === 0) return result;
-  return {
-    ...result,
-    completion: {
-      ...completion,
-      failed: completion.failed.filter((f) => 'dead' in f),
-      held: [...completion.held, ...retried.map((f) => ({ id: f.id, delayMs: 'retryInMs' in f ? f.retryInMs : 0, reason: f.error }))],
-    },
-  };
 }
 
 function merge(a: ClaimOutcome, b: ClaimOutcome): ClaimOutcome {

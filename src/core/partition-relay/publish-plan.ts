@@ -99,3 +99,19 @@ export function completionsFrom(
     reread: r.reread,
   }));
 }
+
+/**
+ * The completion with its retried failures written as holds for their backoff, without counting an attempt:
+ * for a failure whose attempt was counted already (before the publish of an unclean partition, or by an earlier
+ * try of this completion that may have committed). A backoff written twice would count twice; parking twice
+ * changes nothing.
+ */
+export function uncounted(completion: PartitionCompletion): PartitionCompletion {
+  const retried = completion.failed.flatMap((f) => ('retryInMs' in f ? [f] : []));
+  if (retried.length === 0) return completion;
+  return {
+    ...completion,
+    failed: completion.failed.filter((f) => 'dead' in f),
+    held: [...completion.held, ...retried.map((f) => ({ id: f.id, delayMs: f.retryInMs, reason: f.error }))],
+  };
+}

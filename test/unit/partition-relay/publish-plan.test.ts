@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimOutcome } from '../../../src/core/publish-claim.js';
-import { completionsFrom, MIN_HOLD_MS, splitWaiting } from '../../../src/core/partition-relay/publish-plan.js';
+import { completionsFrom, MIN_HOLD_MS, splitWaiting, uncounted } from '../../../src/core/partition-relay/publish-plan.js';
 import { partitionMessage as m } from './partition-messages.js';
 
 const never = () => false;
@@ -84,5 +84,22 @@ describe('completionsFrom: one completion per partition', () => {
     const waiting = m(4, { key: 'k', partition: 1 });
     const [result] = completionsFrom([waiting], emptyOutcome(), [{ id: waiting.id, partition: 1, delayMs: 70, reason: 'r' }], () => '9');
     expect(result?.completion.held).toEqual([{ id: waiting.id, delayMs: 70, reason: 'r' }]);
+  });
+});
+
+describe('uncounted', () => {
+  it('writes retried failures as holds for their backoff with their error, keeps parked ones, and changes nothing else', () => {
+    const completion = {
+      partition: 1, epoch: '2', published: ['p'],
+      failed: [{ id: 'r', error: 'nack', retryInMs: 900 }, { id: 'd', error: 'too large', dead: true as const }],
+      held: [{ id: 'h', delayMs: 50, reason: null }],
+    };
+    expect(uncounted(completion)).toEqual({
+      partition: 1, epoch: '2', published: ['p'],
+      failed: [{ id: 'd', error: 'too large', dead: true }],
+      held: [{ id: 'h', delayMs: 50, reason: null }, { id: 'r', delayMs: 900, reason: 'nack' }],
+    });
+    const clean = { partition: 1, epoch: '2', published: ['p'], failed: [], held: [] };
+    expect(uncounted(clean)).toBe(clean);
   });
 });
