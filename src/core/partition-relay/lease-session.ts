@@ -99,7 +99,7 @@ export class LeaseSession {
   async #join(): Promise<void> {
     const sentAt = performance.now();
     this.#nextBeatAt = Number.POSITIVE_INFINITY;
-    const membership = await this.#statement(this.#leases.join({ name: this.#options.owner, leaseMs: this.#options.leaseMs }), 'join', sentAt);
+    const membership = await this.#statement(this.#leases.join({ name: this.#options.owner, leaseMs: this.#options.leaseMs }), 'join');
     this.#relayId = membership.relayId;
     this.#beatSentAt = sentAt;
     this.#nextBeatAt = nextHeartbeatAt(sentAt, this.#timing);
@@ -111,7 +111,7 @@ export class LeaseSession {
     const relayId = this.#relayId as string;
     const sentAt = performance.now();
     this.#nextBeatAt = nextHeartbeatAt(sentAt, this.#timing);
-    const membership = await this.#statement(this.#leases.heartbeat(relayId, { leaving: this.#standby }), `heartbeat of relay ${relayId}`, sentAt);
+    const membership = await this.#statement(this.#leases.heartbeat(relayId, { leaving: this.#standby }), `heartbeat of relay ${relayId}`, !this.#standby);
     if (relayId !== this.#relayId) return;
     const verdict = beatVerdict(sentAt, performance.now(), membership, this.#timing);
     if (verdict === 'rejoin') {
@@ -210,12 +210,13 @@ export class LeaseSession {
     this.#nextBeatAt = 0;
   }
 
-  async #statement<T>(statement: Promise<T>, what: string, sentAt?: number): Promise<T> {
+  async #statement<T>(statement: Promise<T>, what: string, keepsLease = false): Promise<T> {
     try {
       return await bounded(statement, this.#statementMs, what);
     } catch (error) {
-      // a failed beat is tried again after the error backoff, not a whole beat interval later
-      if (sentAt !== undefined) this.#nextBeatAt = Math.min(this.#nextBeatAt, performance.now() + this.#options.errorBackoffMs);
+      // a beat that keeps a lease is tried again after the first error backoff, not a whole beat interval later;
+      // joins and a lapsed relay's beats follow the loop's doubling backoff
+      if (keepsLease) this.#nextBeatAt = Math.min(this.#nextBeatAt, performance.now() + this.#options.errorBackoffMs);
       throw error;
     }
   }
