@@ -1,6 +1,7 @@
-import { attributeDuplicates, type IncarnationRecord, indexSends } from './attribution.js';
+import { attributeDuplicates, duplicateBudget, type IncarnationRecord, indexSends } from './attribution.js';
 import type { FaultRecord } from './fault-log.js';
-import type { MessageKind, RelaySpec } from './spec.js';
+import type { LoadName } from './load.js';
+import type { MessageKind, RelayEngine, RelaySpec } from './spec.js';
 
 export interface LedgerRow { readonly id: string; readonly key: string; readonly version: number; readonly kind: MessageKind }
 export interface OutboxRow { readonly id: string; readonly state: string; readonly deadAt: number | null }
@@ -24,10 +25,14 @@ export interface CheckInput {
   readonly writerFailures: number;
 }
 
-export interface ScenarioReport {
+export interface CheckReport {
   readonly scenario: string;
   readonly seed: number;
   readonly committed: number;
+  /** From the first commit to the last. */
+  readonly writeMs: number;
+  /** Committed messages per second over `writeMs`: the load the faults hit. */
+  readonly committedPerSecond: number;
   readonly writerFailures: number;
   readonly delivered: number;
   readonly lost: number;
@@ -54,6 +59,14 @@ export interface ScenarioReport {
   readonly pass: boolean;
 }
 
+/** A check's report with how the scenario ran. */
+export interface ScenarioReport extends CheckReport {
+  readonly load: LoadName;
+  readonly engine: RelayEngine;
+  /** Start of the scenario to its report, environment set-up and drain included. */
+  readonly durationMs: number;
+}
+
 /** Faults that restart the broker: acks in flight may be lost and the broker delivers again. */
 const BROKER_RESTARTS = /^(nats-server-restart|rabbitmq-stop-start-app)/;
 const ACK_WINDOW_MS = 2000;
@@ -61,7 +74,7 @@ const ACK_WINDOW_MS = 2000;
 const isPoison = (kind: MessageKind) => kind === 'poison-large';
 
 /** Counts, never reads logs: committed rows against deliveries, with duplicates attributed to faults. */
-export function check(input: CheckInput): ScenarioReport {
+export function check(input: CheckInput): CheckReport {
   const { relay } = input;
   const ledger = new Map(input.ledger.map((row) => [row.id, row]));
   const outbox = new Map(input.outbox.map((row) => [row.id, row]));
@@ -105,8 +118,7 @@ export function check(input: CheckInput): ScenarioReport {
     const copies = attribution.byFault.get(fault.id) ?? 0;
     if (copies === 0) continue;
     byFault[`${fault.id}:${fault.kind}`] = copies;
-    // A fault between confirmation and mark can repeat everything a relay held leased: one claim per lane.
-    const budget = relay.batchSize * relay.lanes * (fault.target === undefined ? relay.count : 1);
+    const budget = duplicateBudget(fault, relay);
     if (copies > budget) overBudget.push(`${fault.id}:${fault.kind} ${copies} > ${budget}`);
   }
 
@@ -139,6 +151,7 @@ export function check(input: CheckInput): ScenarioReport {
     scenario: input.scenario,
     seed: input.seed,
     committed: input.ledger.length,
+    ...writeRate(input.ledger.length, input.commitTimes),
     writerFailures: input.writerFailures,
     delivered: first.size,
     lost: lost.length,
@@ -174,7 +187,18 @@ export function check(input: CheckInput): ScenarioReport {
   return { ...report, pass: passes(report) };
 }
 
-export function passes(r: Omit<ScenarioReport, 'pass'>): boolean {
+export function passes(r: Omit<CheckReport, 'pass'>): boolean {
   return r.committed > 0 && r.writerFailures === 0 && r.lost === 0 && r.phantom === 0 && r.orderInversions === 0 && r.duplicatesUnattributed === 0 && r.faultsOverBudget.length === 0
     && r.poisonNotDead === 0 && r.normalDead === 0 && r.leftPending === 0 && r.stuck === 0 && r.drainMs !== null && r.canaryLeaks.length === 0;
+}
+
+function writeRate(committed: number, commitTimes: ReadonlyMap<string, number>): { writeMs: number; committedPerSecond: number } {
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  for (const t of commitTimes.values()) {
+    first = Math.min(first, t);
+    last = Math.max(last, t);
+  }
+  const writeMs = last > first ? last - first : 0;
+  return { writeMs, committedPerSecond: writeMs > 0 ? Math.round((committed * 1000) / writeMs) : 0 };
 }
