@@ -1,5 +1,5 @@
 import type { FaultContext } from '../scenario.js';
-import type { Incarnation } from '../relay-slot.js';
+import type { Incarnation, RelaySlot } from '../relay-slot.js';
 
 /** A running relay chosen by the seeded PRNG (undefined if none is up right now). */
 export function pickRelay(ctx: FaultContext): Incarnation | undefined {
@@ -36,5 +36,18 @@ export async function sigtermRelay(ctx: FaultContext): Promise<void> {
   const fault = ctx.log.begin('sigterm', { target: victim.name, mayDuplicate: false });
   victim.process.signal('SIGTERM');
   await victim.process.exited;
+  ctx.log.heal(fault);
+}
+
+/**
+ * The relay of `slot` leaves for good. SIGTERM: a graceful stop, no copy allowed. SIGKILL: what it had
+ * claimed waits out its lease, then a survivor publishes it again (copies within the budget).
+ * Joins are not faults: a relay that starts claims only free rows, so none is logged.
+ */
+export async function leaveRelay(ctx: FaultContext, slot: RelaySlot, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  const victim = slot.current;
+  if (victim === undefined) return;
+  const fault = ctx.log.begin(`leave-${signal.toLowerCase()}`, { target: victim.name, mayDuplicate: signal === 'SIGKILL' });
+  await slot.leave(signal);
   ctx.log.heal(fault);
 }
