@@ -1,3 +1,5 @@
+import { readJournal } from '../journal.js';
+import { poll } from '../poll.js';
 import type { FaultContext } from '../scenario.js';
 import type { Incarnation, RelaySlot } from '../relay-slot.js';
 
@@ -37,6 +39,15 @@ export async function sigtermRelay(ctx: FaultContext): Promise<void> {
   victim.process.signal('SIGTERM');
   await victim.process.exited;
   ctx.log.heal(fault);
+}
+
+/**
+ * A relay joins in `slot`; resolves once it runs (a node process takes seconds to start on a busy machine,
+ * and a relay stopped before it ran would not have joined at all).
+ */
+export async function joinRelay(slot: RelaySlot): Promise<void> {
+  const joined = slot.join();
+  await poll(() => !joined.process.running || readJournal(joined.journal).some((r) => r.e === 'running'), 30_000, `${joined.name} to run`, 100);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { leaveRelay } from '../faults/process-faults.js';
+import { joinRelay, leaveRelay } from '../faults/process-faults.js';
 import type { Scenario } from '../scenario.js';
 
 /**
@@ -19,7 +19,7 @@ export const rabbitRelaysJoinLeave: Scenario = {
     do {
       for (const slot of others) {
         await ctx.sleep(ctx.prng.int(1000, 2000));
-        slot.join();
+        await joinRelay(slot);
       }
       const killed = ctx.prng.pick(others).index;
       for (const slot of [...others].reverse()) {

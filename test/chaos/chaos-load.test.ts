@@ -11,7 +11,7 @@ import { createPostgresFixture, type PostgresFixture } from '../support/postgres
 
 describe('chaos load profiles', () => {
   it('sustained: over 10,000 committed messages, at a schedule of at least 500 msg/s', () => {
-    const sustained = LOADS.sustained;
+    const sustained = LOADS.sustained.workload;
     const committed = sustained.writers * sustained.txnsPerWriter * meanCommittedPerTransaction(sustained);
     expect(committed).toBeGreaterThan(10_000);
     const interval = laneIntervalMs(sustained);
@@ -22,14 +22,20 @@ describe('chaos load profiles', () => {
   });
 
   it('light has no schedule (the ci set keeps its pace), and an unknown load is refused', () => {
-    expect(laneIntervalMs(LOADS.light)).toBeNull();
+    expect(laneIntervalMs(LOADS.light.workload)).toBeNull();
     expect(parseLoad('sustained')).toBe('sustained');
     expect(() => parseLoad('heavy')).toThrow(/--load must be light or sustained; got heavy/);
   });
 
   it('a scenario can scale its writes with the load', () => {
     expect(resolveSpecs(rabbitDatabaseFull, 'light', 'v1').workload.txnsPerWriter).toBe(600);
-    expect(resolveSpecs(rabbitDatabaseFull, 'sustained', 'v1').workload.txnsPerWriter).toBe(2 * LOADS.sustained.txnsPerWriter);
+    expect(resolveSpecs(rabbitDatabaseFull, 'sustained', 'v1').workload.txnsPerWriter).toBe(2 * LOADS.sustained.workload.txnsPerWriter);
+  });
+
+  it("the load changes the relay spec (sustained: claims of 100), the scenario's own changes win", () => {
+    expect(resolveSpecs({}, 'light', 'v1').relay.batchSize).toBe(20);
+    expect(resolveSpecs({}, 'sustained', 'v1').relay.batchSize).toBe(100);
+    expect(resolveSpecs({ relay: { batchSize: 7 } }, 'sustained', 'v1').relay.batchSize).toBe(7);
   });
 
   it('the engine enters the relay spec only when v2 is asked', () => {
