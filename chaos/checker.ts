@@ -1,6 +1,7 @@
 import { attributeDuplicates, duplicateBudget, type IncarnationRecord, indexSends } from './attribution.js';
 import type { FaultRecord } from './fault-log.js';
 import type { LoadName } from './load.js';
+import { relayActivity } from './relay-activity.js';
 import type { MessageKind, RelayEngine, RelaySpec } from './spec.js';
 
 export interface LedgerRow { readonly id: string; readonly key: string; readonly version: number; readonly kind: MessageKind }
@@ -55,6 +56,9 @@ export interface CheckReport {
   readonly canaryLeaks: readonly string[];
   readonly faults: readonly FaultRecord[];
   readonly relayIncarnations: number;
+  readonly relaysPeak: number;
+  /** Relay writes that changed fewer rows than asked (fenced). */
+  readonly fencedWrites: number;
   readonly samples: Record<string, readonly string[]>;
   readonly pass: boolean;
 }
@@ -174,6 +178,7 @@ export function check(input: CheckInput): CheckReport {
     canaryLeaks: input.canaryLeaks,
     faults: input.faults,
     relayIncarnations: input.incarnations.length,
+    ...relayActivity(input.incarnations),
     samples: {
       lost: lost.slice(0, 10).map((r) => `${r.key} v${r.version} ${r.kind} ${r.id}`),
       phantom: [...phantoms].slice(0, 10),

@@ -16,6 +16,8 @@ const COLUMNS: readonly [string, (r: ScenarioReport) => string][] = [
   ['drain ms', (r) => (r.drainMs === null ? 'NEVER' : String(r.drainMs))],
   ['canary', (r) => String(r.canaryLeaks.length)],
   ['faults', (r) => String(r.faults.length)],
+  ['relays', (r) => String(r.relaysPeak)],
+  ['fenced', (r) => String(r.fencedWrites)],
   ['s', (r) => String(Math.round(r.durationMs / 1000))],
   ['result', (r) => (r.pass ? 'PASS' : 'FAIL')],
 ];
