@@ -1,4 +1,5 @@
 import { attributeDuplicates, duplicateBudget, type IncarnationRecord, indexSends } from './attribution.js';
+import { measureDelays } from './delays.js';
 import type { FaultRecord } from './fault-log.js';
 import type { LoadName } from './load.js';
 import { relayActivity } from './relay-activity.js';
@@ -126,31 +127,14 @@ export function check(input: CheckInput): CheckReport {
     if (copies > budget) overBudget.push(`${fault.id}:${fault.kind} ${copies} > ${budget}`);
   }
 
-  // Delay: from when a message could go (committed, its key's previous message resolved, the last fault
-  // that began before it healed) to its first delivery; bounded by lease + poll + the retry backoffs.
-  const stuckBoundMs = relay.leaseMs + relay.maxPollIntervalMs + 2 * relay.publishTimeoutMs + relay.maxErrorBackoffMs + 2 * relay.retryMaxMs + 500;
-  const resolvedAt = (row: LedgerRow): number | undefined => first.get(row.id) ?? outbox.get(row.id)?.deadAt ?? undefined;
-  const byKey = new Map<string, LedgerRow[]>();
-  for (const row of input.ledger) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
-  let maxAge = 0;
-  let maxExcess = 0;
-  const stuckSamples: string[] = [];
-  for (const rows of byKey.values()) {
-    rows.sort((a, b) => a.version - b.version);
-    rows.forEach((row, index) => {
-      const delivered = first.get(row.id);
-      const committed = input.commitTimes.get(row.id);
-      if (delivered === undefined || committed === undefined) return;
-      maxAge = Math.max(maxAge, delivered - committed);
-      const previous = index > 0 ? resolvedAt(rows[index - 1] as LedgerRow) ?? 0 : 0;
-      const healed = input.faults
-        .filter((f) => f.start <= delivered && (f.keys === undefined || f.keys.includes(row.key)))
-        .reduce((latest, f) => Math.max(latest, f.end), 0);
-      const excess = delivered - Math.max(committed, previous, healed);
-      maxExcess = Math.max(maxExcess, excess);
-      if (excess > stuckBoundMs && stuckSamples.length < 1000) stuckSamples.push(`${row.key} v${row.version} ${row.id} waited ${excess} ms`);
-    });
-  }
+  const delays = measureDelays({
+    ledger: input.ledger,
+    commitTimes: input.commitTimes,
+    firstDelivery: first,
+    deadAt: (id) => outbox.get(id)?.deadAt,
+    faults: input.faults,
+    relay,
+  });
   const report = {
     scenario: input.scenario,
     seed: input.seed,
@@ -170,10 +154,10 @@ export function check(input: CheckInput): CheckReport {
     poisonNotDead: poisonNotDead.length,
     normalDead: normalDead.length,
     leftPending,
-    maxUnpublishedAgeMs: maxAge,
-    stuck: stuckSamples.length,
-    stuckBoundMs,
-    maxExcessMs: maxExcess,
+    maxUnpublishedAgeMs: delays.maxUnpublishedAgeMs,
+    stuck: delays.stuck.length,
+    stuckBoundMs: delays.stuckBoundMs,
+    maxExcessMs: delays.maxExcessMs,
     drainMs: input.drainMs,
     canaryLeaks: input.canaryLeaks,
     faults: input.faults,
@@ -184,7 +168,7 @@ export function check(input: CheckInput): CheckReport {
       phantom: [...phantoms].slice(0, 10),
       unattributed: attribution.unattributed.slice(0, 10).map((u) => `${u.id} x${u.copies}`),
       inversions: inversionSamples,
-      stuck: stuckSamples.slice(0, 10),
+      stuck: delays.stuck.slice(0, 10),
       poisonNotDead: poisonNotDead.slice(0, 10).map((r) => `${r.kind} ${r.id} ${outbox.get(r.id)?.state ?? 'gone'}`),
       normalDead: normalDead.slice(0, 10).map((r) => r.id),
     },

@@ -2,6 +2,7 @@ import { readJournal } from '../journal.js';
 import { poll } from '../poll.js';
 import type { FaultContext } from '../scenario.js';
 import type { Incarnation, RelaySlot } from '../relay-slot.js';
+import { awaitHolding } from './holding.js';
 
 /** A running relay chosen by the seeded PRNG (undefined if none is up right now). */
 export function pickRelay(ctx: FaultContext): Incarnation | undefined {
@@ -19,12 +20,14 @@ export function killRandomRelay(ctx: FaultContext): void {
 
 /**
  * SIGSTOP past the lease, then SIGCONT: the zombie wakes up believing it holds its claim; its marks
- * must be fenced, and what it publishes late may only be a copy, never an inversion.
+ * must be fenced, and what it publishes late may only be a copy, never an inversion. `midBatch`: first
+ * wait (up to 3 s) until the victim holds a claim.
  */
-export async function pauseRelay(ctx: FaultContext, pauseMs: number): Promise<void> {
+export async function pauseRelay(ctx: FaultContext, pauseMs: number, options: { readonly midBatch?: boolean } = {}): Promise<void> {
   const victim = pickRelay(ctx);
   if (victim === undefined) return;
-  const fault = ctx.log.begin('sigstop-zombie', { target: victim.name });
+  const holding = options.midBatch === true && (await awaitHolding(ctx, victim, 3000));
+  const fault = ctx.log.begin(holding ? 'sigstop-zombie-mid-batch' : 'sigstop-zombie', { target: victim.name });
   victim.process.signal('SIGSTOP');
   await ctx.sleep(pauseMs);
   victim.process.signal('SIGCONT');
