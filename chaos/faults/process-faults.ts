@@ -54,14 +54,15 @@ export async function joinRelay(slot: RelaySlot): Promise<void> {
 }
 
 /**
- * The relay of `slot` leaves for good. SIGTERM: a graceful stop, no copy allowed. SIGKILL: what it had
- * claimed waits out its lease, then a survivor publishes it again (copies within the budget).
- * Joins are not faults: a relay that starts claims only free rows, so none is logged.
+ * The relay of `slot` leaves for good. SIGTERM: a graceful stop, no copy allowed. SIGKILL, once it holds
+ * a claim (waited for up to 3 s): what it had claimed waits out its lease, then a survivor publishes it
+ * again (copies within the budget). Joins are not faults: a relay that starts claims only free rows.
  */
 export async function leaveRelay(ctx: FaultContext, slot: RelaySlot, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
   const victim = slot.current;
   if (victim === undefined) return;
-  const fault = ctx.log.begin(`leave-${signal.toLowerCase()}`, { target: victim.name, mayDuplicate: signal === 'SIGKILL' });
+  const midBatch = signal === 'SIGKILL' && (await awaitHolding(ctx, victim, 3000));
+  const fault = ctx.log.begin(`leave-${signal.toLowerCase()}${midBatch ? '-mid-batch' : ''}`, { target: victim.name, mayDuplicate: signal === 'SIGKILL' });
   await slot.leave(signal);
   ctx.log.heal(fault);
 }

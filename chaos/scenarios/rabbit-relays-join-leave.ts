@@ -4,8 +4,8 @@ import type { Scenario } from '../scenario.js';
 /**
  * The relay count goes 1 -> 4 -> 1 under load, again and again while writers write: relays join one
  * by one, then leave one by one, gracefully (SIGTERM) except one SIGKILL per way down (chosen by the
- * seed). The relay in slot 0 stays throughout. Joins and graceful leaves owe no copy; the SIGKILL's
- * claims are taken over after its lease.
+ * seed, sent while that relay holds a claim). The relay in slot 0 stays throughout. Joins and graceful
+ * leaves owe no copy; the SIGKILL's claims are taken over after its lease.
  */
 export const rabbitRelaysJoinLeave: Scenario = {
   name: 'rabbit-relays-join-leave',
