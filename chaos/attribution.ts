@@ -1,4 +1,5 @@
 import type { FaultRecord } from './fault-log.js';
+import type { RelaySpec } from './spec.js';
 
 /** One relay incarnation's journal, as the checker reads it. */
 export interface IncarnationRecord {
@@ -54,11 +55,14 @@ export function indexSends(incarnations: readonly IncarnationRecord[]): Map<stri
 }
 
 /**
- * The fault that explains a send that did not end in a mark: the kill (or pause) of its own process,
- * or a network, broker or database fault whose window overlaps the attempt. Undefined: no fault explains it.
+ * The fault that explains a send that did not end in a mark: a fault of its own process (kill, pause, its
+ * own database cut-off) whose window overlaps the attempt or the lease before it, or a network, broker or
+ * database fault of every relay whose window overlaps the attempt. Undefined: no fault explains it. A
+ * fault's whole window counts, not only its start: a zombie resumed after 2 leases still sends what it had
+ * claimed before the pause, and a relay cut off from the database publishes claims it can no longer mark.
  */
 export function causeOf(send: Send, faults: readonly FaultRecord[], leaseMs: number): FaultRecord | undefined {
-  const own = faults.filter((f) => f.target === send.incarnation.name && f.start >= send.t - leaseMs - SLACK_MS);
+  const own = faults.filter((f) => f.target === send.incarnation.name && f.end >= send.t - leaseMs - SLACK_MS);
   const ownCause = own.find((f) => f.start <= send.until + SLACK_MS);
   if (ownCause !== undefined) return ownCause;
   if (send.incarnation.exit?.signal === 'SIGKILL') {
@@ -98,4 +102,21 @@ export function attributeDuplicates(copiesById: ReadonlyMap<string, number>, sen
     if (explained < extra) unattributed.push({ id, copies: extra - explained });
   }
   return { copies, attributed, unattributed, byFault };
+}
+
+/**
+ * How many copies one fault may explain: what the relays it hit could hold leased at once, a claim of
+ * `batchSize` per lane (or, if larger, `maxInFlight` publishes) per relay. A fault of one process hits one
+ * relay; a network, broker or database fault of every relay hits `count`. Why the bound holds:
+ * - a kill (random, named point, or a relay leaving by SIGKILL): its successor publishes again what it
+ *   had claimed and not marked;
+ * - a pause past the lease (zombie): on resume it sends what it had claimed and not yet sent, while a
+ *   survivor has taken those rows over; its marks are fenced and it can claim nothing it did not hold;
+ * - one relay cut off from the database: it publishes what it had claimed but cannot mark it, a survivor
+ *   takes the rows over after the lease, and the cut-off relay claims nothing until it is back;
+ * - a graceful stop (SIGTERM, a relay leaving) promises none: `mayDuplicate` is false, it explains nothing.
+ */
+export function duplicateBudget(fault: FaultRecord, relay: Pick<RelaySpec, 'batchSize' | 'lanes' | 'maxInFlight' | 'count'>): number {
+  const held = Math.max(relay.batchSize * relay.lanes, relay.maxInFlight);
+  return fault.mayDuplicate ? held * (fault.target === undefined ? relay.count : 1) : 0;
 }

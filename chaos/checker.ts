@@ -1,6 +1,9 @@
-import { attributeDuplicates, type IncarnationRecord, indexSends } from './attribution.js';
+import { attributeDuplicates, duplicateBudget, type IncarnationRecord, indexSends } from './attribution.js';
+import { measureDelays } from './delays.js';
 import type { FaultRecord } from './fault-log.js';
-import type { MessageKind, RelaySpec } from './spec.js';
+import type { LoadName } from './load.js';
+import { relayActivity } from './relay-activity.js';
+import type { MessageKind, RelayEngine, RelaySpec } from './spec.js';
 
 export interface LedgerRow { readonly id: string; readonly key: string; readonly version: number; readonly kind: MessageKind }
 export interface OutboxRow { readonly id: string; readonly state: string; readonly deadAt: number | null }
@@ -24,10 +27,14 @@ export interface CheckInput {
   readonly writerFailures: number;
 }
 
-export interface ScenarioReport {
+export interface CheckReport {
   readonly scenario: string;
   readonly seed: number;
   readonly committed: number;
+  /** From the first commit to the last. */
+  readonly writeMs: number;
+  /** Committed messages per second over `writeMs`: the load the faults hit. */
+  readonly committedPerSecond: number;
   readonly writerFailures: number;
   readonly delivered: number;
   readonly lost: number;
@@ -50,8 +57,19 @@ export interface ScenarioReport {
   readonly canaryLeaks: readonly string[];
   readonly faults: readonly FaultRecord[];
   readonly relayIncarnations: number;
+  readonly relaysPeak: number;
+  /** Relay writes that changed fewer rows than asked (fenced). */
+  readonly fencedWrites: number;
   readonly samples: Record<string, readonly string[]>;
   readonly pass: boolean;
+}
+
+/** A check's report with how the scenario ran. */
+export interface ScenarioReport extends CheckReport {
+  readonly load: LoadName;
+  readonly engine: RelayEngine;
+  /** Start of the scenario to its report, environment set-up and drain included. */
+  readonly durationMs: number;
 }
 
 /** Faults that restart the broker: acks in flight may be lost and the broker delivers again. */
@@ -61,7 +79,7 @@ const ACK_WINDOW_MS = 2000;
 const isPoison = (kind: MessageKind) => kind === 'poison-large';
 
 /** Counts, never reads logs: committed rows against deliveries, with duplicates attributed to faults. */
-export function check(input: CheckInput): ScenarioReport {
+export function check(input: CheckInput): CheckReport {
   const { relay } = input;
   const ledger = new Map(input.ledger.map((row) => [row.id, row]));
   const outbox = new Map(input.outbox.map((row) => [row.id, row]));
@@ -105,40 +123,23 @@ export function check(input: CheckInput): ScenarioReport {
     const copies = attribution.byFault.get(fault.id) ?? 0;
     if (copies === 0) continue;
     byFault[`${fault.id}:${fault.kind}`] = copies;
-    // A fault between confirmation and mark can repeat everything a relay held leased: one claim per lane.
-    const budget = relay.batchSize * relay.lanes * (fault.target === undefined ? relay.count : 1);
+    const budget = duplicateBudget(fault, relay);
     if (copies > budget) overBudget.push(`${fault.id}:${fault.kind} ${copies} > ${budget}`);
   }
 
-  // Delay: from when a message could go (committed, its key's previous message resolved, the last fault
-  // that began before it healed) to its first delivery; bounded by lease + poll + the retry backoffs.
-  const stuckBoundMs = relay.leaseMs + relay.maxPollIntervalMs + 2 * relay.publishTimeoutMs + relay.maxErrorBackoffMs + 2 * relay.retryMaxMs + 500;
-  const resolvedAt = (row: LedgerRow): number | undefined => first.get(row.id) ?? outbox.get(row.id)?.deadAt ?? undefined;
-  const byKey = new Map<string, LedgerRow[]>();
-  for (const row of input.ledger) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
-  let maxAge = 0;
-  let maxExcess = 0;
-  const stuckSamples: string[] = [];
-  for (const rows of byKey.values()) {
-    rows.sort((a, b) => a.version - b.version);
-    rows.forEach((row, index) => {
-      const delivered = first.get(row.id);
-      const committed = input.commitTimes.get(row.id);
-      if (delivered === undefined || committed === undefined) return;
-      maxAge = Math.max(maxAge, delivered - committed);
-      const previous = index > 0 ? resolvedAt(rows[index - 1] as LedgerRow) ?? 0 : 0;
-      const healed = input.faults
-        .filter((f) => f.start <= delivered && (f.keys === undefined || f.keys.includes(row.key)))
-        .reduce((latest, f) => Math.max(latest, f.end), 0);
-      const excess = delivered - Math.max(committed, previous, healed);
-      maxExcess = Math.max(maxExcess, excess);
-      if (excess > stuckBoundMs && stuckSamples.length < 1000) stuckSamples.push(`${row.key} v${row.version} ${row.id} waited ${excess} ms`);
-    });
-  }
+  const delays = measureDelays({
+    ledger: input.ledger,
+    commitTimes: input.commitTimes,
+    firstDelivery: first,
+    deadAt: (id) => outbox.get(id)?.deadAt,
+    faults: input.faults,
+    relay,
+  });
   const report = {
     scenario: input.scenario,
     seed: input.seed,
     committed: input.ledger.length,
+    ...writeRate(input.ledger.length, input.commitTimes),
     writerFailures: input.writerFailures,
     delivered: first.size,
     lost: lost.length,
@@ -153,20 +154,21 @@ export function check(input: CheckInput): ScenarioReport {
     poisonNotDead: poisonNotDead.length,
     normalDead: normalDead.length,
     leftPending,
-    maxUnpublishedAgeMs: maxAge,
-    stuck: stuckSamples.length,
-    stuckBoundMs,
-    maxExcessMs: maxExcess,
+    maxUnpublishedAgeMs: delays.maxUnpublishedAgeMs,
+    stuck: delays.stuck.length,
+    stuckBoundMs: delays.stuckBoundMs,
+    maxExcessMs: delays.maxExcessMs,
     drainMs: input.drainMs,
     canaryLeaks: input.canaryLeaks,
     faults: input.faults,
     relayIncarnations: input.incarnations.length,
+    ...relayActivity(input.incarnations),
     samples: {
       lost: lost.slice(0, 10).map((r) => `${r.key} v${r.version} ${r.kind} ${r.id}`),
       phantom: [...phantoms].slice(0, 10),
       unattributed: attribution.unattributed.slice(0, 10).map((u) => `${u.id} x${u.copies}`),
       inversions: inversionSamples,
-      stuck: stuckSamples.slice(0, 10),
+      stuck: delays.stuck.slice(0, 10),
       poisonNotDead: poisonNotDead.slice(0, 10).map((r) => `${r.kind} ${r.id} ${outbox.get(r.id)?.state ?? 'gone'}`),
       normalDead: normalDead.slice(0, 10).map((r) => r.id),
     },
@@ -174,7 +176,18 @@ export function check(input: CheckInput): ScenarioReport {
   return { ...report, pass: passes(report) };
 }
 
-export function passes(r: Omit<ScenarioReport, 'pass'>): boolean {
+export function passes(r: Omit<CheckReport, 'pass'>): boolean {
   return r.committed > 0 && r.writerFailures === 0 && r.lost === 0 && r.phantom === 0 && r.orderInversions === 0 && r.duplicatesUnattributed === 0 && r.faultsOverBudget.length === 0
     && r.poisonNotDead === 0 && r.normalDead === 0 && r.leftPending === 0 && r.stuck === 0 && r.drainMs !== null && r.canaryLeaks.length === 0;
+}
+
+function writeRate(committed: number, commitTimes: ReadonlyMap<string, number>): { writeMs: number; committedPerSecond: number } {
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  for (const t of commitTimes.values()) {
+    first = Math.min(first, t);
+    last = Math.max(last, t);
+  }
+  const writeMs = last > first ? last - first : 0;
+  return { writeMs, committedPerSecond: writeMs > 0 ? Math.round((committed * 1000) / writeMs) : 0 };
 }

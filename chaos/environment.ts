@@ -5,6 +5,7 @@ import amqp from 'amqplib';
 import { AckPolicy } from '@nats-io/jetstream';
 import pg from 'pg';
 import { fromPgPool } from '../src/stores/postgres/database.js';
+import { leaseTables } from '../src/stores/postgres/leases/lease-tables.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
 import { natsAdmin, PrivateNatsServer } from '../test/support/nats-harness.js';
 import { TcpProxy } from '../test/support/tcp-proxy.js';
@@ -38,6 +39,8 @@ export interface Environment {
   readonly nats: PrivateNatsServer | undefined;
   /** Connection strings: relays through the proxies, writers and consumer direct. */
   readonly urls: { readonly relayPg: string; readonly directPg: string; readonly relayBroker: string; readonly consumerBroker: string };
+  /** The relays' connection string to PostgreSQL through another proxy on `port` (a relay's own). */
+  relayPgVia(port: number): string;
   /** Gives the late topics a destination: binds them to the queue (RabbitMQ) or adds them to the stream (NATS). */
   createLateTopology(): Promise<void>;
   destroy(): Promise<void>;
@@ -92,6 +95,7 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
     lateTopicPrefix,
     pgProxy, brokerProxy, nats,
     urls: { relayPg: pgUrl(pgProxy.port), directPg: pgUrl(SERVICES.pgPort), relayBroker, consumerBroker },
+    relayPgVia: pgUrl,
     async createLateTopology() {
       if (broker === 'rabbitmq') {
         const connection = await amqp.connect(SERVICES.amqpAdminUrl);
@@ -127,4 +131,13 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
       await admin.end();
     },
   };
+}
+
+/**
+ * Hands the scenario's table to engine v2 before any relay starts: no v1 claim exists yet, so the fence
+ * can lie in the past (`-infinity`) and v2 relays are granted partitions at once.
+ */
+export async function switchToEngineV2(env: Pick<Environment, 'schema' | 'admin'>): Promise<void> {
+  const { partitioning } = leaseTables({ schema: env.schema, table: 'outbox' });
+  await env.admin.query(`UPDATE ${partitioning} SET engine = 'v2', fence_until = '-infinity'`);
 }

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 
 /**
  * An append-only JSON-lines file written synchronously, line by line, so that what a process wrote
@@ -24,8 +24,28 @@ export class Journal {
 /** Every complete record of a journal (a line cut short by a kill is skipped). */
 export function readJournal<T = Record<string, unknown>>(path: string): T[] {
   if (!existsSync(path)) return [];
+  return parseLines<T>(readFileSync(path, 'utf8').split('\n'));
+}
+
+/** The complete records among the last `bytes` of a journal: cheap enough to poll a busy relay's. */
+export function readJournalTail<T = Record<string, unknown>>(path: string, bytes: number): T[] {
+  if (!existsSync(path)) return [];
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - bytes);
+    const buffer = Buffer.alloc(size - start);
+    readSync(fd, buffer, 0, buffer.length, start);
+    const lines = buffer.toString('utf8').split('\n');
+    return parseLines<T>(start > 0 ? lines.slice(1) : lines);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parseLines<T>(lines: readonly string[]): T[] {
   const records: T[] = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of lines) {
     if (line === '') continue;
     try {
       records.push(JSON.parse(line) as T);

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { TcpProxy } from '../test/support/tcp-proxy.js';
 import { RoleProcess, type RoleExit } from './role-process.js';
 import type { RelayConfig } from './spec.js';
 
@@ -28,6 +29,8 @@ export class RelaySlot {
     private readonly onExit: (incarnation: Incarnation, exit: RoleExit) => void,
     /** Where (if anywhere) an incarnation kills itself: decided by the scenario's seeded plan. */
     private readonly killPlan: (slot: number, incarnation: number) => RelayConfig['killPoint'],
+    /** The slot's own way to the database, when the scenario gives each relay one. */
+    readonly databaseProxy?: TcpProxy,
   ) {}
 
   get current(): Incarnation | undefined {
@@ -49,6 +52,18 @@ export class RelaySlot {
       if (!this.#closed) setTimeout(() => !this.#closed && this.current === undefined && this.start(), this.restartDelayMs);
     });
     return entry;
+  }
+
+  /** A relay joins in this slot (again): started unless one runs, and restarted after a death from now on. */
+  join(): Incarnation {
+    this.#closed = false;
+    return this.current ?? this.start();
+  }
+
+  /** The slot's relay leaves for good (no restart): `SIGTERM` stops it gracefully, `SIGKILL` does not. */
+  async leave(signal: 'SIGTERM' | 'SIGKILL'): Promise<RoleExit | undefined> {
+    this.#closed = true;
+    return this.current?.process.stop(signal);
   }
 
   /** No more restarts; the running incarnation stops gracefully. */

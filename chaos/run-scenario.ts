@@ -1,43 +1,55 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import amqp from 'amqplib';
+import { TcpProxy } from '../test/support/tcp-proxy.js';
 import { check, type ScenarioReport } from './checker.js';
-import { createEnvironment, SERVICES, type Environment } from './environment.js';
+import { createEnvironment, SERVICES, switchToEngineV2, type Environment } from './environment.js';
 import { FaultLog } from './fault-log.js';
 import { countWriterFailures, readCommitTimes, readDatabase, readDeliveries, readIncarnations, scanForCanary } from './gather.js';
+import type { LoadName } from './load.js';
 import { Prng } from './prng.js';
 import { RelaySlot } from './relay-slot.js';
 import { readJournal } from './journal.js';
 import { RoleProcess } from './role-process.js';
 import type { FaultContext, Scenario } from './scenario.js';
-import { DEFAULT_RELAY, DEFAULT_WORKLOAD, ENV_BROKER_URL, ENV_PG_URL, type RelaySpec, type WorkloadSpec } from './spec.js';
+import { resolveSpecs } from './resolve-specs.js';
+import { ENV_BROKER_URL, ENV_PG_URL, type RelayEngine } from './spec.js';
 import { poll } from './poll.js';
 
 const DRAIN_BOUND_MS = 90_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+export interface RunOptions {
+  readonly load: LoadName;
+  readonly engine: RelayEngine;
+}
+
 /** Runs one scenario end to end: environment, roles, fault schedule, drain, check, report files. */
-export async function runScenario(scenario: Scenario, seed: number, outRoot: string): Promise<ScenarioReport> {
+export async function runScenario(scenario: Scenario, seed: number, outRoot: string, options: RunOptions): Promise<ScenarioReport> {
+  const started = Date.now();
   const prng = new Prng(`${seed}:${scenario.name}`);
-  const workload: WorkloadSpec = { ...DEFAULT_WORKLOAD, ...scenario.workload };
-  const relay: RelaySpec = { ...DEFAULT_RELAY, ...scenario.relay };
+  const { workload, relay } = resolveSpecs(scenario, options.load, options.engine);
   const outDir = join(outRoot, `${scenario.name}-${seed}`);
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   const env = await createEnvironment(scenario.name, scenario.broker, workload.keys);
   const log = new FaultLog();
   const slots: RelaySlot[] = [];
+  const slotProxies: TcpProxy[] = [];
   let consumer: RoleProcess | undefined;
   try {
     const consumerJournal = join(outDir, 'consumer.jsonl');
     consumer = new RoleProcess('consumer', { role: 'consumer', broker: env.broker, queue: env.queue, durable: env.durable, journal: consumerJournal }, { [ENV_BROKER_URL]: env.urls.consumerBroker }, outDir);
     await poll(() => readJournal(consumerJournal).some((r) => r.e === 'connected'), 30_000, 'the consumer to connect');
+    if (options.engine === 'v2') await switchToEngineV2(env);
     const killPrng = prng.fork('kill-plan');
     for (let index = 0; index < relay.count; index++) {
+      const proxy = scenario.privateDatabaseProxies === true ? await TcpProxy.start(env.pgProxy.port) : undefined;
+      if (proxy !== undefined) slotProxies.push(proxy);
       const slot = new RelaySlot(
         index,
         { role: 'relay', schema: env.schema, broker: env.broker, exchange: env.exchange, relay, appPrefix: `chaos-relay-${env.schema}` },
-        { [ENV_PG_URL]: env.urls.relayPg, [ENV_BROKER_URL]: env.urls.relayBroker },
+        { [ENV_PG_URL]: proxy === undefined ? env.urls.relayPg : env.relayPgVia(proxy.port), [ENV_BROKER_URL]: env.urls.relayBroker },
         outDir,
         500,
         (incarnation, exit) => {
@@ -46,11 +58,13 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
           }
         },
         (slotIndex, incarnation) => scenario.killPlan?.(killPrng, slotIndex, incarnation),
+        proxy,
       );
       slots.push(slot);
-      slot.start();
+      if (index < (scenario.initialRelays ?? relay.count)) slot.start();
     }
-    await poll(() => slots.every((slot) => readJournal(slot.incarnations[0]?.journal ?? '').some((r) => r.e === 'running')), 30_000, 'the relays to start');
+    const firstSlots = slots.filter((slot) => slot.incarnations.length > 0);
+    await poll(() => firstSlots.every((slot) => readJournal(slot.incarnations[0]?.journal ?? '').some((r) => r.e === 'running')), 30_000, 'the relays to start');
     const writerJournals = Array.from({ length: workload.writers }, (_, i) => join(outDir, `writer-${i}.jsonl`));
     const writers = writerJournals.map((journal, index) => new RoleProcess(`writer-${index}`, {
       role: 'writer', schema: env.schema, topicPrefix: env.topicPrefix, lateTopicPrefix: env.lateTopicPrefix,
@@ -78,12 +92,13 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
     });
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     const leaks = scanForCanary(outDir, env.canary);
-    const final = { ...report, canaryLeaks: leaks, pass: report.pass && leaks.length === 0 };
+    const final: ScenarioReport = { ...report, load: options.load, engine: options.engine, durationMs: Date.now() - started, canaryLeaks: leaks, pass: report.pass && leaks.length === 0 };
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(final, null, 2)}\n`);
     return final;
   } finally {
     await Promise.all(slots.map((slot) => slot.close()));
     await consumer?.stop('SIGTERM');
+    await Promise.all(slotProxies.map((proxy) => proxy.close()));
     await env.destroy();
   }
 }

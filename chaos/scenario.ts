@@ -24,8 +24,16 @@ export interface Scenario {
   readonly description: string;
   readonly broker: BrokerKind;
   readonly sets: readonly ScenarioSet[];
-  readonly workload?: Partial<WorkloadSpec>;
+  /** Changes to the load's workload; a function when they depend on it (`base` is the load's). */
+  readonly workload?: Partial<WorkloadSpec> | ((base: WorkloadSpec) => Partial<WorkloadSpec>);
   readonly relay?: Partial<RelaySpec>;
+  /** How many of the `relay.count` slots start with the scenario (default all); the schedule joins the rest. */
+  readonly initialRelays?: number;
+  /**
+   * Each relay slot reaches the database through a proxy of its own (in front of the shared one, so that
+   * shared faults still hit it): a schedule can cut one relay off while the others run.
+   */
+  readonly privateDatabaseProxies?: boolean;
   /** Named kill points: which incarnation of which relay kills itself where. */
   readonly killPlan?: (prng: Prng, slot: number, incarnation: number) => RelayConfig['killPoint'];
   /** The fault schedule; resolves once every fault it injected has healed. */

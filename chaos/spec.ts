@@ -22,6 +22,11 @@ export interface WorkloadSpec {
   readonly transientShare: number;
   /** Pause between transactions of one lane. */
   readonly paceMs: readonly [number, number];
+  /**
+   * Committed messages per second all writers aim at together: each lane starts its transactions on a
+   * fixed schedule (catching up when late), then pauses `paceMs` as well. `null`: paced by `paceMs` only.
+   */
+  readonly ratePerSecond: number | null;
 }
 
 export interface RelaySpec {
@@ -42,7 +47,14 @@ export interface RelaySpec {
   readonly queryTimeoutMs: number;
   /** The broker limit the publisher is given: poison-large messages are bigger. */
   readonly maxMessageBytes: number;
+  /**
+   * The relay engine. Passed to the relay's options only when `v2` (the table is switched too), so that a
+   * v1 run does not depend on the relay knowing the option.
+   */
+  readonly engine?: RelayEngine | undefined;
 }
+
+export type RelayEngine = 'v1' | 'v2';
 
 /** Named points where a relay kills itself with SIGKILL. */
 export type KillPoint = 'after-claim' | 'after-publish-before-confirm' | 'after-confirm-before-mark';
@@ -101,6 +113,7 @@ export const DEFAULT_WORKLOAD: WorkloadSpec = Object.freeze({
   lateTopologyShare: 0,
   transientShare: 0.03,
   paceMs: [20, 80] as const,
+  ratePerSecond: null,
 });
 
 export const DEFAULT_RELAY: RelaySpec = Object.freeze({

@@ -4,6 +4,7 @@ const COLUMNS: readonly [string, (r: ScenarioReport) => string][] = [
   ['scenario', (r) => r.scenario],
   ['seed', (r) => String(r.seed)],
   ['committed', (r) => String(r.committed)],
+  ['msg/s', (r) => String(r.committedPerSecond)],
   ['wfail', (r) => String(r.writerFailures)],
   ['lost', (r) => String(r.lost)],
   ['phantom', (r) => String(r.phantom)],
@@ -15,6 +16,9 @@ const COLUMNS: readonly [string, (r: ScenarioReport) => string][] = [
   ['drain ms', (r) => (r.drainMs === null ? 'NEVER' : String(r.drainMs))],
   ['canary', (r) => String(r.canaryLeaks.length)],
   ['faults', (r) => String(r.faults.length)],
+  ['relays', (r) => String(r.relaysPeak)],
+  ['fenced', (r) => String(r.fencedWrites)],
+  ['s', (r) => String(Math.round(r.durationMs / 1000))],
   ['result', (r) => (r.pass ? 'PASS' : 'FAIL')],
 ];
 

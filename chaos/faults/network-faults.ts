@@ -1,9 +1,14 @@
 import type { TcpProxy } from '../../test/support/tcp-proxy.js';
 import type { FaultContext } from '../scenario.js';
 
+/** Whom a fault hits when narrower than every relay: the incarnation behind a proxy of its own. */
+export interface FaultTarget {
+  readonly target?: string;
+}
+
 /** Every relay connection through `proxy` is reset, and new ones refused, for `ms`: an outage. */
-export async function outage(ctx: FaultContext, proxy: TcpProxy, what: string, ms: number): Promise<void> {
-  const fault = ctx.log.begin(`${what}-outage`);
+export async function outage(ctx: FaultContext, proxy: TcpProxy, what: string, ms: number, on: FaultTarget = {}): Promise<void> {
+  const fault = ctx.log.begin(`${what}-outage`, on);
   proxy.setMode('refuse');
   await ctx.sleep(ms);
   proxy.setMode('forward');
@@ -11,8 +16,8 @@ export async function outage(ctx: FaultContext, proxy: TcpProxy, what: string, m
 }
 
 /** Bytes vanish (no FIN, no RST) for `ms`, then flow again on the same, now corrupted, connections. */
-export async function blackhole(ctx: FaultContext, proxy: TcpProxy, what: string, ms: number): Promise<void> {
-  const fault = ctx.log.begin(`${what}-blackhole`);
+export async function blackhole(ctx: FaultContext, proxy: TcpProxy, what: string, ms: number, on: FaultTarget = {}): Promise<void> {
+  const fault = ctx.log.begin(`${what}-blackhole`, on);
   proxy.setMode('blackhole');
   await ctx.sleep(ms);
   proxy.resetAll();

@@ -1,6 +1,7 @@
-import type { Claim, ClaimRequest, FailedMessage, OutboxStore } from '../../src/core/ports.js';
+import type { Claim, ClaimRequest, FailedMessage, OutboxStore, PartitionReader } from '../../src/core/ports.js';
 import type { Journal } from '../journal.js';
 import { type FaultPlan, killSelf } from './faulting-publisher.js';
+import { faultingReader } from './faulting-reader.js';
 
 /**
  * A decorating OutboxStore for the relay role: journals claims and marks (with how many rows each mark
@@ -46,8 +47,12 @@ export function faultingStore(inner: OutboxStore, journal: Journal, tokens: Map<
       return n;
     },
   };
+  // Engine v2 reads through `store.reader` (once its store has one): decorated so that v2 runs are journaled too.
+  const reader = (inner as { readonly reader?: PartitionReader }).reader;
+  const decoratedReader = reader === undefined ? undefined : faultingReader(reader, journal, tokens, plan);
   return new Proxy(inner, {
     get(target, property, receiver) {
+      if (property === 'reader' && decoratedReader !== undefined) return decoratedReader;
       const own = (overrides as Record<PropertyKey, unknown>)[property];
       if (own !== undefined) return own;
       const value: unknown = Reflect.get(target, property, receiver);

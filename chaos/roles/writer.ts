@@ -9,6 +9,7 @@ import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { Journal } from '../journal.js';
+import { laneIntervalMs } from '../load.js';
 import { Prng } from '../prng.js';
 import { ENV_PG_URL, type MessageKind, readRoleConfig, requireEnv, type WriterConfig } from '../spec.js';
 
@@ -20,6 +21,7 @@ pool.on('error', () => undefined);
 const store = new PostgresOutboxStore(fromPgPool(pool), { schema: config.schema });
 const outbox = new Outbox<SqlExecutor>(store);
 const q = (name: string) => `"${config.schema}".${name}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function kindOf(prng: Prng): MessageKind {
   const roll = prng.next();
@@ -54,7 +56,7 @@ async function transaction(prng: Prng, lane: number, n: number): Promise<void> {
       `INSERT INTO ${q('ledger')} (id, key, version, kind) SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[])`,
       [ids, ids.map(() => key), ids.map((_, i) => base + i + 1), kinds],
     );
-    if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
+    if (holdMs > 0) await sleep(holdMs);
     if (rollback) {
       await client.query('ROLLBACK');
       journal.write({ e: 'rollback', ids });
@@ -73,9 +75,14 @@ async function transaction(prng: Prng, lane: number, n: number): Promise<void> {
 async function lane(index: number): Promise<void> {
   const prng = new Prng(config.seed).fork(`writer-${config.index}-lane-${index}`);
   const share = Math.ceil(workload.txnsPerWriter / workload.lanes);
+  const interval = laneIntervalMs(workload);
+  // Lanes of all writers start spread over one interval, so that the schedule does not come in bursts.
+  const start = Date.now() + (interval ?? 0) * ((config.index * workload.lanes + index) / (workload.writers * workload.lanes));
   for (let n = 0; n < share; n++) {
+    if (interval !== null) await sleep(start + n * interval - Date.now());
     await transaction(prng, index, n);
-    await new Promise((resolve) => setTimeout(resolve, prng.int(workload.paceMs[0], workload.paceMs[1])));
+    const pace = prng.int(workload.paceMs[0], workload.paceMs[1]);
+    if (pace > 0) await sleep(pace);
   }
 }
 

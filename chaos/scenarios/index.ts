@@ -5,8 +5,11 @@ import { rabbitBrokerLongOutage } from './rabbit-broker-long-outage.js';
 import { rabbitBrokerNetwork } from './rabbit-broker-network.js';
 import { rabbitDatabase, rabbitDatabaseFull } from './rabbit-database.js';
 import { rabbitKillPoints } from './rabbit-kill-points.js';
+import { rabbitRelayDatabaseCutoff } from './rabbit-relay-db-cutoff.js';
+import { rabbitRelaysJoinLeave } from './rabbit-relays-join-leave.js';
 import { rabbitSigkillRandom } from './rabbit-sigkill-random.js';
 import { rabbitStopApp } from './rabbit-stop-app.js';
+import { rabbitZombiePause } from './rabbit-zombie-pause.js';
 import { rabbitZombieSigterm } from './rabbit-zombie-sigterm.js';
 
 /** Every scenario, in the order the sets run them. */
@@ -18,6 +21,9 @@ export const scenarios: readonly Scenario[] = [
   rabbitDatabase,
   natsRestart,
   rabbitDatabaseFull,
+  rabbitRelaysJoinLeave,
+  rabbitZombiePause,
+  rabbitRelayDatabaseCutoff,
   rabbitBrokerLongOutage,
   rabbitLateTopology,
   natsLateTopology,

@@ -9,7 +9,8 @@ export function databaseScenario(name: string, rowLockMs: number, sets: Scenario
     description: `pg_terminate_backend, database outage and latency via the proxy, an outbox row locked from outside for ${rowLockMs / 1000} s`,
     broker: 'rabbitmq',
     sets,
-    workload: rowLockMs > 20_000 ? { txnsPerWriter: 600 } : {},
+    // The long lock wants writes going on while it is held: 7.5x the light load's, 2x the sustained one's.
+    workload: (base) => (rowLockMs > 20_000 ? { txnsPerWriter: Math.max(600, base.txnsPerWriter * 2) } : {}),
     async faults(ctx) {
       const proxy = ctx.env.pgProxy;
       await ctx.sleep(1000);

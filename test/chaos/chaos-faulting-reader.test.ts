@@ -1,0 +1,53 @@
+/**
+ * The engine v2 journal decorator of the chaos relay role, over a stub of our own PartitionReader port:
+ * reads are journaled as claims under their lease (partition and epoch), completions as marks that are
+ * full when applied and empty when fenced, so that the checker tells a fenced zombie's sends apart.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type IncarnationRecord, indexSends, type JournalEvent } from '../../chaos/attribution.js';
+import { Journal, readJournal } from '../../chaos/journal.js';
+import { faultingReader } from '../../chaos/roles/faulting-reader.js';
+import type { PartitionMessage, PartitionReader } from '../../src/core/ports.js';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+function message(id: string, partition: number): PartitionMessage {
+  return { id, partition, source: 'fresh', waitsFor: null } as unknown as PartitionMessage;
+}
+
+const stub: PartitionReader = {
+  read: async () => ({ horizon: '1', tag: '1', partitions: [], messages: [message('a', 3), message('b', 5)] }),
+  // Partition 3 is still mine at epoch 7; partition 5 was granted to another relay (fenced).
+  complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: c.partition === 3, changed: c.partition === 3 ? 1 : 0 })),
+  countAttempt: async () => true,
+};
+
+describe('chaos faulting reader (engine v2 journal)', () => {
+  it('journals reads as claims per lease and completions as full or fenced marks', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chaos-reader-'));
+    dirs.push(dir);
+    const journal = new Journal(join(dir, 'relay.jsonl'));
+    const tokens = new Map<string, string>();
+    const reader = faultingReader(stub, journal, tokens, { at: 0 });
+    await reader.read('r1', 64, [
+      { partition: 3, epoch: '7', after: null, recheck: null, limit: 10 },
+      { partition: 5, epoch: '2', after: null, recheck: null, limit: 10 },
+    ]);
+    expect(tokens).toEqual(new Map([['a', 'p3e7'], ['b', 'p5e2']]));
+    journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });
+    journal.write({ e: 'send', id: 'b', tok: tokens.get('b') });
+    await reader.complete('r1', [
+      { partition: 3, epoch: '7', published: ['a'], failed: [], held: [] },
+      { partition: 5, epoch: '2', published: ['b'], failed: [], held: [] },
+    ]);
+    journal.close();
+    const incarnation: IncarnationRecord = { name: 'relay-0-0', exit: undefined, events: readJournal<JournalEvent>(join(dir, 'relay.jsonl')) };
+    const sends = indexSends([incarnation]);
+    expect(sends.get('a')?.[0]?.marked).toBe(true);
+    expect(sends.get('b')?.[0]?.marked).toBe(false);
+  });
+});
