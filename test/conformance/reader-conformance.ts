@@ -135,6 +135,22 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       expect(later.map((m) => m.waitsFor)).toEqual([{ seq: first?.seq, dueInMs: 0 }, { seq: first?.seq, dueInMs: 0 }]);
     });
 
+    it('names the nearest earlier scheduled row as the blocker, so a row never skips a hold between it and a due row', async () => {
+      const e = await setup();
+      const a = await owner(e);
+      const [v1, v2, v3, v4] = await enqueueAndFind(e, a, [msg('a.b', 'n'), msg('a.b', 'n'), msg('a.b', 'n'), msg('a.b', 'n')]);
+      const p = v1?.partition ?? -1;
+      await e.reader.complete(a.id, [{
+        partition: p, epoch: a.epoch(p), published: [], failed: [{ id: v1?.id ?? '', error: 'boom', retryInMs: 0 }],
+        held: [{ id: v2?.id ?? '', delayMs: 60_000, reason: 'waits' }, { id: v3?.id ?? '', delayMs: 60_000, reason: 'waits' }],
+      }]);
+      const read = (await a.readAll()).messages;
+      expect(read.map((m) => [m.id, m.source])).toEqual([[v1?.id, 'due'], [v4?.id, 'fresh']]);
+      expect(read[0]?.waitsFor).toBeNull();
+      expect(read[1]?.waitsFor?.seq).toBe(v3?.seq);
+      expect(read[1]?.waitsFor?.dueInMs).toBeGreaterThan(50_000);
+    });
+
     it('completes a partition: deletes published rows, backs off or parks failed ones, holds without an attempt', async () => {
       const e = await setup();
       const a = await owner(e);

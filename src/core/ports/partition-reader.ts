@@ -26,9 +26,10 @@ export interface PartitionMessage extends OutboxMessage {
   /** Which branch found it: above the position, in a settled recheck range, or scheduled (`due_at`) and due now. */
   readonly source: 'fresh' | 'recheck' | 'due';
   /**
-   * The earliest earlier pending row of the same key that is scheduled (backoff, hold or delay; due or not),
-   * or `null`. A message that waits must not be published before that row; the relay publishes it after the
-   * row in the same batch, or writes a hold on it (`PartitionCompletion.held`) for `dueInMs`.
+   * The nearest earlier pending row of the same key that is scheduled (backoff, hold or delay; due or not),
+   * or `null`. A message that waits must not be published before that row; the relay publishes it right after
+   * the row in the same batch, or writes a hold on it (`PartitionCompletion.held`) for `dueInMs`. The nearest,
+   * so that no other scheduled row of the key lies between the two: a chain of such links is in key order.
    */
   readonly waitsFor: { readonly seq: string; readonly dueInMs: number } | null;
 }

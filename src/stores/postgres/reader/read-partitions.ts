@@ -19,14 +19,16 @@ type ReadArgs = [
  *
  * The outer query starts from `snap`, so an empty read still returns one row: the horizon. The tag
  * (`pg_current_xact_id()`, drawn after the snapshot) is taken only when a fresh branch returned rows, so an
- * idle relay assigns no xid. Every returned keyed row carries the hold probe: the earliest earlier pending row of
- * its key that is scheduled, due or not (docs/design.md, "Read path").
+ * idle relay assigns no xid. Every returned keyed row carries the hold probe: the nearest earlier pending row of
+ * its key that is scheduled, due or not (docs/design.md, "Read path"). The nearest, not the earliest: a row may
+ * go right after its blocker only if no other scheduled row of the key lies between them, and with the nearest
+ * as blocker that holds link by link (chaos found a key out of order with the earliest).
  *
  * Plans seen on PostgreSQL 15 (custom and generic alike) with P = 64 and 100k pending rows:
  *   fresh, recheck: Limit -> Index Scan using <t>_p64_idx (Index Cond: partition = r.partition AND seq > ...;
  *     Filter: due_at IS NULL); the recheck under a One-Time Filter on `settled`
  *   due:            Limit -> Index Scan using <t>_p64_due_idx (Index Cond: partition = r.partition; Filter: due_at <= now())
- *   hold probe:     Limit -> Index Scan using <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq)
+ *   hold probe:     Limit -> Index Scan Backward using <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq)
  */
 export const readPartitions: ReaderStatement<ReadArgs> = {
   sql: ({ outbox, partitionOf }, partitionCount) => {
@@ -63,7 +65,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       SELECT h.seq, greatest(0, ceil(extract(epoch FROM h.due_at - now()) * 1000))::int8 AS due_in_ms
       FROM ${outbox} h
       WHERE h.key = f.key AND h.state = 'pending' AND h.due_at IS NOT NULL AND h.seq < f.seq
-      ORDER BY h.seq LIMIT 1
+      ORDER BY h.seq DESC LIMIT 1
     ) w ON true
     ORDER BY f.partition, f.seq`;
   },
