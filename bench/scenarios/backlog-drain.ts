@@ -1,10 +1,8 @@
-import { rabbitMqCeiling } from '../contenders/broker-ceiling-rabbitmq.js';
-import { natsCeiling } from '../contenders/broker-ceiling-nats.js';
-import type { CeilingRun } from '../contenders/ceiling-window.js';
 import { OUTBOXER_RELAY_SETTINGS } from '../contenders/outboxer.js';
 import { publisherOnly } from '../contenders/publisher-only.js';
 import { type BrokerKind, createBrokerTarget } from '../support/broker-target.js';
 import type { Workload } from '../support/workload.js';
+import { measureCeiling } from './ceiling-run.js';
 import { withRelaySession, settle } from './relay-session.js';
 import { aheadTargets, newResult, round, type ScenarioContext, type ScenarioResult, target } from './scenario.js';
 
@@ -23,23 +21,16 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
     messages: n, window, relayBatch: OUTBOXER_RELAY_SETTINGS.batchSize, keys: sizes.keys, payloadBytes: sizes.payloadBytes, cappedSeconds: sizes.drainCapSeconds, relayConnections: RELAY_CONNECTIONS,
   });
   for (const broker of context.brokers) {
-    const ceilingTarget = await createBrokerTarget(broker);
-    const workload: Workload = { topic: ceilingTarget.topic, keys: sizes.keys, payloadBytes: sizes.payloadBytes };
-    let ceilingRate = Number.NaN;
-    try {
-      log(`(a) ${broker}: broker ceiling, ${n} messages`);
-      const run: CeilingRun = broker === 'rabbitmq' ? await rabbitMqCeiling(ceilingTarget, workload, n, window) : await natsCeiling(ceilingTarget, workload, n, window);
-      const stored = await settle(() => ceilingTarget.stored(), n);
-      ceilingRate = run.confirmed / run.seconds;
-      result.rows.push({ contender: 'broker ceiling', broker, metrics: { confirmed: run.confirmed, seconds: round(run.seconds), perSecond: Math.round(ceilingRate), ratio: 1 } });
-      result.checks.push({ name: `${broker} ceiling stored all`, ok: stored === n, detail: `${stored}/${n}` });
-    } finally {
-      await ceilingTarget.cleanup();
-    }
+    log(`(a) ${broker}: broker ceiling, ${n} messages`);
+    const ceiling = await measureCeiling(broker, { keys: sizes.keys, payloadBytes: sizes.payloadBytes }, n, window);
+    const ceilingRate = ceiling.perSecond;
+    result.rows.push({ contender: 'broker ceiling', broker, metrics: { confirmed: ceiling.confirmed, seconds: round(ceiling.seconds), perSecond: Math.round(ceilingRate), ratio: 1 } });
+    result.checks.push({ name: `${broker} ceiling stored all`, ok: ceiling.stored === n, detail: `${ceiling.stored}/${n}` });
     const publisherTarget = await createBrokerTarget(broker);
     try {
       log(`(a) ${broker}: library publisher alone, ${n} messages`);
-      const run = await publisherOnly(publisherTarget.publisher(), { ...workload, topic: publisherTarget.topic }, n, window);
+      const workload: Workload = { topic: publisherTarget.topic, keys: sizes.keys, payloadBytes: sizes.payloadBytes };
+      const run = await publisherOnly(publisherTarget.publisher(), workload, n, window);
       const rate = run.confirmed / run.seconds;
       result.rows.push({ contender: 'outboxer publisher, no DB', broker, metrics: { confirmed: run.confirmed, seconds: round(run.seconds), perSecond: Math.round(rate), ratio: round(rate / ceilingRate) } });
     } finally {
