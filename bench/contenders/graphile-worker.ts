@@ -20,6 +20,8 @@ export function graphileWorkerContender({ workload, relayConnections }: Contende
   const schema = uniqueName('bench_graphile');
   const appName = `bench-graphile-${schema.slice(-5)}`;
   const pool = benchPool(appName, relayConnections);
+  // graphile-worker warns about a pool whose clients have no error handler (an idle client's error would be thrown).
+  pool.on('connect', (client) => client.on('error', () => undefined));
   let runner: Runner | undefined;
 
   return {

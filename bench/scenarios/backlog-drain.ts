@@ -41,6 +41,7 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
     }
     aheadTargets(result, 'perSecond', true, broker);
   }
+  result.notes.push('keyOrderViolations: publish calls that came after a later message of the same key had been published (measure/key-order.ts); outboxer must have none.');
   return result;
 }
 
@@ -68,9 +69,12 @@ async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: S
     result.rows.push({
       contender: contender.name,
       broker,
-      metrics: { confirmed, seconds: round(seconds), perSecond: Math.round(rate), ratio: round(ratio), capped: capped && !drained, failures: clock.failures },
+      metrics: { confirmed, seconds: round(seconds), perSecond: Math.round(rate), ratio: round(ratio), capped: capped && !drained, failures: clock.failures, keyOrderViolations: session.order.violations },
     });
     result.checks.push({ name: `${broker} ${contender.name}: broker holds every confirmed message`, ok: stored === confirmed && confirmed > 0, detail: `stored ${stored}, confirmed ${confirmed}` });
+    if (contender.name === 'outboxer') {
+      result.checks.push({ name: `${broker} outboxer: per-key order kept`, ok: session.order.violations === 0, detail: `${session.order.violations} publishes out of key order` });
+    }
     if (!capped) {
       const pending = await contender.pending(admin);
       result.checks.push({ name: `${broker} ${contender.name}: drained all`, ok: drained && confirmed === n && pending === 0, detail: `confirmed ${confirmed}/${n}, pending rows ${pending}, failures ${clock.failures} ${clock.lastError ?? ''}`.trim() });

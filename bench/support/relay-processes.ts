@@ -49,7 +49,9 @@ export async function startRelayProcess(main: string, args: readonly string[]): 
   clearTimeout(timer);
   if (outcome !== 'ready' || child.pid === undefined) {
     child.kill('SIGKILL');
-    throw new Error(`outboxer relay ${outcome}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+    // The CLI says what is wrong in a line of its own (`outboxer: ...`) or a JSON log line, then perhaps its help.
+    const said = stderr.split('\n').filter((line) => line.startsWith('outboxer') || line.startsWith('{'));
+    throw new Error(`outboxer relay ${outcome}: ${said.slice(-3).join(' | ') || stderr.slice(0, 300)}`);
   }
   const pid = child.pid;
   return {
