@@ -24,14 +24,21 @@ import type { BrokerKind } from './support/broker-target.js';
 
 const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot, g: scaleOut };
 
-/** Each contender and the scenarios it runs in (the job queues: see "What is compared" in BENCHMARKS.md). */
-function contenderTable(sizes: Sizes): Record<string, { factory: ContenderFactory; scenarios: string }> {
+interface ContenderEntry {
+  readonly factory: ContenderFactory;
+  /** The scenarios it runs in (the job queues: see "What is compared" in BENCHMARKS.md). */
+  readonly scenarios: string;
+  /** At `--size smoke`, only with the first broker: keeps the CI run near a minute. */
+  readonly oneBrokerAtSmoke?: boolean;
+}
+
+function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
   return {
     outboxer: { factory: (options) => outboxerContender(options, { engine: sizes.engine }), scenarios: 'abcdef' },
     naive: { factory: naiveRelayContender, scenarios: 'abcdef' },
     peer: { factory: pgTransactionalOutboxContender, scenarios: 'abcdef' },
-    pgboss: { factory: pgBossContender, scenarios: 'abcd' },
-    graphile: { factory: graphileWorkerContender, scenarios: 'abcd' },
+    pgboss: { factory: pgBossContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
+    graphile: { factory: graphileWorkerContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
   };
 }
 const DEFAULT_CONTENDERS = 'outboxer,naive,peer,pgboss,graphile';
@@ -81,18 +88,21 @@ async function main(): Promise<number> {
     if (entry === undefined) throw new Error(`unknown contender ${name}; known: ${Object.keys(table).join(', ')}`);
     return entry;
   });
-  const contendersFor = (id: string) => chosen.filter((entry) => entry.scenarios.includes(id)).map((entry) => entry.factory);
+  const contendersFor = (id: string, broker?: BrokerKind) =>
+    chosen
+      .filter((entry) => entry.scenarios.includes(id) && (broker === undefined || size !== 'smoke' || entry.oneBrokerAtSmoke !== true || broker === brokers[0]))
+      .map((entry) => entry.factory);
 
   installQueryCounter();
   const admin = await adminClient();
   const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
   const result: BenchResult = { size, overrides, conditions: await collectConditions(admin), scenarios: [], errors: [] };
-  const context: Omit<ScenarioContext, 'contenders'> = { size, sizes, brokers, admin, log };
+  const context: Omit<ScenarioContext, 'contenders' | 'contendersOn'> = { size, sizes, brokers, admin, log };
   try {
     for (const id of ids) {
       const started = performance.now();
       try {
-        const scenario = await (SCENARIOS[id] as Scenario)({ ...context, contenders: contendersFor(id) });
+        const scenario = await (SCENARIOS[id] as Scenario)({ ...context, contenders: contendersFor(id), contendersOn: (broker) => contendersFor(id, broker) });
         scenario.seconds = (performance.now() - started) / 1000;
         result.scenarios.push(scenario);
       } catch (error) {

@@ -36,7 +36,7 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
     } finally {
       await publisherTarget.cleanup();
     }
-    for (const factory of context.contenders) {
+    for (const factory of context.contendersOn(broker)) {
       await drainOne(context, broker, factory, n, ceilingRate, result);
     }
     aheadTargets(result, 'perSecond', true, broker);

@@ -74,12 +74,11 @@ describe('npm run bench -- --size smoke', () => {
     }
   });
 
-  it('(a, b) run the job queues beside the relays, and they publish', () => {
-    for (const broker of ['rabbitmq', 'nats']) {
-      for (const name of ['pg-boss', 'graphile-worker']) {
-        expect(metric(scenario('a'), name, 'confirmed', broker)).toBeGreaterThan(0);
-        expect(Number.isFinite(metric(scenario('b'), name, `p99Ms@${sizes.smoke.steadyRates[0] as number}`, broker))).toBe(true);
-      }
+  it('(a, b) run the job queues beside the relays (at smoke size with the first broker only), and they publish', () => {
+    for (const name of ['pg-boss', 'graphile-worker']) {
+      expect(metric(scenario('a'), name, 'confirmed', 'rabbitmq')).toBeGreaterThan(0);
+      expect(Number.isFinite(metric(scenario('b'), name, `p99Ms@${sizes.smoke.steadyRates[0] as number}`, 'rabbitmq'))).toBe(true);
+      expect(scenario('a').rows.some((row) => row.contender === name && row.broker === 'nats')).toBe(false);
     }
   });
 
