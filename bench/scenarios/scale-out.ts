@@ -59,6 +59,7 @@ async function brokerRuns(context: ScenarioContext, broker: BrokerKind, main: st
     });
     const who = `${broker} x${processes}`;
     result.checks.push({ name: `${who}: broker holds every message, none pending`, ok: run.drained && run.stored === n && run.pending === 0, detail: `stored ${run.stored}/${n}, pending rows ${run.pending}` });
+    result.checks.push({ name: `${who}: every relay's memory read`, ok: run.peakMb.every((mb, i) => Number.isFinite(mb) && mb >= (run.startMb[i] ?? Number.NaN)), detail: `peak ${run.peakMb.map(Math.round).join(', ')} MB, at start ${run.startMb.map(Math.round).join(', ')} MB` });
     result.checks.push({ name: `${who}: every relay stopped cleanly`, ok: run.exitCodes.every((code) => code === 0), detail: `exit codes ${run.exitCodes.join(', ')}` });
     if (processes === 1) result.targets.push(target(`${broker} relay peak RSS during a ${n.toLocaleString('en-US')} drain <= ${PEAK_RSS_TARGET_MB} MB`, `<= ${PEAK_RSS_TARGET_MB} MB (1M drain)`, Math.round(peakMb), (v) => v <= PEAK_RSS_TARGET_MB));
   }
