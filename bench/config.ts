@@ -35,7 +35,15 @@ export interface Sizes {
   readonly keys: number;
   /** Approximate payload size in bytes. */
   readonly payloadBytes: number;
+  /** (g) backlog drained by `outboxer relay` processes, and how many processes each run starts. */
+  readonly scaleMessages: number;
+  readonly scaleRelays: readonly number[];
+  /** Relay engine of the outboxer contender and of (g): `v2` sets the table to v2 and passes the relay option / CLI flag. */
+  readonly engine: Engine;
 }
+
+export type Engine = 'v1' | 'v2';
+export const ENGINES: readonly Engine[] = ['v1', 'v2'];
 
 const smoke: Sizes = {
   drainMessages: 2_000,
@@ -46,8 +54,8 @@ const smoke: Sizes = {
   steadyMessagesPerTransaction: 1,
   writerConnections: 8,
   writerSeconds: 0.7,
-  idleWarmupSeconds: 1,
-  idleSeconds: 1.2,
+  idleWarmupSeconds: 0.5,
+  idleSeconds: 0.8,
   claimTableRows: [1_000, 10_000],
   claimsTimed: 10,
   claimBatch: 50,
@@ -55,6 +63,9 @@ const smoke: Sizes = {
   snapshotSeconds: 1,
   keys: 100,
   payloadBytes: 200,
+  scaleMessages: 2_000,
+  scaleRelays: [1, 2],
+  engine: 'v1',
 };
 
 const full: Sizes = {
@@ -75,6 +86,9 @@ const full: Sizes = {
   snapshotSeconds: 180,
   keys: 1_000,
   payloadBytes: 200,
+  scaleMessages: 1_000_000,
+  scaleRelays: [1, 2, 4],
+  engine: 'v1',
 };
 
 export const sizes: Readonly<Record<SizeName, Sizes>> = Object.freeze({ smoke, full });

@@ -1,10 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type SizeName, type Sizes, sizes as presets } from './config.js';
+import { ENGINES, type SizeName, type Sizes, sizes as presets } from './config.js';
 import type { ContenderFactory } from './contenders/contender.js';
+import { graphileWorkerContender } from './contenders/graphile-worker.js';
 import { naiveRelayContender } from './contenders/naive-relay.js';
 import { outboxerContender } from './contenders/outboxer.js';
+import { pgBossContender } from './contenders/pg-boss.js';
 import { pgTransactionalOutboxContender } from './contenders/pg-transactional-outbox.js';
 import { collectConditions } from './measure/conditions.js';
 import { installQueryCounter } from './measure/query-counter.js';
@@ -13,20 +15,35 @@ import { backlogDrain } from './scenarios/backlog-drain.js';
 import { claimScaling } from './scenarios/claim-scaling.js';
 import { heldSnapshot } from './scenarios/held-snapshot.js';
 import { idleQueries } from './scenarios/idle-queries.js';
+import { scaleOut } from './scenarios/scale-out.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { steadyLoad } from './scenarios/steady-load.js';
 import { writerThroughput } from './scenarios/writer-throughput.js';
 import { adminClient } from './support/database.js';
 import type { BrokerKind } from './support/broker-target.js';
 
-const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot };
-const CONTENDERS: Record<string, ContenderFactory> = {
-  outboxer: (options) => outboxerContender(options),
-  naive: naiveRelayContender,
-  peer: pgTransactionalOutboxContender,
-};
-const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
-  [--contenders outboxer,naive,peer] [--set sizeKey=value ...] [--out bench/results/]`;
+const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot, g: scaleOut };
+
+interface ContenderEntry {
+  readonly factory: ContenderFactory;
+  /** The scenarios it runs in (the job queues: see "What is compared" in BENCHMARKS.md). */
+  readonly scenarios: string;
+  /** At `--size smoke`, only with the first broker: keeps the CI run near a minute. */
+  readonly oneBrokerAtSmoke?: boolean;
+}
+
+function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
+  return {
+    outboxer: { factory: (options) => outboxerContender(options, { engine: sizes.engine }), scenarios: 'abcdef' },
+    naive: { factory: naiveRelayContender, scenarios: 'abcdef' },
+    peer: { factory: pgTransactionalOutboxContender, scenarios: 'abcdef' },
+    pgboss: { factory: pgBossContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
+    graphile: { factory: graphileWorkerContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
+  };
+}
+const DEFAULT_CONTENDERS = 'outboxer,naive,peer,pgboss,graphile';
+const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
+  [--contenders ${DEFAULT_CONTENDERS}] [--set sizeKey=value ...] [--out bench/results/]`;
 
 function applyOverrides(base: Sizes, sets: readonly string[]): { sizes: Sizes; overrides: Record<string, string> } {
   const sizes: Record<string, unknown> = { ...base };
@@ -34,7 +51,9 @@ function applyOverrides(base: Sizes, sets: readonly string[]): { sizes: Sizes; o
   for (const set of sets) {
     const [key, value] = set.split('=', 2);
     if (key === undefined || value === undefined || !(key in base)) throw new Error(`--set ${set}: expected one of ${Object.keys(base).join(', ')}=value`);
-    sizes[key] = Array.isArray(base[key as keyof Sizes]) ? value.split(',').map(Number) : Number(value);
+    const current = base[key as keyof Sizes];
+    if (key === 'engine' && !ENGINES.includes(value as Sizes['engine'])) throw new Error(`--set engine=${value}: expected one of ${ENGINES.join(', ')}`);
+    sizes[key] = Array.isArray(current) ? value.split(',').map(Number) : typeof current === 'string' ? value : Number(value);
     overrides[key] = value;
   }
   return { sizes: sizes as unknown as Sizes, overrides };
@@ -46,7 +65,7 @@ async function main(): Promise<number> {
       scenario: { type: 'string', default: 'all' },
       size: { type: 'string', default: 'full' },
       broker: { type: 'string', default: 'both' },
-      contenders: { type: 'string', default: 'outboxer,naive,peer' },
+      contenders: { type: 'string', default: DEFAULT_CONTENDERS },
       set: { type: 'string', multiple: true, default: [] },
       out: { type: 'string', default: 'bench/results/' },
       help: { type: 'boolean', default: false },
@@ -62,23 +81,28 @@ async function main(): Promise<number> {
   for (const id of ids) if (!(id in SCENARIOS)) throw new Error(`unknown scenario ${id}\n${USAGE}`);
   const brokers: BrokerKind[] = values.broker === 'both' ? ['rabbitmq', 'nats'] : [values.broker as BrokerKind];
   if (!brokers.every((b) => b === 'rabbitmq' || b === 'nats')) throw new Error(`--broker must be rabbitmq, nats or both\n${USAGE}`);
-  const contenders = values.contenders.split(',').map((name) => {
-    const factory = CONTENDERS[name];
-    if (factory === undefined) throw new Error(`unknown contender ${name}; known: ${Object.keys(CONTENDERS).join(', ')}`);
-    return factory;
-  });
   const { sizes, overrides } = applyOverrides(presets[size], values.set);
+  const table = contenderTable(sizes);
+  const chosen = values.contenders.split(',').map((name) => {
+    const entry = table[name];
+    if (entry === undefined) throw new Error(`unknown contender ${name}; known: ${Object.keys(table).join(', ')}`);
+    return entry;
+  });
+  const contendersFor = (id: string, broker?: BrokerKind) =>
+    chosen
+      .filter((entry) => entry.scenarios.includes(id) && (broker === undefined || size !== 'smoke' || entry.oneBrokerAtSmoke !== true || broker === brokers[0]))
+      .map((entry) => entry.factory);
 
   installQueryCounter();
   const admin = await adminClient();
   const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
   const result: BenchResult = { size, overrides, conditions: await collectConditions(admin), scenarios: [], errors: [] };
-  const context: ScenarioContext = { size, sizes, brokers, admin, contenders, log };
+  const context: Omit<ScenarioContext, 'contenders' | 'contendersOn'> = { size, sizes, brokers, admin, log };
   try {
     for (const id of ids) {
       const started = performance.now();
       try {
-        const scenario = await (SCENARIOS[id] as Scenario)(context);
+        const scenario = await (SCENARIOS[id] as Scenario)({ ...context, contenders: contendersFor(id), contendersOn: (broker) => contendersFor(id, broker) });
         scenario.seconds = (performance.now() - started) / 1000;
         result.scenarios.push(scenario);
       } catch (error) {

@@ -24,8 +24,11 @@ export interface RelayContender {
   stop(): Promise<void>;
   /** Rows not yet published. */
   pending(admin: pg.Client): Promise<number>;
-  /** One claim (or fetch) of up to `limit` messages, undone afterwards: how many it got and how long the claim alone took. */
-  claimOnce(limit: number): Promise<{ claimed: number; ms: number }>;
+  /**
+   * One claim (or fetch) of up to `limit` messages, undone afterwards: how many it got and how long the claim
+   * alone took. Absent for job queues, which are not in scenario (e).
+   */
+  claimOnce?(limit: number): Promise<{ claimed: number; ms: number }>;
   /** Drops its schema. */
   teardown(admin: pg.Client): Promise<void>;
 }

@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import { Outbox, type Publisher, type Relay, type RelayOptionsInput, resolveRelayOptions } from '../../src/index.js';
 import { fromPgPool, PostgresOutboxStore, type SqlExecutor } from '../../src/stores/postgres/index.js';
+import type { Engine } from '../config.js';
 import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
+import { engineRelayOptions, useEngine } from '../support/engine.js';
 import { keyOf, MESSAGE_TYPE, payloadOf, payloadSql } from '../support/workload.js';
 import type { ContenderOptions, RelayContender } from './contender.js';
 
@@ -28,8 +30,16 @@ function onClient(client: pg.PoolClient) {
   };
 }
 
+export interface OutboxerSettings {
+  /** The bench's `engine` setting: the table's engine and the relay's `engine` option. Default v1. */
+  readonly engine?: Engine;
+  readonly relayOptions?: RelayOptionsInput;
+}
+
 /** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
-export function outboxerContender({ workload, relayConnections }: ContenderOptions, relayOptions: RelayOptionsInput = {}): RelayContender {
+export function outboxerContender({ workload, relayConnections }: ContenderOptions, settings: OutboxerSettings = {}): RelayContender & { readonly schema: string } {
+  const engine = settings.engine ?? 'v1';
+  const relayOptions: RelayOptionsInput = { ...settings.relayOptions, ...engineRelayOptions(engine) };
   const schema = uniqueName('bench_outboxer');
   const appName = `bench-outboxer-${schema.slice(-5)}`;
   const pool = benchPool(appName, relayConnections);
@@ -40,8 +50,10 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   return {
     name: 'outboxer',
     appName,
-    async setup() {
+    schema,
+    async setup(admin) {
       await store.migrate();
+      await useEngine(admin, schema, 'outbox', engine);
     },
     async load(admin, first, count) {
       // Plain SQL is a documented producer: id, headers and timestamps come from the table's defaults.

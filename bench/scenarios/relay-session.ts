@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ContenderFactory, ContenderOptions, RelayContender } from '../contenders/contender.js';
 import { ConfirmClock } from '../measure/confirm-clock.js';
+import { KeyOrderWatch } from '../measure/key-order.js';
 import { type BrokerKind, type BrokerTarget, createBrokerTarget } from '../support/broker-target.js';
 
 /** One contender set up over its own schema, with its own broker resources and a confirm clock. */
@@ -8,6 +9,8 @@ export interface RelaySession {
   readonly contender: RelayContender;
   readonly target: BrokerTarget | undefined;
   readonly clock: ConfirmClock;
+  /** Per-key order of the relay's publish calls (meaningful on a pre-loaded backlog). */
+  readonly order: KeyOrderWatch;
   /** Starts the relay publishing to the session's broker target through the clock. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -24,13 +27,15 @@ export async function withRelaySession<T>(
   const target = broker === undefined ? undefined : await createBrokerTarget(broker);
   const contender = factory(options);
   const clock = new ConfirmClock();
+  const order = new KeyOrderWatch();
   const session: RelaySession = {
     contender,
     target,
     clock,
+    order,
     async start() {
       if (target === undefined) throw new Error('this session has no broker target');
-      await contender.start(clock.wrap(target.publisher()));
+      await contender.start(order.wrap(clock.wrap(target.publisher())));
     },
     async close() {
       await contender.stop();

@@ -45,6 +45,8 @@ export interface ScenarioContext {
   readonly admin: pg.Client;
   /** The relay designs compared (outboxer first); the smoke test may narrow it. */
   readonly contenders: readonly ContenderFactory[];
+  /** The contenders of a scenario that loops over brokers, for one broker (a smoke run may drop some). */
+  contendersOn(broker: BrokerKind): readonly ContenderFactory[];
   log(message: string): void;
 }
 

@@ -22,7 +22,7 @@ export async function steadyLoad(context: ScenarioContext): Promise<ScenarioResu
   });
   for (const broker of context.brokers) {
     for (const rate of sizes.steadyRates) {
-      for (const factory of context.contenders) await steadyOne(context, broker, rate, factory, result);
+      for (const factory of context.contendersOn(broker)) await steadyOne(context, broker, rate, factory, result);
       aheadTargets(result, `p99Ms@${rate}`, false, broker);
     }
   }

@@ -50,7 +50,7 @@ describe('npm run bench -- --size smoke', () => {
 
   it('runs every scenario without errors and every sanity check passes', () => {
     expect(result.errors).toEqual([]);
-    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
     const failed = result.scenarios.flatMap((s) => s.checks.filter((c) => !c.ok).map((c) => `${s.id}: ${c.name} (${c.detail})`));
     expect(failed).toEqual([]);
     expect(exitCode, stderr.slice(-2000)).toBe(0);
@@ -74,12 +74,35 @@ describe('npm run bench -- --size smoke', () => {
     }
   });
 
-  it('(c, d, e, f) produce numbers for every contender', () => {
-    for (const [id, name] of [['c', 'ratio'], ['d', 'perSecond'], ['e', 'p99Ratio'], ['f', 'ratio']] as const) {
+  it('(a, b) run the job queues beside the relays (at smoke size with the first broker only), and they publish', () => {
+    for (const name of ['pg-boss', 'graphile-worker']) {
+      expect(metric(scenario('a'), name, 'confirmed', 'rabbitmq')).toBeGreaterThan(0);
+      expect(Number.isFinite(metric(scenario('b'), name, `p99Ms@${sizes.smoke.steadyRates[0] as number}`, 'rabbitmq'))).toBe(true);
+      expect(scenario('a').rows.some((row) => row.contender === name && row.broker === 'nats')).toBe(false);
+    }
+  });
+
+  it('(c, d, e, f) produce numbers for every contender that runs in them', () => {
+    const relays = ['outboxer', 'naive relay', 'pg-transactional-outbox (polling)'];
+    for (const [id, name, contenders] of [['c', 'ratio', [...relays, 'pg-boss', 'graphile-worker']], ['d', 'perSecond', [...relays, 'pg-boss', 'graphile-worker']], ['e', 'p99Ratio', relays], ['f', 'ratio', relays]] as const) {
       const s = scenario(id);
-      expect(s.rows.map((r) => r.contender)).toEqual(['outboxer', 'naive relay', 'pg-transactional-outbox (polling)']);
+      expect(s.rows.map((r) => r.contender)).toEqual(contenders);
       for (const row of s.rows) expect(Number.isFinite(metric(s, row.contender, name))).toBe(true);
     }
     expect(metric(scenario('d'), 'outboxer', 'statements')).toBeGreaterThanOrEqual(0);
+  });
+
+  it('(g) drains the backlog with each number of relay processes and reads their peak memory', () => {
+    const g = scenario('g');
+    for (const broker of ['rabbitmq', 'nats']) {
+      for (const processes of sizes.smoke.scaleRelays) {
+        const name = `outboxer relay x${processes}`;
+        expect(metric(g, name, 'confirmed', broker)).toBe(sizes.smoke.scaleMessages);
+        expect(Number.isFinite(metric(g, name, 'vs1Relay', broker))).toBe(true);
+        expect(Number.isFinite(metric(g, name, 'vsCeiling', broker))).toBe(true);
+        expect(metric(g, name, 'peakRssMb', broker)).toBeGreaterThan(0);
+        expect(metric(g, name, 'peakRssMb', broker)).toBeGreaterThanOrEqual(metric(g, name, 'startRssMb', broker));
+      }
+    }
   });
 });

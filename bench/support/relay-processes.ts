@@ -1,0 +1,69 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** A relay logs this line (JSON, on stderr) once its start checks passed and it begins relaying. */
+const READY = '"msg":"outboxer relay starting"';
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+export interface RelayProcess {
+  readonly pid: number;
+  /** Resident memory now and at its peak (VmRSS, VmHWM of /proc/<pid>/status), in MB. */
+  memory(): { rssMb: number; peakMb: number };
+  /** SIGTERM (the relay's graceful stop), then its exit code; SIGKILL and null if it does not stop in time. */
+  stop(): Promise<number | null>;
+}
+
+function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+}
+
+/**
+ * Starts `node <main> relay <args>`, one relay process as a deployment runs it (`main`: see cli-build.ts);
+ * resolves once it logged that it started.
+ */
+export async function startRelayProcess(main: string, args: readonly string[]): Promise<RelayProcess> {
+  const child = spawn(process.execPath, [main, 'relay', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  let ready: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (ready = resolve));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8_000);
+    if (stderr.includes(READY)) ready();
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    started.then(() => 'ready' as const),
+    exited(child).then((code) => `exited with code ${code}` as const),
+    new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`not started after ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS))),
+  ]);
+  clearTimeout(timer);
+  if (outcome !== 'ready' || child.pid === undefined) {
+    child.kill('SIGKILL');
+    // The CLI says what is wrong in a line of its own (`outboxer: ...`) or a JSON log line, then perhaps its help.
+    const said = stderr.split('\n').filter((line) => line.startsWith('outboxer') || line.startsWith('{'));
+    throw new Error(`outboxer relay ${outcome}: ${said.slice(-3).join(' | ') || stderr.slice(0, 300)}`);
+  }
+  const pid = child.pid;
+  return {
+    pid,
+    memory: () => memoryOf(pid),
+    async stop() {
+      const exit = exited(child);
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      const code = await exit;
+      clearTimeout(killer);
+      return code;
+    },
+  };
+}
