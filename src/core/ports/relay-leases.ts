@@ -37,9 +37,10 @@ export interface PartitioningConfig {
   /**
    * The partition count a resize is moving to, while it waits; `null` otherwise. While it is set no partition is
    * granted, and every relay must drain and release everything it holds (once its publishes ended and their
-   * completions committed) and acquire nothing. When it clears, the table is at a new `generation` with the new
-   * `partitionCount`: take the count from a membership read after that (a heartbeat), never from before it,
-   * since the read and completion statements map rows to partitions by it.
+   * completions committed) and acquire nothing; a resize waits (bounded) until no relay whose lease runs holds a
+   * partition. When it clears, the table is at a new `generation` with the new `partitionCount`. Read and
+   * complete with the count of a membership read made after the grant, while holding it (the count cannot change
+   * while a live relay holds a partition), never with one read before the grant.
    */
   readonly resizeTo: number | null;
   /** Whether a grant is possible now: engine `v2`, the old engine's fence time has passed, and no resize waits. */

@@ -122,6 +122,9 @@ interface ScanTotals {
   lastLease: string | null;
 }
 
+/** A delay kept only in `available_at` (a v1 backoff, an older writer): `due_at` missing or behind it. */
+const backoff = (row: string) => `${row}.available_at > clock_timestamp() AND (${row}.due_at IS NULL OR ${row}.due_at < ${row}.available_at)`;
+
 async function scanPending(database: PgDatabase, name: TableName, batchSize: number, onProgress: SwitchEngineOptions['onProgress']): Promise<ScanTotals> {
   const t = outboxOf(name);
   const totals: ScanTotals = { scanned: 0, leased: 0, scheduled: 0, lastLease: null };
@@ -129,11 +132,12 @@ async function scanPending(database: PgDatabase, name: TableName, batchSize: num
   for (;;) {
     const result = await database.query(
       `WITH batch AS MATERIALIZED (
-        SELECT seq, lease_until FROM ${t} WHERE state = 'pending' AND seq > $1::int8 ORDER BY seq LIMIT $2::int
+        SELECT seq, lease_until, available_at, due_at FROM ${t} WHERE state = 'pending' AND seq > $1::int8 ORDER BY seq LIMIT $2::int
       ), scheduled AS (
-        UPDATE ${t} o SET due_at = o.available_at FROM batch b
-        WHERE o.seq = b.seq AND o.state = 'pending' AND o.available_at > clock_timestamp()
-          AND (o.due_at IS NULL OR o.due_at < o.available_at)
+        -- by primary key (a join with the batch would be planned as a scan of the whole table per batch)
+        UPDATE ${t} o SET due_at = o.available_at
+        WHERE o.seq = ANY (ARRAY(SELECT seq FROM batch WHERE ${backoff('batch')}))
+          AND o.state = 'pending' AND ${backoff('o')}
         RETURNING o.seq
       )
       SELECT count(*)::int AS scanned, max(seq)::text AS last_seq, count(lease_until)::int AS leased,
