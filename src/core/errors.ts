@@ -39,7 +39,8 @@ export type OutboxerErrorCode =
   | 'OUTBOXER_ENGINE_ROLLBACK_REFUSED'
   | 'OUTBOXER_RESIZE_IN_PROGRESS'
   | 'OUTBOXER_LOCK_TIMEOUT'
-  | 'OUTBOXER_RESIZE_TIMEOUT';
+  | 'OUTBOXER_RESIZE_TIMEOUT'
+  | 'OUTBOXER_RESIZE_CANCELLED';
 
 export class OutboxerError extends Error {
   readonly code: OutboxerErrorCode;

@@ -122,6 +122,26 @@ for (const [label, open] of databases) {
       expect(holder.held).toHaveLength(8);
     });
 
+    it('a resize cancelled while it waits says so; two resizes to one count at once both end at that count', async () => {
+      const { store, database, name } = await setup();
+      const holder = new PortRelay(store, [], { name: 'holder' });
+      await holder.join();
+      await holder.step();
+      const waiting: ResizeProgress[] = [];
+      const first = resizePartitions(database, name, { partitions: 8, pollMs: 10, onProgress: (p) => waiting.push(p) });
+      first.catch(() => undefined);
+      await waitFor(() => waiting.some((p) => p.step === 'waiting'), { what: 'the resize to wait for the holder' });
+      expect(await cancelResize(database, name)).toMatchObject({ cancelled: 8 });
+      await expect(first).rejects.toMatchObject({ code: 'OUTBOXER_RESIZE_CANCELLED', message: expect.stringContaining('the count stays 64') });
+
+      const both = [resizePartitions(database, name, { partitions: 4, pollMs: 10 }), resizePartitions(database, name, { partitions: 4, pollMs: 10 })];
+      await waitFor(async () => (await store.leases.membership(holder.relayId)).config.resizeTo === 4, { what: 'resize_to to be set' });
+      await holder.step();
+      const results = await Promise.all(both);
+      expect(results.map((r) => [r.to, r.generation])).toEqual([[4, 2], [4, 2]]);
+      expect((await store.leases.membership(holder.relayId)).config).toMatchObject({ partitionCount: 4, generation: 2, resizeTo: null });
+    });
+
     it('does not wait for a holder whose lease ran out, and that holder can no longer complete', async () => {
       const { store, database, name, sql, schema, insert } = await setup();
       const deliveries: PortDelivery[] = [];

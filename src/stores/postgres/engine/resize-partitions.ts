@@ -6,7 +6,7 @@ import type { PgDatabase, SqlExecutor } from '../database.js';
 import { leaseTables } from '../leases/lease-tables.js';
 import { partitionIndexes } from '../migration-read-path.js';
 import type { TableName } from '../sql.js';
-import { engineStateIn, liveHolders, readEngineState } from './engine-state.js';
+import { engineStateIn, type EngineState, liveHolders, readEngineState } from './engine-state.js';
 import { lockOptions, positiveInt, resolveOperatorOptions } from './operator-options.js';
 import { lockedTransaction } from './locked-transaction.js';
 import { dropStalePartitionIndexes } from './stale-partition-indexes.js';
@@ -73,14 +73,15 @@ export async function resizePartitions(database: PgDatabase, name: TableName, in
   onProgress?.({ step: 'indexes', partitions: to });
   await buildIndexes(database, name, partitionIndexes(name, String(to)));
   const { partitioning } = leaseTables(name);
-  const set = await database.query(`UPDATE ${partitioning} SET resize_to = $1::int WHERE resize_to IS NULL OR resize_to = $1::int RETURNING resize_to`, [to]);
-  if (set.rows.length === 0) throw inProgress(name, (await readEngineState(database, name)).resizeTo ?? to, to);
+  // not when a resize to the same count (another process) ended since the state was read
+  await database.query(`UPDATE ${partitioning} SET resize_to = $1::int WHERE resize_to IS NULL AND partition_count <> $1::int`, [to]);
   const started = performance.now();
   const what = `resize of "${name.schema}"."${name.table}" to ${to} partitions`;
   for (;;) {
+    const finishedElsewhere = stillWaiting(await engineStateIn(database, name), name, to);
     let live = await liveHolders(database, name);
-    if (live.partitions === 0) {
-      const generation = await lockedTransaction(database, what, options, (tx) => moveToNextGeneration(tx, name, to));
+    if (finishedElsewhere !== null || live.partitions === 0) {
+      const generation = finishedElsewhere ?? (await lockedTransaction(database, what, options, (tx) => moveToNextGeneration(tx, name, to)));
       if (generation !== null) {
         onProgress?.({ step: 'switched', partitions: to, generation });
         const droppedIndexes = await dropStalePartitionIndexes(database, name, to);
@@ -102,11 +103,26 @@ export async function resizePartitions(database: PgDatabase, name: TableName, in
   }
 }
 
+/**
+ * Null while the resize to `to` still waits; the generation when another process (a second resize to the same
+ * count) finished it. Throws when it was cancelled, or replaced by a resize to another count.
+ */
+function stillWaiting(state: EngineState, name: TableName, to: number): number | null {
+  if (state.resizeTo === to) return null;
+  if (state.resizeTo !== null) throw inProgress(name, state.resizeTo, to);
+  if (state.partitionCount === to) return state.generation;
+  throw new OutboxerError(
+    'OUTBOXER_RESIZE_CANCELLED',
+    `the resize of "${name.schema}"."${name.table}" to ${to} partitions was cancelled while it waited; the count stays ${state.partitionCount}`,
+  );
+}
+
 /** The switch to generation g + 1; null when a live relay still holds a partition (the caller waits again). */
 async function moveToNextGeneration(tx: SqlExecutor, name: TableName, to: number): Promise<number | null> {
   const { partitions, partitioning } = leaseTables(name);
   const state = await engineStateIn(tx, name, true);
-  if (state.resizeTo !== to) throw inProgress(name, state.resizeTo ?? to, to);
+  const finishedElsewhere = stillWaiting(state, name, to);
+  if (finishedElsewhere !== null) return finishedElsewhere;
   const locked = await tx.query(`WITH l AS (SELECT epoch FROM ${partitions} ORDER BY partition FOR UPDATE) SELECT COALESCE(max(epoch), 0)::text AS epoch FROM l`);
   if ((await liveHolders(tx, name)).partitions > 0) return null;
   const epoch = (locked.rows[0] as { epoch: string }).epoch;

@@ -97,6 +97,9 @@ async function fence(tx: SqlExecutor, name: TableName): Promise<void> {
 }
 
 async function backToV1(tx: SqlExecutor, name: TableName): Promise<void> {
+  // First, so no fenced v1 claim (whose trigger writes the partitioning row) runs while that row is locked here:
+  // a claim holding the outbox's lock and waiting for the row would deadlock with this drop waiting for the claim.
+  await tx.query(fenceTriggersSql(name, 'drop'));
   const state = await engineStateIn(tx, name, true);
   if (state.engine === 'v1') return;
   const { partitions, partitioning } = leaseTables(name);
@@ -110,7 +113,6 @@ async function backToV1(tx: SqlExecutor, name: TableName): Promise<void> {
     );
   }
   await tx.query(`UPDATE ${partitions} SET owner = NULL, state = 'free' WHERE owner IS NOT NULL`);
-  await tx.query(fenceTriggersSql(name, 'drop'));
   await tx.query(`UPDATE ${partitioning} SET engine = 'v1', fence_until = '-infinity'`);
 }
 
