@@ -53,7 +53,7 @@ export interface SwitchEngineResult {
  *    it claimed, and no pending row was touched but the backoffs, so none is lost.
  *
  * Back to v1: only while no v2 relay whose lease still runs holds a partition (`OUTBOXER_ENGINE_ROLLBACK_REFUSED`
- * otherwise). Grants are locked out while it checks; then it frees every partition, drops the triggers and sets
+ * otherwise). One transaction drops the triggers, locks grants out while it checks, frees every partition and sets
  * `engine = 'v1'`. What v2 wrote stays valid for v1, which ignores `due_at` (a v2 backoff is retried at once).
  */
 export async function switchEngine(database: PgDatabase, name: TableName, input: SwitchEngineOptions): Promise<SwitchEngineResult> {
