@@ -4,11 +4,13 @@ import { z } from 'zod';
 import { ConfigurationError } from './errors.js';
 import { silentLogger } from './logger.js';
 import type { Logger, WakeSignal } from './ports.js';
+import { resolveLeaseTiming } from './partitions/lease-clock.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 const positiveInt = z.number().int().positive();
 
 const relayOptionsSchema = z.object({
+  engine: z.enum(['v1', 'v2']).default('v1'),
   owner: z.string().min(1).max(200).optional(),
   batchSize: positiveInt.max(10_000).default(500),
   maxInFlight: positiveInt.max(10_000).default(256),
@@ -46,9 +48,15 @@ export interface RelayHooks {
   onPublished?(event: { id: string; topic: string; key: string | null; attempts: number }): void;
   onRetry?(event: { id: string; topic: string; attempts: number; error: string; retryInMs: number }): void;
   onDead?(event: { id: string; topic: string; attempts: number; reason: string }): void;
-  /** Marks that matched fewer rows than expected: the lease had been taken over. */
+  /** Marks that matched fewer rows than expected: the lease had been taken over (v2: a partition's completion was fenced). */
   onFenced?(event: { expected: number; marked: number }): void;
-  onError?(event: { stage: 'claim' | 'publish' | 'mark' | 'housekeeping'; error: string }): void;
+  /** `lease` and `read` are engine v2's: a partition-lease statement or a read failed (the loop backs off). */
+  onError?(event: { stage: 'claim' | 'publish' | 'mark' | 'housekeeping' | 'lease' | 'read'; error: string }): void;
+  /**
+   * Engine v2 only: the table does not grant partitions (its engine is still `v1`, or the old engine's fence
+   * has not passed). Called once per wait; the relay keeps its membership and acquires once grants open.
+   */
+  onWaitingForEngine?(event: { engine: 'v1' | 'v2'; grantsOpen: boolean }): void;
   /**
    * A topic's destination is missing (no route, exchange or stream): its messages wait without using up
    * attempts, and the topic is tried again after `retryInMs`, then with doubling backoff up to
@@ -60,6 +68,12 @@ export interface RelayHooks {
 }
 
 export interface RelayOptions {
+  /**
+   * `v1` (the default for now): relays claim rows under per-row leases. `v2`: relays lease partitions
+   * (docs/design.md, "Engine v2"); the table must have been switched with `migrate --engine v2`, and
+   * `leaseMs` must be at least 3 x `publishTimeoutMs`.
+   */
+  readonly engine: 'v1' | 'v2';
   readonly owner: string;
   readonly batchSize: number;
   readonly maxInFlight: number;
@@ -104,6 +118,7 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
   if (options.publishTimeoutMs * 2 > options.leaseMs) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be at most half of leaseMs (${options.leaseMs}) so that a publish and its mark end well before the lease`, { options: ['publishTimeoutMs', 'leaseMs'] });
   }
+  if (options.engine === 'v2') leaseTimingForV2(options.leaseMs, options.publishTimeoutMs);
   if (options.maxErrorBackoffMs < options.errorBackoffMs) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs', { options: ['maxErrorBackoffMs', 'errorBackoffMs'] });
   }
@@ -121,4 +136,14 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
     hooks: Object.freeze({ ...hooks }),
     wakeSignal,
   });
+}
+
+/** Engine v2 trusts 0.8 of a lease and beats three times per lease: `leaseMs >= 3 x publishTimeoutMs`. */
+function leaseTimingForV2(leaseMs: number, publishTimeoutMs: number): void {
+  try {
+    resolveLeaseTiming({ leaseMs, publishTimeoutMs });
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    throw new ConfigurationError(error.code, `${error.message} (engine v2)`, { options: ['leaseMs', 'publishTimeoutMs'] });
+  }
 }

@@ -1,8 +1,11 @@
-import { describeError } from './errors.js';
+import { ConfigurationError, describeError } from './errors.js';
+import { PartitionRelay, type StoreForPartitionRelay } from './partition-relay/partition-relay.js';
+import { runHousekeeping } from './housekeeping.js';
 import { MarkBatcher } from './mark-batcher.js';
 import type { OutboxMessage } from './message.js';
 import type { Claim, OutboxSchema, Publisher, RelayStore } from './ports.js';
 import { type ClaimOutcome, publishClaim } from './publish-claim.js';
+import { reportOutcome } from './publish-report.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from './relay-options.js';
 import { runStartChecks, type StartCheck } from './start-checks.js';
 import { TopicPauses } from './topic-pauses.js';
@@ -27,12 +30,16 @@ export interface RelayRoundResult {
   readonly brokerUnavailable: boolean;
 }
 
-/** What `Relay` needs from a store: the relay role, and the schema role's start check for `verify()`. */
-export type StoreForRelay = RelayStore & Pick<OutboxSchema, 'verify'>;
+/**
+ * What `Relay` needs from a store: the relay role, and the schema role's start check for `verify()`. Under
+ * `engine: 'v2'` also the partition leases and reader (`store.leases`, `store.reader`), checked at construction.
+ */
+export type StoreForRelay = RelayStore & Pick<OutboxSchema, 'verify'> & Partial<Pick<StoreForPartitionRelay, 'leases' | 'reader'>>;
 
 /**
  * Moves committed messages from a store to a publisher: claim under a lease, publish with the
  * broker's confirmation, mark under the claim's fencing token. Any number of relays may share a store.
+ * With `engine: 'v2'` it runs a `PartitionRelay` instead (partition leases, no claim; no hand-off).
  */
 export class Relay {
   readonly options: RelayOptions;
@@ -49,18 +56,25 @@ export class Relay {
   #claimFrom: string | undefined;
   #lastFullSweep = Number.NEGATIVE_INFINITY;
   readonly #pauses: TopicPauses;
+  readonly #v2: PartitionRelay | undefined;
 
   constructor(store: StoreForRelay, publisher: Publisher, options: RelayOptionsInput = {}) {
     this.#store = store;
     this.#publisher = publisher;
     this.options = resolveRelayOptions(options);
+    this.#v2 = this.options.engine === 'v2' ? new PartitionRelay(partitionStore(store), publisher, this.options) : undefined;
     this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
     const markEach = store.markPublishedEach?.bind(store);
     this.#handoffMarks = markEach === undefined ? undefined : new MarkBatcher(markEach);
   }
 
   get running(): boolean {
-    return this.#running !== undefined;
+    return this.#v2?.running ?? this.#running !== undefined;
+  }
+
+  /** Under engine v2, the partition relay this relay runs (its relay id and partitions, for operators and tests). */
+  get partitionRelay(): PartitionRelay | undefined {
+    return this.#v2;
   }
 
   /**
@@ -68,7 +82,7 @@ export class Relay {
    * messages are unfinished (past that, the claim path's batches are cheaper for the database).
    */
   get acceptsHandoff(): boolean {
-    return this.#running !== undefined && !this.#stopping && this.#handoffMessages < this.options.maxHandoff;
+    return this.#v2 === undefined && this.#running !== undefined && !this.#stopping && this.#handoffMessages < this.options.maxHandoff;
   }
 
   /**
@@ -123,6 +137,7 @@ export class Relay {
 
   /** Starts the loop in the background; `stop()` ends it. Calling it twice is a no-op. */
   start(): void {
+    if (this.#v2 !== undefined) return this.#v2.start();
     if (this.#running !== undefined) return;
     this.#stopping = false;
     this.#running = this.#run().finally(() => {
@@ -149,6 +164,7 @@ export class Relay {
 
   /** Asks for a claim now instead of at the next poll (e.g. right after a commit). */
   wake(): void {
+    if (this.#v2 !== undefined) return this.#v2.wake();
     this.#waker.wake();
   }
 
@@ -157,6 +173,7 @@ export class Relay {
    * by the publish timeout), are marked, and the rest of the claim is released for another relay.
    */
   async stop(): Promise<void> {
+    if (this.#v2 !== undefined) return this.#v2.stop();
     this.#stopping = true;
     this.#waker.wake();
     for (const waker of this.#helperWakers) waker.wake();
@@ -166,6 +183,7 @@ export class Relay {
 
   /** One claim-publish-mark round; the loop is made of these. Useful in tests and scripts. */
   async runOnce(): Promise<RelayRoundResult> {
+    if (this.#v2 !== undefined) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `runOnce is engine v1's claim round; relay ${this.options.owner} runs engine v2: use start() and stop()`, { options: ['engine'] });
     const claimStartedAt = performance.now();
     const fromSeq = claimStartedAt - this.#lastFullSweep >= this.options.fullSweepIntervalMs ? undefined : this.#claimFrom;
     if (fromSeq === undefined) this.#lastFullSweep = claimStartedAt;
@@ -190,7 +208,6 @@ export class Relay {
   }
 
   async #record(claim: Claim, outcome: ClaimOutcome, batcher?: MarkBatcher): Promise<RelayRoundResult> {
-    const { hooks, logger } = this.options;
     const store = this.#store;
     // A database blip between the broker's confirmation and the mark would otherwise turn into a
     // duplicate publish after the lease runs out, so marks are retried briefly before giving up.
@@ -207,38 +224,10 @@ export class Relay {
     const expected = outcome.published.length + outcome.failed.length + outcome.released.length + held;
     const fenced = expected - (published + failed + released + heldBack.reduce((sum, n) => sum + n, 0));
     if (fenced > 0) {
-      logger.warn({ owner: this.options.owner, fenced, claimed: claim.messages.length }, 'lease was taken over before marking; another relay owns these messages now');
-      hooks.onFenced?.({ expected, marked: expected - fenced });
+      this.options.logger.warn({ owner: this.options.owner, fenced, claimed: claim.messages.length }, 'lease was taken over before marking; another relay owns these messages now');
+      this.options.hooks.onFenced?.({ expected, marked: expected - fenced });
     }
-    let retried = 0;
-    let dead = 0;
-    for (const message of outcome.published) {
-      hooks.onPublished?.({ id: message.id, topic: message.topic, key: message.key, attempts: message.attempts });
-    }
-    for (const { message, failure } of outcome.failed) {
-      if ('dead' in failure) {
-        dead++;
-        logger.error({ id: message.id, topic: message.topic, attempts: message.attempts, reason: failure.error }, 'message parked as dead');
-        hooks.onDead?.({ id: message.id, topic: message.topic, attempts: message.attempts, reason: failure.error });
-      } else {
-        retried++;
-        logger.warn({ id: message.id, topic: message.topic, attempts: message.attempts, error: failure.error, retryInMs: failure.retryInMs }, 'publish failed; will retry');
-        hooks.onRetry?.({ id: message.id, topic: message.topic, attempts: message.attempts, error: failure.error, retryInMs: failure.retryInMs });
-      }
-    }
-    for (const event of outcome.topicEvents) {
-      if (event.kind === 'paused') {
-        logger.warn({ owner: this.options.owner, topic: event.topic, error: event.error, retryInMs: event.retryInMs }, 'topic paused: its destination is missing; its messages wait without using up attempts and are retried with backoff');
-        hooks.onTopicPaused?.({ topic: event.topic, error: event.error, retryInMs: event.retryInMs });
-      } else {
-        logger.info({ owner: this.options.owner, topic: event.topic, pausedMs: event.pausedMs }, 'topic resumed: its destination exists again');
-        hooks.onTopicResumed?.({ topic: event.topic, pausedMs: event.pausedMs });
-      }
-    }
-    if (outcome.brokerUnavailable !== undefined) {
-      logger.warn({ owner: this.options.owner, error: outcome.brokerUnavailable, released: outcome.released.length }, 'broker unavailable; messages released without using up their attempts');
-      hooks.onError?.({ stage: 'publish', error: outcome.brokerUnavailable });
-    }
+    const { retried, dead } = reportOutcome(outcome, this.options);
     return {
       claimed: claim.messages.length,
       published: outcome.published.length,
@@ -337,17 +326,20 @@ export class Relay {
     const now = performance.now();
     if (now - this.#lastHousekeeping < this.options.housekeepingIntervalMs) return;
     this.#lastHousekeeping = now;
-    try {
-      let removed: number;
-      for (const purge of [(n: number) => this.#store.purgePublished(n), (n: number) => this.#store.purgeIdempotencyKeys(n)]) {
-        do {
-          removed = await purge(this.options.housekeepingBatchSize);
-        } while (removed === this.options.housekeepingBatchSize && !this.#stopping);
-      }
-    } catch (error) {
-      this.options.hooks.onError?.({ stage: 'housekeeping', error: describeError(error) });
-    }
+    await runHousekeeping(this.#store, this.options, () => this.#stopping);
   }
+}
+
+function partitionStore(store: StoreForRelay): StoreForPartitionRelay {
+  const { leases, reader } = store;
+  if (leases === undefined || reader === undefined) {
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      "relay option engine 'v2' needs a store with partition leases and a partition reader (store.leases and store.reader, as the PostgreSQL store has); use engine 'v1' with this store",
+      { options: ['engine'] },
+    );
+  }
+  return { leases, reader, purgePublished: (n) => store.purgePublished(n), purgeIdempotencyKeys: (n) => store.purgeIdempotencyKeys(n), verify: () => store.verify?.() ?? Promise.resolve() };
 }
 
 const emptyRound: RelayRoundResult = Object.freeze({ claimed: 0, published: 0, retried: 0, dead: 0, released: 0, held: 0, fenced: 0, brokerUnavailable: false });

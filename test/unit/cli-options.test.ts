@@ -15,6 +15,7 @@ const BASE_ENV = { OUTBOXER_DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/te
 
 /** A value other than the default for every option that reaches the relay or its store; the test below demands one each. */
 const SAMPLES: Readonly<Record<string, { text: string; value: string | number | boolean }>> = {
+  engine: { text: 'v2', value: 'v2' },
   owner: { text: 'relay-a', value: 'relay-a' },
   'batch-size': { text: '100', value: 100 },
   'max-in-flight': { text: '64', value: 64 },
@@ -128,6 +129,8 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     ],
     [{ 'error-backoff-ms': '900', 'max-error-backoff-ms': '800' }, {}, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms .*; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
     [{ owner: 'x'.repeat(201) }, {}, /relay option owner: .*\(set by --owner or OUTBOXER_OWNER\)/],
+    [{ engine: 'v3' }, {}, /relay option engine: .*\(set by --engine or OUTBOXER_ENGINE\)/],
+    [{ engine: 'v2', 'lease-ms': '5000', 'publish-timeout-ms': '2000' }, {}, /at least 3 x publishTimeoutMs .*engine v2.*\(set by --lease-ms or OUTBOXER_LEASE_MS; --publish-timeout-ms or OUTBOXER_PUBLISH_TIMEOUT_MS\)/],
   ] as const)('refuses %j (env %j), naming the flag and the variable', (values, env, message) => {
     expect(usageError(values, env).message).toMatch(message);
   });

@@ -22,6 +22,7 @@ describe('resolveRelayOptions: defaults', () => {
   it('applies the documented defaults (those of relayOptionsSchema)', () => {
     const { owner, logger, hooks, ...rest } = resolveRelayOptions();
     expect(rest).toEqual({
+      engine: 'v1',
       batchSize: 500,
       lanes: 3,
       maxHandoff: 2048,
@@ -128,6 +129,22 @@ describe('resolveRelayOptions: invalid options', () => {
     expect(optionError({ leaseMs: 5000 }).message).toContain('publishTimeoutMs'); // default timeout 10 s
     expect(optionError({ leaseMs: 5000, publishTimeoutMs: 2501 }).message).toContain('half of leaseMs');
     expect(resolveRelayOptions({ leaseMs: 5000, publishTimeoutMs: 2500 }).publishTimeoutMs).toBe(2500);
+  });
+
+  it('takes engine v1 or v2 and refuses anything else, naming it', () => {
+    expect(resolveRelayOptions({ engine: 'v2' }).engine).toBe('v2');
+    expect(optionError({ engine: 'v3' }).message).toContain('engine');
+    expect(optionError({ engine: 'v3' }).options).toEqual(['engine']);
+  });
+
+  it('refuses leaseMs under 3 x publishTimeoutMs under engine v2 only, naming both', () => {
+    const error = optionError({ engine: 'v2', leaseMs: 5000, publishTimeoutMs: 2000 });
+    expect(error.message).toContain('at least 3 x publishTimeoutMs');
+    expect(error.message).toContain('engine v2');
+    expect(error.options).toEqual(['leaseMs', 'publishTimeoutMs']);
+    expect(resolveRelayOptions({ leaseMs: 5000, publishTimeoutMs: 2000 }).engine).toBe('v1');
+    expect(resolveRelayOptions({ engine: 'v2', leaseMs: 6000, publishTimeoutMs: 2000 }).leaseMs).toBe(6000);
+    expect(resolveRelayOptions({ engine: 'v2' }).leaseMs).toBe(30_000); // the defaults are exactly 3 x
   });
 
   it('refuses maxPollIntervalMs < pollIntervalMs, and accepts them equal', () => {

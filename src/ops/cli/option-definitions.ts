@@ -91,6 +91,11 @@ const relay: readonly OptionDefinition[] = [
     details: 'Without a prefix the subject is the topic. NATS only. A JetStream stream must capture the subjects.',
   },
   {
+    flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<v1|v2>',
+    summary: '`v1` claims rows; `v2` leases partitions', target: { relay: 'engine' },
+    details: '`v2` needs a table switched to engine v2 (until then the relay waits and says so) and a lease of at least 3 x the publish timeout.',
+  },
+  {
     flag: 'migrate', env: 'OUTBOXER_MIGRATE', section: 'relay', commands: RELAY, kind: 'switch', summary: 'apply migrations before starting',
     defaultText: 'off', details: 'The variable takes `true` or `false`.',
   },
@@ -118,7 +123,7 @@ const tuning: readonly OptionDefinition[] = [
   },
   {
     flag: 'lease-ms', env: 'OUTBOXER_LEASE_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1000, max: MAX_TIMER_MS,
-    summary: 'how long a claim is held (database clock); >= 2 x publish timeout', target: { relay: 'leaseMs' },
+    summary: 'how long a claim (v2: a relay lease) is held, on the database clock; >= 2 x publish timeout (v2: 3 x)', target: { relay: 'leaseMs' },
   },
   {
     flag: 'publish-timeout-ms', env: 'OUTBOXER_PUBLISH_TIMEOUT_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',

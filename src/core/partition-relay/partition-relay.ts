@@ -1,0 +1,262 @@
+import { describeError } from '../errors.js';
+import { runHousekeeping } from '../housekeeping.js';
+import { BEATS_PER_LEASE } from '../partitions/lease-clock.js';
+import { newOwner } from '../partitions/settlement.js';
+import type { OutboxSchema, PartitionMessage, PartitionReader, Publisher, RelayLeases, RelayStore } from '../ports.js';
+import { reportOutcome } from '../publish-report.js';
+import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from '../relay-options.js';
+import { runStartChecks, type StartCheck } from '../start-checks.js';
+import { TopicPauses } from '../topic-pauses.js';
+import { Waker } from '../waker.js';
+import { bounded } from './bounded-statement.js';
+import { CompletionBatcher } from './completion-batcher.js';
+import { LeaseSession } from './lease-session.js';
+import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
+import { publishBatch } from './publish-batch.js';
+import { uncounted } from './publish-plan.js';
+import { foldRead, readRequest, type SentRead } from './read-fold.js';
+
+/** What the v2 relay needs from a store: the partition leases, the partition reader, housekeeping, and the start check. */
+export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly reader: PartitionReader } & Pick<RelayStore, 'purgePublished' | 'purgeIdempotencyKeys'> &
+  Partial<Pick<OutboxSchema, 'verify'>>;
+
+/** Completions wait this long for those of other partitions, to go in one statement. */
+const COMPLETION_DELAY_MS = 5;
+/** Each partition's read takes at least this many rows per branch, however many partitions share the batch size. */
+const MIN_TAKE = 16;
+const COMPLETION_ATTEMPTS = 4;
+
+/**
+ * The engine v2 relay (docs/design.md, "The v2 relay loop"): it leases partitions (`LeaseSession`), reads the
+ * ones it holds in one statement from a position per partition, publishes per key in seq order, and writes each
+ * outcome once, fenced by the partition's epoch. Made by `new Relay(store, publisher, { engine: 'v2' })`.
+ */
+export class PartitionRelay {
+  readonly options: RelayOptions;
+  readonly #store: StoreForPartitionRelay;
+  readonly #publisher: Publisher;
+  readonly #session: LeaseSession;
+  readonly #waker = new Waker();
+  readonly #pauses: TopicPauses;
+  readonly #completions: CompletionBatcher;
+  readonly #statementMs: number;
+  /** Partitions with a batch in flight (publishing or completing), by number: entries dropped meanwhile included. */
+  readonly #busy = new Set<number>();
+  readonly #batches = new Set<Promise<void>>();
+  #running: Promise<void> | undefined;
+  #stopping = false;
+  #woken = false;
+  #readBlockedUntil = 0;
+  #brokerDelay: number;
+  #lastHousekeeping = 0;
+
+  constructor(store: StoreForPartitionRelay, publisher: Publisher, options: RelayOptionsInput = {}) {
+    this.#store = store;
+    this.#publisher = publisher;
+    this.options = resolveRelayOptions({ ...options, engine: 'v2' });
+    this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
+    this.#statementMs = Math.floor(this.options.leaseMs / BEATS_PER_LEASE);
+    this.#session = new LeaseSession(store.leases, this.options, { isBusy: (p) => this.#busy.has(p) });
+    this.#completions = new CompletionBatcher((relayId, completions) => bounded(store.reader.complete(relayId, completions), this.#statementMs, 'completion'), COMPLETION_DELAY_MS);
+    this.#brokerDelay = this.options.errorBackoffMs;
+  }
+
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
+  /** The relay id of the current membership (a new one on every join), for operators and tests. */
+  get relayId(): string | undefined {
+    return this.#session.relayId;
+  }
+
+  /** The partitions held now, by number. */
+  get partitions(): readonly number[] {
+    return [...this.#session.book.keys()].sort((a, b) => a - b);
+  }
+
+  /** As `Relay.verify`: the store's schema is migrated and the broker reachable, misconfigurations rejected. */
+  async verify(): Promise<void> {
+    const checks: StartCheck[] = [];
+    const database = this.#store.verify?.bind(this.#store);
+    const broker = this.#publisher.verify?.bind(this.#publisher);
+    if (database !== undefined) checks.push({ what: 'database', check: database });
+    if (broker !== undefined) checks.push({ what: 'broker', check: broker });
+    await runStartChecks(checks, this.options.logger);
+  }
+
+  start(): void {
+    if (this.#running !== undefined) return;
+    this.#stopping = false;
+    this.#running = this.#run().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /** Reads the held partitions now instead of at the next poll: after a local commit, or a wake signal. */
+  wake(): void {
+    this.#woken = true;
+    this.#waker.wake();
+  }
+
+  /** Graceful stop: no new publish; publishes in flight confirmed and completed; then every partition freed (`leave`). */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#waker.wake();
+    await this.#running;
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.options.wakeSignal;
+    if (signal !== undefined) {
+      try {
+        await signal.start(() => this.wake());
+      } catch (error) {
+        this.options.logger.warn({ owner: this.options.owner, error: describeError(error) }, 'wake signal unavailable; relying on polling');
+      }
+    }
+    try {
+      await this.#loop();
+    } finally {
+      await Promise.all([...this.#batches]);
+      await this.#session.leave().catch((error: unknown) => this.#report('lease', error));
+      await signal?.stop().catch(() => undefined);
+      this.options.logger.info({ owner: this.options.owner }, 'relay stopped');
+    }
+  }
+
+  async #loop(): Promise<void> {
+    const { options } = this;
+    let idleDelay = options.pollIntervalMs;
+    let errorDelay = options.errorBackoffMs;
+    let pollAt = 0;
+    options.logger.info({ owner: options.owner, publisher: this.#publisher.name, engine: 'v2' }, 'relay started');
+    // a stopping relay keeps beating until its publishes ended and their completions committed
+    while (!this.#stopping || this.#batches.size > 0) {
+      let stage: 'lease' | 'read' = 'lease';
+      try {
+        await this.#session.tick(this.#stopping);
+        stage = 'read';
+        const now = performance.now();
+        if (!this.#stopping && (this.#woken || now >= pollAt) && now >= this.#readBlockedUntil) {
+          this.#woken = false;
+          const read = await this.#read();
+          idleDelay = read > 0 ? options.pollIntervalMs : Math.min(idleDelay * 2, options.maxPollIntervalMs);
+          pollAt = performance.now() + idleDelay;
+        }
+        await this.#housekeeping();
+        errorDelay = options.errorBackoffMs;
+      } catch (error) {
+        this.#report(stage, error, errorDelay);
+        // the lease's own deadlines (the next beat, the lapse) come before a long backoff
+        await this.#waker.wait(Math.min(errorDelay, Math.max(0, this.#session.dueAt - performance.now())));
+        errorDelay = Math.min(errorDelay * 2, options.maxErrorBackoffMs);
+        continue;
+      }
+      const until = this.#stopping ? this.#session.dueAt : Math.min(this.#session.dueAt, Math.max(pollAt, this.#readBlockedUntil));
+      await this.#waker.wait(Math.max(0, until - performance.now()));
+    }
+  }
+
+  /** Reads every held partition that is idle in one statement and starts publishing what came back. Returns how many rows. */
+  async #read(): Promise<number> {
+    const relayId = this.#session.relayId;
+    const count = this.#session.partitionCount;
+    if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline || this.#batches.size >= this.options.lanes) return 0;
+    const idle = [...this.#session.book.values()].filter((e) => !e.draining && !this.#busy.has(e.partition));
+    if (idle.length === 0) return 0;
+    const take = Math.max(MIN_TAKE, Math.ceil(this.options.batchSize / idle.length));
+    const limitOf = (entry: PartitionEntry) => (entry.unclean >= UNCLEAN_LIMIT ? 1 : take);
+    const sent = new Map<number, { entry: PartitionEntry; read: SentRead }>(idle.map((e) => [e.partition, { entry: e, read: readRequest(e, limitOf(e)) }]));
+    for (const partition of sent.keys()) this.#busy.add(partition);
+    let messages: PartitionMessage[] = [];
+    try {
+      const result = await bounded(this.#store.reader.read(relayId, count, [...sent.values()].map((s) => s.read.request)), this.#statementMs, `read by relay ${relayId}`);
+      for (const outcome of result.partitions) {
+        const asked = sent.get(outcome.partition);
+        // a read sent before a lapse must not move the position of a partition adopted after it
+        if (asked === undefined || this.#session.book.get(outcome.partition) !== asked.entry) continue;
+        const fresh = result.messages.filter((m) => m.partition === outcome.partition && m.source === 'fresh').length;
+        asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, fresh);
+      }
+      messages = result.messages.filter((m) => this.#session.book.get(m.partition) === sent.get(m.partition)?.entry);
+    } finally {
+      const working = new Set(messages.map((m) => m.partition));
+      for (const partition of sent.keys()) if (!working.has(partition)) this.#busy.delete(partition);
+    }
+    if (messages.length === 0) return 0;
+    const entries = new Map([...sent].filter(([p]) => messages.some((m) => m.partition === p)).map(([p, s]) => [p, s.entry]));
+    const batch = this.#publish(relayId, messages, entries, (p) => limitOf(entries.get(p) as PartitionEntry)).finally(() => {
+      for (const partition of entries.keys()) this.#busy.delete(partition);
+      this.#batches.delete(batch);
+      this.wake();
+    });
+    this.#batches.add(batch);
+    return messages.length;
+  }
+
+  async #publish(relayId: string, messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, limitOf: (p: number) => number): Promise<void> {
+    try {
+      const { outcome, results, lost } = await publishBatch(messages, entries, {
+        relayId, publisher: this.#publisher, reader: this.#store.reader, options: this.options, pauses: this.#pauses,
+        publishDeadline: this.#session.publishDeadline, isStopping: () => this.#stopping, limitOf, statementMs: this.#statementMs,
+      });
+      for (const partition of lost) this.#fenced(entries.get(partition) as PartitionEntry, messages.filter((m) => m.partition === partition).length);
+      if (outcome.brokerUnavailable !== undefined) {
+        this.#readBlockedUntil = performance.now() + this.#brokerDelay;
+        this.#brokerDelay = Math.min(this.#brokerDelay * 2, this.options.maxErrorBackoffMs);
+      } else if (outcome.published.length > 0) this.#brokerDelay = this.options.errorBackoffMs;
+      await Promise.all(results.map((result) => this.#complete(relayId, entries.get(result.completion.partition) as PartitionEntry, result)));
+      reportOutcome(outcome, this.options);
+    } catch (error) {
+      // publishes that may have gone out are not written: read these partitions again from their start
+      for (const entry of entries.values()) entry.settlement = newOwner;
+      this.#report('mark', error);
+    }
+  }
+
+  async #complete(relayId: string, entry: PartitionEntry, result: Awaited<ReturnType<typeof publishBatch>>['results'][number]): Promise<void> {
+    const { completion } = result;
+    const expected = completion.published.length + completion.failed.length + completion.held.length;
+    if (expected > 0) {
+      // a try that failed may still have committed: later tries do not count its failures again
+      let tries = 0;
+      const outcome = await this.#persistently(() => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)));
+      if (!outcome.applied) return this.#fenced(entry, expected);
+      if (completion.published.length > 0 && this.#session.book.get(entry.partition) === entry) entry.unclean = 0;
+    }
+    if (result.reread && this.#session.book.get(entry.partition) === entry) entry.settlement = newOwner;
+  }
+
+  /** The partition was no longer mine at that epoch: drop it and everything of it in memory. */
+  #fenced(entry: PartitionEntry, expected: number): void {
+    this.#session.drop(entry);
+    this.options.logger.warn({ owner: this.options.owner, partition: entry.partition, epoch: entry.epoch }, 'partition was taken over before its completion; another relay owns it now');
+    this.options.hooks.onFenced?.({ expected, marked: 0 });
+  }
+
+  async #persistently<T>(write: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt >= COMPLETION_ATTEMPTS) throw error;
+        this.#report('mark', error);
+        await new Promise((resolve) => setTimeout(resolve, this.options.errorBackoffMs * attempt));
+      }
+    }
+  }
+
+  async #housekeeping(): Promise<void> {
+    const now = performance.now();
+    if (now - this.#lastHousekeeping < this.options.housekeepingIntervalMs) return;
+    this.#lastHousekeeping = now;
+    await runHousekeeping(this.#store, this.options, () => this.#stopping);
+  }
+
+  #report(stage: 'lease' | 'read' | 'mark', error: unknown, retryInMs?: number): void {
+    const description = describeError(error);
+    this.options.logger.error({ owner: this.options.owner, stage, error: description, ...(retryInMs === undefined ? {} : { retryInMs }) }, `relay ${stage} step failed`);
+    this.options.hooks.onError?.({ stage, error: description });
+  }
+}

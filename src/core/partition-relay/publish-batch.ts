@@ -1,0 +1,106 @@
+import type { PartitionMessage, PartitionReader, Publisher } from '../ports.js';
+import { type ClaimOutcome, publishClaim } from '../publish-claim.js';
+import type { RelayOptions } from '../relay-options.js';
+import type { TopicPauses } from '../topic-pauses.js';
+import { bounded } from './bounded-statement.js';
+import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
+import { completionsFrom, type PartitionResult, splitWaiting, uncounted } from './publish-plan.js';
+
+export interface BatchContext {
+  readonly relayId: string;
+  readonly publisher: Publisher;
+  readonly reader: PartitionReader;
+  readonly options: RelayOptions;
+  readonly pauses: TopicPauses;
+  /** Monotonic ms after which no publish starts (the lease's publish deadline when the batch began). */
+  readonly publishDeadline: number;
+  readonly isStopping: () => boolean;
+  /** How many rows each partition's read was allowed per branch: a due branch that filled it may have been cut. */
+  readonly limitOf: (partition: number) => number;
+  readonly statementMs: number;
+}
+
+export interface BatchOutcome {
+  readonly outcome: ClaimOutcome;
+  readonly results: readonly PartitionResult[];
+  /** Partitions whose counted attempt was refused: no longer mine at that epoch. */
+  readonly lost: readonly number[];
+}
+
+/**
+ * Publishes one read's messages: those that wait for a scheduled row of their key are held; the rest go out per
+ * key in seq order, keys in parallel up to `maxInFlight` (`publishClaim`). A partition whose owners keep dying
+ * (`unclean >= 3`) publishes one row at a time, each after a fenced `attempts + 1`, so that a message that kills
+ * relays is parked once its attempts are used up.
+ */
+export async function publishBatch(messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, context: BatchContext): Promise<BatchOutcome> {
+  const dueFull = (partition: number) => messages.filter((m) => m.partition === partition && m.source === 'due').length >= context.limitOf(partition);
+  const { ready, held } = splitWaiting(messages, dueFull);
+  const unclean = (m: PartitionMessage) => (entries.get(m.partition)?.unclean ?? 0) >= UNCLEAN_LIMIT;
+  const publishContext = {
+    publisher: context.publisher,
+    options: context.options,
+    publishDeadline: context.publishDeadline,
+    isStopping: context.isStopping,
+    pauses: context.pauses,
+  };
+  const lost = new Set<number>();
+  const [clean, ...careful] = await Promise.all([
+    publishClaim(ready.filter((m) => !unclean(m)), publishContext),
+    ...[...new Set(ready.filter(unclean).map((m) => m.partition))].map((partition) =>
+      oneAtATime(ready.filter((m) => m.partition === partition), entries.get(partition) as PartitionEntry, context, publishContext, lost)),
+  ]);
+  const outcome = careful.reduce(merge, clean);
+  const sent = messages.filter((m) => !lost.has(m.partition));
+  const results = completionsFrom(sent, withoutPartitions(outcome, lost), held.filter((h) => !lost.has(h.partition)), (p) => (entries.get(p) as PartitionEntry).epoch);
+  const counted = new Set(ready.filter(unclean).map((m) => m.partition));
+  return { outcome, results: results.map((result) => (counted.has(result.completion.partition) ? { ...result, completion: uncounted(result.completion) } : result)), lost: [...lost] };
+}
+
+async function oneAtATime(
+  messages: readonly PartitionMessage[],
+  entry: PartitionEntry,
+  context: BatchContext,
+  publishContext: Parameters<typeof publishClaim>[1],
+  lost: Set<number>,
+): Promise<ClaimOutcome> {
+  let outcome: ClaimOutcome = { published: [], failed: [], released: [], held: new Map(), topicEvents: [] };
+  for (const [index, message] of messages.entries()) {
+    const counted = await bounded(context.reader.countAttempt(context.relayId, entry, message.id), context.statementMs, `counted attempt in partition ${entry.partition}`);
+    if (!counted) {
+      lost.add(entry.partition);
+      return outcome;
+    }
+    outcome = merge(outcome, await publishClaim([message], publishContext));
+    const stopped = outcome.failed.some((f) => f.message.key !== null && f.message.key === message.key && 'retryInMs' in f.failure);
+    if (outcome.released.length > 0 || outcome.held.size > 0 || stopped) {
+      const rest = messages.slice(index + 1);
+      return { ...outcome, released: [...outcome.released, ...rest] };
+    }
+  }
+  return outcome;
+}
+
+function merge(a: ClaimOutcome, b: ClaimOutcome): ClaimOutcome {
+  const held = new Map(a.held);
+  for (const [topic, group] of b.held) {
+    const before = held.get(topic);
+    held.set(topic, before === undefined ? group : { ...before, messages: [...before.messages, ...group.messages] });
+  }
+  const brokerUnavailable = a.brokerUnavailable ?? b.brokerUnavailable;
+  return {
+    published: [...a.published, ...b.published],
+    failed: [...a.failed, ...b.failed],
+    released: [...a.released, ...b.released],
+    held,
+    topicEvents: [...a.topicEvents, ...b.topicEvents],
+    ...(brokerUnavailable === undefined ? {} : { brokerUnavailable }),
+  };
+}
+
+function withoutPartitions(outcome: ClaimOutcome, lost: ReadonlySet<number>): ClaimOutcome {
+  if (lost.size === 0) return outcome;
+  const keep = (m: { readonly id: string }) => !lost.has((m as PartitionMessage).partition);
+  const held = new Map([...outcome.held].map(([topic, group]) => [topic, { ...group, messages: group.messages.filter(keep) }]));
+  return { ...outcome, published: outcome.published.filter(keep), failed: outcome.failed.filter((f) => keep(f.message)), released: outcome.released.filter(keep), held };
+}

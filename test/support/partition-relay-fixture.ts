@@ -1,0 +1,109 @@
+import type { Publisher } from '../../src/core/ports.js';
+import { PartitionRelay, type StoreForPartitionRelay } from '../../src/core/partition-relay/partition-relay.js';
+import type { RelayOptionsInput } from '../../src/core/relay-options.js';
+import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
+import type { PostgresFixture } from './postgres-fixture.js';
+
+/** Short leases so that takeovers happen within seconds: lease 3 s (beats every 1 s), publish timeout 1 s. */
+export const v2Timing = { engine: 'v2', leaseMs: 3000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 20, maxErrorBackoffMs: 200 } as const;
+
+/** Switches the fixture's table to engine v2 with grants open now, as `migrate --engine v2` will. */
+export async function switchToV2(fixture: PostgresFixture): Promise<void> {
+  await fixture.pool.query(`UPDATE "${fixture.schema}".outbox_partitioning SET engine = 'v2', fence_until = '-infinity'`);
+}
+
+/** How many partitions each live relay holds, by relay id. */
+export async function holdings(fixture: PostgresFixture): Promise<Map<string, number>> {
+  const rows = await fixture.pool.query<{ owner: string; n: number }>(
+    `SELECT owner::text AS owner, count(*)::int AS n FROM "${fixture.schema}".outbox_partitions WHERE owner IS NOT NULL GROUP BY owner`,
+  );
+  return new Map(rows.rows.map((row) => [row.owner, row.n]));
+}
+
+/**
+ * A store whose partition statements can be frozen, as a process that stops answering (killed, or paused):
+ * once `freeze()` is called every lease and reader statement waits forever. `gateCompletions()` holds
+ * completions only, until `openGate()`, as a relay paused between its publish and its completion.
+ */
+export class FreezableStore {
+  frozen = false;
+  #gate: Promise<void> | undefined;
+  #open: () => void = () => undefined;
+  /** Heartbeats executed by the database come back this much later (a congested network or event loop). */
+  slowBeatsMs = 0;
+  /** This many completions commit and then fail on their way back, as a connection that drops after COMMIT. */
+  repliesLostAfterCommit = 0;
+  /** Completions that reached the gate while it was closed. */
+  gated = 0;
+  readonly store: StoreForPartitionRelay;
+
+  constructor(inner: PostgresOutboxStore) {
+    const hang = () => new Promise<never>(() => undefined);
+    const wrap = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get: (object, property) => {
+          const value: unknown = Reflect.get(object, property);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => (this.frozen ? hang() : (value as (...a: unknown[]) => unknown).apply(object, args));
+        },
+      });
+    const reader = wrap(inner.reader);
+    const leases = wrap(inner.leases);
+    this.store = {
+      leases: Object.assign(Object.create(leases) as typeof leases, {
+        heartbeat: async (...args: Parameters<typeof leases.heartbeat>) => {
+          const reply = await leases.heartbeat(...args);
+          if (this.slowBeatsMs > 0) await new Promise((resolve) => setTimeout(resolve, this.slowBeatsMs));
+          return reply;
+        },
+      }),
+      reader: {
+        read: (...args) => reader.read(...args),
+        countAttempt: (...args) => reader.countAttempt(...args),
+        complete: async (...args) => {
+          if (this.#gate !== undefined) {
+            this.gated++;
+            await this.#gate;
+          }
+          const outcomes = await reader.complete(...args);
+          if (this.repliesLostAfterCommit > 0) {
+            this.repliesLostAfterCommit--;
+            throw new Error('the connection dropped after the completion committed (test)');
+          }
+          return outcomes;
+        },
+      },
+      purgePublished: (n) => inner.purgePublished(n),
+      purgeIdempotencyKeys: (n) => inner.purgeIdempotencyKeys(n),
+    };
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  gateCompletions(): void {
+    this.#gate = new Promise((resolve) => (this.#open = resolve));
+  }
+
+  openGate(): void {
+    this.#gate = undefined;
+    this.#open();
+  }
+}
+
+/** Relays made by a test, stopped after it (a frozen one gives up on its `leave` after its statement bound). */
+export function relayPool(): { make(store: StoreForPartitionRelay, publisher: Publisher, options?: RelayOptionsInput): PartitionRelay; stopAll(): Promise<void> } {
+  const made: PartitionRelay[] = [];
+  return {
+    make(store, publisher, options = {}) {
+      const relay = new PartitionRelay(store, publisher, { ...v2Timing, ...options });
+      made.push(relay);
+      relay.start();
+      return relay;
+    },
+    async stopAll() {
+      await Promise.all(made.splice(0).map((relay) => relay.stop()));
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { newOwner } from '../../../src/core/partitions/settlement.js';
+import { beatVerdict, grantsClosed, nextShareStep, peerExpiryAt } from '../../../src/core/partition-relay/membership-step.js';
+import type { PartitionEntry } from '../../../src/core/partition-relay/partition-book.js';
+import type { LiveRelay, Membership } from '../../../src/core/ports.js';
+
+const timing = { leaseMs: 3000, publishTimeoutMs: 1000 };
+const relay = (id: string, held: number, fields: Partial<LiveRelay> = {}): LiveRelay => ({ id, name: id, leaving: false, held, expiresInMs: 3000, ...fields });
+const membership = (fields: Partial<Membership> = {}): Membership => ({
+  relayId: 'b',
+  alive: true,
+  relays: [],
+  owned: [],
+  grantable: 0,
+  config: { engine: 'v2', partitionCount: 8, generation: 1, grantsOpen: true },
+  ...fields,
+});
+const book = (...partitions: number[]) => new Map(partitions.map((p): [number, PartitionEntry] => [p, { partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner }]));
+
+describe('beatVerdict', () => {
+  it('rejoins when the lease ran out, trusts a reply back before 0.8 of the lease from its send, not after', () => {
+    expect(beatVerdict(0, 100, { alive: false }, timing)).toBe('rejoin');
+    expect(beatVerdict(1000, 1000 + 2400, { alive: true }, timing)).toBe('trusted');
+    expect(beatVerdict(1000, 1000 + 2401, { alive: true }, timing)).toBe('late');
+  });
+});
+
+describe('grantsClosed', () => {
+  it('is closed under engine v1 and before the fence, open under v2 after it', () => {
+    expect(grantsClosed(membership({ config: { engine: 'v1', partitionCount: 8, generation: 1, grantsOpen: false } }))).toBe(true);
+    expect(grantsClosed(membership({ config: { engine: 'v2', partitionCount: 8, generation: 1, grantsOpen: false } }))).toBe(true);
+    expect(grantsClosed(membership())).toBe(false);
+  });
+});
+
+describe('nextShareStep', () => {
+  it('acquires up to the fair share, at most what is grantable', () => {
+    expect(nextShareStep(membership({ relays: [relay('a', 4), relay('b', 0)], grantable: 4 }), book())).toEqual({ kind: 'acquire', count: 4 });
+    expect(nextShareStep(membership({ relays: [relay('a', 4), relay('b', 0)], grantable: 1 }), book())).toEqual({ kind: 'acquire', count: 1 });
+  });
+
+  it('drains the highest partitions above the share', () => {
+    expect(nextShareStep(membership({ relays: [relay('a', 0), relay('b', 8)], grantable: 0 }), book(0, 1, 2, 3, 4, 5, 6, 7))).toEqual({ kind: 'drain', partitions: [7, 6, 5, 4] });
+  });
+
+  it('leaves relays that are leaving out of the shares, and counts my own holding from memory', () => {
+    const m = membership({ relays: [relay('a', 8, { leaving: true }), relay('b', 0)], grantable: 8 });
+    expect(nextShareStep(m, book(0, 1))).toEqual({ kind: 'acquire', count: 6 });
+  });
+
+  it('takes no step while grants are closed, or when I am not among the live relays', () => {
+    expect(nextShareStep(membership({ relays: [relay('b', 0)], grantable: 8, config: { engine: 'v1', partitionCount: 8, generation: 1, grantsOpen: false } }), book())).toEqual({ kind: 'none' });
+    expect(nextShareStep(membership({ relays: [relay('a', 0)], grantable: 8 }), book())).toEqual({ kind: 'none' });
+  });
+});
+
+describe('peerExpiryAt', () => {
+  it('is the earliest peer expiry after the reply, plus the margin; never my own', () => {
+    const m = membership({ relays: [relay('a', 1, { expiresInMs: 900 }), relay('b', 1, { expiresInMs: 10 }), relay('c', 1, { expiresInMs: 2000 })] });
+    expect(peerExpiryAt(m, 5000, 50)).toBe(5950);
+    expect(peerExpiryAt(membership({ relays: [relay('b', 1)] }), 5000, 50)).toBe(Number.POSITIVE_INFINITY);
+  });
+});
