@@ -161,6 +161,16 @@ for (const [label, open] of databases) {
       expect(deliveries.map((d) => [d.message.id, d.relay, d.partitionCount])).toEqual([[id, 'survivor', 2]]);
     });
 
+    it('a read with the count from before the resize reads nothing, the new count reads the rows', async () => {
+      const { store, database, name, insert } = await setup();
+      await resizePartitions(database, name, { partitions: 2 });
+      await insert(60, 'r');
+      const relay = await store.leases.join({ name: 'stale', leaseMs: 60_000 });
+      const requests = (await store.leases.acquire(relay.relayId, 2)).map((l) => ({ ...l, after: null, recheck: null, limit: 100 }));
+      expect((await store.reader.read(relay.relayId, 64, requests)).messages).toEqual([]);
+      expect((await store.reader.read(relay.relayId, 2, requests)).messages).toHaveLength(60);
+    });
+
     it('refuses a count outside 1 to 1024, and a resize to the current count changes nothing', async () => {
       const { database, name } = await setup();
       for (const partitions of [0, 1025, 1.5]) {
