@@ -36,7 +36,7 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       const e = env;
       const joined = await e.leases.join({ name: 'first', leaseMs: lease });
       expect(joined.alive).toBe(true);
-      expect(joined.config).toEqual({ engine: 'v1', partitionCount: 64, generation: 1, grantsOpen: false });
+      expect(joined.config).toEqual({ engine: 'v1', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: false });
       expect(joined.grantable).toBe(64);
       expect(await e.leases.acquire(joined.relayId, 64)).toEqual([]);
       await e.controls.configure({ engine: 'v2', fenceInSeconds: 3600 });
@@ -210,8 +210,24 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       expect(view.relays.map((r) => [r.id, r.held] as const)).toEqual(byId([[a, 3] as const, [b, 5] as const]));
       expect(numbers(view.owned)).toEqual([0, 1, 2]);
       expect(view.grantable).toBe(64 - 3 - 5);
-      expect(view.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, grantsOpen: true });
+      expect(view.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: true });
       expect((await e.leases.membership(gone)).alive).toBe(false);
+    });
+
+    it('grants close while a resize waits, and membership says so; what is held stays held until given back', async () => {
+      const e = await setup();
+      const [a, b] = [await join(e, 'a'), await join(e, 'b')];
+      const held = await e.leases.acquire(a, 2);
+      await e.controls.configure({ engine: 'v2', resizeTo: 16 });
+      const view = await e.leases.heartbeat(a);
+      expect(view.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, resizeTo: 16, grantsOpen: false });
+      expect(numbers(view.owned)).toEqual([0, 1]);
+      expect(await e.leases.acquire(b, 64)).toEqual([]);
+      expect(await e.leases.release(a, held)).toBe(2);
+      expect(await e.leases.acquire(a, 64)).toEqual([]);
+      await e.controls.configure({ engine: 'v2' });
+      expect((await e.leases.membership(b)).config).toMatchObject({ resizeTo: null, grantsOpen: true });
+      expect(numbers(await e.leases.acquire(b, 1))).toEqual([0]);
     });
 
     if (!harness.concurrent) return;

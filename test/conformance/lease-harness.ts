@@ -9,10 +9,11 @@ export interface LeaseControls {
   /** The relay's lease ran out a second ago, as if it had stopped beating; its row and partitions stay as they are. */
   expireRelay(relayId: string): Promise<void>;
   /**
-   * Sets the table's engine, as the switch to engine v2 will: `fenceInSeconds` from now (negative: already past)
-   * is when grants may start; none given means no fence.
+   * Sets the table's engine, as the switch to engine v2 does: `fenceInSeconds` from now (negative: already past)
+   * is when grants may start; none given means no fence. `resizeTo` is set as a waiting resize sets it (none: no
+   * resize waits).
    */
-  configure(config: { readonly engine: 'v1' | 'v2'; readonly fenceInSeconds?: number }): Promise<void>;
+  configure(config: { readonly engine: 'v1' | 'v2'; readonly fenceInSeconds?: number; readonly resizeTo?: number }): Promise<void>;
   /**
    * Where statements run side by side: locks the relay's row as a reap in progress does, in a transaction of its
    * own, until `end`. `waiting` counts the sessions blocked by that lock. `end({ reap: true })` deletes the relay

@@ -39,7 +39,7 @@ describe('outboxer CLI: schema', () => {
     expect(second.stdout).toContain(`${schema}.outbox is up to date`);
     expect(await countRows(table)).toBe(2);
     const versions = await pool.query(`SELECT version FROM "${schema}".outboxer_migrations WHERE table_name = 'outbox' ORDER BY version`);
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }]);
   });
 });
 

@@ -34,7 +34,16 @@ export interface PartitioningConfig {
   readonly partitionCount: number;
   /** Partitions of other generations (a resize in progress) are never granted. */
   readonly generation: number;
-  /** Whether a grant is possible now: engine `v2` and the old engine's fence time has passed. */
+  /**
+   * The partition count a resize is moving to, while it waits; `null` otherwise. While it is set no partition is
+   * granted, and every relay must drain and release everything it holds (once its publishes ended and their
+   * completions committed) and acquire nothing; a resize waits (bounded) until no relay whose lease runs holds a
+   * partition. When it clears, the table is at a new `generation` with the new `partitionCount`. Read and
+   * complete with the count of a membership read made after the grant, while holding it (the count cannot change
+   * while a live relay holds a partition), never with one read before the grant.
+   */
+  readonly resizeTo: number | null;
+  /** Whether a grant is possible now: engine `v2`, the old engine's fence time has passed, and no resize waits. */
   readonly grantsOpen: boolean;
 }
 
@@ -66,7 +75,8 @@ export interface Membership {
  *   grant under a new id: it must `join` again.
  * - **Fenced give-back.** `drain` and `release` change a partition only while it names the caller as owner at
  *   the given epoch; any other call changes nothing and says so by its count.
- * - **Grants open** only under engine `v2`, after `fence_until`, for partitions of the current generation.
+ * - **Grants open** only under engine `v2`, after `fence_until`, while no resize waits (`resizeTo` null), for
+ *   partitions of the current generation.
  */
 export interface RelayLeases {
   /**

@@ -11,3 +11,12 @@ export {
   type PgCommitNotifierOptions,
   type PgListenWakeSignalOptions,
 } from './wakeup.js';
+export { readEngineState, type EngineState } from './engine/engine-state.js';
+export { switchEngine, type SwitchEngineOptions, type SwitchEngineResult, type SwitchProgress } from './engine/switch-engine.js';
+export {
+  cancelResize,
+  resizePartitions,
+  type ResizeOptions,
+  type ResizeProgress,
+  type ResizeResult,
+} from './engine/resize-partitions.js';

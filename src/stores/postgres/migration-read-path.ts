@@ -42,16 +42,25 @@ CREATE TRIGGER ${trigger} BEFORE INSERT ON ${t} FOR EACH STATEMENT EXECUTE FUNCT
  * - `<t>_due_key_idx`: scheduled rows by key and seq (sparse), the hold probe (`waitsFor`).
  */
 export function readPathIndexes(name: TableName): string {
-  const s = quoteIdentifier(name.schema);
-  const t = `${s}.${quoteIdentifier(name.table)}`;
-  const partition = `${s}.outboxer_partition(key, id, ' || c.partition_count || ')`;
-  return `SELECT '${name.table}_p' || c.partition_count || '_idx' AS name,
-    'ON ${t} (${partition}, seq) WHERE state = ''pending''' AS definition
-  FROM ${leaseTables(name).partitioning} c
-UNION ALL
-SELECT '${name.table}_p' || c.partition_count || '_due_idx',
-    'ON ${t} (${partition}, seq) WHERE state = ''pending'' AND due_at IS NOT NULL'
-  FROM ${leaseTables(name).partitioning} c
+  const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
+  return `${partitionIndexes(name, 'c.partition_count', `FROM ${leaseTables(name).partitioning} c`)}
 UNION ALL
 SELECT '${name.table}_due_key_idx', 'ON ${t} (key, seq) WHERE state = ''pending'' AND due_at IS NOT NULL'`;
+}
+
+/**
+ * The two indexes that depend on the partition count, `<t>_p<P>_idx` and `<t>_p<P>_due_idx`, as rows
+ * `(name, definition)`; `count` is a SQL expression of the count (a column of `from`, or a literal for a resize).
+ */
+export function partitionIndexes(name: TableName, count: string, from = ''): string {
+  const s = quoteIdentifier(name.schema);
+  const t = `${s}.${quoteIdentifier(name.table)}`;
+  const partition = `${s}.outboxer_partition(key, id, ' || ${count} || ')`;
+  return `SELECT '${name.table}_p' || ${count} || '_idx' AS name,
+    'ON ${t} (${partition}, seq) WHERE state = ''pending''' AS definition
+  ${from}
+UNION ALL
+SELECT '${name.table}_p' || ${count} || '_due_idx',
+    'ON ${t} (${partition}, seq) WHERE state = ''pending'' AND due_at IS NOT NULL'
+  ${from}`;
 }

@@ -3,6 +3,7 @@ import { JSON_MEDIA_TYPE, MEDIA_TYPE } from '../../core/message-body.js';
 import type { PgDatabase } from './database.js';
 import { applyMigrations, type Migration, migrationScriptOf } from './migration-runner.js';
 import { partitionLeasesMigration } from './migration-partition-leases.js';
+import { engineSwitchMigration } from './migration-engine-switch.js';
 import { readPathIndexes, readPathMigration } from './migration-read-path.js';
 import type { TableName } from './sql.js';
 
@@ -153,6 +154,11 @@ $do$;
     description: 'engine v2 read path, expand only: due_at, the xid-first insert trigger, seq CACHE 1; the partition and scheduled-row indexes are built CONCURRENTLY after the transaction',
     sql: readPathMigration,
     indexes: readPathIndexes,
+  },
+  {
+    version: 8,
+    description: 'engine switch and resize, expand only: resize_to and v1_fenced_at in the partitioning row, the fence function (its triggers come with the switch to v2)',
+    sql: engineSwitchMigration,
   },
 ]);
 

@@ -5,7 +5,7 @@ import type { LeaseStatement, LeaseTables } from './lease-tables.js';
  * lease runs past `now()` (the statement's start): with their id, name, leaving flag and expiry. Time left is
  * measured against `clock_timestamp()`, so it never exceeds the lease.
  * `grantable` counts free partitions of the current generation and those whose owner is no longer live
- * (an acquire reaps that owner first). Epochs travel as text: a bigint may not fit a JSON number.
+ * (an acquire reaps that owner first). Grants are closed while a resize waits (`resize_to`). Epochs travel as text: a bigint may not fit a JSON number.
  */
 function membershipSelect({ partitions, partitioning }: LeaseTables, alive: string): string {
   return `SELECT ${alive} AS alive,
@@ -19,7 +19,8 @@ function membershipSelect({ partitions, partitioning }: LeaseTables, alive: stri
       FROM ${partitions} p WHERE p.owner = $1::uuid) AS owned,
     (SELECT count(*)::int FROM ${partitions} p
       WHERE p.generation = c.generation AND (p.owner IS NULL OR p.owner NOT IN (SELECT relay_id FROM live))) AS grantable,
-    c.engine, c.partition_count, c.generation, (c.engine = 'v2' AND c.fence_until <= now()) AS grants_open
+    c.engine, c.partition_count, c.generation, c.resize_to,
+    (c.engine = 'v2' AND c.fence_until <= now() AND c.resize_to IS NULL) AS grants_open
   FROM ${partitioning} c`;
 }
 

@@ -19,10 +19,11 @@ type ReadArgs = [
  *
  * The outer query starts from `snap`, so an empty read still returns one row: the horizon. The tag
  * (`pg_current_xact_id()`, drawn after the snapshot) is taken only when a fresh branch returned rows, so an
- * idle relay assigns no xid. Every returned keyed row carries the hold probe: the nearest earlier pending row of
- * its key that is scheduled, due or not (docs/design.md, "Read path"). The nearest, not the earliest: a row may
- * go right after its blocker only if no other scheduled row of the key lies between them, and with the nearest
- * as blocker that holds link by link (chaos found a key out of order with the earliest).
+ * idle relay assigns no xid. A read with another count than the table's (a relay that has not seen a resize end)
+ * reads nothing: its rows would map to other partitions. Every returned keyed row carries the hold probe: the
+ * nearest earlier pending row of its key that is scheduled, due or not (docs/design.md, "Read path"). The nearest,
+ * not the earliest: a row may go right after its blocker only if no other scheduled row of the key lies between
+ * them, and with the nearest as blocker that holds link by link (chaos found a key out of order with the earliest).
  *
  * Plans seen on PostgreSQL 15 (custom and generic alike) with P = 64 and 100k pending rows:
  *   fresh, recheck: Limit -> Index Scan using <t>_p64_idx (Index Cond: partition = r.partition AND seq > ...;
@@ -31,7 +32,7 @@ type ReadArgs = [
  *   hold probe:     Limit -> Index Scan Backward using <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq)
  */
 export const readPartitions: ReaderStatement<ReadArgs> = {
-  sql: ({ outbox, partitionOf }, partitionCount) => {
+  sql: ({ outbox, partitioning, partitionOf }, partitionCount) => {
     const branch = (source: string, condition: string) => `SELECT r.partition, '${source}' AS source, o.*
       FROM req r CROSS JOIN LATERAL (
         SELECT o.seq, o.id, o.topic, o.type, o.key, o.payload::text AS payload_json, o.payload_bytes, o.content_type,
@@ -44,6 +45,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
     ), req AS MATERIALIZED (
       SELECT r.*, r.rto IS NOT NULL AND (SELECT xmin FROM snap) >= r.rtag::xid8 AS settled
       FROM unnest($1::int[], $2::int8[], $3::int8[], $4::int8[], $5::text[], $6::int[]) AS r(partition, after, rfrom, rto, rtag, take)
+      WHERE (SELECT partition_count FROM ${partitioning}) = ${partitionCount}
     ), fresh AS MATERIALIZED (
       ${branch('fresh', 'o.seq > COALESCE(r.after, 0) AND o.due_at IS NULL')}
     ), found AS (
