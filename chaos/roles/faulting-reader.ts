@@ -4,8 +4,9 @@ import { type FaultPlan, killSelf } from './faulting-publisher.js';
 
 /**
  * The engine v2 counterpart of `faultingStore`: journals what a relay read from its partitions as a claim
- * (token `p<partition>e<epoch>`, the lease that fences it) and each completion as a mark (full when
- * applied, 0 rows when fenced), so that the checker attributes v2 copies as it does v1's; kills the
+ * (token `p<partition>e<epoch>r<read>`: the lease that fences it, and the read, since a v2 relay reads a row
+ * again after a publish it could not finish) and each completion as a mark of the tokens its rows were read
+ * under (full when applied, 0 rows when fenced), so that the checker attributes v2 copies as it does v1's; kills the
  * process after a read or before a completion at the planned occurrence.
  */
 export function faultingReader(inner: PartitionReader, journal: Journal, tokens: Map<string, string>, plan: FaultPlan): PartitionReader {
@@ -19,7 +20,7 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       const epochs = new Map(requests.map((r) => [r.partition, r.epoch]));
       const claims = new Map<string, string[]>();
       for (const message of result.messages) {
-        const token = `p${message.partition}e${epochs.get(message.partition) ?? '?'}`;
+        const token = `p${message.partition}e${epochs.get(message.partition) ?? '?'}r${reads}`;
         tokens.set(message.id, token);
         claims.set(token, [...(claims.get(token) ?? []), message.id]);
       }
@@ -34,13 +35,23 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       }
       const applied = await inner.complete(relayId, outcomes);
       for (const completion of outcomes) {
-        const tok = `p${completion.partition}e${completion.epoch}`;
         const done = applied.find((a) => a.partition === completion.partition && a.epoch === completion.epoch)?.applied === true;
-        if (completion.published.length > 0) journal.write({ e: 'mark', tok, ids: completion.published, n: done ? completion.published.length : 0 });
-        if (completion.failed.length > 0) journal.write({ e: 'markFailed', tok, ids: completion.failed.map((f) => f.id), n: done ? completion.failed.length : 0 });
+        const fallback = `p${completion.partition}e${completion.epoch}`;
+        for (const [tok, ids] of byToken(completion.published, tokens, fallback)) journal.write({ e: 'mark', tok, ids, n: done ? ids.length : 0 });
+        for (const [tok, ids] of byToken(completion.failed.map((f) => f.id), tokens, fallback)) journal.write({ e: 'markFailed', tok, ids, n: done ? ids.length : 0 });
       }
       return applied;
     },
     countAttempt: (relayId, lease, id) => inner.countAttempt(relayId, lease, id),
   };
+}
+
+/** The ids grouped by the token of the read that returned them. */
+function byToken(ids: readonly string[], tokens: ReadonlyMap<string, string>, fallback: string): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const id of ids) {
+    const tok = tokens.get(id) ?? fallback;
+    groups.set(tok, [...(groups.get(tok) ?? []), id]);
+  }
+  return groups;
 }

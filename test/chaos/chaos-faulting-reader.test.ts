@@ -37,7 +37,7 @@ describe('chaos faulting reader (engine v2 journal)', () => {
       { partition: 3, epoch: '7', after: null, recheck: null, limit: 10 },
       { partition: 5, epoch: '2', after: null, recheck: null, limit: 10 },
     ]);
-    expect(tokens).toEqual(new Map([['a', 'p3e7'], ['b', 'p5e2']]));
+    expect(tokens).toEqual(new Map([['a', 'p3e7r1'], ['b', 'p5e2r1']]));
     journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });
     journal.write({ e: 'send', id: 'b', tok: tokens.get('b') });
     await reader.complete('r1', [
@@ -49,5 +49,22 @@ describe('chaos faulting reader (engine v2 journal)', () => {
     const sends = indexSends([incarnation]);
     expect(sends.get('a')?.[0]?.marked).toBe(true);
     expect(sends.get('b')?.[0]?.marked).toBe(false);
+  });
+
+  it('tells the sends of one lease apart by read: a row read again after a publish it could not finish leaves its first send unmarked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chaos-reader-'));
+    dirs.push(dir);
+    const journal = new Journal(join(dir, 'relay.jsonl'));
+    const tokens = new Map<string, string>();
+    const reader = faultingReader(stub, journal, tokens, { at: 0 });
+    const requests = [{ partition: 3, epoch: '7', after: null, recheck: null, limit: 10 }];
+    await reader.read('r1', 64, requests);
+    journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });
+    await reader.read('r1', 64, requests);
+    journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });
+    await reader.complete('r1', [{ partition: 3, epoch: '7', published: ['a'], failed: [], held: [] }]);
+    journal.close();
+    const incarnation: IncarnationRecord = { name: 'relay-0-0', exit: undefined, events: readJournal<JournalEvent>(join(dir, 'relay.jsonl')) };
+    expect(indexSends([incarnation]).get('a')?.map((send) => [send.tok, send.marked])).toEqual([['p3e7r1', false], ['p3e7r2', true]]);
   });
 });
