@@ -22,7 +22,7 @@ function message(id: string, partition: number): PartitionMessage {
 const stub: PartitionReader = {
   read: async () => ({ horizon: '1', tag: '1', partitions: [], messages: [message('a', 3), message('b', 5)] }),
   // Partition 3 is still mine at epoch 7; partition 5 was granted to another relay (fenced).
-  complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: c.partition === 3, changed: c.partition === 3 ? 1 : 0 })),
+  complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: c.partition === 3, changed: c.partition === 3 ? 1 : 0, skipped: [] })),
   countAttempt: async () => true,
 };
 

@@ -1,5 +1,6 @@
 import type { HeldPartition, PartitionLease } from '../ports.js';
 import { newOwner, type Settlement } from '../partitions/settlement.js';
+import type { UnwrittenOutcome } from './unwritten-outcomes.js';
 
 /**
  * What a relay keeps in memory about one partition it holds. The object's identity is the grant: a partition
@@ -14,13 +15,19 @@ export interface PartitionEntry {
   draining: boolean;
   /** Where the next read starts, and the ranges to recheck below it. */
   settlement: Settlement;
+  /** Outcomes the store skipped (another session locked the row), by id: written again from `unwrittenRetryAt` on. */
+  readonly unwritten: Map<string, UnwrittenOutcome>;
+  unwrittenRetryAt: number;
 }
 
 /** A partition whose owners died this many times in a row publishes one row at a time, each after a counted attempt. */
 export const UNCLEAN_LIMIT = 3;
 
 export function adoptEntry(lease: PartitionLease & { readonly state?: HeldPartition['state'] }): PartitionEntry {
-  return { partition: lease.partition, epoch: lease.epoch, unclean: lease.unclean, draining: lease.state === 'draining', settlement: newOwner };
+  return {
+    partition: lease.partition, epoch: lease.epoch, unclean: lease.unclean, draining: lease.state === 'draining', settlement: newOwner,
+    unwritten: new Map(), unwrittenRetryAt: 0,
+  };
 }
 
 /** What to change in memory so that it matches the partitions the database says I hold. */

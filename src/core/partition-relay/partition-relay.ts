@@ -15,6 +15,7 @@ import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
 import { publishBatch } from './publish-batch.js';
 import { uncounted } from './publish-plan.js';
 import { foldRead, readRequest, type SentRead } from './read-fold.js';
+import { completionOf, skippedOutcomes, type UnwrittenOutcome, withUnwritten } from './unwritten-outcomes.js';
 
 /** What the v2 relay needs from a store: the partition leases, the partition reader, housekeeping, and the start check. */
 export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly reader: PartitionReader } & Pick<RelayStore, 'purgePublished' | 'purgeIdempotencyKeys'> &
@@ -144,6 +145,7 @@ export class PartitionRelay {
           idleDelay = read > 0 ? options.pollIntervalMs : Math.min(idleDelay * 2, options.maxPollIntervalMs);
           pollAt = performance.now() + idleDelay;
         }
+        this.#retryUnwritten();
         await this.#housekeeping();
         errorDelay = options.errorBackoffMs;
       } catch (error) {
@@ -179,7 +181,8 @@ export class PartitionRelay {
         const fresh = result.messages.filter((m) => m.partition === outcome.partition && m.source === 'fresh').length;
         asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, fresh);
       }
-      messages = result.messages.filter((m) => this.#session.book.get(m.partition) === sent.get(m.partition)?.entry);
+      const unwritten = new Map([...sent.values()].flatMap((s) => [...s.entry.unwritten]));
+      messages = withUnwritten(result.messages.filter((m) => this.#session.book.get(m.partition) === sent.get(m.partition)?.entry), unwritten, this.options.errorBackoffMs);
     } finally {
       const working = new Set(messages.map((m) => m.partition));
       for (const partition of sent.keys()) if (!working.has(partition)) this.#busy.delete(partition);
@@ -206,7 +209,8 @@ export class PartitionRelay {
         this.#readBlockedUntil = performance.now() + this.#brokerDelay;
         this.#brokerDelay = Math.min(this.#brokerDelay * 2, this.options.maxErrorBackoffMs);
       } else if (outcome.published.length > 0) this.#brokerDelay = this.options.errorBackoffMs;
-      await Promise.all(results.map((result) => this.#complete(relayId, entries.get(result.completion.partition) as PartitionEntry, result)));
+      const byId = new Map(messages.map((m) => [m.id, m]));
+      await Promise.all(results.map((result) => this.#complete(relayId, entries.get(result.completion.partition) as PartitionEntry, result, (id) => byId.get(id))));
       reportOutcome(outcome, this.options);
     } catch (error) {
       // publishes that may have gone out are not written: read these partitions again from their start
@@ -215,7 +219,12 @@ export class PartitionRelay {
     }
   }
 
-  async #complete(relayId: string, entry: PartitionEntry, result: Awaited<ReturnType<typeof publishBatch>>['results'][number]): Promise<void> {
+  async #complete(
+    relayId: string,
+    entry: PartitionEntry,
+    result: Awaited<ReturnType<typeof publishBatch>>['results'][number],
+    messageOf: (id: string) => PartitionMessage | undefined,
+  ): Promise<void> {
     const { completion } = result;
     const expected = completion.published.length + completion.failed.length + completion.held.length;
     if (expected > 0) {
@@ -224,8 +233,46 @@ export class PartitionRelay {
       const outcome = await this.#persistently(() => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)));
       if (!outcome.applied) return this.#fenced(entry, expected);
       if (completion.published.length > 0 && this.#session.book.get(entry.partition) === entry) entry.unclean = 0;
+      if (outcome.skipped.length > 0) this.#keepUnwritten(entry, skippedOutcomes(tries > 1 ? uncounted(completion) : completion, outcome.skipped, messageOf));
     }
     if (result.reread && this.#session.book.get(entry.partition) === entry) entry.settlement = newOwner;
+  }
+
+  #keepUnwritten(entry: PartitionEntry, outcomes: ReadonlyMap<string, UnwrittenOutcome>): void {
+    if (entry.unwritten.size === 0) entry.unwrittenRetryAt = performance.now() + this.options.errorBackoffMs;
+    for (const [id, outcome] of outcomes) entry.unwritten.set(id, outcome);
+    this.options.logger.warn(
+      { owner: this.options.owner, partition: entry.partition, rows: outcomes.size },
+      'rows locked by another session: their outcome is kept in memory and written later; they are not published again',
+    );
+  }
+
+  /** Writes outcomes the store skipped, alone, for partitions that are idle and whose retry time has come. */
+  #retryUnwritten(): void {
+    const relayId = this.#session.relayId;
+    if (relayId === undefined) return;
+    const now = performance.now();
+    for (const entry of this.#session.book.values()) {
+      if (entry.unwritten.size === 0 || now < entry.unwrittenRetryAt || this.#busy.has(entry.partition)) continue;
+      this.#busy.add(entry.partition);
+      const sent = new Map(entry.unwritten);
+      const retry = this.#completions.complete(relayId, completionOf(entry.partition, entry.epoch, sent))
+        .then((outcome) => {
+          if (!outcome.applied) return this.#fenced(entry, sent.size);
+          const still = new Set(outcome.skipped);
+          for (const id of sent.keys()) if (!still.has(id)) entry.unwritten.delete(id);
+          entry.unwrittenRetryAt = performance.now() + this.options.errorBackoffMs;
+        })
+        .catch((error: unknown) => {
+          entry.unwrittenRetryAt = performance.now() + this.options.errorBackoffMs;
+          this.#report('mark', error);
+        })
+        .finally(() => {
+          this.#busy.delete(entry.partition);
+          this.#batches.delete(retry);
+        });
+      this.#batches.add(retry);
+    }
   }
 
   /** The partition was no longer mine at that epoch: drop it and everything of it in memory. */

@@ -78,8 +78,14 @@ export interface PartitionCompletion extends Pick<PartitionLease, 'partition' | 
 export interface CompletionOutcome extends Pick<PartitionLease, 'partition' | 'epoch'> {
   /** `false`: the lease was no longer mine at this epoch; nothing was written for the partition. */
   readonly applied: boolean;
-  /** Rows changed (deleted or updated); fewer than sent when some had already left the pending state. */
+  /** Rows changed (deleted or updated); fewer than sent when some had already left the pending state or were skipped. */
   readonly changed: number;
+  /**
+   * Ids of rows still pending that another session holds locked: nothing was written for them, and the
+   * completion did not wait for them. Write their outcome again later (alone); until then they are not
+   * published again, and they hold back the later rows of their key.
+   */
+  readonly skipped: readonly string[];
 }
 
 /**
@@ -97,6 +103,7 @@ export interface CompletionOutcome extends Pick<PartitionLease, 'partition' | 'e
  *   partition next: reads flag such rows (`waitsFor`) instead of hiding them.
  * - **Fenced writes.** `complete` writes a partition's outcomes only while that partition names the relay as
  *   owner at the given epoch, in the same statement (so a grant to another relay waits for it or voids it).
+ *   It never waits for a row another session locks: such rows are skipped and reported (`skipped`).
  *   Publishing or parking a row twice, or writing any outcome for a row no longer pending, changes nothing the
  *   second time; a backoff or hold written twice is written twice (an attempt counted again), so a relay writes
  *   each failure once.

@@ -9,7 +9,7 @@ describe('CompletionBatcher', () => {
     const calls: [string, number[]][] = [];
     const batcher = new CompletionBatcher(async (relayId, completions) => {
       calls.push([relayId, completions.map((c) => c.partition)]);
-      return completions.map((c): CompletionOutcome => ({ partition: c.partition, epoch: c.epoch, applied: c.partition !== 2, changed: 1 }));
+      return completions.map((c): CompletionOutcome => ({ partition: c.partition, epoch: c.epoch, applied: c.partition !== 2, changed: 1, skipped: [] }));
     }, 1);
     const outcomes = await Promise.all([1, 2, 3].map((p) => batcher.complete('r1', completion(p))));
     expect(calls).toEqual([['r1', [1, 2, 3]]]);
@@ -20,7 +20,7 @@ describe('CompletionBatcher', () => {
     const calls: string[] = [];
     const batcher = new CompletionBatcher(async (relayId, completions) => {
       calls.push(relayId);
-      return completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 1 }));
+      return completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 1, skipped: [] }));
     }, 1);
     await Promise.all([batcher.complete('old', completion(1)), batcher.complete('new', completion(2))]);
     expect(calls.sort()).toEqual(['new', 'old']);
@@ -39,7 +39,7 @@ describe('CompletionBatcher', () => {
     let calls = 0;
     const batcher = new CompletionBatcher(async (_relayId, completions) => {
       calls++;
-      return completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 1 }));
+      return completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 1, skipped: [] }));
     }, 1);
     await batcher.complete('r', completion(1));
     await batcher.complete('r', completion(2));

@@ -27,6 +27,10 @@ const lockedPartitions = ({ partitions }: ReaderTables) => `SELECT p.partition, 
  * latest row version, so the partition drops out and none of its rows is written. Only the outcomes of locked
  * partitions are written (`outcome`), only to rows still pending and really in that partition.
  *
+ * Rows are locked `FOR UPDATE SKIP LOCKED` first (`mine`): a row another session holds locked (an operator's
+ * transaction, a long migration) is not waited for, which would stall every partition of the completion behind
+ * it; it is reported in `skipped` (still pending, nothing written) and the relay writes it again later, alone.
+ *
  * Published rows are deleted, or marked `published` when the store keeps them (`retain`). Failed rows count the
  * attempt and get `due_at` (their backoff: a scheduled row holds its key, see `read-partitions.ts`) or are parked
  * dead; held rows get `due_at` without an attempt. Returns, per requested partition in order, whether it was
@@ -39,16 +43,20 @@ function completePartitions(retain: boolean): ReaderStatement<CompleteArgs> {
   return {
     sql: (tables) => {
       const { outbox, partitioning, partitionOf } = tables;
-      const inPartition = `o.id = m.id AND o.state = 'pending' AND ${partitionOf('o', 'c.partition_count')} = m.partition`;
+      const inPartition = `o.id = m.id AND o.id IN (SELECT id FROM mine)`;
       const publish = retain
         ? `UPDATE ${outbox} o SET state = 'published', published_at = now(), due_at = NULL
-        FROM outcome m, ${partitioning} c WHERE m.kind = 'published' AND ${inPartition}`
-        : `DELETE FROM ${outbox} o USING outcome m, ${partitioning} c WHERE m.kind = 'published' AND ${inPartition}`;
+        FROM outcome m WHERE m.kind = 'published' AND ${inPartition}`
+        : `DELETE FROM ${outbox} o USING outcome m WHERE m.kind = 'published' AND ${inPartition}`;
       return `WITH locked AS MATERIALIZED (
       ${lockedPartitions(tables)}
     ), outcome AS (
       SELECT m.* FROM unnest($4::int[], $5::uuid[], $6::text[], $7::int8[], $8::text[]) AS m(partition, id, kind, delay_ms, error)
       WHERE m.partition IN (SELECT partition FROM locked)
+    ), mine AS MATERIALIZED (
+      SELECT o.id FROM ${outbox} o JOIN outcome m ON o.id = m.id CROSS JOIN ${partitioning} c
+      WHERE o.state = 'pending' AND ${partitionOf('o', 'c.partition_count')} = m.partition
+      FOR UPDATE OF o SKIP LOCKED
     ), published AS (
       ${publish}
       RETURNING m.partition
@@ -59,13 +67,16 @@ function completePartitions(retain: boolean): ReaderStatement<CompleteArgs> {
         state = CASE WHEN m.kind = 'dead' THEN 'dead' ELSE 'pending' END,
         dead_at = CASE WHEN m.kind = 'dead' THEN now() END,
         due_at = CASE WHEN m.kind = 'dead' THEN NULL ELSE now() + m.delay_ms * interval '1 millisecond' END
-      FROM outcome m, ${partitioning} c
+      FROM outcome m
       WHERE m.kind <> 'published' AND ${inPartition}
       RETURNING m.partition
     )
     SELECT r.partition, r.epoch::text AS epoch, l.partition IS NOT NULL AS applied, COALESCE(l.unclean, 0) AS unclean,
       (SELECT count(*) FROM published x WHERE x.partition = r.partition)::int AS published,
-      (SELECT count(*) FROM scheduled x WHERE x.partition = r.partition)::int AS scheduled
+      (SELECT count(*) FROM scheduled x WHERE x.partition = r.partition)::int AS scheduled,
+      (SELECT COALESCE(array_agg(m.id::text), '{}') FROM outcome m
+        WHERE m.partition = r.partition AND m.id NOT IN (SELECT id FROM mine)
+          AND EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = m.id AND o.state = 'pending')) AS skipped
     FROM unnest($2::int[], $3::int8[]) WITH ORDINALITY AS r(partition, epoch, ord)
     LEFT JOIN locked l ON l.partition = r.partition
     ORDER BY r.ord`;

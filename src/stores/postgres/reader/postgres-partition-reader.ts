@@ -30,6 +30,7 @@ interface CompleteRow {
   unclean: number;
   published: number;
   scheduled: number;
+  skipped: string[];
 }
 
 const SEQ = /^[0-9]{1,19}$/;
@@ -93,7 +94,7 @@ export class PostgresPartitionReader implements PartitionReader {
     if (progressed.length > 0) {
       await this.#run(resetUnclean, 0, 'resetUnclean', [relayId, progressed.map((o) => o.partition), progressed.map((o) => o.epoch)]);
     }
-    return outcomes.map((o) => ({ partition: o.partition, epoch: o.epoch, applied: o.applied, changed: o.published + o.scheduled }));
+    return outcomes.map((o) => ({ partition: o.partition, epoch: o.epoch, applied: o.applied, changed: o.published + o.scheduled, skipped: o.skipped }));
   }
 
   async countAttempt(relayId: string, lease: Pick<PartitionLease, 'partition' | 'epoch'>, id: string): Promise<boolean> {
