@@ -6,7 +6,7 @@ import { type FaultPlan, killSelf } from './faulting-publisher.js';
  * The engine v2 counterpart of `faultingStore`: journals what a relay read from its partitions as a claim
  * (token `p<partition>e<epoch>r<read>`: the lease that fences it, and the read, since a v2 relay reads a row
  * again after a publish it could not finish) and each completion as a mark of the tokens its rows were read
- * under (full when applied, 0 rows when fenced), so that the checker attributes v2 copies as it does v1's; kills the
+ * under (full when applied, short of the rows it skipped, 0 rows when fenced), so that the checker attributes v2 copies as it does v1's; kills the
  * process after a read or before a completion at the planned occurrence.
  */
 export function faultingReader(inner: PartitionReader, journal: Journal, tokens: Map<string, string>, plan: FaultPlan): PartitionReader {
@@ -35,10 +35,13 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       }
       const applied = await inner.complete(relayId, outcomes);
       for (const completion of outcomes) {
-        const done = applied.find((a) => a.partition === completion.partition && a.epoch === completion.epoch)?.applied === true;
+        const outcome = applied.find((a) => a.partition === completion.partition && a.epoch === completion.epoch);
+        const skipped = new Set(outcome?.skipped ?? []);
+        // a fenced completion wrote nothing; a skipped row (locked by another session) was not written either
+        const written = (ids: readonly string[]) => (outcome?.applied === true ? ids.filter((id) => !skipped.has(id)).length : 0);
         const fallback = `p${completion.partition}e${completion.epoch}`;
-        for (const [tok, ids] of byToken(completion.published, tokens, fallback)) journal.write({ e: 'mark', tok, ids, n: done ? ids.length : 0 });
-        for (const [tok, ids] of byToken(completion.failed.map((f) => f.id), tokens, fallback)) journal.write({ e: 'markFailed', tok, ids, n: done ? ids.length : 0 });
+        for (const [tok, ids] of byToken(completion.published, tokens, fallback)) journal.write({ e: 'mark', tok, ids, n: written(ids) });
+        for (const [tok, ids] of byToken(completion.failed.map((f) => f.id), tokens, fallback)) journal.write({ e: 'markFailed', tok, ids, n: written(ids) });
       }
       return applied;
     },

@@ -67,4 +67,19 @@ describe('chaos faulting reader (engine v2 journal)', () => {
     const incarnation: IncarnationRecord = { name: 'relay-0-0', exit: undefined, events: readJournal<JournalEvent>(join(dir, 'relay.jsonl')) };
     expect(indexSends([incarnation]).get('a')?.map((send) => [send.tok, send.marked])).toEqual([['p3e7r1', false], ['p3e7r2', true]]);
   });
+
+  it('leaves the send of a row the completion skipped (locked by another session) unmarked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chaos-reader-'));
+    dirs.push(dir);
+    const journal = new Journal(join(dir, 'relay.jsonl'));
+    const tokens = new Map<string, string>();
+    const skipping: PartitionReader = { ...stub, complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 0, skipped: ['a'] })) };
+    const reader = faultingReader(skipping, journal, tokens, { at: 0 });
+    await reader.read('r1', 64, [{ partition: 3, epoch: '7', after: null, recheck: null, limit: 10 }]);
+    journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });
+    await reader.complete('r1', [{ partition: 3, epoch: '7', published: ['a'], failed: [], held: [] }]);
+    journal.close();
+    const incarnation: IncarnationRecord = { name: 'relay-0-0', exit: undefined, events: readJournal<JournalEvent>(join(dir, 'relay.jsonl')) };
+    expect(indexSends([incarnation]).get('a')?.[0]?.marked).toBe(false);
+  });
 });

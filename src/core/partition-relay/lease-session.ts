@@ -140,12 +140,14 @@ export class LeaseSession {
   #noteEngine(membership: Membership): void {
     const closed = grantsClosed(membership);
     if (closed && !this.#engineWaiting) {
-      const { engine, grantsOpen } = membership.config;
+      const { engine, grantsOpen, resizeTo } = membership.config;
       this.#options.logger.warn(
-        { owner: this.#options.owner, engine, grantsOpen },
+        { owner: this.#options.owner, engine, grantsOpen, resizeTo },
         engine === 'v1'
-          ? "the outbox table still runs engine v1: this engine v2 relay waits and publishes nothing until the table is switched to engine v2 (docs/design.md, 'Upgrade in place'); or run the relay with engine 'v1'"
-          : 'the outbox table was switched to engine v2 but its fence for the old relays has not passed; waiting for grants to open',
+          ? "the outbox table runs engine v1: this engine v2 relay gives back what it holds, then waits and publishes nothing until the table is switched to engine v2 (docs/upgrading-to-engine-v2.md); or run the relay with engine 'v1'"
+          : resizeTo !== null
+            ? `a resize to ${resizeTo} partitions waits for every partition to be free: this relay drains and releases what it holds, and acquires again under the new count once the resize ends`
+            : 'the outbox table was switched to engine v2 but its fence for the old relays has not passed; waiting for grants to open',
       );
       this.#options.hooks.onWaitingForEngine?.({ engine, grantsOpen });
     }

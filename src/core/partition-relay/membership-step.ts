@@ -22,11 +22,20 @@ export function grantsClosed(membership: Pick<Membership, 'config'>): boolean {
   return membership.config.engine !== 'v2' || !membership.config.grantsOpen;
 }
 
+/** A resize waits for every partition to be free (`resizeTo`), or the table went back to engine v1: drain and release all. */
+export function mustGiveBack(membership: Pick<Membership, 'config'>): boolean {
+  return membership.config.resizeTo !== null || membership.config.engine !== 'v2';
+}
+
 /**
- * The next fair-share step: shares over the live relays that are not leaving, my own holding counted from
+ * The next fair-share step (all partitions drained while `mustGiveBack`): shares over the live relays that are not leaving, my own holding counted from
  * memory (the reply may predate a grant or release of mine), every share capped at the partition count.
  */
 export function nextShareStep(membership: Membership, book: ReadonlyMap<number, PartitionEntry>): ShareStep {
+  if (mustGiveBack(membership)) {
+    const { owned } = ownPartitions(book);
+    return owned.length === 0 ? { kind: 'none' } : { kind: 'drain', partitions: owned };
+  }
   if (grantsClosed(membership)) return { kind: 'none' };
   const relays = membership.relays
     .filter((relay) => !relay.leaving)
