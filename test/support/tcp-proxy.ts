@@ -75,12 +75,36 @@ export class TcpProxy {
     upstream.on('error', closeBoth);
   }
 
+  /**
+   * Forwards in order, as a real network does for one TCP stream: a chunk never overtakes one still delayed, also
+   * when the latency drops (once, chunks sent after a latency fault ended overtook the delayed ones and reordered
+   * the AMQP frames, which the chaos checker saw as publishes out of key order).
+   */
   #pipe(from: Socket, to: Socket): void {
-    from.on('data', (chunk) => {
+    const queue: { readonly chunk: Buffer; readonly releaseAt: number }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const pump = () => {
+      timer = undefined;
+      const now = performance.now();
+      while (queue.length > 0 && (queue[0]?.releaseAt ?? 0) <= now) {
+        const next = queue.shift();
+        if (next !== undefined && to.writable) to.write(next.chunk);
+      }
+      const head = queue[0];
+      if (head !== undefined) timer = setTimeout(pump, Math.max(0, head.releaseAt - now));
+    };
+    from.on('data', (chunk: Buffer) => {
       if (this.#mode === 'blackhole') return;
-      if (this.#latencyMs === 0) to.write(chunk);
-      else setTimeout(() => to.writable && to.write(chunk), this.#latencyMs);
+      const now = performance.now();
+      const releaseAt = Math.max(now + this.#latencyMs, queue.at(-1)?.releaseAt ?? 0);
+      if (queue.length === 0 && releaseAt <= now) {
+        to.write(chunk);
+        return;
+      }
+      queue.push({ chunk, releaseAt });
+      if (timer === undefined) timer = setTimeout(pump, Math.max(0, (queue[0]?.releaseAt ?? now) - now));
     });
+    from.on('close', () => clearTimeout(timer));
   }
 
   #track(socket: Socket): void {
