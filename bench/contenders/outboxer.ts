@@ -48,7 +48,7 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   const table = `"${schema}".outbox`;
   let relay: Relay | undefined;
   return {
-    name: 'outboxer',
+    name: engine === 'v1' ? 'outboxer' : `outboxer (engine ${engine})`,
     appName,
     schema,
     async setup(admin) {

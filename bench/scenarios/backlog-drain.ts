@@ -5,6 +5,7 @@ import type { Workload } from '../support/workload.js';
 import { measureCeiling } from './ceiling-run.js';
 import { withRelaySession, settle } from './relay-session.js';
 import { aheadTargets, newResult, round, type ScenarioContext, type ScenarioResult, target } from './scenario.js';
+import { isOutboxerRelay } from '../contenders/contender.js';
 
 const RELAY_CONNECTIONS = 8;
 
@@ -52,7 +53,7 @@ async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: S
   await withRelaySession(admin, factory, { workload, relayConnections: RELAY_CONNECTIONS }, broker, async (session) => {
     const { contender, clock } = session;
     workload.topic = session.target?.topic ?? '';
-    const capped = contender.name !== 'outboxer';
+    const capped = !isOutboxerRelay(contender.name);
     log(`(a) ${broker}: ${contender.name}: loading ${n}`);
     await contender.load(admin, 0, n);
     const started = performance.now();
@@ -72,7 +73,7 @@ async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: S
       metrics: { confirmed, seconds: round(seconds), perSecond: Math.round(rate), ratio: round(ratio), capped: capped && !drained, failures: clock.failures, keyOrderViolations: session.order.violations },
     });
     result.checks.push({ name: `${broker} ${contender.name}: broker holds every confirmed message`, ok: stored === confirmed && confirmed > 0, detail: `stored ${stored}, confirmed ${confirmed}` });
-    if (contender.name === 'outboxer') {
+    if (isOutboxerRelay(contender.name)) {
       result.checks.push({ name: `${broker} outboxer: per-key order kept`, ok: session.order.violations === 0, detail: `${session.order.violations} publishes out of key order` });
     }
     if (!capped) {

@@ -1,4 +1,5 @@
 import type { RelayContender } from '../contenders/contender.js';
+import { isOutboxerRelay } from '../contenders/contender.js';
 import { LatencyHistogram, type LatencySummary } from '../measure/latency-histogram.js';
 import { withRelaySession } from './relay-session.js';
 import { aheadTargets, newResult, round, type ScenarioContext, type ScenarioResult, target } from './scenario.js';
@@ -40,7 +41,7 @@ export async function claimScaling(context: ScenarioContext): Promise<ScenarioRe
         },
       });
       result.checks.push({ name: `${contender.name}: claims returned messages and finite times`, ok: onSmall.claimedPerCall > 0 && onLarge.claimedPerCall > 0 && Number.isFinite(ratio), detail: `${onSmall.claimedPerCall} / ${onLarge.claimedPerCall} per claim` });
-      if (contender.name === 'outboxer') result.targets.push(target('claim p99 large <= 2 x small', '<= 2', round(ratio), (v) => v <= 2));
+      if (isOutboxerRelay(contender.name)) result.targets.push(target('claim p99 large <= 2 x small', '<= 2', round(ratio), (v) => v <= 2));
     });
   }
   aheadTargets(result, 'p99Ratio', false); // per-call times differ in what a call returns (the naive relay fetches one row)

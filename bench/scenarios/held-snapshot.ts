@@ -1,4 +1,5 @@
 import type { ContenderFactory } from '../contenders/contender.js';
+import { isOutboxerRelay } from '../contenders/contender.js';
 import type { BrokerKind } from '../support/broker-target.js';
 import { adminClient } from '../support/database.js';
 import { withRelaySession } from './relay-session.js';
@@ -32,7 +33,7 @@ export async function heldSnapshot(context: ScenarioContext): Promise<ScenarioRe
     for (const phase of [without, withSnapshot]) {
       result.checks.push({ name: `${phase.name} ${phase.label}: published without failures`, ok: phase.confirmed > 0 && phase.failures === 0 && phase.stored === phase.confirmed, detail: `${phase.confirmed} confirmed, ${phase.stored} stored, ${phase.failures} failures` });
     }
-    if (without.name === 'outboxer') result.targets.push(target('throughput under held snapshot >= 0.9 x without', '>= 0.9', round(ratio), (v) => v >= 0.9));
+    if (isOutboxerRelay(without.name)) result.targets.push(target('throughput under held snapshot >= 0.9 x without', '>= 0.9', round(ratio), (v) => v >= 0.9));
   }
   aheadTargets(result, 'snapshotPerSecond', true);
   return result;

@@ -1,6 +1,7 @@
 import { queriesSent } from '../measure/query-counter.js';
 import { withRelaySession } from './relay-session.js';
 import { aheadTargets, newResult, round, type ScenarioContext, type ScenarioResult, target } from './scenario.js';
+import { isOutboxerRelay } from '../contenders/contender.js';
 
 /**
  * (d) Statements per second an idle relay sends (empty outbox, nothing written), counted at the driver by
@@ -30,7 +31,7 @@ export async function idleQueries(context: ScenarioContext): Promise<ScenarioRes
       const perSecond = sent / seconds;
       result.rows.push({ contender: contender.name, metrics: { statements: sent, seconds: round(seconds), perSecond: round(perSecond) } });
       result.checks.push({ name: `${contender.name}: relay polled while idle`, ok: queriesSent(contender.appName) > 0, detail: `${queriesSent(contender.appName)} statements in all` });
-      if (contender.name === 'outboxer') result.targets.push(target('idle relay <= 1 statement/s', '<= 1', round(perSecond), (v) => v <= 1));
+      if (isOutboxerRelay(contender.name)) result.targets.push(target('idle relay <= 1 statement/s', '<= 1', round(perSecond), (v) => v <= 1));
     });
   }
   aheadTargets(result, 'perSecond', false);

@@ -1,4 +1,5 @@
 import type { ContenderFactory } from '../contenders/contender.js';
+import { isOutboxerRelay } from '../contenders/contender.js';
 import { BacklogSampler } from '../measure/backlog-sampler.js';
 import type { BrokerKind } from '../support/broker-target.js';
 import { adminClient, benchPool } from '../support/database.js';
@@ -47,7 +48,7 @@ async function steadyOne(context: ScenarioContext, broker: BrokerKind, rate: num
         pool, contender, connections: sizes.steadyWriters, seconds: sizes.steadySeconds, rate, perTransaction: sizes.steadyMessagesPerTransaction, onCommit: (id) => clock.committed(id),
       });
       await sampler.stop();
-      const allConfirmed = await clock.reach(run.messages, contender.name === 'outboxer' ? DRAIN_GRACE_MS : Math.min(DRAIN_GRACE_MS, sizes.steadySeconds * 1000));
+      const allConfirmed = await clock.reach(run.messages, isOutboxerRelay(contender.name) ? DRAIN_GRACE_MS : Math.min(DRAIN_GRACE_MS, sizes.steadySeconds * 1000));
       await contender.stop();
       const stored = await settle(() => session.target!.stored(), clock.confirms);
       const latency = clock.latencies.summary();
@@ -66,7 +67,7 @@ async function steadyOne(context: ScenarioContext, broker: BrokerKind, rate: num
       result.checks.push({ name: `${who}: latencies measured and finite`, ok: latency.count > 0 && Number.isFinite(latency.p99) && Number.isFinite(latency.max), detail: `${latency.count} samples` });
       result.checks.push({ name: `${who}: writers without errors`, ok: run.errors === 0 && run.commits > 0, detail: `${run.commits} commits, ${run.errors} errors ${run.lastError ?? ''}`.trim() });
       result.checks.push({ name: `${who}: broker holds every confirmed message`, ok: stored === clock.confirms, detail: `stored ${stored}, confirmed ${clock.confirms}` });
-      if (contender.name === 'outboxer') {
+      if (isOutboxerRelay(contender.name)) {
         result.checks.push({ name: `${who}: every commit confirmed`, ok: allConfirmed && clock.unconfirmed === 0 && clock.failures === 0, detail: `${clock.confirms}/${run.messages} confirmed, ${clock.failures} failures` });
         if (rate <= 1000) {
           result.targets.push(target(`${broker} ${rate}/s commit-to-confirm p50 <= 5 ms`, '<= 5 ms', round(latency.p50), (v) => v <= 5));

@@ -2,6 +2,7 @@ import { benchPool } from '../support/database.js';
 import { runWriters, type WriterRun } from '../support/writers.js';
 import { withRelaySession } from './relay-session.js';
 import { aheadTargets, newResult, round, type ScenarioContext, type ScenarioResult, target } from './scenario.js';
+import { isOutboxerRelay } from '../contenders/contender.js';
 
 const RELAY_CONNECTIONS = 6;
 /** Phases alternate stopped, running, stopped, running, stopped, so drift of the shared machine hits both sides. */
@@ -54,7 +55,7 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
           const errors = all.reduce((sum, run) => sum + run.errors, 0);
           result.checks.push({ name: `${contender.name}: writers committed without errors`, ok: errors === 0 && runs.running.every((run) => run.commits > 0), detail: `${errors} errors ${all.find((run) => run.lastError !== undefined)?.lastError ?? ''}`.trim() });
           result.checks.push({ name: `${contender.name}: relay published while running`, ok: clock.confirms > 0 && clock.failures === 0, detail: `${clock.confirms} confirms, ${clock.failures} failures` });
-          if (contender.name === 'outboxer') result.targets.push(target('writer throughput with relay >= 0.9 x without', '>= 0.9', round(ratio), (v) => v >= 0.9));
+          if (isOutboxerRelay(contender.name)) result.targets.push(target('writer throughput with relay >= 0.9 x without', '>= 0.9', round(ratio), (v) => v >= 0.9));
         } finally {
           await pool.end();
         }
