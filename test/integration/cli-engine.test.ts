@@ -146,6 +146,23 @@ describe('outboxer CLI: engine v2', () => {
     expect((await migrate(['--cancel-resize'], env)).stdout).toContain('has no resize waiting; nothing to cancel');
   });
 
+  it('a switch that cannot get its lock gives up with OUTBOXER_LOCK_TIMEOUT after --lock-attempts tries (exit 1), changing nothing', async () => {
+    const { env, table } = await migrated();
+    const locker = await pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      const result = await runCli(['migrate', '--engine', 'v2', '--lock-timeout-ms', '50', '--lock-attempts', '2'], env);
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain('outboxer migrate: a lock on the table was not granted in time (attempt 1); trying again\n');
+      expect(result.stderr).toMatch(/outboxer migrate: OUTBOXER_LOCK_TIMEOUT: switch of .* to engine v2: a lock was not granted in 2 tries of 50 ms .*; from the CLI: --lock-timeout-ms and --lock-attempts\n$/);
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+    expect((await status(env)).engine).toMatchObject({ engine: 'v1', switching: false });
+  });
+
   it('refuses bad values and combinations with exit 2 before connecting, and reads no OUTBOXER_ENGINE on migrate', async () => {
     const { env } = freshSchema({ OUTBOXER_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/test' });
     const cases: [readonly string[], RegExp][] = [
@@ -156,6 +173,8 @@ describe('outboxer CLI: engine v2', () => {
       [['--partitions', '8', '--cancel-resize'], /give either --partitions .* or --cancel-resize, not both/],
       [['--resize-timeout-ms', '1000'], /--resize-timeout-ms applies only with --partitions/],
       [['--resize-timeout-ms', '0', '--partitions', '8'], /--resize-timeout-ms must be a whole number/],
+      [['--lock-attempts', '3'], /--lock-timeout-ms and --lock-attempts apply only with --engine or --partitions/],
+      [['--engine', 'v2', '--lock-timeout-ms', '60001'], /--lock-timeout-ms must be a whole number from 1 to 60000/],
     ];
     for (const [args, message] of cases) expectUsageError(await runCli(['migrate', ...args], env), message);
     expectUsageError(await runCli(['status', '--partitions', '8'], env), /option --partitions does not apply to 'status'/);

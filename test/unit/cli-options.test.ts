@@ -146,8 +146,10 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
 
   it('--engine serves relay and migrate: the relay reads the flag and OUTBOXER_ENGINE, migrate the flag only, each with its own help line', () => {
     const migrate = (values: OptionValues, env: Record<string, string> = {}) => resolveConfig('migrate', values, [], { ...BASE_ENV, ...env }).migrate;
-    expect(migrate({}, { OUTBOXER_ENGINE: 'v2' })).toEqual({ engine: undefined, partitions: undefined, resizeTimeoutMs: undefined, cancelResize: false });
-    expect(migrate({ engine: 'v2', partitions: '16', 'resize-timeout-ms': '1000' })).toEqual({ engine: 'v2', partitions: 16, resizeTimeoutMs: 1000, cancelResize: false });
+    expect(migrate({}, { OUTBOXER_ENGINE: 'v2' })).toEqual({ engine: undefined, partitions: undefined, resizeTimeoutMs: undefined, cancelResize: false, lock: {} });
+    expect(migrate({ engine: 'v2', partitions: '16', 'resize-timeout-ms': '1000', 'lock-attempts': '3' })).toEqual({
+      engine: 'v2', partitions: 16, resizeTimeoutMs: 1000, cancelResize: false, lock: { lockAttempts: 3 },
+    });
     expect(relayConfig({}, { OUTBOXER_ENGINE: 'v2' }).options).toEqual({ engine: 'v2' });
     expect(() => migrate({ engine: 'v3' })).toThrow(/^--engine must be one of v1, v2; got "v3"$/);
     const migrateHelp = helpText('migrate');

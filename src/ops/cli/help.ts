@@ -49,7 +49,7 @@ or cancels a resize left waiting. Each step is idempotent: run it again after a 
 Progress goes to stderr, one line per step done to stdout. See docs/upgrading-to-engine-v2.md.
 
 Engine and partitions:
-${helpBlock('migrate', ['relay', 'command'], ['engine', 'partitions', 'resize-timeout-ms', 'cancel-resize'])}
+${helpBlock('migrate', ['relay', 'command'], ['engine', 'partitions', 'resize-timeout-ms', 'cancel-resize', 'lock-timeout-ms', 'lock-attempts'])}
 
 ${connection('migrate')}`,
   status: () => `Usage: outboxer status [--json] [options]

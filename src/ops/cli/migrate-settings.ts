@@ -9,6 +9,8 @@ export interface MigrateSettings {
   /** Longest wait of a resize for v2 relays to give their partitions back; undefined takes the store's default. */
   readonly resizeTimeoutMs: number | undefined;
   readonly cancelResize: boolean;
+  /** How the switch and the resize wait for their locks; undefined takes the store's defaults. */
+  readonly lock: { readonly lockTimeoutMs?: number; readonly lockAttempts?: number };
 }
 
 /** Reads `migrate`'s flags; combinations that cannot be meant are usage errors (exit 2), before anything connects. */
@@ -21,5 +23,11 @@ export function resolveMigrateSettings(reader: OptionReader): MigrateSettings {
     throw reader.error('give either --partitions (to resize, or to finish a waiting resize to that count) or --cancel-resize, not both');
   }
   if (resizeTimeoutMs !== undefined && partitions === undefined) throw reader.error('--resize-timeout-ms applies only with --partitions');
-  return Object.freeze({ engine, partitions, resizeTimeoutMs, cancelResize });
+  const lockTimeoutMs = reader.integer('lock-timeout-ms');
+  const lockAttempts = reader.integer('lock-attempts');
+  if ((lockTimeoutMs !== undefined || lockAttempts !== undefined) && engine === undefined && partitions === undefined) {
+    throw reader.error('--lock-timeout-ms and --lock-attempts apply only with --engine or --partitions');
+  }
+  const lock = Object.freeze({ ...(lockTimeoutMs === undefined ? {} : { lockTimeoutMs }), ...(lockAttempts === undefined ? {} : { lockAttempts }) });
+  return Object.freeze({ engine, partitions, resizeTimeoutMs, cancelResize, lock });
 }

@@ -210,6 +210,14 @@ const command: readonly OptionDefinition[] = [
     summary: 'with --partitions: longest wait for v2 relays to give their partitions back', defaultText: '300000',
   },
   { flag: 'cancel-resize', section: 'command', commands: MIGRATE, kind: 'switch', summary: 'cancel a resize left waiting (grants open again at the old count)' },
+  {
+    flag: 'lock-timeout-ms', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<ms>', min: 1, max: 60_000,
+    summary: 'with --engine or --partitions: how long one try waits for a lock on the table', defaultText: '2000',
+  },
+  {
+    flag: 'lock-attempts', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1000,
+    summary: 'with --engine or --partitions: tries for that lock before OUTBOXER_LOCK_TIMEOUT', defaultText: '30',
+  },
   { flag: 'json', section: 'command', commands: ['status', 'dead list'], kind: 'switch', summary: 'machine-readable output on stdout' },
   { flag: 'limit', section: 'command', commands: ['dead list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
   { flag: 'all', section: 'command', commands: ['dead retry', 'dead purge'], kind: 'switch', summary: 'every dead message (in bounded batches)' },

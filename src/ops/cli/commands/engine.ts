@@ -36,9 +36,9 @@ function describeResizeProgress(progress: ResizeProgress): [string, boolean] {
   }
 }
 
-async function switchTo(database: PgDatabase, tableName: TableName, engine: 'v1' | 'v2', io: CliIo, name: string): Promise<void> {
+async function switchTo(database: PgDatabase, tableName: TableName, engine: 'v1' | 'v2', lock: MigrateSettings['lock'], io: CliIo, name: string): Promise<void> {
   const print = progressPrinter(io);
-  const result = await switchEngine(database, tableName, { engine, onProgress: (progress) => print(...describeSwitchProgress(progress)) });
+  const result = await switchEngine(database, tableName, { engine, ...lock, onProgress: (progress) => print(...describeSwitchProgress(progress)) });
   if (!result.changed) {
     io.out(`${name} already runs engine ${engine}; nothing to do\n`);
   } else if (result.engine === 'v1') {
@@ -55,6 +55,7 @@ async function resizeTo(database: PgDatabase, tableName: TableName, settings: Mi
   const print = progressPrinter(io);
   const result = await resizePartitions(database, tableName, {
     partitions: settings.partitions,
+    ...settings.lock,
     ...(settings.resizeTimeoutMs === undefined ? {} : { waitTimeoutMs: settings.resizeTimeoutMs }),
     onProgress: (progress) => print(...describeResizeProgress(progress)),
   });
@@ -80,6 +81,6 @@ export async function changeEngine(database: PgDatabase, tableName: TableName, s
   const { partitions, engine } = settings;
   const resize = partitions === undefined ? undefined : () => resizeTo(database, tableName, { ...settings, partitions }, io, name);
   if (engine === 'v2' && resize !== undefined) await resize();
-  if (engine !== undefined) await switchTo(database, tableName, engine, io, name);
+  if (engine !== undefined) await switchTo(database, tableName, engine, settings.lock, io, name);
   if (engine !== 'v2' && resize !== undefined) await resize();
 }
