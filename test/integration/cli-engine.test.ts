@@ -163,6 +163,16 @@ describe('outboxer CLI: engine v2', () => {
     expect((await status(env)).engine).toMatchObject({ engine: 'v1', switching: false });
   });
 
+  it('status of a table without migration 8 still counts, and says the engine is unknown (JSON: null)', async () => {
+    const { env, schema } = await migrated();
+    await pool.query(`DELETE FROM "${schema}".outboxer_migrations WHERE version = 8`);
+    const json = await status(env);
+    expect(json).toMatchObject({ pending: 0, engine: null });
+    const text = await runCli(['status'], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/oldest pending message: none\nengine: unknown: the table lacks the engine v2 migrations; run 'outboxer migrate'\n$/);
+  });
+
   it('refuses bad values and combinations with exit 2 before connecting, and reads no OUTBOXER_ENGINE on migrate', async () => {
     const { env } = freshSchema({ OUTBOXER_DATABASE_URL: 'postgres://postgres@127.0.0.1:1/test' });
     const cases: [readonly string[], RegExp][] = [

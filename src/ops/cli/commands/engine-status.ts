@@ -71,7 +71,10 @@ export function engineStatusText(status: EngineStatus | undefined, now = new Dat
     if (state.switching) lines.push('fence: the switch is still scanning pending rows; no partition is granted yet');
     else if (state.fenceUntil !== null) lines.push(`fence: v2 grants ${state.fenceUntil > now ? 'open at' : 'open since'} ${state.fenceUntil.toISOString()}`);
   }
-  lines.push(`last v1 claim fenced: ${state.lastV1ClaimFencedAt === null ? 'never' : ago(state.lastV1ClaimFencedAt, now)}`);
+  // under v1 only after a switch back: the time it kept from the v2 period
+  if (state.engine === 'v2' || state.lastV1ClaimFencedAt !== null) {
+    lines.push(`last v1 claim fenced: ${state.lastV1ClaimFencedAt === null ? 'never' : ago(state.lastV1ClaimFencedAt, now)}`);
+  }
   let text = `${lines.join('\n')}\n`;
   if (state.engine === 'v2') {
     const rows = group.relays.map((relay) => [printable(relay.name, 60), relay.id.slice(0, 8), String(relay.held), `${(relay.leaseLeftMs / 1000).toFixed(1)} s`, relay.leaving ? 'leaving' : '']);
