@@ -144,6 +144,21 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(help).toMatch(/--retry-jitter <0\.\.1>\s+OUTBOXER_RETRY_JITTER\s+.*\(default 0\.5\)/);
   });
 
+  it('--engine serves relay and migrate: the relay reads the flag and OUTBOXER_ENGINE, migrate the flag only, each with its own help line', () => {
+    const migrate = (values: OptionValues, env: Record<string, string> = {}) => resolveConfig('migrate', values, [], { ...BASE_ENV, ...env }).migrate;
+    expect(migrate({}, { OUTBOXER_ENGINE: 'v2' })).toEqual({ engine: undefined, partitions: undefined, resizeTimeoutMs: undefined, cancelResize: false, lock: {} });
+    expect(migrate({ engine: 'v2', partitions: '16', 'resize-timeout-ms': '1000', 'lock-attempts': '3' })).toEqual({
+      engine: 'v2', partitions: 16, resizeTimeoutMs: 1000, cancelResize: false, lock: { lockAttempts: 3 },
+    });
+    expect(relayConfig({}, { OUTBOXER_ENGINE: 'v2' }).options).toEqual({ engine: 'v2' });
+    expect(() => migrate({ engine: 'v3' })).toThrow(/^--engine must be one of v1, v2; got "v3"$/);
+    const migrateHelp = helpText('migrate');
+    expect(migrateHelp).toMatch(/--engine <v1\|v2>\s+switch the table's engine after migrating: .*\(default unchanged\)/);
+    expect(migrateHelp).not.toContain('OUTBOXER_ENGINE');
+    expect(migrateHelp).toMatch(/--partitions <n>\s+resize to this many partitions .*1-1024/);
+    expect(helpText('relay')).toMatch(/--engine <v1\|v2>\s+OUTBOXER_ENGINE\s+v1 claims rows; v2 leases partitions \(default v1\)/);
+  });
+
   it('the main help gives exit 2 for a relay misconfiguration found at start, as docs/cli.md does', () => {
     expect(helpText('main')).toMatch(/2 usage error or,\s+for relay, a misconfiguration found at start/);
   });

@@ -1,11 +1,13 @@
 import { isUuid } from '../../core/ids.js';
 import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { CommandName, OptionValues } from './args.js';
+import { type MigrateSettings, resolveMigrateSettings } from './migrate-settings.js';
 import { type Env, OptionReader } from './option-reader.js';
 import { type RelaySettings, resolveRelaySettings } from './relay-settings.js';
 
 export type { Env } from './option-reader.js';
 export type { PublisherName, RelaySettings, StoreSettings } from './relay-settings.js';
+export type { MigrateSettings } from './migrate-settings.js';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** Everything a command needs, resolved once from flags and environment (flags win), frozen. */
@@ -21,6 +23,8 @@ export interface CliConfig {
   readonly all: boolean;
   readonly ids: readonly string[];
   readonly relay: RelaySettings | undefined;
+  /** Only for `migrate`. */
+  readonly migrate: MigrateSettings | undefined;
 }
 
 /** Resolves and validates the configuration of one command; throws UsageError (exit 2) on bad input. */
@@ -57,5 +61,6 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     all,
     ids: Object.freeze([...new Set(operands.map((id) => id.toLowerCase()))]),
     relay: command === 'relay' ? resolveRelaySettings(reader) : undefined,
+    migrate: command === 'migrate' ? resolveMigrateSettings(reader) : undefined,
   });
 }

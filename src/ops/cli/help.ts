@@ -14,9 +14,9 @@ const MAIN = `Usage: outboxer <command> [options]
 
 Commands:
   sql                    print the DDL for the outbox table (no database needed)
-  migrate                create or upgrade the outbox table
+  migrate                create or upgrade the outbox table; switch its engine, resize it
   relay                  publish committed messages to a broker until SIGTERM/SIGINT
-  status [--json]        counts per state and the age of the oldest pending message
+  status [--json]        counts per state, the oldest pending message's age, the engine
   dead list              list dead (parked) messages
   dead retry <id...>|--all   move dead messages back to pending
   dead purge <id...>|--all   delete dead messages
@@ -39,16 +39,25 @@ Prints the idempotent DDL script that 'outboxer migrate' would apply, for DBAs w
 themselves (psql -f). Needs no database connection.
 
 ${connection('sql')}`,
-  migrate: () => `Usage: outboxer migrate [options]
+  migrate: () => `Usage: outboxer migrate [--engine v1|v2] [--partitions <n>] [--cancel-resize] [options]
 
 Creates the schema, the outbox table and its indexes, or applies the missing migrations.
-Safe to run again and from several processes at once (advisory lock).
+Safe to run again and from several processes at once (advisory lock). Then, only when asked:
+switches the table's relay engine (--engine; back to v1 is refused while a v2 relay holds
+partitions), resizes its partitions (--partitions; waits for v2 relays to give theirs back),
+or cancels a resize left waiting. Each step is idempotent: run it again after a failure.
+Progress goes to stderr, one line per step done to stdout. See docs/upgrading-to-engine-v2.md.
+
+Engine and partitions:
+${helpBlock('migrate', ['relay', 'command'], ['engine', 'partitions', 'resize-timeout-ms', 'cancel-resize', 'lock-timeout-ms', 'lock-attempts'])}
 
 ${connection('migrate')}`,
   status: () => `Usage: outboxer status [--json] [options]
 
 Prints how many messages are pending, scheduled, in flight, published (retained) and dead,
-and the age in seconds of the oldest message not yet published.
+the age in seconds of the oldest message not yet published, and the engine: v1 or v2, the
+partition count and generation, a waiting resize, the fence, the last fenced v1 claim and,
+under v2, the live relays with the partitions they hold and the unowned partitions. Writes nothing.
   --json                 one JSON object on stdout, nothing else
 
 ${connection('status')}`,

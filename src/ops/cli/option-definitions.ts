@@ -32,6 +32,11 @@ interface Common {
   /** The default as shown; for relay options it is read from `resolveRelayOptions()` when absent. */
   readonly defaultText?: string;
   readonly target?: OptionTarget;
+  /**
+   * How the option reads for a command that uses it otherwise than `commands[0]` does: its own summary and
+   * default, and flag only (its variable is not read there, so a relay's environment cannot act on the table).
+   */
+  readonly asUsedBy?: Partial<Record<CommandName, { readonly summary: string; readonly defaultText: string; readonly flagOnly: true }>>;
 }
 
 export type OptionDefinition = Common &
@@ -50,6 +55,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
 const ALL: readonly CommandName[] = ['sql', 'migrate', 'status', 'relay', 'dead list', 'dead retry', 'dead purge'];
 const CONNECTED: readonly CommandName[] = ALL.filter((command) => command !== 'sql');
 const RELAY: readonly CommandName[] = ['relay'];
+const MIGRATE: readonly CommandName[] = ['migrate'];
 
 const connection: readonly OptionDefinition[] = [
   {
@@ -91,9 +97,13 @@ const relay: readonly OptionDefinition[] = [
     details: 'Without a prefix the subject is the topic. NATS only. A JetStream stream must capture the subjects.',
   },
   {
-    flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<v1|v2>',
+    flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<v1|v2>',
     summary: '`v1` claims rows; `v2` leases partitions', target: { relay: 'engine' },
-    details: '`v2` needs a table switched to engine v2 (until then the relay waits and says so) and a lease of at least 3 x the publish timeout.',
+    details:
+      '`v2` needs a table switched to engine v2 with `outboxer migrate --engine v2` (until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. On `migrate` the flag switches the table instead (the variable is not read there).',
+    asUsedBy: {
+      migrate: { summary: "switch the table's engine after migrating: `v2` (relays lease partitions) or back to `v1`", defaultText: 'unchanged', flagOnly: true },
+    },
   },
   {
     flag: 'migrate', env: 'OUTBOXER_MIGRATE', section: 'relay', commands: RELAY, kind: 'switch', summary: 'apply migrations before starting',
@@ -191,6 +201,23 @@ const store: readonly OptionDefinition[] = [
 ];
 
 const command: readonly OptionDefinition[] = [
+  {
+    flag: 'partitions', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1024,
+    summary: 'resize to this many partitions (nothing when the table has them)', defaultText: 'unchanged',
+  },
+  {
+    flag: 'resize-timeout-ms', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<ms>', min: 1, max: MAX_TIMER_MS,
+    summary: 'with --partitions: longest wait for v2 relays to give their partitions back', defaultText: '300000',
+  },
+  { flag: 'cancel-resize', section: 'command', commands: MIGRATE, kind: 'switch', summary: 'cancel a resize left waiting (grants open again at the old count)' },
+  {
+    flag: 'lock-timeout-ms', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<ms>', min: 1, max: 60_000,
+    summary: 'with --engine or --partitions: how long one try waits for a lock on the table', defaultText: '2000',
+  },
+  {
+    flag: 'lock-attempts', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1000,
+    summary: 'with --engine or --partitions: tries for that lock before OUTBOXER_LOCK_TIMEOUT', defaultText: '30',
+  },
   { flag: 'json', section: 'command', commands: ['status', 'dead list'], kind: 'switch', summary: 'machine-readable output on stdout' },
   { flag: 'limit', section: 'command', commands: ['dead list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
   { flag: 'all', section: 'command', commands: ['dead retry', 'dead purge'], kind: 'switch', summary: 'every dead message (in bounded batches)' },
@@ -204,6 +231,16 @@ export function optionDefinition(flag: string): OptionDefinition {
   const found = OPTION_DEFINITIONS.find((definition) => definition.flag === flag);
   if (found === undefined) throw new Error(`no option --${flag}`);
   return found;
+}
+
+/** The one-line summary of an option as `command` uses it. */
+export function summaryFor(definition: OptionDefinition, command: CommandName): string {
+  return definition.asUsedBy?.[command]?.summary ?? definition.summary;
+}
+
+/** The option's variable as `command` reads it: none where the option is flag only. */
+export function envFor(definition: OptionDefinition, command: CommandName): string | undefined {
+  return definition.asUsedBy?.[command]?.flagOnly === true ? undefined : definition.env;
 }
 
 /** `--lease-ms <ms>` */

@@ -1,7 +1,7 @@
 import { redactUrl } from '../../core/redact.js';
 import type { CommandName, OptionValues } from './args.js';
 import { UsageError } from './errors.js';
-import { type OptionDefinition, optionDefinition } from './option-definitions.js';
+import { envFor, type OptionDefinition, optionDefinition } from './option-definitions.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -12,8 +12,9 @@ export interface Source {
 }
 
 /** `--lease-ms or OUTBOXER_LEASE_MS`: both ways to set an option, for every message about it. */
-export function settableBy(definition: OptionDefinition): string {
-  return definition.env === undefined ? `--${definition.flag}` : `--${definition.flag} or ${definition.env}`;
+export function settableBy(definition: OptionDefinition, command?: CommandName): string {
+  const env = command === undefined ? definition.env : envFor(definition, command);
+  return env === undefined ? `--${definition.flag}` : `--${definition.flag} or ${env}`;
 }
 
 /** Reads options from the flags, then the environment, as the definitions say; every refusal is a UsageError. */
@@ -28,7 +29,7 @@ export class OptionReader {
     const given = this.values[flag];
     if (typeof given === 'string') return { value: given, from: `--${flag}` };
     if (given === true) return { value: 'true', from: `--${flag}` };
-    const envName = optionDefinition(flag).env;
+    const envName = envFor(optionDefinition(flag), this.command);
     const fromEnv = envName === undefined ? undefined : this.env[envName];
     // An empty variable counts as unset (compose files and CI often define them empty).
     return fromEnv === undefined || fromEnv === '' || envName === undefined ? undefined : { value: fromEnv, from: envName };
@@ -91,7 +92,7 @@ export class OptionReader {
   }
 
   invalid(definition: OptionDefinition, source: Source, expected: string): UsageError {
-    const both = definition.env === undefined ? '' : ` (set by ${settableBy(definition)})`;
+    const both = envFor(definition, this.command) === undefined ? '' : ` (set by ${settableBy(definition, this.command)})`;
     return this.error(`${source.from} must be ${expected}; got ${JSON.stringify(source.value.slice(0, 40))}${both}`);
   }
 

@@ -1,7 +1,7 @@
 /** The option table rendered for people: blocks of `--help`, and the reference section of docs/cli.md. */
 import { resolveRelayOptions } from '../../core/relay-options.js';
 import type { CommandName } from './args.js';
-import { flagSpelling, MAX_TIMER_MS, OPTION_DEFINITIONS, type OptionDefinition, type OptionSection } from './option-definitions.js';
+import { envFor, flagSpelling, MAX_TIMER_MS, OPTION_DEFINITIONS, type OptionDefinition, type OptionSection, summaryFor } from './option-definitions.js';
 
 /** The default as documented: the table's own text, or the library's default for a relay option. */
 export function defaultText(definition: OptionDefinition): string {
@@ -19,8 +19,8 @@ function range(definition: OptionDefinition): string {
 }
 
 /** `(default 500)`, or `(required)` for an option without a default. */
-function helpDefault(definition: OptionDefinition): string {
-  const text = defaultText(definition).replaceAll('`', '');
+function helpDefault(definition: OptionDefinition, command: CommandName): string {
+  const text = (definition.asUsedBy?.[command]?.defaultText ?? defaultText(definition)).replaceAll('`', '');
   if (text === '') return '';
   return text.startsWith('required') ? ` (${text})` : ` (default ${text})`;
 }
@@ -32,13 +32,14 @@ function helpDefault(definition: OptionDefinition): string {
 export function helpBlock(command: CommandName, sections: readonly OptionSection[], only?: readonly string[]): string {
   const all = OPTION_DEFINITIONS.filter((d) => d.commands.includes(command));
   const flagWidth = Math.max(...all.map((d) => flagSpelling(d).length));
-  const envWidth = Math.max(...all.map((d) => (d.env ?? '').length));
+  const envWidth = Math.max(...all.map((d) => (envFor(d, command) ?? '').length));
   return all
     .filter((d) => sections.includes(d.section) && (only === undefined || only.includes(d.flag)))
     .map((definition) => {
       const bounds = range(definition);
-      const meaning = `${definition.summary.replaceAll('`', '')}${bounds === '' ? '' : `, ${bounds}`}${helpDefault(definition)}`;
-      return `  ${flagSpelling(definition).padEnd(flagWidth)}  ${(definition.env ?? '').padEnd(envWidth)}  ${meaning}`.trimEnd();
+      const meaning = `${summaryFor(definition, command).replaceAll('`', '')}${bounds === '' ? '' : `, ${bounds}`}${helpDefault(definition, command)}`;
+      const env = envFor(definition, command) ?? '';
+      return `  ${flagSpelling(definition).padEnd(flagWidth)}  ${env.padEnd(envWidth)}  ${meaning}`.trimEnd();
     })
     .join('\n');
 }

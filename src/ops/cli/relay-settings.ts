@@ -47,7 +47,7 @@ function tuning(reader: OptionReader): { options: RelayOptionsInput; store: Stor
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     const named = OPTION_DEFINITIONS.filter(({ target }) => target !== undefined && error.options.includes(targetPath(target)));
-    throw reader.error(`${error.message}${named.length === 0 ? '' : ` (set by ${named.map(settableBy).join('; ')})`}`);
+    throw reader.error(`${error.message}${named.length === 0 ? '' : ` (set by ${named.map((definition) => settableBy(definition)).join('; ')})`}`);
   }
   return { options: Object.freeze(options), store: Object.freeze(store as StoreSettings) };
 }

@@ -20,3 +20,4 @@ export {
   type ResizeProgress,
   type ResizeResult,
 } from './engine/resize-partitions.js';
+export { readRelayGroup, type GroupRelay, type RelayGroup } from './engine/relay-group.js';

@@ -5,6 +5,7 @@ import type { CliConfig } from '../config.js';
 import { openStore } from '../database.js';
 import { EXIT_OK } from '../errors.js';
 import type { CliIo } from '../io.js';
+import { changeEngine } from './engine.js';
 
 /** `outboxer sql`: the DDL `migrate` would apply, on stdout; no database involved. */
 export function sqlCommand(config: CliConfig, io: CliIo): number {
@@ -12,7 +13,10 @@ export function sqlCommand(config: CliConfig, io: CliIo): number {
   return EXIT_OK;
 }
 
-/** `outboxer migrate`: applies what is missing (idempotent, under an advisory lock) and says what it did. */
+/**
+ * `outboxer migrate`: applies what is missing (idempotent, under an advisory lock), then switches the engine and
+ * resizes when asked (`--engine`, `--partitions`, `--cancel-resize`), and says what it did.
+ */
 export async function migrateCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
   const { database, tableName } = await openStore(config, logger, { max: 1 });
@@ -29,6 +33,7 @@ export async function migrateCommand(config: CliConfig, io: CliIo): Promise<numb
       }
       io.out(`${name} is now at schema version ${latest}\n`);
     }
+    if (config.migrate !== undefined) await changeEngine(database, tableName, config.migrate, io);
     return EXIT_OK;
   } finally {
     await database.close();

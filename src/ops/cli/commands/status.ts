@@ -1,24 +1,30 @@
 import { createJsonLogger } from '../../../core/logger.js';
 import type { OutboxStats } from '../../../core/ports.js';
 import type { CliConfig } from '../config.js';
-import { openOperatorStore } from '../database.js';
+import { openStore } from '../database.js';
 import { EXIT_OK } from '../errors.js';
 import { humanDuration, renderTable } from '../format.js';
 import type { CliIo } from '../io.js';
+import { type EngineStatus, engineStatusJson, engineStatusText, readEngineStatus } from './engine-status.js';
 
-/** `outboxer status [--json]`: counts per state and the age of the oldest unpublished message. */
+/**
+ * `outboxer status [--json]`: counts per state, the age of the oldest unpublished message, and the engine: its
+ * configuration and, under v2, the live relays and what they hold. Read only: it writes nothing, joins no group.
+ */
 export async function statusCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
-  const store = await openOperatorStore(config, logger);
+  const { store, database, tableName } = await openStore(config, logger, { max: 1 });
   let stats: OutboxStats;
+  let engine: EngineStatus | undefined;
   try {
     stats = await store.stats();
+    engine = await readEngineStatus(database, tableName);
   } finally {
     await store.close();
   }
   if (config.json) {
     const { pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds } = stats;
-    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds })}\n`);
+    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds, engine: engineStatusJson(engine) })}\n`);
     return EXIT_OK;
   }
   const age = stats.oldestPendingAgeSeconds;
@@ -33,5 +39,6 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   io.out(renderTable(['state', 'count', ''], rows, new Set([1])));
   const waiting = stats.pending + stats.scheduled + stats.inFlight;
   io.out(`oldest pending message: ${waiting > 0 ? `${humanDuration(age)} old (${age.toFixed(1)} s)` : 'none'}\n`);
+  io.out(engineStatusText(engine));
   return EXIT_OK;
 }

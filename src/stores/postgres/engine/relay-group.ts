@@ -1,0 +1,67 @@
+import type { SqlExecutor } from '../database.js';
+import { leaseTables } from '../leases/lease-tables.js';
+import type { TableName } from '../sql.js';
+
+/** A relay of engine v2 whose lease still runs, as an operator sees it. */
+export interface GroupRelay {
+  readonly id: string;
+  /** What the relay called itself at join (its owner name). */
+  readonly name: string;
+  /** It announced it is leaving: it takes nothing more. */
+  readonly leaving: boolean;
+  /** Partitions it owns or is draining. */
+  readonly held: number;
+  /** Time left on its lease, by the database clock. */
+  readonly leaseLeftMs: number;
+}
+
+/** The relays of a table and who holds its partitions, read without writing (`outboxer status`). */
+export interface RelayGroup {
+  /** Live relays, by name then id. */
+  readonly relays: readonly GroupRelay[];
+  /** Partitions of the current generation no live relay holds: free, or named by a relay whose lease ran out. */
+  readonly unowned: number;
+  /** Of those, the ones still named by a relay whose lease ran out (the next acquire reaps it). */
+  readonly lapsed: number;
+}
+
+interface GroupRow {
+  relays: { id: string; name: string; leaving: boolean; held: number | string; leaseLeftMs: number | string }[];
+  unowned: number;
+  lapsed: number;
+}
+
+/**
+ * Reads the live relays and the partitions nobody live holds, in one statement that writes nothing (no relays row:
+ * unlike `RelayLeases.membership`, it needs no relay of its own). Needs migration 6 (the side tables).
+ */
+export async function readRelayGroup(executor: SqlExecutor, name: TableName): Promise<RelayGroup> {
+  const { relays, partitions, partitioning } = leaseTables(name);
+  const result = await executor.query(
+    `WITH live AS (SELECT relay_id, name, leaving, expires_at FROM ${relays} WHERE expires_at > now())
+    SELECT
+      (SELECT COALESCE(json_agg(json_build_object(
+          'id', r.relay_id, 'name', r.name, 'leaving', r.leaving,
+          'held', (SELECT count(*) FROM ${partitions} p WHERE p.owner = r.relay_id),
+          'leaseLeftMs', greatest(0, floor(extract(epoch FROM r.expires_at - clock_timestamp()) * 1000))) ORDER BY r.name, r.relay_id), '[]'::json)
+        FROM live r) AS relays,
+      (SELECT count(*)::int FROM ${partitions} p
+        WHERE p.generation = c.generation AND (p.owner IS NULL OR p.owner NOT IN (SELECT relay_id FROM live))) AS unowned,
+      (SELECT count(*)::int FROM ${partitions} p
+        WHERE p.generation = c.generation AND p.owner IS NOT NULL AND p.owner NOT IN (SELECT relay_id FROM live)) AS lapsed
+    FROM ${partitioning} c`,
+  );
+  const row = result.rows[0] as GroupRow | undefined;
+  if (row === undefined) return { relays: [], unowned: 0, lapsed: 0 };
+  return {
+    relays: row.relays.map((relay) => ({
+      id: relay.id,
+      name: relay.name,
+      leaving: relay.leaving,
+      held: Number(relay.held),
+      leaseLeftMs: Number(relay.leaseLeftMs),
+    })),
+    unowned: row.unowned,
+    lapsed: row.lapsed,
+  };
+}
