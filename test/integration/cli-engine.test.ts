@@ -54,7 +54,7 @@ describe('outboxer CLI: engine v2', () => {
     expect(before.engine).toMatchObject({ engine: 'v1', partitionCount: 64, generation: 1, resizeTo: null, fenceUntil: null, relays: [] });
     const ids = await insert(table, 12);
     const relay = start(V2_RELAY, env);
-    await relay.waitForOutput((out) => out.stderr.includes('the outbox table still runs engine v1'), 'the warning that the table runs engine v1');
+    await relay.waitForOutput((out) => out.stderr.includes('the outbox table runs engine v1'), 'the warning that the table runs engine v1');
     expect(await countRows(table)).toBe(12);
 
     const switched = await migrate(['--engine', 'v2'], env);

@@ -153,7 +153,7 @@ for (const [label, open] of databases) {
       expect(await resizePartitions(database, name, { partitions: 2 })).toMatchObject({ changed: true, generation: 2 });
       const { lease } = dead.grants.find((g) => g.lease.partition === 0)!;
       expect(await store.reader.complete(dead.relayId, [{ ...lease, published: [id!], failed: [], held: [] }])).toEqual([
-        { partition: 0, epoch: lease.epoch, applied: false, changed: 0 },
+        { partition: 0, epoch: lease.epoch, applied: false, changed: 0, skipped: [] },
       ]);
       const survivor = new PortRelay(store, deliveries, { name: 'survivor' });
       await survivor.join();

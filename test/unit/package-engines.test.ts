@@ -9,7 +9,7 @@ const parse = (text: string): Version => {
 };
 const compare = (a: Version, b: Version) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
-/** The node-semver range forms that `engines.node` fields use (`>=20`, `>= 22.x`, `^20.19.0 || >=22.12.0`). */
+/** The node-semver range forms that `engines.node` fields use (`>=20`, `>= 22.x`, `^20.19.0 || >=22.12.0`, `8.* || >= 10.*`). */
 function satisfies(version: Version, range: string): boolean {
   return range.split('||').some((alternative) =>
     alternative
@@ -31,6 +31,9 @@ function satisfies(version: Version, range: string): boolean {
             return order <= 0;
           case '^':
             return order >= 0 && (bound[0] > 0 ? version[0] === bound[0] : version[1] === bound[1]);
+          case '':
+            // an x-range (`8.*`, `20.x`, `20`): the parts it names must match
+            return rest.split('.').every((part, i) => !/^\d+$/.test(part) || version[i] === Number(part));
           default:
             throw new Error(`unsupported engines range ${JSON.stringify(range)}`);
         }
