@@ -42,6 +42,15 @@ export async function buildIndexes(database: PgDatabase, name: TableName, indexe
   });
 }
 
+/**
+ * Builds them inside the caller's transaction, plainly: for a table this same migration created, which is empty,
+ * so nothing is gained by building concurrently, and a concurrent build would wait for every transaction in the
+ * database that holds an older snapshot (a reporting query, a held snapshot), with nothing to show for it.
+ */
+export async function buildIndexesInTransaction(tx: SqlExecutor, name: TableName, indexes: string): Promise<void> {
+  for (const index of await wantedIndexes(tx, name, indexes)) await build(tx, name, index, '');
+}
+
 async function wantedIndexes(executor: SqlExecutor, name: TableName, indexes: string): Promise<WantedIndex[]> {
   const found = await executor.query(
     `SELECT w.name, w.definition, i.indisvalid AS valid FROM (${indexes}) AS w

@@ -1,5 +1,5 @@
 import { quoteIdentifier } from '../../core/identifiers.js';
-import { buildIndexes } from './concurrent-indexes.js';
+import { buildIndexes, buildIndexesInTransaction } from './concurrent-indexes.js';
 import type { PgDatabase, SqlExecutor } from './database.js';
 import type { TableName } from './sql.js';
 
@@ -84,6 +84,10 @@ function applyInTransaction(database: PgDatabase, name: TableName, list: readonl
       await tx.query(migration.sql(name));
       await tx.query(recordSql(name, migration.version));
       newlyApplied.push(migration.version);
+    }
+    // a table created just now is empty: its indexes are built here, without waiting on older snapshots
+    if (list[0] !== undefined && newlyApplied.includes(list[0].version)) {
+      for (const migration of list) if (migration.indexes !== undefined) await buildIndexesInTransaction(tx, name, migration.indexes(name));
     }
     return newlyApplied;
   });
