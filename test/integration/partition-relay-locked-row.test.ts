@@ -1,26 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
-import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { switchToV2, v2Timing } from '../support/partition-relay-fixture.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { v2RelayScope, v2Timing } from '../support/partition-relay-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 describe('engine v2 relay and a row locked by another session', () => {
-  let fixture: PostgresFixture | undefined;
-  const relays: Relay[] = [];
-  afterEach(async () => {
-    await Promise.all(relays.splice(0).map((r) => r.stop()));
-    await fixture?.cleanup();
-    fixture = undefined;
-  });
+  const { relays, open } = v2RelayScope();
 
   it('publishes it once, does not wait for it, keeps every other key flowing, and deletes it once the lock ends', async () => {
-    fixture = await createPostgresFixture();
-    await switchToV2(fixture);
-    const f = fixture;
+    const f = await open();
     const outbox = new Outbox<SqlExecutor>(f.store);
     const db = fromPgPool(f.pool);
     const [locked] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [{ topic: 't', type: 'x', key: 'k', payload: 'locked' }]));

@@ -1,28 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
-import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { resizePartitions } from '../../src/stores/postgres/engine/resize-partitions.js';
 import { resolveTableName } from '../../src/stores/postgres/sql.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { holdings, switchToV2, v2Timing } from '../support/partition-relay-fixture.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { holdings, v2RelayScope, v2Timing } from '../support/partition-relay-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 describe('engine v2 relays during a resize', () => {
-  let fixture: PostgresFixture | undefined;
-  const relays: Relay[] = [];
-  afterEach(async () => {
-    await Promise.all(relays.splice(0).map((r) => r.stop()));
-    await fixture?.cleanup();
-    fixture = undefined;
-  });
+  const { relays, open } = v2RelayScope();
 
   it('give back every partition while the resize waits, acquire again under the new count, and publish everything in key order', async () => {
-    fixture = await createPostgresFixture();
-    await switchToV2(fixture);
-    const f = fixture;
+    const f = await open();
     const outbox = new Outbox<SqlExecutor>(f.store);
     const db = fromPgPool(f.pool);
     const publisher = new RecordingPublisher();

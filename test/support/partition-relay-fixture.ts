@@ -2,7 +2,9 @@ import type { Publisher } from '../../src/core/ports.js';
 import { PartitionRelay, type StoreForPartitionRelay } from '../../src/core/partition-relay/partition-relay.js';
 import type { RelayOptionsInput } from '../../src/core/relay-options.js';
 import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
-import type { PostgresFixture } from './postgres-fixture.js';
+import { afterEach } from 'vitest';
+import type { Relay } from '../../src/core/relay.js';
+import { createPostgresFixture, type PostgresFixture } from './postgres-fixture.js';
 
 /** Short leases so that takeovers happen within seconds: lease 3 s (beats every 1 s), publish timeout 1 s. */
 export const v2Timing = { engine: 'v2', leaseMs: 3000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 20, maxErrorBackoffMs: 200 } as const;
@@ -104,6 +106,28 @@ export function relayPool(): { make(store: StoreForPartitionRelay, publisher: Pu
     },
     async stopAll() {
       await Promise.all(made.splice(0).map((relay) => relay.stop()));
+    },
+  };
+}
+
+/**
+ * A test's fresh PostgreSQL fixture switched to engine v2, and the relays it starts: `afterEach` stops the relays,
+ * then drops the fixture. Call once per `describe`.
+ */
+export function v2RelayScope(): { readonly relays: Relay[]; open(): Promise<PostgresFixture> } {
+  const relays: Relay[] = [];
+  let fixture: PostgresFixture | undefined;
+  afterEach(async () => {
+    await Promise.all(relays.splice(0).map((relay) => relay.stop()));
+    await fixture?.cleanup();
+    fixture = undefined;
+  });
+  return {
+    relays,
+    async open() {
+      fixture = await createPostgresFixture();
+      await switchToV2(fixture);
+      return fixture;
     },
   };
 }
