@@ -4,6 +4,7 @@ import type { FailedMessage, Publisher } from './ports.js';
 import { failureAction } from './publish-failure.js';
 import type { RelayOptions } from './relay-options.js';
 import { retryDelayMs, shouldPark } from './retry-policy.js';
+import type { PublishPermits } from './publish-window.js';
 import type { TopicEvent, TopicPauses } from './topic-pauses.js';
 
 /** Messages held back because their topic is paused: released uncounted, claimable again after `delayMs`. */
@@ -42,6 +43,8 @@ export interface PublishContext {
   readonly isStopping: () => boolean;
   /** The relay's paused topics, shared by all its claims. */
   readonly pauses: TopicPauses;
+  /** A permit per publish from a window shared with the relay's other batches; without it, `maxInFlight` per claim. */
+  readonly permits?: PublishPermits;
 }
 
 /**
@@ -84,55 +87,65 @@ function groupIntoChains(messages: readonly OutboxMessage[]): OutboxMessage[][] 
 }
 
 async function publishChain(chain: readonly OutboxMessage[], context: PublishContext, outcome: ClaimOutcome): Promise<void> {
-  const { options } = context;
   for (let index = 0; index < chain.length; index++) {
-    const message = chain[index] as OutboxMessage;
-    if (context.isStopping() || performance.now() >= context.publishDeadline) {
+    // the permit comes first: the lease deadline is checked after any wait for it
+    await context.permits?.acquire();
+    try {
+      if (!(await publishNext(chain, index, context, outcome))) return;
+    } finally {
+      context.permits?.release();
+    }
+  }
+}
+
+/** Publishes `chain[index]` and records what became of it; false when the rest of the chain must not go now. */
+async function publishNext(chain: readonly OutboxMessage[], index: number, context: PublishContext, outcome: ClaimOutcome): Promise<boolean> {
+  const { options, pauses } = context;
+  const message = chain[index] as OutboxMessage;
+  if (context.isStopping() || performance.now() >= context.publishDeadline) {
+    outcome.released.push(...chain.slice(index));
+    return false;
+  }
+  if (message.attempts > options.retry.maxAttempts) {
+    const reason = `gave up after ${message.attempts - 1} attempts: the relay holding it stopped or lost its lease each time (last error: ${message.lastError ?? 'none'})`;
+    outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
+    return true;
+  }
+  const heldForMs = pauses.remainingMs(message.topic, performance.now());
+  if (heldForMs > 0) {
+    hold(outcome, message.topic, chain.slice(index), heldForMs, pauses.reason(message.topic) ?? 'topic paused');
+    return false;
+  }
+  const error = await attempt(message, context);
+  if (error === undefined) {
+    outcome.published.push(message);
+    const pausedMs = pauses.resume(message.topic, performance.now());
+    if (pausedMs !== undefined) outcome.topicEvents.push({ kind: 'resumed', topic: message.topic, pausedMs });
+    return true;
+  }
+  const description = describeError(error);
+  switch (failureAction(error)) {
+    case 'release':
+      outcome.brokerUnavailable = description;
       outcome.released.push(...chain.slice(index));
-      return;
+      return false;
+    case 'pause-topic': {
+      const { delayMs, started } = pauses.pause(message.topic, description, performance.now());
+      if (started) outcome.topicEvents.push({ kind: 'paused', topic: message.topic, error: description, retryInMs: delayMs });
+      hold(outcome, message.topic, chain.slice(index), delayMs, description);
+      return false;
     }
-    if (message.attempts > options.retry.maxAttempts) {
-      const reason = `gave up after ${message.attempts - 1} attempts: the relay holding it stopped or lost its lease each time (last error: ${message.lastError ?? 'none'})`;
-      outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
-      continue;
-    }
-    const { pauses } = context;
-    const heldForMs = pauses.remainingMs(message.topic, performance.now());
-    if (heldForMs > 0) {
-      hold(outcome, message.topic, chain.slice(index), heldForMs, pauses.reason(message.topic) ?? 'topic paused');
-      return;
-    }
-    const error = await attempt(message, context);
-    if (error === undefined) {
-      outcome.published.push(message);
-      const pausedMs = pauses.resume(message.topic, performance.now());
-      if (pausedMs !== undefined) outcome.topicEvents.push({ kind: 'resumed', topic: message.topic, pausedMs });
-      continue;
-    }
-    const description = describeError(error);
-    switch (failureAction(error)) {
-      case 'release':
-        outcome.brokerUnavailable = description;
-        outcome.released.push(...chain.slice(index));
-        return;
-      case 'pause-topic': {
-        const { delayMs, started } = pauses.pause(message.topic, description, performance.now());
-        if (started) outcome.topicEvents.push({ kind: 'paused', topic: message.topic, error: description, retryInMs: delayMs });
-        hold(outcome, message.topic, chain.slice(index), delayMs, description);
-        return;
-      }
-      case 'dead':
+    case 'dead':
+      outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
+      return true;
+    case 'retry':
+      if (shouldPark(options.retry, message.attempts)) {
         outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
-        continue;
-      case 'retry':
-        if (shouldPark(options.retry, message.attempts)) {
-          outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
-          continue;
-        }
-        outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs: retryDelayMs(options.retry, message.attempts) } });
-        outcome.released.push(...chain.slice(index + 1));
-        return;
-    }
+        return true;
+      }
+      outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs: retryDelayMs(options.retry, message.attempts) } });
+      outcome.released.push(...chain.slice(index + 1));
+      return false;
   }
 }
 

@@ -18,6 +18,10 @@ export interface PartitionEntry {
   /** Outcomes the store skipped (another session locked the row), by id: written again from `unwrittenRetryAt` on. */
   readonly unwritten: Map<string, UnwrittenOutcome>;
   unwrittenRetryAt: number;
+  /** Monotonic ms of its last read: a read takes the partitions read least recently first. */
+  readAt: number;
+  /** Its last read came back full: it has more rows waiting (`planRead`). */
+  backlog: boolean;
 }
 
 /** A partition whose owners died this many times in a row publishes one row at a time, each after a counted attempt. */
@@ -26,7 +30,7 @@ export const UNCLEAN_LIMIT = 3;
 export function adoptEntry(lease: PartitionLease & { readonly state?: HeldPartition['state'] }): PartitionEntry {
   return {
     partition: lease.partition, epoch: lease.epoch, unclean: lease.unclean, draining: lease.state === 'draining', settlement: newOwner,
-    unwritten: new Map(), unwrittenRetryAt: 0,
+    unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false,
   };
 }
 

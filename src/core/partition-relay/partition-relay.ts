@@ -6,15 +6,17 @@ import type { OutboxSchema, PartitionMessage, PartitionReader, Publisher, RelayL
 import { reportOutcome } from '../publish-report.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from '../relay-options.js';
 import { runStartChecks, type StartCheck } from '../start-checks.js';
+import { PublishWindow } from '../publish-window.js';
 import { TopicPauses } from '../topic-pauses.js';
 import { Waker } from '../waker.js';
 import { bounded } from './bounded-statement.js';
 import { CompletionBatcher } from './completion-batcher.js';
 import { LeaseSession } from './lease-session.js';
-import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
+import type { PartitionEntry } from './partition-book.js';
 import { publishBatch } from './publish-batch.js';
 import { uncounted } from './publish-plan.js';
 import { foldRead, readRequest, type SentRead } from './read-fold.js';
+import { cameBackFull, planRead } from './read-plan.js';
 import { completionOf, skippedOutcomes, type UnwrittenOutcome, withUnwritten } from './unwritten-outcomes.js';
 
 /** What the v2 relay needs from a store: the partition leases, the partition reader, housekeeping, and the start check. */
@@ -23,8 +25,6 @@ export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly re
 
 /** Completions wait this long for those of other partitions, to go in one statement. */
 const COMPLETION_DELAY_MS = 5;
-/** Each partition's read takes at least this many rows per branch, however many partitions share the batch size. */
-const MIN_TAKE = 16;
 const COMPLETION_ATTEMPTS = 4;
 
 /**
@@ -44,6 +44,8 @@ export class PartitionRelay {
   /** Partitions with a batch in flight (publishing or completing), by number: entries dropped meanwhile included. */
   readonly #busy = new Set<number>();
   readonly #batches = new Set<Promise<void>>();
+  readonly #window: PublishWindow;
+  #batchesRead = 0;
   #running: Promise<void> | undefined;
   #stopping = false;
   #woken = false;
@@ -60,6 +62,7 @@ export class PartitionRelay {
     this.#session = new LeaseSession(store.leases, this.options, { isBusy: (p) => this.#busy.has(p) });
     this.#completions = new CompletionBatcher((relayId, completions) => bounded(store.reader.complete(relayId, completions), this.#statementMs, 'completion'), COMPLETION_DELAY_MS);
     this.#brokerDelay = this.options.errorBackoffMs;
+    this.#window = new PublishWindow(this.options.maxInFlight);
   }
 
   get running(): boolean {
@@ -144,6 +147,8 @@ export class PartitionRelay {
           const read = await this.#read();
           idleDelay = read > 0 ? options.pollIntervalMs : Math.min(idleDelay * 2, options.maxPollIntervalMs);
           pollAt = performance.now() + idleDelay;
+          // a backlog: the next lane's share is read at once
+          if (read > 0 && this.#batches.size < options.lanes && this.#hasIdleBacklog()) this.wake();
         }
         this.#retryUnwritten();
         await this.#housekeeping();
@@ -165,11 +170,12 @@ export class PartitionRelay {
     const relayId = this.#session.relayId;
     const count = this.#session.partitionCount;
     if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline || this.#batches.size >= this.options.lanes) return 0;
-    const idle = [...this.#session.book.values()].filter((e) => !e.draining && !this.#busy.has(e.partition));
-    if (idle.length === 0) return 0;
-    const take = Math.max(MIN_TAKE, Math.ceil(this.options.batchSize / idle.length));
-    const limitOf = (entry: PartitionEntry) => (entry.unclean >= UNCLEAN_LIMIT ? 1 : take);
-    const sent = new Map<number, { entry: PartitionEntry; read: SentRead }>(idle.map((e) => [e.partition, { entry: e, read: readRequest(e, limitOf(e)) }]));
+    const plan = planRead([...this.#session.book.values()], (p) => this.#busy.has(p), this.options);
+    if (plan.length === 0) return 0;
+    const readAt = performance.now();
+    const limits = new Map(plan.map(({ entry, limit }) => [entry.partition, limit]));
+    const limitOf = (partition: number) => limits.get(partition) ?? 1;
+    const sent = new Map<number, { entry: PartitionEntry; read: SentRead }>(plan.map(({ entry, limit }) => [entry.partition, { entry, read: readRequest(entry, limit) }]));
     for (const partition of sent.keys()) this.#busy.add(partition);
     let messages: PartitionMessage[] = [];
     try {
@@ -180,6 +186,8 @@ export class PartitionRelay {
         if (asked === undefined || this.#session.book.get(outcome.partition) !== asked.entry) continue;
         const fresh = result.messages.filter((m) => m.partition === outcome.partition && m.source === 'fresh').length;
         asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, fresh);
+        asked.entry.readAt = readAt;
+        asked.entry.backlog = cameBackFull(outcome.partition, result.messages, asked.read.request.limit);
       }
       const unwritten = new Map([...sent.values()].flatMap((s) => [...s.entry.unwritten]));
       messages = withUnwritten(result.messages.filter((m) => this.#session.book.get(m.partition) === sent.get(m.partition)?.entry), unwritten, this.options.errorBackoffMs);
@@ -189,7 +197,7 @@ export class PartitionRelay {
     }
     if (messages.length === 0) return 0;
     const entries = new Map([...sent].filter(([p]) => messages.some((m) => m.partition === p)).map(([p, s]) => [p, s.entry]));
-    const batch = this.#publish(relayId, messages, entries, (p) => limitOf(entries.get(p) as PartitionEntry)).finally(() => {
+    const batch = this.#publish(relayId, messages, entries, limitOf).finally(() => {
       for (const partition of entries.keys()) this.#busy.delete(partition);
       this.#batches.delete(batch);
       this.wake();
@@ -198,11 +206,17 @@ export class PartitionRelay {
     return messages.length;
   }
 
+  #hasIdleBacklog(): boolean {
+    for (const entry of this.#session.book.values()) if (entry.backlog && !entry.draining && !this.#busy.has(entry.partition)) return true;
+    return false;
+  }
+
   async #publish(relayId: string, messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, limitOf: (p: number) => number): Promise<void> {
     try {
       const { outcome, results, lost } = await publishBatch(messages, entries, {
         relayId, publisher: this.#publisher, reader: this.#store.reader, options: this.options, pauses: this.#pauses,
         publishDeadline: this.#session.publishDeadline, isStopping: () => this.#stopping, limitOf, statementMs: this.#statementMs,
+        permits: this.#window.permits(this.#batchesRead++),
       });
       for (const partition of lost) this.#fenced(entries.get(partition) as PartitionEntry, messages.filter((m) => m.partition === partition).length);
       if (outcome.brokerUnavailable !== undefined) {

@@ -1,5 +1,6 @@
 import type { PartitionMessage, PartitionReader, Publisher } from '../ports.js';
 import { type ClaimOutcome, publishClaim } from '../publish-claim.js';
+import type { PublishPermits } from '../publish-window.js';
 import type { RelayOptions } from '../relay-options.js';
 import type { TopicPauses } from '../topic-pauses.js';
 import { bounded } from './bounded-statement.js';
@@ -18,6 +19,8 @@ export interface BatchContext {
   /** How many rows each partition's read was allowed per branch: a due branch that filled it may have been cut. */
   readonly limitOf: (partition: number) => number;
   readonly statementMs: number;
+  /** This batch's share of the relay's publish window. */
+  readonly permits: PublishPermits;
 }
 
 export interface BatchOutcome {
@@ -43,6 +46,7 @@ export async function publishBatch(messages: readonly PartitionMessage[], entrie
     publishDeadline: context.publishDeadline,
     isStopping: context.isStopping,
     pauses: context.pauses,
+    permits: context.permits,
   };
   const lost = new Set<number>();
   const [clean, ...careful] = await Promise.all([

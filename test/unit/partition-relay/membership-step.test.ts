@@ -15,7 +15,7 @@ const membership = (fields: Partial<Membership> = {}): Membership => ({
   config: { engine: 'v2', partitionCount: 8, generation: 1, resizeTo: null, grantsOpen: true },
   ...fields,
 });
-const book = (...partitions: number[]) => new Map(partitions.map((p): [number, PartitionEntry] => [p, { partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0 }]));
+const book = (...partitions: number[]) => new Map(partitions.map((p): [number, PartitionEntry] => [p, { partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false }]));
 
 describe('beatVerdict', () => {
   it('rejoins when the lease ran out, trusts a reply back before 0.8 of the lease from its send, not after', () => {

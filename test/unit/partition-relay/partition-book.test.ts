@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newOwner } from '../../../src/core/partitions/settlement.js';
 import { adoptEntry, ownPartitions, type PartitionEntry, reconcile } from '../../../src/core/partition-relay/partition-book.js';
 
-const entry = (partition: number, epoch: string, draining = false): PartitionEntry => ({ partition, epoch, unclean: 0, draining, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0 });
+const entry = (partition: number, epoch: string, draining = false): PartitionEntry => ({ partition, epoch, unclean: 0, draining, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false });
 const held = (partition: number, epoch: string, state: 'owned' | 'draining' = 'owned') => ({ partition, epoch, unclean: 0, state });
 
 describe('reconcile: memory follows what the database says I hold', () => {
@@ -22,7 +22,7 @@ describe('reconcile: memory follows what the database says I hold', () => {
 
 describe('adoptEntry', () => {
   it('starts a new owner from the beginning, draining when the database says so', () => {
-    expect(adoptEntry({ partition: 3, epoch: '9', unclean: 2 })).toEqual({ partition: 3, epoch: '9', unclean: 2, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0 });
+    expect(adoptEntry({ partition: 3, epoch: '9', unclean: 2 })).toEqual({ partition: 3, epoch: '9', unclean: 2, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false });
     expect(adoptEntry({ ...held(3, '9', 'draining') }).draining).toBe(true);
   });
 });

@@ -39,7 +39,7 @@ function simulate(seed: number, mode: Mode): { skipped: number; inversions: numb
   const partitions = 1 + int(2);
   const take = 1 + int(3);
   const partitionOf = (key: string) => Number(key.slice(1)) % partitions;
-  const entries: PartitionEntry[] = Array.from({ length: partitions }, (_, p) => ({ partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0 }));
+  const entries: PartitionEntry[] = Array.from({ length: partitions }, (_, p) => ({ partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false }));
   const assign = (txn: Txn) => {
     txn.xid = nextXid++;
     running.add(txn);

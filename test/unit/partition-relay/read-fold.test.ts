@@ -5,7 +5,7 @@ import { foldRead, readFrom, readRequest } from '../../../src/core/partition-rel
 import type { PartitionReadOutcome } from '../../../src/core/ports.js';
 import { seeded } from '../../support/seeded-random.js';
 
-const entry = (settlement: Settlement): PartitionEntry => ({ partition: 2, epoch: '4', unclean: 0, draining: false, settlement, unwritten: new Map(), unwrittenRetryAt: 0 });
+const entry = (settlement: Settlement): PartitionEntry => ({ partition: 2, epoch: '4', unclean: 0, draining: false, settlement, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false });
 const outcome = (reached: string | null, recheck: PartitionReadOutcome['recheck'] = null): PartitionReadOutcome => ({ partition: 2, reached, recheck });
 
 describe('readRequest', () => {

@@ -43,18 +43,17 @@ function completePartitions(retain: boolean): ReaderStatement<CompleteArgs> {
   return {
     sql: (tables) => {
       const { outbox, partitioning, partitionOf } = tables;
-      const inPartition = `o.id = m.id AND o.id IN (SELECT id FROM mine)`;
       const publish = retain
         ? `UPDATE ${outbox} o SET state = 'published', published_at = now(), due_at = NULL
-        FROM outcome m WHERE m.kind = 'published' AND ${inPartition}`
-        : `DELETE FROM ${outbox} o USING outcome m WHERE m.kind = 'published' AND ${inPartition}`;
+        FROM mine m WHERE m.kind = 'published' AND o.id = m.id`
+        : `DELETE FROM ${outbox} o USING mine m WHERE m.kind = 'published' AND o.id = m.id`;
       return `WITH locked AS MATERIALIZED (
       ${lockedPartitions(tables)}
-    ), outcome AS (
+    ), outcome AS MATERIALIZED (
       SELECT m.* FROM unnest($4::int[], $5::uuid[], $6::text[], $7::int8[], $8::text[]) AS m(partition, id, kind, delay_ms, error)
       WHERE m.partition IN (SELECT partition FROM locked)
     ), mine AS MATERIALIZED (
-      SELECT o.id FROM ${outbox} o JOIN outcome m ON o.id = m.id CROSS JOIN ${partitioning} c
+      SELECT o.id, m.partition, m.kind, m.delay_ms, m.error FROM ${outbox} o JOIN outcome m ON o.id = m.id CROSS JOIN ${partitioning} c
       WHERE o.state = 'pending' AND ${partitionOf('o', 'c.partition_count')} = m.partition
       FOR UPDATE OF o SKIP LOCKED
     ), published AS (
@@ -67,18 +66,25 @@ function completePartitions(retain: boolean): ReaderStatement<CompleteArgs> {
         state = CASE WHEN m.kind = 'dead' THEN 'dead' ELSE 'pending' END,
         dead_at = CASE WHEN m.kind = 'dead' THEN now() END,
         due_at = CASE WHEN m.kind = 'dead' THEN NULL ELSE now() + m.delay_ms * interval '1 millisecond' END
-      FROM outcome m
-      WHERE m.kind <> 'published' AND ${inPartition}
+      FROM mine m
+      WHERE m.kind <> 'published' AND o.id = m.id
       RETURNING m.partition
+    ), written AS (
+      SELECT partition, count(*) FILTER (WHERE published) AS published, count(*) FILTER (WHERE NOT published) AS scheduled
+      FROM (SELECT partition, true AS published FROM published UNION ALL SELECT partition, false FROM scheduled) w
+      GROUP BY partition
+    ), skipped AS (
+      SELECT m.partition, array_agg(m.id::text) AS ids FROM outcome m
+      WHERE m.id NOT IN (SELECT id FROM mine)
+        AND EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = m.id AND o.state = 'pending')
+      GROUP BY m.partition
     )
     SELECT r.partition, r.epoch::text AS epoch, l.partition IS NOT NULL AS applied, COALESCE(l.unclean, 0) AS unclean,
-      (SELECT count(*) FROM published x WHERE x.partition = r.partition)::int AS published,
-      (SELECT count(*) FROM scheduled x WHERE x.partition = r.partition)::int AS scheduled,
-      (SELECT COALESCE(array_agg(m.id::text), '{}') FROM outcome m
-        WHERE m.partition = r.partition AND m.id NOT IN (SELECT id FROM mine)
-          AND EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = m.id AND o.state = 'pending')) AS skipped
+      COALESCE(w.published, 0)::int AS published, COALESCE(w.scheduled, 0)::int AS scheduled, COALESCE(s.ids, '{}') AS skipped
     FROM unnest($2::int[], $3::int8[]) WITH ORDINALITY AS r(partition, epoch, ord)
     LEFT JOIN locked l ON l.partition = r.partition
+    LEFT JOIN written w ON w.partition = r.partition
+    LEFT JOIN skipped s ON s.partition = r.partition
     ORDER BY r.ord`;
     },
     params: (relayId, partitions, epochs, rowPartitions, ids, kinds, delays, errors) => [

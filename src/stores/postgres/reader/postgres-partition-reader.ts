@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../../../core/errors.js';
+import type { OutboxMessage } from '../../../core/message.js';
 import type {
   CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOutcome, PartitionReadRequest,
   PartitionReadResult,
@@ -14,9 +15,9 @@ import { readerTables, type ReaderStatement, type ReaderTables } from './reader-
 import { resetUnclean } from './reset-unclean.js';
 
 interface ReadRow extends MessageRow {
-  horizon: string;
+  horizon: string | null;
   tag: string | null;
-  settled: number[];
+  settled: number[] | null;
   partition: number | null;
   source: PartitionMessage['source'];
   waits_seq: string | null;
@@ -63,14 +64,14 @@ export class PostgresPartitionReader implements PartitionReader {
       requests.map((r) => r.limit),
     ]);
     const rows = result.rows as ReadRow[];
-    // the statement starts from its one snapshot row, so even an empty read returns the horizon
-    const head = rows[0] as ReadRow;
+    // the statement starts from its one snapshot row, so even an empty read returns the horizon, on one of its rows
+    const head = rows.find((row) => row.horizon !== null) as ReadRow;
     const messages = rows.filter((row) => row.partition !== null).map(toPartitionMessage);
     const settled = new Set(head.settled);
     return {
-      horizon: head.horizon,
+      horizon: head.horizon as string,
       tag: head.tag,
-      partitions: requests.map((request) => outcomeOf(request, messages, settled.has(request.partition))),
+      partitions: outcomesOf(requests, messages, settled),
       messages,
     };
   }
@@ -113,23 +114,35 @@ export class PostgresPartitionReader implements PartitionReader {
 }
 
 function toPartitionMessage(row: ReadRow): PartitionMessage {
-  return {
-    ...toMessage(row),
-    partition: row.partition as number,
-    source: row.source,
-    waitsFor: row.waits_seq === null ? null : { seq: row.waits_seq, dueInMs: Number(row.due_in_ms) },
-  };
+  const message = toMessage(row) as OutboxMessage & { -readonly [K in 'partition' | 'source' | 'waitsFor']: PartitionMessage[K] };
+  message.partition = row.partition as number;
+  message.source = row.source;
+  message.waitsFor = row.waits_seq === null ? null : { seq: row.waits_seq, dueInMs: Number(row.due_in_ms) };
+  return message;
 }
 
-function outcomeOf(request: PartitionReadRequest, messages: readonly PartitionMessage[], settled: boolean): PartitionReadOutcome {
-  const mine = messages.filter((m) => m.partition === request.partition);
-  const fresh = mine.filter((m) => m.source === 'fresh');
-  const rechecked = mine.filter((m) => m.source === 'recheck');
-  return {
-    partition: request.partition,
-    reached: fresh.at(-1)?.seq ?? null,
-    recheck: request.recheck === null ? null : { applied: settled, last: rechecked.at(-1)?.seq ?? null, full: rechecked.length === request.limit },
-  };
+function outcomesOf(requests: readonly PartitionReadRequest[], messages: readonly PartitionMessage[], settled: ReadonlySet<number>): PartitionReadOutcome[] {
+  const byPartition = new Map<number, { reached: string | null; lastRechecked: string | null; rechecked: number }>();
+  // rows come in partition and seq order: the last of each kind is the highest
+  for (const m of messages) {
+    let seen = byPartition.get(m.partition);
+    if (seen === undefined) byPartition.set(m.partition, (seen = { reached: null, lastRechecked: null, rechecked: 0 }));
+    if (m.source === 'fresh') seen.reached = m.seq;
+    else if (m.source === 'recheck') {
+      seen.lastRechecked = m.seq;
+      seen.rechecked++;
+    }
+  }
+  return requests.map((request) => {
+    const seen = byPartition.get(request.partition);
+    return {
+      partition: request.partition,
+      reached: seen?.reached ?? null,
+      recheck: request.recheck === null ? null : {
+        applied: settled.has(request.partition), last: seen?.lastRechecked ?? null, full: (seen?.rechecked ?? 0) === request.limit,
+      },
+    };
+  });
 }
 
 function checkRead(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): void {

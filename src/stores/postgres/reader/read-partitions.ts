@@ -17,7 +17,8 @@ type ReadArgs = [
  * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq.
  * Each branch takes at most `take` rows. The three are disjoint (by `due_at`, and by seq for fresh and recheck).
  *
- * The outer query starts from `snap`, so an empty read still returns one row: the horizon. The tag
+ * The outer query starts from `snap`, so an empty read still returns one row: the horizon. One row, whichever comes
+ * first, carries the horizon, the tag and the settled partitions; the others carry nulls there. The tag
  * (`pg_current_xact_id()`, drawn after the snapshot) is taken only when a fresh branch returned rows, so an
  * idle relay assigns no xid. A read with another count than the table's (a relay that has not seen a resize end)
  * reads nothing: its rows would map to other partitions. Every returned keyed row carries the hold probe: the
@@ -55,9 +56,9 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       UNION ALL
       ${branch('due', 'o.due_at IS NOT NULL AND o.due_at <= now()')}
     )
-    SELECT s.xmin::text AS horizon,
-      CASE WHEN EXISTS (SELECT 1 FROM fresh) THEN pg_current_xact_id()::text END AS tag,
-      (SELECT COALESCE(array_agg(partition), '{}') FROM req WHERE settled) AS settled,
+    SELECT CASE WHEN row_number() OVER () = 1 THEN s.xmin::text END AS horizon,
+      CASE WHEN row_number() OVER () = 1 AND EXISTS (SELECT 1 FROM fresh) THEN pg_current_xact_id()::text END AS tag,
+      CASE WHEN row_number() OVER () = 1 THEN (SELECT COALESCE(array_agg(partition), '{}') FROM req WHERE settled) END AS settled,
       f.partition, f.source, f.seq::text AS seq, f.id::text AS id, f.topic, f.type, f.key, f.payload_json, f.payload_bytes,
       f.content_type, f.headers, f.created_at, f.attempts, f.last_error,
       w.seq::text AS waits_seq, w.due_in_ms

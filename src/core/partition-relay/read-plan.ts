@@ -1,0 +1,52 @@
+import type { PartitionMessage } from '../ports.js';
+import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
+
+/** Each partition's read takes at least this many rows per branch, however many partitions share the batch size. */
+export const MIN_TAKE = 16;
+
+/** One partition of a read, and the most rows each of its branches may return. */
+export interface ReadShare {
+  readonly entry: PartitionEntry;
+  readonly limit: number;
+}
+
+export interface ReadPlanSettings {
+  readonly batchSize: number;
+  readonly lanes: number;
+}
+
+/**
+ * Which idle partitions one read covers (docs/design.md, "The v2 relay loop"). Quiet partitions (their last read
+ * came back short) are all read, so a wake-up or a poll sees every partition in one statement. Partitions with a
+ * backlog (their last read came back full) are read a lane's share at a time, least recently read first, and split
+ * the batch size among them: the next share is read while this one publishes, so the database and the broker
+ * work at once. A partition whose owners keep dying (`unclean`) reads one row at a time.
+ */
+export function planRead(held: readonly PartitionEntry[], isBusy: (partition: number) => boolean, settings: ReadPlanSettings): ReadShare[] {
+  const reading = held.filter((e) => !e.draining);
+  const idle = reading.filter((e) => !isBusy(e.partition));
+  const quiet = idle.filter((e) => !e.backlog);
+  const share = Math.ceil(reading.filter((e) => e.backlog).length / settings.lanes);
+  const backlogged = idle.filter((e) => e.backlog).sort((a, b) => a.readAt - b.readAt).slice(0, share);
+  const take = (count: number) => Math.max(MIN_TAKE, Math.ceil(settings.batchSize / Math.max(1, count)));
+  const quietTake = backlogged.length > 0 ? MIN_TAKE : take(quiet.length);
+  const limitOf = (entry: PartitionEntry, limit: number) => (entry.unclean >= UNCLEAN_LIMIT ? 1 : limit);
+  return [
+    ...backlogged.map((entry) => ({ entry, limit: limitOf(entry, take(backlogged.length)) })),
+    ...quiet.map((entry) => ({ entry, limit: limitOf(entry, quietTake) })),
+  ];
+}
+
+/** Whether a partition has more rows than its read returned: one of its branches came back full. */
+export function cameBackFull(partition: number, messages: readonly PartitionMessage[], limit: number): boolean {
+  let fresh = 0;
+  let due = 0;
+  let recheck = 0;
+  for (const m of messages) {
+    if (m.partition !== partition) continue;
+    if (m.source === 'fresh') fresh++;
+    else if (m.source === 'due') due++;
+    else recheck++;
+  }
+  return fresh >= limit || due >= limit || recheck >= limit;
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { newOwner } from '../../../src/core/partitions/settlement.js';
+import type { PartitionEntry } from '../../../src/core/partition-relay/partition-book.js';
+import { cameBackFull, MIN_TAKE, planRead } from '../../../src/core/partition-relay/read-plan.js';
+import type { PartitionMessage } from '../../../src/core/ports.js';
+
+const entry = (partition: number, fields: Partial<PartitionEntry> = {}): PartitionEntry => ({
+  partition, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false, ...fields,
+});
+const settings = { batchSize: 500, lanes: 3 };
+const none = () => false;
+const planned = (plan: ReturnType<typeof planRead>) => plan.map(({ entry: e, limit }) => [e.partition, limit]);
+
+describe('planRead', () => {
+  it('reads every quiet partition in one statement, sharing the batch size', () => {
+    const held = Array.from({ length: 8 }, (_, p) => entry(p));
+    expect(planned(planRead(held, none, settings))).toEqual(held.map((e) => [e.partition, Math.ceil(500 / 8)]));
+    expect(planRead(Array.from({ length: 64 }, (_, p) => entry(p)), none, settings).every((s) => s.limit === MIN_TAKE)).toBe(true);
+  });
+
+  it('reads a lane share of the backlogged partitions, least recently read first, beside every quiet one at the minimum', () => {
+    const held = [
+      ...Array.from({ length: 6 }, (_, p) => entry(p, { backlog: true, readAt: 100 - p })),
+      entry(6),
+      entry(7),
+    ];
+    // 6 backlogged over 3 lanes: 2 a read, the two read longest ago (5 and 4), splitting the batch size
+    expect(planned(planRead(held, none, settings))).toEqual([[5, 250], [4, 250], [6, MIN_TAKE], [7, MIN_TAKE]]);
+  });
+
+  it('gives a last backlogged partition the whole batch size', () => {
+    expect(planned(planRead([entry(3, { backlog: true }), entry(4)], none, settings))).toEqual([[3, 500], [4, MIN_TAKE]]);
+  });
+
+  it('skips busy and draining partitions; the share counts busy backlogged partitions too', () => {
+    const held = [entry(0, { backlog: true }), entry(1, { backlog: true }), entry(2, { backlog: true }), entry(3, { draining: true }), entry(4)];
+    const busy = (p: number) => p === 0;
+    // share = ceil(3 backlogged / 3 lanes) = 1
+    expect(planned(planRead(held, busy, settings))).toEqual([[1, 500], [4, MIN_TAKE]]);
+    expect(planRead(held, () => true, settings)).toEqual([]);
+  });
+
+  it('reads one row at a time from an unclean partition', () => {
+    expect(planned(planRead([entry(0, { unclean: 3, backlog: true }), entry(1, { unclean: 3 })], none, settings))).toEqual([[0, 1], [1, 1]]);
+  });
+});
+
+describe('cameBackFull', () => {
+  const message = (partition: number, source: PartitionMessage['source']) => ({ partition, source }) as PartitionMessage;
+  it('is full when any one branch of that partition returned its limit', () => {
+    const messages = [message(1, 'fresh'), message(1, 'fresh'), message(2, 'due'), message(2, 'recheck'), message(3, 'recheck'), message(3, 'recheck')];
+    expect(cameBackFull(1, messages, 2)).toBe(true);
+    expect(cameBackFull(2, messages, 2)).toBe(false);
+    expect(cameBackFull(3, messages, 2)).toBe(true);
+    expect(cameBackFull(4, messages, 2)).toBe(false);
+  });
+});
