@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { Outbox, type Publisher, type Relay, type RelayOptionsInput, resolveRelayOptions } from '../../src/index.js';
+import { Outbox, type PartitionLease, type Publisher, type Relay, type RelayOptionsInput, resolveRelayOptions } from '../../src/index.js';
 import { fromPgPool, PostgresOutboxStore, type SqlExecutor } from '../../src/stores/postgres/index.js';
 import type { Engine } from '../config.js';
 import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
@@ -47,6 +47,19 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   const outbox = new Outbox<SqlExecutor>(store);
   const table = `"${schema}".outbox`;
   let relay: Relay | undefined;
+  let reading: { relayId: string; partitionCount: number; leases: readonly PartitionLease[] } | undefined;
+  /** Engine v2's counterpart of a claim: one read of every partition, as a relay that holds them all sends it (it writes nothing). */
+  const readOnce = async (limit: number) => {
+    if (reading === undefined) {
+      const joined = await store.leases.join({ name: 'bench-reader', leaseMs: 3_600_000 });
+      reading = { relayId: joined.relayId, partitionCount: joined.config.partitionCount, leases: await store.leases.acquire(joined.relayId, joined.config.partitionCount) };
+    }
+    const { relayId, partitionCount, leases } = reading;
+    const take = Math.ceil(limit / leases.length);
+    const started = performance.now();
+    const result = await store.reader.read(relayId, partitionCount, leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: take })));
+    return { claimed: result.messages.length, ms: performance.now() - started };
+  };
   return {
     name: engine === 'v1' ? 'outboxer' : `outboxer (engine ${engine})`,
     appName,
@@ -92,6 +105,7 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
       return (result.rows[0] as { n: number }).n;
     },
     async claimOnce(limit) {
+      if (engine === 'v2') return readOnce(limit);
       const started = performance.now();
       const claim = await store.claim({ owner: 'bench', leaseMs: 30_000, limit });
       const ms = performance.now() - started;

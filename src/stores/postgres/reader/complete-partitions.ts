@@ -37,7 +37,9 @@ const lockedPartitions = ({ partitions }: ReaderTables) => `SELECT p.partition, 
  * locked and how many rows each kind of write changed.
  *
  * Plan seen on PostgreSQL 15 (100k rows): LockRows over the partitions' primary key (custom plan) or a scan of
- * the small partitions table (generic); each write is a Nested Loop over `outcome` -> Index Scan using <t>_id_key.
+ * the small partitions table (generic); each write is a Nested Loop over `mine` -> Index Scan using <t>_id_key.
+ * The writes are driven by `mine` itself, and `skipped` uses a hashed `NOT IN`: the planner estimates a CTE at a
+ * few rows, so a semi- or anti-join against one ran as a nested loop over both (34 ms for 600 rows instead of 6).
  */
 function completePartitions(retain: boolean): ReaderStatement<CompleteArgs> {
   return {
