@@ -46,6 +46,8 @@ export class PartitionRelay {
   readonly #batches = new Set<Promise<void>>();
   readonly #window: PublishWindow;
   #batchesRead = 0;
+  /** Batches publishing now (at most `lanes`); a batch whose publishes ended and that is completing no longer counts. */
+  #publishing = 0;
   #running: Promise<void> | undefined;
   #stopping = false;
   #woken = false;
@@ -148,7 +150,7 @@ export class PartitionRelay {
           idleDelay = read > 0 ? options.pollIntervalMs : Math.min(idleDelay * 2, options.maxPollIntervalMs);
           pollAt = performance.now() + idleDelay;
           // a backlog: the next lane's share is read at once
-          if (read > 0 && this.#batches.size < options.lanes && this.#hasIdleBacklog()) this.wake();
+          if (read > 0 && this.#publishing < options.lanes && this.#hasIdleBacklog()) this.wake();
         }
         this.#retryUnwritten();
         await this.#housekeeping();
@@ -169,7 +171,7 @@ export class PartitionRelay {
   async #read(): Promise<number> {
     const relayId = this.#session.relayId;
     const count = this.#session.partitionCount;
-    if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline || this.#batches.size >= this.options.lanes) return 0;
+    if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline || this.#publishing >= this.options.lanes) return 0;
     const plan = planRead([...this.#session.book.values()], (p) => this.#busy.has(p), this.options);
     if (plan.length === 0) return 0;
     const readAt = performance.now();
@@ -213,10 +215,14 @@ export class PartitionRelay {
 
   async #publish(relayId: string, messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, limitOf: (p: number) => number): Promise<void> {
     try {
+      this.#publishing++;
       const { outcome, results, lost } = await publishBatch(messages, entries, {
         relayId, publisher: this.#publisher, reader: this.#store.reader, options: this.options, pauses: this.#pauses,
         publishDeadline: this.#session.publishDeadline, isStopping: () => this.#stopping, limitOf, statementMs: this.#statementMs,
         permits: this.#window.permits(this.#batchesRead++),
+      }).finally(() => {
+        this.#publishing--;
+        this.wake();
       });
       for (const partition of lost) this.#fenced(entries.get(partition) as PartitionEntry, messages.filter((m) => m.partition === partition).length);
       if (outcome.brokerUnavailable !== undefined) {
