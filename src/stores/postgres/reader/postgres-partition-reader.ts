@@ -10,7 +10,7 @@ import { namedStatement, type NamedStatement, runStatement } from '../named-stat
 import type { TableName } from '../sql.js';
 import { completeDeleting, completeRetaining } from './complete-partitions.js';
 import { countAttempt } from './count-attempt.js';
-import { readPartitions } from './read-partitions.js';
+import { LIMIT_CLASSES, readPartitions } from './read-partitions.js';
 import { readerTables, type ReaderStatement, type ReaderTables } from './reader-tables.js';
 import { resetUnclean } from './reset-unclean.js';
 
@@ -55,13 +55,15 @@ export class PostgresPartitionReader implements PartitionReader {
 
   async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
+    const { classes, limits } = limitClasses(requests.map((r) => r.limit));
     const result = await this.#run(readPartitions, partitionCount, 'read', [
       requests.map((r) => r.partition),
       requests.map((r) => r.after),
       requests.map((r) => r.recheck?.from ?? null),
       requests.map((r) => r.recheck?.to ?? null),
       requests.map((r) => r.recheck?.tag ?? null),
-      requests.map((r) => r.limit),
+      classes,
+      limits,
     ]);
     const rows = result.rows as ReadRow[];
     // the statement starts from its one snapshot row, so even an empty read returns the horizon, on one of its rows
@@ -71,7 +73,7 @@ export class PostgresPartitionReader implements PartitionReader {
     return {
       horizon: head.horizon as string,
       tag: head.tag,
-      partitions: outcomesOf(requests, messages, settled),
+      partitions: outcomesOf(requests, messages, settled, (index) => limits[classes[index] as number] as number),
       messages,
     };
   }
@@ -121,7 +123,29 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
   return message;
 }
 
-function outcomesOf(requests: readonly PartitionReadRequest[], messages: readonly PartitionMessage[], settled: ReadonlySet<number>): PartitionReadOutcome[] {
+/**
+ * Sorts the requests' limits into `LIMIT_CLASSES` classes (see `read-partitions.ts`). With more distinct limits than
+ * classes, a request gets the largest class limit not above its own (the smallest limit is always a class): a read
+ * may return fewer rows than asked, never more.
+ */
+export function limitClasses(requested: readonly number[]): { classes: number[]; limits: number[] } {
+  const distinct = [...new Set(requested)].sort((a, b) => a - b);
+  const picked = distinct.length <= LIMIT_CLASSES ? distinct : [distinct[0], distinct[Math.floor(distinct.length / 2)], distinct.at(-1)] as number[];
+  const limits = Array.from({ length: LIMIT_CLASSES }, (_, i) => picked[i] ?? 1);
+  const classes = requested.map((limit) => {
+    let best = 0;
+    for (let i = 0; i < picked.length; i++) if ((picked[i] as number) <= limit) best = i;
+    return best;
+  });
+  return { classes, limits };
+}
+
+function outcomesOf(
+  requests: readonly PartitionReadRequest[],
+  messages: readonly PartitionMessage[],
+  settled: ReadonlySet<number>,
+  limitOf: (index: number) => number,
+): PartitionReadOutcome[] {
   const byPartition = new Map<number, { reached: string | null; lastRechecked: string | null; rechecked: number }>();
   // rows come in partition and seq order: the last of each kind is the highest
   for (const m of messages) {
@@ -133,13 +157,13 @@ function outcomesOf(requests: readonly PartitionReadRequest[], messages: readonl
       seen.rechecked++;
     }
   }
-  return requests.map((request) => {
+  return requests.map((request, index) => {
     const seen = byPartition.get(request.partition);
     return {
       partition: request.partition,
       reached: seen?.reached ?? null,
       recheck: request.recheck === null ? null : {
-        applied: settled.has(request.partition), last: seen?.lastRechecked ?? null, full: (seen?.rechecked ?? 0) === request.limit,
+        applied: settled.has(request.partition), last: seen?.lastRechecked ?? null, full: (seen?.rechecked ?? 0) === limitOf(index),
       },
     };
   });
