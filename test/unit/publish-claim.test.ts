@@ -287,8 +287,9 @@ describe('publishClaim: stopping and lease deadline', () => {
   it('lets publishes already in flight finish when stopping', async () => {
     let stopping = false;
     const messages = [msg('a'), msg('b'), msg('a'), msg('b')];
-    const publisher = new FakePublisher(async () => {
-      stopping = true;
+    // the relay starts stopping once both keys' first publishes are in flight
+    const publisher: FakePublisher = new FakePublisher(async () => {
+      if (publisher.started.length === 2) stopping = true;
       await tick();
     });
     const outcome = await run(messages, publisher, { maxInFlight: 4 }, { isStopping: () => stopping });
