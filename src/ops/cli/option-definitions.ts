@@ -100,7 +100,7 @@ const relay: readonly OptionDefinition[] = [
     flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<v1|v2>',
     summary: '`v1` claims rows; `v2` leases partitions', target: { relay: 'engine' },
     details:
-      '`v2` needs a table switched to engine v2 with `outboxer migrate --engine v2` (until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. On `migrate` the flag switches the table instead (the variable is not read there).',
+      '`v2` needs a table at engine v2 (a table `outboxer migrate` creates starts there; an older one is switched with `outboxer migrate --engine v2`, and until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. `v1` serves a table still at engine v1. On `migrate` the flag switches the table instead (the variable is not read there).',
     asUsedBy: {
       migrate: { summary: "switch the table's engine after migrating: `v2` (relays lease partitions) or back to `v1`", defaultText: 'unchanged', flagOnly: true },
     },
