@@ -31,14 +31,14 @@ function onClient(client: pg.PoolClient) {
 }
 
 export interface OutboxerSettings {
-  /** The bench's `engine` setting: the table's engine and the relay's `engine` option. Default v1. */
+  /** The bench's `engine` setting: the table's engine and the relay's `engine` option. Default v2. */
   readonly engine?: Engine;
   readonly relayOptions?: RelayOptionsInput;
 }
 
 /** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
 export function outboxerContender({ workload, relayConnections }: ContenderOptions, settings: OutboxerSettings = {}): RelayContender & { readonly schema: string } {
-  const engine = settings.engine ?? 'v1';
+  const engine = settings.engine ?? 'v2';
   const relayOptions: RelayOptionsInput = { ...settings.relayOptions, ...engineRelayOptions(engine) };
   const schema = uniqueName('bench_outboxer');
   const appName = `bench-outboxer-${schema.slice(-5)}`;
@@ -48,7 +48,7 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   const table = `"${schema}".outbox`;
   let relay: Relay | undefined;
   return {
-    name: engine === 'v1' ? 'outboxer' : `outboxer (engine ${engine})`,
+    name: engine === 'v2' ? 'outboxer' : `outboxer (engine ${engine})`,
     appName,
     schema,
     async setup(admin) {
