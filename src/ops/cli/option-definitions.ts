@@ -137,8 +137,8 @@ const tuning: readonly OptionDefinition[] = [
   },
   {
     flag: 'publish-timeout-ms', env: 'OUTBOXER_PUBLISH_TIMEOUT_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
-    min: 1, max: Math.floor(MAX_TIMER_MS / 2), summary: "longest wait for the broker's confirmation; <= lease / 2", target: { relay: 'publishTimeoutMs' },
-    details: 'Given to the publisher too.',
+    min: 1, max: Math.floor(MAX_TIMER_MS / 3), summary: "longest wait for the broker's confirmation; <= lease / 3", target: { relay: 'publishTimeoutMs' },
+    details: 'Given to the publisher too. Engine v2 needs a lease of at least 3 x this timeout; engine v1 half of the lease.',
   },
   {
     flag: 'poll-interval-ms', env: 'OUTBOXER_POLL_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1, max: MAX_TIMER_MS,
