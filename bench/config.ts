@@ -38,7 +38,7 @@ export interface Sizes {
   /** (g) backlog drained by `outboxer relay` processes, and how many processes each run starts. */
   readonly scaleMessages: number;
   readonly scaleRelays: readonly number[];
-  /** Relay engine of the outboxer contender and of (g): `v2` sets the table to v2 and passes the relay option / CLI flag. */
+  /** Relay engine of the outboxer contender and of (g) (default v2): sets the table's engine, and passes the relay option / CLI flag when it is not the relay's default. */
   readonly engine: Engine;
 }
 
@@ -65,7 +65,7 @@ const smoke: Sizes = {
   payloadBytes: 200,
   scaleMessages: 2_000,
   scaleRelays: [1, 2],
-  engine: 'v1',
+  engine: 'v2',
 };
 
 const full: Sizes = {
@@ -88,7 +88,7 @@ const full: Sizes = {
   payloadBytes: 200,
   scaleMessages: 1_000_000,
   scaleRelays: [1, 2, 4],
-  engine: 'v1',
+  engine: 'v2',
 };
 
 export const sizes: Readonly<Record<SizeName, Sizes>> = Object.freeze({ smoke, full });

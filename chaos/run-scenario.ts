@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import amqp from 'amqplib';
 import { TcpProxy } from '../test/support/tcp-proxy.js';
 import { check, type ScenarioReport } from './checker.js';
-import { createEnvironment, SERVICES, switchToEngineV2, type Environment } from './environment.js';
+import { createEnvironment, SERVICES, useEngine, type Environment } from './environment.js';
 import { FaultLog } from './fault-log.js';
 import { countWriterFailures, readCommitTimes, readDatabase, readDeliveries, readIncarnations, scanForCanary } from './gather.js';
 import type { LoadName } from './load.js';
@@ -41,7 +41,7 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
     const consumerJournal = join(outDir, 'consumer.jsonl');
     consumer = new RoleProcess('consumer', { role: 'consumer', broker: env.broker, queue: env.queue, durable: env.durable, journal: consumerJournal }, { [ENV_BROKER_URL]: env.urls.consumerBroker }, outDir);
     await poll(() => readJournal(consumerJournal).some((r) => r.e === 'connected'), 30_000, 'the consumer to connect');
-    if (options.engine === 'v2') await switchToEngineV2(env);
+    await useEngine(env, options.engine);
     const killPrng = prng.fork('kill-plan');
     for (let index = 0; index < relay.count; index++) {
       const proxy = scenario.privateDatabaseProxies === true ? await TcpProxy.start(env.pgProxy.port) : undefined;

@@ -20,7 +20,7 @@ const { values } = parseArgs({
     scenario: { type: 'string', default: 'all' },
     set: { type: 'string', default: 'ci' },
     load: { type: 'string' },
-    engine: { type: 'string', default: 'v1' },
+    engine: { type: 'string', default: 'v2' },
     out: { type: 'string', default: '.chaos' },
   },
 });

@@ -47,10 +47,7 @@ export interface RelaySpec {
   readonly queryTimeoutMs: number;
   /** The broker limit the publisher is given: poison-large messages are bigger. */
   readonly maxMessageBytes: number;
-  /**
-   * The relay engine. Passed to the relay's options only when `v2` (the table is switched too), so that a
-   * v1 run does not depend on the relay knowing the option.
-   */
+  /** The relay engine, passed to the relay's options (the table is set to it too); the relay's default when absent. */
   readonly engine?: RelayEngine | undefined;
 }
 

@@ -21,8 +21,7 @@ await relay.verify(); // fails fast on a bad password, vhost or port, or an unmi
 relay.start();
 
 // Producer: inside your own transaction. outbox.transaction runs BEGIN/COMMIT for you and, once committed,
-// hands the messages straight to the relay above (they were leased to it at insert time, so it publishes
-// them without a claim query: the in-process fast path).
+// wakes the relay above, which reads and publishes the messages at once (the in-process fast path).
 export async function payOrder(orderId: number, requestId: string): Promise<void> {
   await outbox.transaction(db, async (tx) => {
     await tx.query('UPDATE orders SET status = $1 WHERE id = $2', ['paid', orderId]);

@@ -1,9 +1,10 @@
 import type pg from 'pg';
-import { Outbox, type PartitionLease, type Publisher, type Relay, type RelayOptionsInput, resolveRelayOptions } from '../../src/index.js';
+import { Outbox, type Publisher, type Relay, type RelayOptionsInput, resolveRelayOptions } from '../../src/index.js';
 import { fromPgPool, PostgresOutboxStore, type SqlExecutor } from '../../src/stores/postgres/index.js';
 import type { Engine } from '../config.js';
 import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
 import { engineRelayOptions, useEngine } from '../support/engine.js';
+import { partitionReadTimer } from '../support/partition-read-timer.js';
 import { keyOf, MESSAGE_TYPE, payloadOf, payloadSql } from '../support/workload.js';
 import type { ContenderOptions, RelayContender } from './contender.js';
 
@@ -31,14 +32,14 @@ function onClient(client: pg.PoolClient) {
 }
 
 export interface OutboxerSettings {
-  /** The bench's `engine` setting: the table's engine and the relay's `engine` option. Default v1. */
+  /** The bench's `engine` setting: the table's engine and the relay's `engine` option. Default v2. */
   readonly engine?: Engine;
   readonly relayOptions?: RelayOptionsInput;
 }
 
 /** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
 export function outboxerContender({ workload, relayConnections }: ContenderOptions, settings: OutboxerSettings = {}): RelayContender & { readonly schema: string } {
-  const engine = settings.engine ?? 'v1';
+  const engine = settings.engine ?? 'v2';
   const relayOptions: RelayOptionsInput = { ...settings.relayOptions, ...engineRelayOptions(engine) };
   const schema = uniqueName('bench_outboxer');
   const appName = `bench-outboxer-${schema.slice(-5)}`;
@@ -47,21 +48,8 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   const outbox = new Outbox<SqlExecutor>(store);
   const table = `"${schema}".outbox`;
   let relay: Relay | undefined;
-  let reading: { relayId: string; partitionCount: number; leases: readonly PartitionLease[] } | undefined;
-  /** Engine v2's counterpart of a claim: one read of every partition, as a relay that holds them all sends it (it writes nothing). */
-  const readOnce = async (limit: number) => {
-    if (reading === undefined) {
-      const joined = await store.leases.join({ name: 'bench-reader', leaseMs: 3_600_000 });
-      reading = { relayId: joined.relayId, partitionCount: joined.config.partitionCount, leases: await store.leases.acquire(joined.relayId, joined.config.partitionCount) };
-    }
-    const { relayId, partitionCount, leases } = reading;
-    const take = Math.ceil(limit / leases.length);
-    const started = performance.now();
-    const result = await store.reader.read(relayId, partitionCount, leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: take })));
-    return { claimed: result.messages.length, ms: performance.now() - started };
-  };
   return {
-    name: engine === 'v1' ? 'outboxer' : `outboxer (engine ${engine})`,
+    name: engine === 'v2' ? 'outboxer' : `outboxer (engine ${engine})`,
     appName,
     schema,
     async setup(admin) {
@@ -104,14 +92,14 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
       const result = await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE state = 'pending'`);
       return (result.rows[0] as { n: number }).n;
     },
-    async claimOnce(limit) {
-      if (engine === 'v2') return readOnce(limit);
+    // v2 has no claim: its counterpart, a read of every partition, is timed instead
+    claimOnce: engine === 'v1' ? async (limit) => {
       const started = performance.now();
       const claim = await store.claim({ owner: 'bench', leaseMs: 30_000, limit });
       const ms = performance.now() - started;
       await store.release(claim.token, claim.messages.map((m) => m.id));
       return { claimed: claim.messages.length, ms };
-    },
+    } : partitionReadTimer(store),
     async teardown(admin) {
       await relay?.stop();
       await pool.end();

@@ -48,8 +48,7 @@ const plan = { point: config.killPoint?.point, at: config.killPoint?.at ?? 0 };
 const store = faultingStore(new PostgresOutboxStore(fromPgPool(pool, { ownsPool: true }), { schema: config.schema }), journal, tokens, plan);
 const publisher = faultingPublisher(inner, journal, tokens, plan);
 const relay = new Relay(store, publisher, {
-  // Only when asked: a relay that does not know the option yet refuses it, and v1 is its default anyway.
-  ...(spec.engine === 'v2' ? { engine: spec.engine } : {}),
+  ...(spec.engine === undefined ? {} : { engine: spec.engine }),
   owner: `${config.applicationName}/${process.pid}`,
   batchSize: spec.batchSize,
   lanes: spec.lanes,

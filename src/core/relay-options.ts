@@ -10,7 +10,7 @@ import type { RetryPolicy } from './retry-policy.js';
 const positiveInt = z.number().int().positive();
 
 const relayOptionsSchema = z.object({
-  engine: z.enum(['v1', 'v2']).default('v1'),
+  engine: z.enum(['v1', 'v2']).default('v2'),
   owner: z.string().min(1).max(200).optional(),
   batchSize: positiveInt.max(10_000).default(500),
   maxInFlight: positiveInt.max(10_000).default(256),
@@ -69,9 +69,9 @@ export interface RelayHooks {
 
 export interface RelayOptions {
   /**
-   * `v1` (the default for now): relays claim rows under per-row leases. `v2`: relays lease partitions
-   * (docs/design.md, "Engine v2"); the table must have been switched with `migrate --engine v2`, and
-   * `leaseMs` must be at least 3 x `publishTimeoutMs`.
+   * `v2` (the default): relays lease partitions (docs/design.md, "Engine v2"); the table must run engine v2 (a
+   * table `migrate` creates does; an older one is switched with `migrate --engine v2`), and `leaseMs` must be at
+   * least 3 x `publishTimeoutMs`. `v1`: relays claim rows under per-row leases, on a table still at engine v1.
    */
   readonly engine: 'v1' | 'v2';
   readonly owner: string;

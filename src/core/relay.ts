@@ -335,7 +335,7 @@ function partitionStore(store: StoreForRelay): StoreForPartitionRelay {
   if (leases === undefined || reader === undefined) {
     throw new ConfigurationError(
       'OUTBOXER_INVALID_OPTION',
-      "relay option engine 'v2' needs a store with partition leases and a partition reader (store.leases and store.reader, as the PostgreSQL store has); use engine 'v1' with this store",
+      "relay option engine 'v2' (the default) needs a store with partition leases and a partition reader (store.leases and store.reader, as the PostgreSQL store has); use engine 'v1' with this store",
       { options: ['engine'] },
     );
   }

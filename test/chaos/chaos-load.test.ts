@@ -1,9 +1,9 @@
 /**
  * The chaos suite's load profiles and how a scenario's specs are resolved: the sustained schedule asks for
- * the rate, and the engine reaches the relay spec only when v2 is asked. The engine switch runs on PostgreSQL.
+ * the rate, and the engine reaches the relay spec. The engine switch runs on PostgreSQL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { switchToEngineV2 } from '../../chaos/environment.js';
+import { useEngine } from '../../chaos/environment.js';
 import { laneIntervalMs, LOADS, meanCommittedPerTransaction, parseLoad } from '../../chaos/load.js';
 import { resolveSpecs } from '../../chaos/resolve-specs.js';
 import { rabbitDatabaseFull } from '../../chaos/scenarios/rabbit-database.js';
@@ -38,8 +38,8 @@ describe('chaos load profiles', () => {
     expect(resolveSpecs({ relay: { batchSize: 7 } }, 'sustained', 'v1').relay.batchSize).toBe(7);
   });
 
-  it('the engine enters the relay spec only when v2 is asked', () => {
-    expect('engine' in resolveSpecs({}, 'light', 'v1').relay).toBe(false);
+  it('the engine enters the relay spec', () => {
+    expect(resolveSpecs({}, 'light', 'v1').relay.engine).toBe('v1');
     expect(resolveSpecs({}, 'light', 'v2').relay.engine).toBe('v2');
   });
 });
@@ -48,10 +48,21 @@ describe('chaos engine switch', () => {
   let fixture: PostgresFixture | undefined;
   afterEach(async () => fixture?.cleanup());
 
-  it('hands the table to engine v2 with the fence in the past', async () => {
+  const state = async (f: PostgresFixture) => {
+    const { rows } = await f.pool.query(`SELECT engine, fence_until = '-infinity' AS open FROM "${f.schema}".outbox_partitioning`);
+    const triggers = await f.pool.query(`SELECT count(*)::int AS n FROM pg_trigger WHERE tgrelid = '"${f.schema}".outbox'::regclass AND tgname LIKE 'outbox_fence_v1_%'`);
+    return { ...(rows[0] as object), fenceTriggers: (triggers.rows[0] as { n: number }).n };
+  };
+
+  it('keeps a new table on engine v2 with the fence in the past', async () => {
     fixture = await createPostgresFixture();
-    await switchToEngineV2({ schema: fixture.schema, admin: fixture.pool });
-    const { rows } = await fixture.pool.query(`SELECT engine, fence_until = '-infinity' AS open FROM "${fixture.schema}".outbox_partitioning`);
-    expect(rows).toEqual([{ engine: 'v2', open: true }]);
+    await useEngine({ schema: fixture.schema, admin: fixture.pool }, 'v2');
+    expect(await state(fixture)).toEqual({ engine: 'v2', open: true, fenceTriggers: 2 });
+  });
+
+  it('puts the table on engine v1 without the fence triggers, so v1 claims are not fenced', async () => {
+    fixture = await createPostgresFixture();
+    await useEngine({ schema: fixture.schema, admin: fixture.pool }, 'v1');
+    expect(await state(fixture)).toEqual({ engine: 'v1', open: true, fenceTriggers: 0 });
   });
 });

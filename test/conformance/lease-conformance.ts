@@ -31,13 +31,15 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       env = undefined;
     });
 
-    it('starts at engine v1 with 64 free partitions, and grants nothing under v1 or before the fence time', async () => {
+    it('starts at engine v2 with 64 free partitions and grants open, and grants nothing under v1 or before the fence time', async () => {
       env = await harness.setup();
       const e = env;
       const joined = await e.leases.join({ name: 'first', leaseMs: lease });
       expect(joined.alive).toBe(true);
-      expect(joined.config).toEqual({ engine: 'v1', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: false });
+      expect(joined.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: true });
       expect(joined.grantable).toBe(64);
+      await e.controls.configure({ engine: 'v1' });
+      expect((await e.leases.membership(joined.relayId)).config).toEqual({ engine: 'v1', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: false });
       expect(await e.leases.acquire(joined.relayId, 64)).toEqual([]);
       await e.controls.configure({ engine: 'v2', fenceInSeconds: 3600 });
       expect((await e.leases.membership(joined.relayId)).config.grantsOpen).toBe(false);

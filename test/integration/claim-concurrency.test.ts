@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { createV1PostgresFixture } from '../support/engine-v1-table.js';
+import type { PostgresFixture } from '../support/postgres-fixture.js';
 
-describe('concurrent claims (PostgreSQL)', () => {
+describe('concurrent claims (PostgreSQL, engine v1)', () => {
   let fixture: PostgresFixture | undefined;
   afterEach(async () => {
     await fixture?.cleanup();
@@ -11,7 +12,7 @@ describe('concurrent claims (PostgreSQL)', () => {
   });
 
   it('skips the heads another claim is locking and takes the next ones', async () => {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     const { pool, schema, store } = fixture;
     const outbox = new Outbox<SqlExecutor>(store);
     const ids = await fromPgPool(pool).transaction((tx) =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cliFixtures, expectUsageError, waitUntil } from '../support/cli-fixtures.js';
 import { type CliProcess, runCli } from '../support/cli-runner.js';
 
-const { pool, freshSchema, start, migrated, insert, countRows } = cliFixtures();
+const { pool, freshSchema, start, migrated, migratedAtV1, insert, countRows } = cliFixtures();
 
 /** A v2 relay with a short lease (heartbeats every 2 s), so it sees a switch soon; console lines on stdout. */
 const V2_RELAY = ['relay', '--engine', 'v2', '--publisher', 'console', '--poll-interval-ms', '50', '--lease-ms', '6000', '--publish-timeout-ms', '2000'];
@@ -48,8 +48,23 @@ async function stuckHolder(schema: string, partitions: number): Promise<void> {
 }
 
 describe('outboxer CLI: engine v2', () => {
+  it('a table migrate creates runs engine v2 at once; an existing v1 table keeps its engine, and migrate says how to switch', async () => {
+    const { env } = freshSchema();
+    const created = await migrate([], env);
+    expect(created.stdout).toMatch(/is now at schema version 8\n$/);
+    expect((await status(env)).engine).toMatchObject({ engine: 'v2', switching: false, fenceUntil: null, lastV1ClaimFencedAt: null });
+    expect((await migrate([], env)).stdout).toMatch(/up to date \(schema version 8\); nothing to do\n$/);
+
+    const { env: legacy } = await migratedAtV1();
+    const kept = await migrate([], legacy);
+    expect(kept.stdout).toMatch(/up to date \(schema version 8\); nothing to do\n.* still runs engine v1 \(relays default to v2 and wait on such a table\): switch it with `outboxer migrate --engine v2`, see docs\/upgrading-to-engine-v2.md\n$/);
+    expect((await status(legacy)).engine?.engine).toBe('v1');
+    // asked for an engine, migrate says what the switch did instead
+    expect((await migrate(['--engine', 'v1'], legacy)).stdout).not.toContain('still runs engine v1');
+  });
+
   it('a v2 relay on a v1 table warns and waits; migrate --engine v2 switches the table, status shows it, and the relay publishes', async () => {
-    const { env, table } = await migrated();
+    const { env, table } = await migratedAtV1();
     const before = await status(env);
     expect(before.engine).toMatchObject({ engine: 'v1', partitionCount: 64, generation: 1, resizeTo: null, fenceUntil: null, relays: [] });
     const ids = await insert(table, 12);
@@ -75,7 +90,7 @@ describe('outboxer CLI: engine v2', () => {
   });
 
   it('the switch back is refused (exit 1, with the code and the fix) while a v2 relay holds partitions, and done once it stopped', async () => {
-    const { env, schema } = await migrated();
+    const { env, schema } = await migratedAtV1();
     await migrate(['--engine', 'v2'], env);
     const relay = start([...V2_RELAY, '--owner', 'relay-a'], env);
     await relay.waitForOutput((out) => out.stderr.includes('partitions acquired'), 'the relay to acquire partitions');
@@ -103,7 +118,7 @@ describe('outboxer CLI: engine v2', () => {
   });
 
   it('migrate --partitions 16 resizes (nothing when equal), status shows 16, and a v2 relay drains everything after it', async () => {
-    const { env, table } = await migrated();
+    const { env, table } = await migratedAtV1();
     const resized = await migrate(['--partitions', '16', '--engine', 'v2'], env);
     expect(resized.stdout).toMatch(/resized from 64 to 16 partitions; generation 2\n.*switched to engine v2/);
     expect(resized.stderr).toContain('outboxer migrate: building the partition indexes for 16 partitions');
@@ -147,7 +162,7 @@ describe('outboxer CLI: engine v2', () => {
   });
 
   it('a switch that cannot get its lock gives up with OUTBOXER_LOCK_TIMEOUT after --lock-attempts tries (exit 1), changing nothing', async () => {
-    const { env, table } = await migrated();
+    const { env, table } = await migratedAtV1();
     const locker = await pool.connect();
     try {
       await locker.query('BEGIN');
@@ -191,8 +206,8 @@ describe('outboxer CLI: engine v2', () => {
     expectUsageError(await runCli(['relay', '--cancel-resize'], env), /option --cancel-resize does not apply to 'relay'/);
 
     // A relay's environment does not switch the table when the same environment runs migrate.
-    const { env: relayEnv } = await migrated({ OUTBOXER_ENGINE: 'v2' });
+    const { env: relayEnv } = await migrated({ OUTBOXER_ENGINE: 'v1' });
     expect((await migrate([], relayEnv)).stdout).toContain('up to date');
-    expect((await status(relayEnv)).engine?.engine).toBe('v1');
+    expect((await status(relayEnv)).engine?.engine).toBe('v2');
   });
 });

@@ -52,7 +52,7 @@ describe.each([
     relays.push(relay);
     relay.start();
     await waitFor(() => rig.deliveries.length >= 2, { what: 'two deliveries' });
-    await waitFor(async () => (await fixture.store.stats()).inFlight === 0, { what: 'marks' });
+    await waitFor(async () => (await fixture.store.stats()).pending === 0, { what: 'marks' });
     expect(new Set(rig.deliveries)).toEqual(new Set([committed, sqlRow.rows[0].id as string]));
     expect(await fixture.store.stats()).toMatchObject({ pending: 0, dead: 0 });
   });
@@ -80,7 +80,10 @@ describe.each([
       }),
     );
     await waitFor(() => new Set(rig.deliveries).size >= expected.length, { timeoutMs: 60_000, what: `all ${expected.length} delivered` });
-    await waitFor(async () => (await fixture.store.stats()).inFlight === 0, { what: 'marks' });
+    await waitFor(async () => {
+      const stats = await fixture.store.stats(); // v2 completes by deleting a pending row; v1 marks a leased one
+      return stats.pending + stats.inFlight === 0;
+    }, { what: 'marks' });
     expect(checkDeliveries(expected, rig.deliveries)).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     expect(await fixture.store.stats()).toMatchObject({ pending: 0, scheduled: 0, dead: 0 });
   });
@@ -88,7 +91,9 @@ describe.each([
   it('rides out a broker outage: retried, delivered, nothing lost, key order kept', async () => {
     const { fixture, rig, outbox, db } = await setup();
     proxy = await TcpProxy.start(rig.brokerPort);
-    const relay = outbox.createRelay(rig.publisher(proxy.port), { ...fast, retry: { baseDelayMs: 100, maxDelayMs: 400, maxAttempts: 1000 } });
+    const failures: string[] = [];
+    const hooks = { onError: (e: { error: string }) => failures.push(e.error), onRetry: (e: { error: string }) => failures.push(e.error) };
+    const relay = outbox.createRelay(rig.publisher(proxy.port), { ...fast, hooks, retry: { baseDelayMs: 100, maxDelayMs: 400, maxAttempts: 1000 } });
     relays.push(relay);
     relay.start();
     const expected: { id: string; key: string | null }[] = [];
@@ -101,13 +106,10 @@ describe.each([
     await waitFor(() => new Set(rig.deliveries).size >= 50, { what: 'delivery before the outage' });
     proxy.setMode('refuse');
     await write(100);
-    // The outage is seen: publishes fail (broker unavailable: released uncounted; or a confirm timeout:
-    // retried with backoff) and the reason is kept on the rows.
-    const waiting = await waitFor(async () => {
-      const r = await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox WHERE last_error ~ 'OUTBOXER_(BROKER_UNAVAILABLE|PUBLISH_TIMEOUT)'`);
-      return r.rows[0].n > 0 ? r.rows[0].n : undefined;
-    }, { what: 'publishes failing on the unreachable broker' });
-    expect(waiting).toBeGreaterThan(0);
+    // The outage is seen: publishes fail (broker unavailable: given back uncounted; or a confirm timeout:
+    // retried with backoff), and the relay reports why.
+    const seen = () => failures.filter((error) => /OUTBOXER_(BROKER_UNAVAILABLE|PUBLISH_TIMEOUT)/.test(error)).length;
+    await waitFor(() => seen() > 0, { what: 'publishes failing on the unreachable broker' });
     proxy.setMode('forward');
     await write(50);
     await waitFor(() => new Set(rig.deliveries).size >= expected.length, { timeoutMs: 30_000, what: 'all delivered after the outage' });

@@ -7,7 +7,8 @@ import { readEngineState } from '../../src/stores/postgres/engine/engine-state.j
 import { switchEngine } from '../../src/stores/postgres/engine/switch-engine.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { v2Timing } from '../support/partition-relay-fixture.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { createV1PostgresFixture } from '../support/engine-v1-table.js';
+import type { PostgresFixture } from '../support/postgres-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { services } from '../support/services.js';
 import { waitFor } from '../support/wait-for.js';
@@ -24,14 +25,14 @@ describe('switch to engine v2 with real relays of both engines running', () => {
   });
 
   it('v2 relays started before the switch wait for its fence, then publish every row the v1 relays did not; v1 gets nothing written after it', async () => {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     const { store, pool, schema } = fixture;
     const db = fromPgPool(pool);
     const v1Outbox = new Outbox<SqlExecutor>(store);
     const v1 = [new RecordingPublisher(), new RecordingPublisher()];
     const v2 = [new RecordingPublisher(), new RecordingPublisher()];
     const waited: string[] = [];
-    relays.push(...v1.map((p) => v1Outbox.createRelay(p, { leaseMs: 8000, publishTimeoutMs: 1000, pollIntervalMs: 50, maxPollIntervalMs: 200, batchSize: 20 })));
+    relays.push(...v1.map((p) => v1Outbox.createRelay(p, { engine: 'v1', leaseMs: 8000, publishTimeoutMs: 1000, pollIntervalMs: 50, maxPollIntervalMs: 200, batchSize: 20 })));
     // v2 relays run as other processes would, on their own pool: a shared one is busy with writers and v1 relays
     const v2Pool = new pg.Pool({ connectionString: services.postgresUrl, max: 6 });
     pools.push(v2Pool);

@@ -7,7 +7,8 @@ import { switchEngine, type SwitchProgress } from '../../src/stores/postgres/eng
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { PortRelay, type PortDelivery } from '../conformance/lease-port-relay.js';
 import { msg } from '../conformance/store-conformance.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { createV1PostgresFixture, useEngineV1 } from '../support/engine-v1-table.js';
+import type { PostgresFixture } from '../support/postgres-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { pgliteSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import { waitFor } from '../support/wait-for.js';
@@ -22,7 +23,7 @@ describe('switch to engine v2 (PostgreSQL)', () => {
   });
 
   async function setup() {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     const { store, pool, schema } = fixture;
     const rows = async (where = 'true') =>
       (await pool.query(`SELECT id::text, key, attempts, lease_token, lease_until, available_at, due_at, state FROM "${schema}".outbox WHERE ${where} ORDER BY seq`)).rows as {
@@ -131,7 +132,7 @@ describe('switch to engine v2 (PostgreSQL)', () => {
     const outbox = new Outbox<SqlExecutor>(store);
     const v1 = [new RecordingPublisher(), new RecordingPublisher()];
     v1[0]!.delayMs = 2;
-    const relays = v1.map((p) => outbox.createRelay(p, { leaseMs: 8000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 50, batchSize: 20 }));
+    const relays = v1.map((p) => outbox.createRelay(p, { engine: 'v1', leaseMs: 8000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 50, batchSize: 20 }));
     for (const relay of relays) relay.start();
     let switched = false;
     let writing = true;
@@ -200,6 +201,7 @@ describe('switch to engine v2 (PGlite)', () => {
     db = await pgliteSchema('switch');
     const store = new PostgresOutboxStore(db.database, { schema: db.schema });
     await store.migrate();
+    await useEngineV1(db.database, store.tableName);
     await db.database.transaction((tx) => store.insert(tx, [msg('t', 'a'), msg('t', 'b')]));
     const claim = await store.claim({ owner: 'v1', leaseMs: 60_000, limit: 1 });
     await store.markFailed(claim.token, [{ id: claim.messages[0]!.id, error: 'nack', retryInMs: hour }]);

@@ -5,13 +5,15 @@ import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { countingClaims } from '../support/counting-store.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { createV1PostgresFixture } from '../support/engine-v1-table.js';
+import type { PostgresFixture } from '../support/postgres-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 const sleepy = { pollIntervalMs: 30_000, maxPollIntervalMs: 30_000, leaseMs: 10_000, publishTimeoutMs: 2000 };
 
-describe('in-process hand-off (Outbox.transaction)', () => {
+// The hand-off is engine v1's: a v1 table, and relays asked for engine v1.
+describe('in-process hand-off (Outbox.transaction, engine v1)', () => {
   let fixture: PostgresFixture | undefined;
   const relays: Relay[] = [];
   afterEach(async () => {
@@ -21,11 +23,11 @@ describe('in-process hand-off (Outbox.transaction)', () => {
   });
 
   async function setup(relayOptions: Record<string, unknown> = sleepy, outboxOptions: { maxConcurrentHandoffs?: number } = {}) {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     const counted = countingClaims(fixture.store);
     const outbox = new Outbox<SqlExecutor>(counted.store, outboxOptions);
     const publisher = new RecordingPublisher();
-    const relay = outbox.createRelay(publisher, relayOptions);
+    const relay = outbox.createRelay(publisher, { engine: 'v1', ...relayOptions });
     relays.push(relay);
     relay.start();
     await waitFor(() => counted.claims() >= 1, { what: 'the first claim at start' });
@@ -123,7 +125,7 @@ describe('in-process hand-off (Outbox.transaction)', () => {
   });
 
   it('falls back to the claim path when no relay runs in this process', async () => {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const db = fromPgPool(fixture.pool);
     await outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', payload: 1 }));

@@ -1,12 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { createV1PostgresFixture } from '../support/engine-v1-table.js';
+import type { PostgresFixture } from '../support/postgres-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 /** SIGTERM arrives while a request is inside outbox.transaction: its message is leased to the in-process relay. */
-describe('outbox.close() with a hand-off transaction still open', () => {
+describe('outbox.close() with a hand-off transaction still open (engine v1)', () => {
   let fixture: PostgresFixture | undefined;
   afterEach(async () => {
     await fixture?.cleanup();
@@ -14,11 +15,11 @@ describe('outbox.close() with a hand-off transaction still open', () => {
   });
 
   it('lets it commit and hand its message over, publishes it, and only then stops the relay: nothing stays leased', async () => {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     const db = fromPgPool(fixture.pool);
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const publisher = new RecordingPublisher();
-    outbox.createRelay(publisher, { pollIntervalMs: 60_000, maxPollIntervalMs: 60_000 }).start();
+    outbox.createRelay(publisher, { engine: 'v1', pollIntervalMs: 60_000, maxPollIntervalMs: 60_000 }).start();
     let enqueued = false;
     let finish: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => {

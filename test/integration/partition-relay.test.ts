@@ -4,6 +4,7 @@ import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { checkDeliveries } from '../support/order-checker.js';
+import { useEngineV1 } from '../support/engine-v1-table.js';
 import { switchToV2, v2Timing } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { brokerDown, RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
@@ -20,7 +21,7 @@ describe('engine v2 relay on PostgreSQL', () => {
 
   async function setup(options: { v2?: boolean } = {}) {
     fixture = await createPostgresFixture();
-    if (options.v2 !== false) await switchToV2(fixture);
+    if (options.v2 === false) await useEngineV1(fixture.pool, fixture.store.tableName);
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     return { fixture, outbox, db: fromPgPool(fixture.pool) };
   }

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
+import { useEngineV1 } from '../support/engine-v1-table.js';
 import { services, uniqueName } from '../support/services.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -11,7 +12,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** One connection (so its prepared statements can be read back) and a store on its own schema. */
+/**
+ * One connection (so its prepared statements can be read back) and a store on its own schema, its table on
+ * engine v1: these tests read back the claim port's statements.
+ */
 async function setup(preparedStatements?: boolean) {
   const schema = uniqueName('prep');
   const client = new pg.Client({ connectionString: services.postgresUrl });
@@ -19,6 +23,7 @@ async function setup(preparedStatements?: boolean) {
   const pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
   const store = new PostgresOutboxStore(fromPgPool(pool), { schema, ...(preparedStatements === undefined ? {} : { preparedStatements }) });
   await store.migrate();
+  await useEngineV1(pool, store.tableName);
   cleanups.push(async () => {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await client.end();
@@ -57,11 +62,12 @@ describe('prepared statements (PostgreSQL)', () => {
   });
 
   it('keeps working when the table is dropped and created again under a prepared statement', async () => {
-    const { client, schema, store } = await setup();
+    const { client, schema, pool, store } = await setup();
     const outbox = new Outbox(store);
     await enqueueOn(client, outbox);
     await client.query(`DROP SCHEMA "${schema}" CASCADE`);
     await store.migrate();
+    await useEngineV1(pool, store.tableName);
     await enqueueOn(client, outbox);
     expect((await store.claim({ owner: 'test', leaseMs: 30_000, limit: 10 })).messages).toHaveLength(1);
   });

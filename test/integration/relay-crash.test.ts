@@ -5,17 +5,18 @@ import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { type BrokerRig, natsRig, rabbitMqRig } from '../support/broker-rigs.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
+import { createV1PostgresFixture } from '../support/engine-v1-table.js';
+import type { PostgresFixture } from '../support/postgres-fixture.js';
 import { services } from '../support/services.js';
 import { waitFor } from '../support/wait-for.js';
 
 const LEASE_MS = 3000;
 
-/** Starts `outboxer relay` as its own process, the way it runs in production. */
+/** Starts `outboxer relay` (engine v1, whose per-row leases this test watches) as its own process, the way it runs in production. */
 function spawnRelay(schema: string, rig: BrokerRig): ChildProcess {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/ops/cli/main.ts', 'relay', '--database-url', services.postgresUrl, '--schema', schema,
+    ['--import', 'tsx', 'src/ops/cli/main.ts', 'relay', '--engine', 'v1', '--database-url', services.postgresUrl, '--schema', schema,
       '--lease-ms', String(LEASE_MS), '--publish-timeout-ms', '1000', '--batch-size', '100', '--poll-interval-ms', '20', ...rig.cliArgs()],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -39,7 +40,7 @@ describe.each([
   });
 
   it('leaves nothing behind: after its lease expires another relay delivers everything, in key order', async () => {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     rig = await makeRig();
     const { schema, pool } = fixture;
     const outbox = new Outbox<SqlExecutor>(fixture.store);
@@ -66,7 +67,7 @@ describe.each([
     const deliveredBeforeTakeover = rig.deliveries.length;
     expect(deliveredBeforeTakeover).toBeLessThan(expected.length);
 
-    const survivor = outbox.createRelay(rig.publisher(), { pollIntervalMs: 20, maxPollIntervalMs: 100, leaseMs: LEASE_MS, publishTimeoutMs: 1000 });
+    const survivor = outbox.createRelay(rig.publisher(), { engine: 'v1', pollIntervalMs: 20, maxPollIntervalMs: 100, leaseMs: LEASE_MS, publishTimeoutMs: 1000 });
     relays.push(survivor);
     survivor.start();
     await waitFor(() => new Set(rig!.deliveries).size >= expected.length, { timeoutMs: 60_000, what: 'everything delivered' });

@@ -7,6 +7,7 @@ import { migrations } from '../../src/stores/postgres/migrations.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { resolveTableName } from '../../src/stores/postgres/sql.js';
 import { validateMessage } from '../../src/core/validate-message.js';
+import { useEngineV1 } from '../support/engine-v1-table.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import { services, uniqueName } from '../support/services.js';
 
@@ -39,6 +40,7 @@ describe('the SQL of docs/table.md, on real PostgreSQL', () => {
     pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
     const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
     await store.migrate();
+    await useEngineV1(pool, store.tableName); // read back through the claim port (engine v1's)
     await pool.query(`SET search_path TO "${schema}"`);
     await pool.query(producerInserts());
     const claim = await store.claim({ owner: 'docs', leaseMs: 30_000, limit: 10 });
@@ -57,6 +59,7 @@ describe('the SQL of docs/table.md, on real PostgreSQL', () => {
     const client = pool;
     const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
     await store.migrate();
+    await useEngineV1(pool, store.tableName); // read back through the claim port (engine v1's)
     await client.query(`SET search_path TO "${schema}"`);
     await client.query('CREATE TABLE orders (id int PRIMARY KEY, total numeric NOT NULL)');
     await client.query(triggerRecipe());

@@ -20,6 +20,7 @@ import { createPostgresFixture, type PostgresFixture } from '../support/postgres
 import { addStream, natsAdmin } from '../support/nats-harness.js';
 import { openAdmin } from '../support/rabbitmq-harness.js';
 import { services, uniqueName } from '../support/services.js';
+import { waitFor } from '../support/wait-for.js';
 
 const run = promisify(execFile);
 const FOREIGN = fileURLToPath(new URL('../support/foreign/', import.meta.url));
@@ -66,8 +67,13 @@ async function storeAndRelay(fixture: PostgresFixture, topic: string, publisher:
   for (const row of rows.rows as { id: string; type: string; key: string | null; content_type: string; body_hex: string; created_at: Date; headers: Record<string, string> }[]) {
     stored.set(row.id, { id: row.id, type: row.type, key: row.key, contentType: row.content_type, bodyHex: row.body_hex, time: row.created_at.toISOString(), headers: row.headers });
   }
-  const relay = outbox.createRelay(publisher, { publishTimeoutMs: 10_000 });
-  for (let round = 0; round < 10 && (await fixture.store.stats()).pending > 0; round++) await relay.runOnce();
+  const relay = outbox.createRelay(publisher, { publishTimeoutMs: 10_000, pollIntervalMs: 20, maxPollIntervalMs: 100 });
+  relay.start();
+  try {
+    await waitFor(async () => (await fixture.store.stats()).pending === 0, { what: 'every stored message published' });
+  } finally {
+    await relay.stop();
+  }
   expect(await fixture.store.stats()).toMatchObject({ pending: 0, inFlight: 0, dead: 0 });
   return stored;
 }

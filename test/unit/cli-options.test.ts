@@ -156,7 +156,7 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(migrateHelp).toMatch(/--engine <v1\|v2>\s+switch the table's engine after migrating: .*\(default unchanged\)/);
     expect(migrateHelp).not.toContain('OUTBOXER_ENGINE');
     expect(migrateHelp).toMatch(/--partitions <n>\s+resize to this many partitions .*1-1024/);
-    expect(helpText('relay')).toMatch(/--engine <v1\|v2>\s+OUTBOXER_ENGINE\s+v1 claims rows; v2 leases partitions \(default v1\)/);
+    expect(helpText('relay')).toMatch(/--engine <v1\|v2>\s+OUTBOXER_ENGINE\s+v1 claims rows; v2 leases partitions \(default v2\)/);
   });
 
   it('the main help gives exit 2 for a relay misconfiguration found at start, as docs/cli.md does', () => {

@@ -153,6 +153,9 @@ describe('Outbox.enqueueMany', () => {
   });
 });
 
+// Over a fake of the claim port: the relays these tests create are engine v1's.
+const v1 = { engine: 'v1' } as const;
+
 describe('Outbox relays', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -160,15 +163,16 @@ describe('Outbox relays', () => {
 
   it('createRelay resolves and validates the relay options', () => {
     const outbox = new Outbox(fakeStore().store);
-    expect(outbox.createRelay(publisher, { batchSize: 7 }).options.batchSize).toBe(7);
-    expect(() => outbox.createRelay(publisher, { batchSize: 0 })).toThrow(ConfigurationError);
+    expect(outbox.createRelay(publisher, { ...v1, batchSize: 7 }).options.batchSize).toBe(7);
+    expect(() => outbox.createRelay(publisher, { ...v1, batchSize: 0 })).toThrow(ConfigurationError);
+    expect(() => outbox.createRelay(publisher)).toThrow(expect.objectContaining({ options: ['engine'] })); // v2 needs leases and a reader
   });
 
   it('notifyCommitted wakes every relay it created at once, instead of at the next poll', async () => {
     vi.useFakeTimers();
     const fake = fakeStore();
     const outbox = new Outbox(fake.store);
-    const slow = { pollIntervalMs: 60_000, maxPollIntervalMs: 60_000 };
+    const slow = { ...v1, pollIntervalMs: 60_000, maxPollIntervalMs: 60_000 };
     const relays = [outbox.createRelay(publisher, slow), outbox.createRelay(publisher, slow)];
     for (const relay of relays) relay.start();
     await vi.advanceTimersByTimeAsync(0);
@@ -198,7 +202,7 @@ describe('Outbox.close', () => {
     const counting = (name: string): Publisher => ({ name, capabilities: {}, publish: async () => undefined, close: async () => void events.push(`close ${name}`) });
     const outbox = new Outbox(fakeStore().store, { commitNotifier: { notify: () => undefined, close: async () => void events.push('close notifier') } });
     const shared = counting('shared');
-    const relays = [outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(counting('own'), { pollIntervalMs: 5 })];
+    const relays = [outbox.createRelay(shared, { ...v1, pollIntervalMs: 5 }), outbox.createRelay(shared, { ...v1, pollIntervalMs: 5 }), outbox.createRelay(counting('own'), { ...v1, pollIntervalMs: 5 })];
     for (const relay of relays) relay.start();
     expect(relays.every((relay) => relay.running)).toBe(true);
     await Promise.all([outbox.close(), outbox.close()]);

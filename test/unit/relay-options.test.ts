@@ -22,7 +22,7 @@ describe('resolveRelayOptions: defaults', () => {
   it('applies the documented defaults (those of relayOptionsSchema)', () => {
     const { owner, logger, hooks, ...rest } = resolveRelayOptions();
     expect(rest).toEqual({
-      engine: 'v1',
+      engine: 'v2',
       batchSize: 500,
       lanes: 3,
       maxHandoff: 2048,
@@ -123,28 +123,30 @@ describe('resolveRelayOptions: invalid options', () => {
     expect(optionError(input).message).toContain(name);
   });
 
-  it('refuses publishTimeoutMs above half of leaseMs', () => {
-    expect(optionError({ leaseMs: 5000, publishTimeoutMs: 5000 }).message).toContain('publishTimeoutMs');
-    expect(optionError({ leaseMs: 5000, publishTimeoutMs: 6000 }).message).toContain('leaseMs');
-    expect(optionError({ leaseMs: 5000 }).message).toContain('publishTimeoutMs'); // default timeout 10 s
-    expect(optionError({ leaseMs: 5000, publishTimeoutMs: 2501 }).message).toContain('half of leaseMs');
-    expect(resolveRelayOptions({ leaseMs: 5000, publishTimeoutMs: 2500 }).publishTimeoutMs).toBe(2500);
+  it('refuses publishTimeoutMs above half of leaseMs (engine v1; v2 asks for a third, below)', () => {
+    const v1 = { engine: 'v1' } as const;
+    expect(optionError({ ...v1, leaseMs: 5000, publishTimeoutMs: 5000 }).message).toContain('publishTimeoutMs');
+    expect(optionError({ ...v1, leaseMs: 5000, publishTimeoutMs: 6000 }).message).toContain('leaseMs');
+    expect(optionError({ ...v1, leaseMs: 5000 }).message).toContain('publishTimeoutMs'); // default timeout 10 s
+    expect(optionError({ ...v1, leaseMs: 5000, publishTimeoutMs: 2501 }).message).toContain('half of leaseMs');
+    expect(resolveRelayOptions({ ...v1, leaseMs: 5000, publishTimeoutMs: 2500 }).publishTimeoutMs).toBe(2500);
   });
 
-  it('takes engine v1 or v2 and refuses anything else, naming it', () => {
-    expect(resolveRelayOptions({ engine: 'v2' }).engine).toBe('v2');
+  it('takes engine v1 or v2 (the default) and refuses anything else, naming it', () => {
+    expect(resolveRelayOptions({}).engine).toBe('v2');
+    expect(resolveRelayOptions({ engine: 'v1' }).engine).toBe('v1');
     expect(optionError({ engine: 'v3' }).message).toContain('engine');
     expect(optionError({ engine: 'v3' }).options).toEqual(['engine']);
   });
 
-  it('refuses leaseMs under 3 x publishTimeoutMs under engine v2 only, naming both', () => {
-    const error = optionError({ engine: 'v2', leaseMs: 5000, publishTimeoutMs: 2000 });
+  it('refuses leaseMs under 3 x publishTimeoutMs under engine v2 (the default) only, naming both', () => {
+    const error = optionError({ leaseMs: 5000, publishTimeoutMs: 2000 });
     expect(error.message).toContain('at least 3 x publishTimeoutMs');
     expect(error.message).toContain('engine v2');
     expect(error.options).toEqual(['leaseMs', 'publishTimeoutMs']);
-    expect(resolveRelayOptions({ leaseMs: 5000, publishTimeoutMs: 2000 }).engine).toBe('v1');
-    expect(resolveRelayOptions({ engine: 'v2', leaseMs: 6000, publishTimeoutMs: 2000 }).leaseMs).toBe(6000);
-    expect(resolveRelayOptions({ engine: 'v2' }).leaseMs).toBe(30_000); // the defaults are exactly 3 x
+    expect(resolveRelayOptions({ engine: 'v1', leaseMs: 5000, publishTimeoutMs: 2000 }).engine).toBe('v1');
+    expect(resolveRelayOptions({ leaseMs: 6000, publishTimeoutMs: 2000 }).leaseMs).toBe(6000);
+    expect(resolveRelayOptions({}).leaseMs).toBe(30_000); // the defaults are exactly 3 x
   });
 
   it('refuses maxPollIntervalMs < pollIntervalMs, and accepts them equal', () => {
@@ -169,6 +171,7 @@ describe('resolveRelayOptions: invalid options', () => {
   });
 });
 
+// The claim relay's timing (engine v1), over a fake store of the claim port.
 describe('accepted options leave the relay room to publish', () => {
   const message: OutboxMessage = {
     id: '018f3c1e-7b2a-7cde-8f01-23456789abcd',
@@ -209,7 +212,7 @@ describe('accepted options leave the relay room to publish', () => {
     { leaseMs: 30_000, publishTimeoutMs: 10_000 },
     { leaseMs: 10_000, publishTimeoutMs: 5_000 },
   ])('publishes one claimed message with %j', async (input) => {
-    const round = await new Relay(fakeStore(), publisher, input).runOnce();
+    const round = await new Relay(fakeStore(), publisher, { engine: 'v1', ...input }).runOnce();
     expect(round).toMatchObject({ claimed: 1, published: 1, released: 0 });
   });
 
@@ -223,7 +226,7 @@ describe('accepted options leave the relay room to publish', () => {
   ])('with %j either refuses the options or publishes', async (input) => {
     let relay: Relay;
     try {
-      relay = new Relay(fakeStore(), publisher, input);
+      relay = new Relay(fakeStore(), publisher, { engine: 'v1', ...input });
     } catch (error) {
       expect((error as ConfigurationError).code).toBe('OUTBOXER_INVALID_OPTION');
       return;

@@ -42,7 +42,9 @@ ${connection('sql')}`,
   migrate: () => `Usage: outboxer migrate [--engine v1|v2] [--partitions <n>] [--cancel-resize] [options]
 
 Creates the schema, the outbox table and its indexes, or applies the missing migrations.
-Safe to run again and from several processes at once (advisory lock). Then, only when asked:
+A table it creates runs engine v2; an existing table keeps its engine (it says so when that
+is still v1). Safe to run again and from several processes at once (advisory lock). Then,
+only when asked:
 switches the table's relay engine (--engine; back to v1 is refused while a v2 relay holds
 partitions), resizes its partitions (--partitions; waits for v2 relays to give theirs back),
 or cancels a resize left waiting. Each step is idempotent: run it again after a failure.
@@ -63,8 +65,9 @@ under v2, the live relays with the partitions they hold and the unowned partitio
 ${connection('status')}`,
   relay: () => `Usage: outboxer relay [--publisher console|rabbitmq|nats] [options]
 
-Claims committed messages, publishes them with the broker's confirmation and marks them,
-until SIGTERM or SIGINT (graceful: the in-flight batch is confirmed or released). A second
+Publishes committed messages with the broker's confirmation and marks them, until SIGTERM or
+SIGINT (graceful: the in-flight batch is confirmed or released). Engine v2 (the default) leases
+partitions of the table; --engine v1 claims rows, for a table still at engine v1. A second
 signal forces exit 1. JSON logs go to stderr.
 
 Relay options:

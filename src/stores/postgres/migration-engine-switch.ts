@@ -74,3 +74,13 @@ CREATE TRIGGER ${onUpdate} BEFORE UPDATE ON ${t} FOR EACH ROW
   WHEN (NEW.lease_token IS DISTINCT FROM OLD.lease_token OR NEW.available_at IS DISTINCT FROM OLD.available_at)
   EXECUTE FUNCTION ${s}.outboxer_fence_v1(${argument});`;
 }
+
+/**
+ * How a table that `migrate` creates from scratch starts: under engine v2, its fence triggers on and grants open
+ * (`fence_until = '-infinity'`), as a finished switch leaves it. No v1 relay can have claimed a row of a table that
+ * did not exist, so there is nothing to fence or wait for. A table that existed keeps its engine.
+ */
+export function newTableEngineSql(name: TableName): string {
+  return `${fenceTriggersSql(name, 'create')}
+UPDATE ${leaseTables(name).partitioning} SET engine = 'v2', fence_until = '-infinity';`;
+}

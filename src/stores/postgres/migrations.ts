@@ -3,7 +3,7 @@ import { JSON_MEDIA_TYPE, MEDIA_TYPE } from '../../core/message-body.js';
 import type { PgDatabase } from './database.js';
 import { applyMigrations, type Migration, migrationScriptOf } from './migration-runner.js';
 import { partitionLeasesMigration } from './migration-partition-leases.js';
-import { engineSwitchMigration } from './migration-engine-switch.js';
+import { engineSwitchMigration, newTableEngineSql } from './migration-engine-switch.js';
 import { readPathIndexes, readPathMigration } from './migration-read-path.js';
 import type { TableName } from './sql.js';
 
@@ -164,10 +164,13 @@ $do$;
 
 /** The whole DDL as one idempotent script, for DBAs who apply it themselves (`outboxer sql`). */
 export function migrationScript(name: TableName): string {
-  return migrationScriptOf('outboxer schema', name, migrations);
+  return migrationScriptOf('outboxer schema', name, migrations, newTableEngineSql);
 }
 
-/** Applies the outbox migrations that are missing; returns the versions applied. */
+/**
+ * Applies the outbox migrations that are missing; returns the versions applied. A table this call creates starts
+ * under engine v2; an existing table keeps its engine (`switchEngine` changes it).
+ */
 export function runMigrations(database: PgDatabase, name: TableName): Promise<number[]> {
-  return applyMigrations(database, name, migrations);
+  return applyMigrations(database, name, migrations, newTableEngineSql);
 }

@@ -10,6 +10,8 @@
  * that was tried, although none of them is at fault (I2: dead is for messages that cannot be published).
  * Expected: a failure that never reached the broker (not sent, cannot connect) does not consume the
  * message's attempts; the relay backs off as a whole until the broker is back.
+ * Engine v1's claim rounds (a v1 table); engine v2 is held to the same rule by test/integration/relay.test.ts
+ * ("rides out a broker outage longer than the retry budget").
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PublishError } from '../../../src/core/errors.js';
@@ -18,7 +20,8 @@ import { Outbox } from '../../../src/core/outbox.js';
 import type { Publisher } from '../../../src/core/ports.js';
 import { Relay } from '../../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../../src/stores/postgres/database.js';
-import { createPostgresFixture, type PostgresFixture } from '../../support/postgres-fixture.js';
+import { createV1PostgresFixture } from '../../support/engine-v1-table.js';
+import type { PostgresFixture } from '../../support/postgres-fixture.js';
 
 /** A broker that is down for the first `downFor` publishes, then up. */
 function brokerDownFor(downFor: number, delivered: string[]): Publisher {
@@ -42,11 +45,11 @@ describe('a broker outage longer than the retry budget', () => {
   afterEach(async () => fixture?.cleanup());
 
   it('parks no healthy message as dead: it is published once the broker is back', async () => {
-    fixture = await createPostgresFixture();
+    fixture = await createV1PostgresFixture();
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const id = await fromPgPool(fixture.pool).transaction((tx) => outbox.enqueue(tx, { topic: 't.x', type: 'x', key: 'k', payload: { n: 1 } }));
     const delivered: string[] = [];
-    const relay = new Relay(fixture.store, brokerDownFor(8, delivered), { leaseMs: 2000, publishTimeoutMs: 500, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
+    const relay = new Relay(fixture.store, brokerDownFor(8, delivered), { engine: 'v1', leaseMs: 2000, publishTimeoutMs: 500, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
     let rounds = 0;
     for (; rounds < 40 && delivered.length === 0; rounds++) {
       const round = await relay.runOnce();

@@ -21,9 +21,15 @@ describe("Relay with engine 'v2'", () => {
   });
 
   it('stays the claim relay under engine v1', () => {
-    const relay = new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher());
+    const relay = new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { engine: 'v1' });
     expect(relay.partitionRelay).toBeUndefined();
     expect(relay.options.engine).toBe('v1');
+  });
+
+  it('runs the partition relay by default (engine v2)', () => {
+    const relay = new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher());
+    expect(relay.options.engine).toBe('v2');
+    expect(relay.partitionRelay).toBeDefined();
   });
 
   it('refuses a store without partition leases and reader, naming the engine option', () => {

@@ -1,4 +1,5 @@
 import { createJsonLogger } from '../../../core/logger.js';
+import { readEngineState } from '../../../stores/postgres/engine/engine-state.js';
 import { migrations, migrationScript, runMigrations } from '../../../stores/postgres/migrations.js';
 import { resolveTableName } from '../../../stores/postgres/sql.js';
 import type { CliConfig } from '../config.js';
@@ -34,6 +35,9 @@ export async function migrateCommand(config: CliConfig, io: CliIo): Promise<numb
       io.out(`${name} is now at schema version ${latest}\n`);
     }
     if (config.migrate !== undefined) await changeEngine(database, tableName, config.migrate, io);
+    if (config.migrate?.engine === undefined && (await readEngineState(database, tableName)).engine === 'v1') {
+      io.out(`${name} still runs engine v1 (relays default to v2 and wait on such a table): switch it with \`outboxer migrate --engine v2\`, see docs/upgrading-to-engine-v2.md\n`);
+    }
     return EXIT_OK;
   } finally {
     await database.close();
