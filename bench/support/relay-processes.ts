@@ -8,10 +8,14 @@ const STOP_TIMEOUT_MS = 30_000;
 
 export interface RelayProcess {
   readonly pid: number;
+  /** When its ready line was read (`performance.now()`). */
+  readonly readyAt: number;
   /** Resident memory now and at its peak (VmRSS, VmHWM of /proc/<pid>/status), in MB. */
   memory(): { rssMb: number; peakMb: number };
   /** SIGTERM (the relay's graceful stop), then its exit code; SIGKILL and null if it does not stop in time. */
   stop(): Promise<number | null>;
+  /** SIGKILL (a crash: no leave, no release), then resolves once it exited. */
+  kill(): Promise<void>;
 }
 
 function memoryOf(pid: number): { rssMb: number; peakMb: number } {
@@ -34,11 +38,15 @@ function exited(child: ChildProcess): Promise<number | null> {
 export async function startRelayProcess(main: string, args: readonly string[]): Promise<RelayProcess> {
   const child = spawn(process.execPath, [main, 'relay', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
+  let readyAt = Number.NaN;
   let ready: () => void = () => undefined;
   const started = new Promise<void>((resolve) => (ready = resolve));
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-8_000);
-    if (stderr.includes(READY)) ready();
+    if (Number.isNaN(readyAt) && stderr.includes(READY)) {
+      readyAt = performance.now();
+      ready();
+    }
   });
   let timer: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
@@ -56,6 +64,7 @@ export async function startRelayProcess(main: string, args: readonly string[]): 
   const pid = child.pid;
   return {
     pid,
+    readyAt,
     memory: () => memoryOf(pid),
     async stop() {
       const exit = exited(child);
@@ -64,6 +73,11 @@ export async function startRelayProcess(main: string, args: readonly string[]): 
       const code = await exit;
       clearTimeout(killer);
       return code;
+    },
+    async kill() {
+      const exit = exited(child);
+      child.kill('SIGKILL');
+      await exit;
     },
   };
 }
