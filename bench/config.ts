@@ -40,6 +40,8 @@ export interface Sizes {
   readonly scaleRelays: readonly number[];
   /** (h) rounds of one in-order commit, one late commit beside another key and one beside the same key, per writer path. */
   readonly lateCommitRounds: number;
+  /** (i) rounds of a relay joining and dying, then another joining and leaving. */
+  readonly rebalanceRounds: number;
   /** Relay engine of the outboxer contender and of (g) (default v2): sets the table's engine, and passes the relay option / CLI flag when it is not the relay's default. */
   readonly engine: Engine;
 }
@@ -68,6 +70,7 @@ const smoke: Sizes = {
   scaleMessages: 2_000,
   scaleRelays: [1, 2],
   lateCommitRounds: 1,
+  rebalanceRounds: 1,
   engine: 'v2',
 };
 
@@ -92,6 +95,7 @@ const full: Sizes = {
   scaleMessages: 1_000_000,
   scaleRelays: [1, 2, 4],
   lateCommitRounds: 200,
+  rebalanceRounds: 5,
   engine: 'v2',
 };
 

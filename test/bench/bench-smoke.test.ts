@@ -50,7 +50,7 @@ describe('npm run bench -- --size smoke', () => {
 
   it('runs every scenario without errors and every sanity check passes', () => {
     expect(result.errors).toEqual([]);
-    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']);
     const failed = result.scenarios.flatMap((s) => s.checks.filter((c) => !c.ok).map((c) => `${s.id}: ${c.name} (${c.detail})`));
     expect(failed).toEqual([]);
     expect(exitCode, stderr.slice(-2000)).toBe(0);
