@@ -30,9 +30,10 @@ const DEATH_GOAL_LEASES = 4 / 3;
  * until A and B hold half each), B is SIGKILLed (death: from the kill until A holds all), C starts and, once the
  * split is fair again (a second join), is SIGTERMed (leave: from the signal until A holds all). Holdings are
  * read from `outbox_partitions` joined to `outbox_relays` (owner names) every 25 ms. A dead relay's partitions
- * can only move once its lease expired, up to one lease after the kill (its last beat is at most lease/3 old,
- * so at least 2/3 of a lease); the death target allows one more beat interval on top, lease + lease/3, and the
- * time from the expiry (its `expires_at`, read right after the kill) to the takeover is reported beside it.
+ * can only move once its lease expired: 2/3 to 1 lease after the kill (its last beat is at most lease/3 old).
+ * B reaches the fair split on a beat and is killed at once, so its lease is nearly whole: the death time is
+ * close to that worst case. The death target allows one beat interval on top of it, lease + lease/3; the time
+ * from the expiry (B's `expires_at`, read right after the kill) to the takeover is reported beside it.
  * A trickle of messages runs throughout; at the end the queue must hold every one, the first delivery of each
  * in key order.
  */

@@ -118,4 +118,18 @@ describe('npm run bench -- --size smoke', () => {
       }
     }
   });
+
+  it('(i) times every join, death and leave of relay processes, and the trickle beside them loses nothing and keeps key order', () => {
+    const i = scenario('i');
+    const rounds = sizes.smoke.rebalanceRounds;
+    for (const [kind, samples] of [['join', 2 * rounds], ['death (SIGKILL)', rounds], ['leave (SIGTERM)', rounds]] as const) {
+      expect(metric(i, kind, 'samples')).toBe(samples);
+      expect(metric(i, kind, 'maxMs')).toBeGreaterThan(0);
+      expect(Number.isFinite(metric(i, kind, 'maxLeases'))).toBe(true);
+    }
+    expect(Number.isFinite(metric(i, 'death (SIGKILL)', 'afterExpiryMaxMs'))).toBe(true);
+    expect(metric(i, 'trickle', 'written')).toBeGreaterThan(0);
+    expect(metric(i, 'trickle', 'delivered')).toBe(metric(i, 'trickle', 'written'));
+    expect(metric(i, 'trickle', 'keyOrderViolations')).toBe(0);
+  });
 });
