@@ -102,9 +102,6 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, { options: path === '' ? [] : [path] });
   }
   const options = parsed.data;
-  if (options.publishTimeoutMs * 2 > options.leaseMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be at most half of leaseMs (${options.leaseMs}) so that a publish and its mark end well before the lease`, { options: ['publishTimeoutMs', 'leaseMs'] });
-  }
   leaseTimingForV2(options.leaseMs, options.publishTimeoutMs);
   if (options.maxErrorBackoffMs < options.errorBackoffMs) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs', { options: ['maxErrorBackoffMs', 'errorBackoffMs'] });
