@@ -7,8 +7,8 @@ import { type MessageRow, toMessage } from '../../src/stores/postgres/message-ro
 /**
  * What a relay of an older outboxer version (engine v1, removed here) does to a table, as plain SQL: claims rows
  * under a per-row lease token (`lease_owner`, `lease_token`, `lease_until`, `attempts + 1`), marks them under that
- * token, and takes leases at insert time for its in-process hand-off. Simplified (heads of keys only, no runs behind
- * them), but the writes are the ones the fence triggers of the switch to v2 must turn into no-ops. Tests of the
+ * token, and takes leases at insert time for its in-process hand-off. Simplified (no skip scan, no key quota, no
+ * backoff bookkeeping), but the writes are the ones the fence triggers of the switch to v2 must turn into no-ops. Tests of the
  * switch, the fence and the overlap with old relays use it; nothing in src runs these statements.
  */
 export interface OldV1Claim {
@@ -24,15 +24,27 @@ export function quotedTable(name: { readonly schema: string; readonly table: str
   return `"${name.schema}"."${name.table}"`;
 }
 
-/** Leases up to `limit` heads of keys (no earlier pending row of their key) that are available and not leased. */
+/**
+ * Leases up to `limit` rows: heads of keys (no earlier pending row of their key) that are available and not leased,
+ * each with the open run of its key behind it (cut at the first row that is not available or is leased).
+ */
 export async function oldV1Claim(db: SqlExecutor, table: string, request: { readonly owner: string; readonly leaseMs: number; readonly limit: number }): Promise<OldV1Claim> {
   const token = randomUUID();
+  const free = (row: string) => `${row}.available_at <= now() AND (${row}.lease_until IS NULL OR ${row}.lease_until <= now())`;
   const result = await db.query(
-    `WITH picked AS (
-      SELECT o.seq FROM ${table} o
-      WHERE o.state = 'pending' AND o.available_at <= now() AND (o.lease_until IS NULL OR o.lease_until <= now())
+    `WITH heads AS (
+      SELECT o.seq, o.key FROM ${table} o
+      WHERE o.state = 'pending' AND ${free('o')}
         AND (o.key IS NULL OR NOT EXISTS (SELECT 1 FROM ${table} p WHERE p.key = o.key AND p.state = 'pending' AND p.seq < o.seq))
       ORDER BY o.seq LIMIT $1 FOR UPDATE SKIP LOCKED
+    ), runs AS (
+      SELECT r.seq FROM heads h CROSS JOIN LATERAL (
+        SELECT x.seq, bool_and(${free('x')}) OVER (ORDER BY x.seq) AS open FROM ${table} x
+        WHERE x.key = h.key AND x.state = 'pending' AND x.seq > h.seq ORDER BY x.seq LIMIT $1
+      ) r
+      WHERE r.open
+    ), picked AS (
+      SELECT seq FROM (SELECT seq FROM heads UNION ALL SELECT seq FROM runs) s ORDER BY seq LIMIT $1
     )
     UPDATE ${table} u SET lease_owner = $2, lease_token = $3::uuid, lease_until = now() + $4::int8 * interval '1 millisecond', attempts = u.attempts + 1
     FROM picked WHERE u.seq = picked.seq
@@ -153,8 +165,16 @@ export class OldV1Relay {
     }
   }
 
+  /** Messages of one key one after another, in store order; keys and unkeyed messages side by side. */
   async #publish(claim: OldV1Claim): Promise<void> {
-    await Promise.all(claim.messages.map((m) => this.#publisher.publish(m)));
+    const chains = new Map<string, OutboxMessage[]>();
+    for (const message of claim.messages) {
+      const chain = message.key === null ? `id:${message.id}` : `key:${message.key}`;
+      chains.set(chain, [...(chains.get(chain) ?? []), message]);
+    }
+    await Promise.all([...chains.values()].map(async (chain) => {
+      for (const message of chain) await this.#publisher.publish(message);
+    }));
     await oldV1MarkPublished(this.#db, this.#table, claim.token, claim.messages.map((m) => m.id));
   }
 }
