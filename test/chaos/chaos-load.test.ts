@@ -58,5 +58,4 @@ describe('chaos engine switch', () => {
     await useEngine({ schema: fixture.schema, admin: fixture.pool }, 'v2');
     expect(await state(fixture)).toEqual({ engine: 'v2', open: true, fenceTriggers: 2 });
   });
-
 });
