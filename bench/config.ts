@@ -38,6 +38,8 @@ export interface Sizes {
   /** (g) backlog drained by `outboxer relay` processes, and how many processes each run starts. */
   readonly scaleMessages: number;
   readonly scaleRelays: readonly number[];
+  /** (h) rounds of one in-order commit, one late commit beside another key and one beside the same key, per writer path. */
+  readonly lateCommitRounds: number;
   /** Relay engine of the outboxer contender and of (g) (default v2): sets the table's engine, and passes the relay option / CLI flag when it is not the relay's default. */
   readonly engine: Engine;
 }
@@ -66,6 +68,7 @@ const smoke: Sizes = {
   payloadBytes: 200,
   scaleMessages: 2_000,
   scaleRelays: [1, 2],
+  lateCommitRounds: 1,
   engine: 'v2',
 };
 
@@ -89,6 +92,7 @@ const full: Sizes = {
   payloadBytes: 200,
   scaleMessages: 1_000_000,
   scaleRelays: [1, 2, 4],
+  lateCommitRounds: 200,
   engine: 'v2',
 };
 

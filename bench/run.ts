@@ -15,6 +15,7 @@ import { backlogDrain } from './scenarios/backlog-drain.js';
 import { claimScaling } from './scenarios/claim-scaling.js';
 import { heldSnapshot } from './scenarios/held-snapshot.js';
 import { idleQueries } from './scenarios/idle-queries.js';
+import { lateCommit } from './scenarios/late-commit.js';
 import { scaleOut } from './scenarios/scale-out.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { steadyLoad } from './scenarios/steady-load.js';
@@ -22,7 +23,7 @@ import { writerThroughput } from './scenarios/writer-throughput.js';
 import { adminClient } from './support/database.js';
 import type { BrokerKind } from './support/broker-target.js';
 
-const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot, g: scaleOut };
+const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot, g: scaleOut, h: lateCommit };
 
 interface ContenderEntry {
   readonly factory: ContenderFactory;
@@ -34,7 +35,7 @@ interface ContenderEntry {
 
 function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
   return {
-    outboxer: { factory: (options) => outboxerContender(options, { engine: sizes.engine }), scenarios: 'abcdef' },
+    outboxer: { factory: (options) => outboxerContender(options, { engine: sizes.engine }), scenarios: 'abcdefh' },
     naive: { factory: naiveRelayContender, scenarios: 'abcdef' },
     peer: { factory: pgTransactionalOutboxContender, scenarios: 'abcdef' },
     pgboss: { factory: pgBossContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
@@ -42,7 +43,7 @@ function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
   };
 }
 const DEFAULT_CONTENDERS = 'outboxer,naive,peer,pgboss,graphile';
-const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
+const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
   [--contenders ${DEFAULT_CONTENDERS}] [--set sizeKey=value ...] [--out bench/results/]`;
 
 function applyOverrides(base: Sizes, sets: readonly string[]): { sizes: Sizes; overrides: Record<string, string> } {

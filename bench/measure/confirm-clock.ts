@@ -14,6 +14,7 @@ export class ConfirmClock {
   #failures = 0;
   #lastError: string | undefined;
   #waiters: { target: number; resolve: () => void }[] = [];
+  readonly #idWaiters = new Map<string, (at: number) => void>();
   /** Only measure latency for ids the writers reported (a pre-loaded backlog has none). */
   timing = false;
 
@@ -38,6 +39,8 @@ export class ConfirmClock {
   confirmed(id: string): void {
     const now = performance.now();
     this.#confirms++;
+    this.#idWaiters.get(id)?.(now);
+    this.#idWaiters.delete(id);
     if (this.timing) {
       const committed = this.#committedAt.get(id);
       if (committed === undefined) this.#confirmedAt.set(id, now);
@@ -56,6 +59,14 @@ export class ConfirmClock {
   failed(error: unknown): void {
     this.#failures++;
     this.#lastError = error instanceof Error ? error.message : String(error);
+  }
+
+  /**
+   * Resolves with the time (`performance.now()`) `id` is confirmed at. Ask before the message can be published
+   * (inside its transaction): a confirm that came earlier is not remembered.
+   */
+  confirmation(id: string): Promise<number> {
+    return new Promise((resolve) => this.#idWaiters.set(id, resolve));
   }
 
   /** Resolves once `target` confirms were counted, or after `timeoutMs` (then `reached` is false). */

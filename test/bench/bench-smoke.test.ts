@@ -50,7 +50,7 @@ describe('npm run bench -- --size smoke', () => {
 
   it('runs every scenario without errors and every sanity check passes', () => {
     expect(result.errors).toEqual([]);
-    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
     const failed = result.scenarios.flatMap((s) => s.checks.filter((c) => !c.ok).map((c) => `${s.id}: ${c.name} (${c.detail})`));
     expect(failed).toEqual([]);
     expect(exitCode, stderr.slice(-2000)).toBe(0);
@@ -102,6 +102,19 @@ describe('npm run bench -- --size smoke', () => {
         expect(Number.isFinite(metric(g, name, 'vsCeiling', broker))).toBe(true);
         expect(metric(g, name, 'peakRssMb', broker)).toBeGreaterThan(0);
         expect(metric(g, name, 'peakRssMb', broker)).toBeGreaterThanOrEqual(metric(g, name, 'startRssMb', broker));
+      }
+    }
+  });
+
+  it('(h) times late commits beside in-order ones on both writer paths, every message confirmed in key order', () => {
+    const h = scenario('h');
+    for (const broker of ['rabbitmq', 'nats']) {
+      const rows = h.rows.filter((row) => row.contender === 'outboxer' && row.broker === broker);
+      expect(rows.map((row) => row.metrics.path)).toEqual(['wake', 'transaction']);
+      for (const row of rows) {
+        for (const name of ['inOrderP99Ms', 'otherKeyP99Ms', 'sameKeyP99Ms']) expect(Number.isFinite(row.metrics[name])).toBe(true);
+        expect(row.metrics.unconfirmed).toBe(0);
+        expect(row.metrics.keyOrderViolations).toBe(0);
       }
     }
   });

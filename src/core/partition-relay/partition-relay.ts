@@ -162,7 +162,9 @@ export class PartitionRelay {
         errorDelay = Math.min(errorDelay * 2, options.maxErrorBackoffMs);
         continue;
       }
-      const until = this.#stopping ? this.#session.dueAt : Math.min(this.#session.dueAt, Math.max(pollAt, this.#readBlockedUntil));
+      // a wake that came while reads were blocked is served as soon as the block ends, not at the next poll
+      const readAt = this.#woken ? this.#readBlockedUntil : Math.max(pollAt, this.#readBlockedUntil);
+      const until = this.#stopping ? this.#session.dueAt : Math.min(this.#session.dueAt, readAt);
       await this.#waker.wait(Math.max(0, until - performance.now()));
     }
   }

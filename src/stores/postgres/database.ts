@@ -36,6 +36,28 @@ interface PgPoolClientLike extends SqlExecutor {
   query(text: string, params?: unknown[]): Promise<QueryResultLike>;
   query(config: { text: string; values?: unknown[]; query_timeout?: number }): Promise<QueryResultLike>;
   release(error?: Error | boolean): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * A checked-out `pg` client has no `error` listener (the pool listens only while it is idle), so a backend
+ * killed between two of its queries would throw from the socket and end the process. While we hold it, the
+ * error marks it broken: the next query fails as a rejected promise, and the client is not reused.
+ */
+async function withClient<T>(pool: PgPoolLike, work: (client: PgPoolClientLike, broken: { value: boolean }) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  const broken = { value: false };
+  const onError = () => {
+    broken.value = true;
+  };
+  client.on('error', onError);
+  try {
+    return await work(client, broken);
+  } finally {
+    client.removeListener('error', onError);
+    client.release(broken.value);
+  }
 }
 
 /** node-postgres treats a `query_timeout` of 0 as "the pool's", so "none" is the longest timer Node allows. */
@@ -54,43 +76,35 @@ export function fromPgPool(pool: PgPoolLike, options: { ownsPool?: boolean } = {
   return {
     query: (text, params) => pool.query(text, params),
     queryNamed: (statement, params) => pool.query({ name: statement.name, text: statement.text, values: params }),
-    async transaction(work) {
-      const client = await pool.connect();
-      let broken = false;
-      try {
+    transaction: (work) =>
+      withClient(pool, async (client, broken) => {
         await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
         try {
-          await client.query('ROLLBACK');
-        } catch {
-          broken = true;
+          const result = await work(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {
+            broken.value = true;
+          });
+          throw error;
         }
-        throw error;
-      } finally {
-        client.release(broken);
-      }
-    },
-    async session(work) {
-      const client = await pool.connect();
-      let broken = false;
-      try {
+      }),
+    session: (work) =>
+      withClient(pool, async (client, broken) => {
         const unbounded: SqlExecutor = {
           query: (text, values) => client.query({ text, ...(values === undefined ? {} : { values }), query_timeout: NO_CLIENT_TIMEOUT_MS }),
         };
-        await unbounded.query('SET statement_timeout = 0');
-        const result = await work(unbounded);
-        await unbounded.query('RESET statement_timeout');
-        return result;
-      } catch (error) {
-        broken = true;
-        throw error;
-      } finally {
-        client.release(broken);
-      }
-    },
+        try {
+          await unbounded.query('SET statement_timeout = 0');
+          const result = await work(unbounded);
+          await unbounded.query('RESET statement_timeout');
+          return result;
+        } catch (error) {
+          broken.value = true;
+          throw error;
+        }
+      }),
     async close() {
       if (options.ownsPool === true) await pool.end();
     },
