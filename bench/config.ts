@@ -46,8 +46,9 @@ export interface Sizes {
   readonly engine: Engine;
 }
 
-export type Engine = 'v1' | 'v2';
-export const ENGINES: readonly Engine[] = ['v1', 'v2'];
+/** Engine v1 was removed: the setting takes only v2, and stays so that runs name their engine. */
+export type Engine = 'v2';
+export const ENGINES: readonly Engine[] = ['v2'];
 
 const smoke: Sizes = {
   drainMessages: 2_000,

@@ -37,8 +37,6 @@ interface ContenderEntry {
 function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
   return {
     outboxer: { factory: (options) => outboxerContender(options, { engine: sizes.engine }), scenarios: 'abcdefh' },
-    /** Engine v1 beside the `engine` setting's, in the same run, so the two are compared side by side. */
-    outboxer1: { factory: (options) => outboxerContender(options, { engine: 'v1' }), scenarios: 'abcdefh' },
     naive: { factory: naiveRelayContender, scenarios: 'abcdef' },
     peer: { factory: pgTransactionalOutboxContender, scenarios: 'abcdef' },
     pgboss: { factory: pgBossContender, scenarios: 'abcd', oneBrokerAtSmoke: true },

@@ -6,7 +6,6 @@ import { AckPolicy } from '@nats-io/jetstream';
 import pg from 'pg';
 import { fromPgPool } from '../src/stores/postgres/database.js';
 import { leaseTables } from '../src/stores/postgres/leases/lease-tables.js';
-import { fenceTriggersSql } from '../src/stores/postgres/migration-engine-switch.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
 import { natsAdmin, PrivateNatsServer } from '../test/support/nats-harness.js';
 import { TcpProxy } from '../test/support/tcp-proxy.js';
@@ -136,11 +135,9 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
 
 /**
  * Puts the scenario's table on `engine` before any relay starts. A table `migrate` creates runs v2 with its fence
- * in the past (`-infinity`), so v2 relays are granted partitions at once; v1 drops the fence triggers and sets
- * the engine back, as a switch back does (no relay holds a partition yet).
+ * in the past (`-infinity`), so v2 relays are granted partitions at once.
  */
 export async function useEngine(env: Pick<Environment, 'schema' | 'admin'>, engine: RelayEngine): Promise<void> {
   const name = { schema: env.schema, table: 'outbox' };
-  if (engine === 'v1') await env.admin.query(fenceTriggersSql(name, 'drop'));
   await env.admin.query(`UPDATE ${leaseTables(name).partitioning} SET engine = '${engine}', fence_until = '-infinity'`);
 }

@@ -21,7 +21,7 @@ export interface Load {
  * open 1-2.5 s stalls its lane and every lane that picks its key. Measured on the 2-core machine: 12 lanes,
  * 256 keys and 1 % held reached only 520-540 msg/s of 750 asked; 16 lanes, 512 keys and 0.5 % held (still
  * about 30 late commits a run) reach 700 when the machine is otherwise idle.
- * The relays claim 100 a lane instead of 20: a v1 relay delivered 200-300 msg/s with claims of 20 here, so
+ * The relays read 100 a lane instead of 20: a relay of the older engine delivered 200-300 msg/s with batches of 20 here, so
  * one relay alone (`rabbit-relays-join-leave`) fell behind and every message waited in a growing backlog.
  */
 export const LOADS: Readonly<Record<LoadName, Load>> = Object.freeze({

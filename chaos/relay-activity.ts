@@ -3,7 +3,7 @@ import type { IncarnationRecord } from './attribution.js';
 export interface RelayActivity {
   /** The most relays running at once (from each one's `running` to its exit). */
   readonly relaysPeak: number;
-  /** Marks, failures and releases (v1) or completions (v2) that wrote fewer rows than asked: a relay fenced off what it no longer held. */
+  /** Completions (journaled as marks and failures) that wrote fewer rows than asked: a relay fenced off what it no longer held. */
   readonly fencedWrites: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- --seed N --scenario NAME|all --set ci|full --load light|sustained --engine v1|v2 --out DIR`:
+ * `npm run chaos -- --seed N --scenario NAME|all --set ci|full --load light|sustained --engine v2 --out DIR`:
  * runs fault-injection scenarios against the local PostgreSQL, RabbitMQ and NATS, writes
  * DIR/<scenario>-<seed>/report.json and prints a table. Exit 0 only if every scenario met every target.
  * The same seed replays the same schedule. The load defaults to `light` for the ci set, `sustained` for full.
@@ -29,7 +29,7 @@ if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`--seed must be a w
 if (values.set !== 'ci' && values.set !== 'full') throw new Error(`--set must be ci or full; got ${values.set}`);
 const set: ScenarioSet = values.set;
 const load = parseLoad(values.load ?? (set === 'full' ? 'sustained' : 'light'));
-if (values.engine !== 'v1' && values.engine !== 'v2') throw new Error(`--engine must be v1 or v2; got ${values.engine}`);
+if (values.engine !== 'v2') throw new Error(`--engine must be v2 (engine v1 was removed); got ${values.engine}`);
 const engine = values.engine;
 const out = resolve(values.out);
 mkdirSync(out, { recursive: true });

@@ -51,7 +51,8 @@ export interface RelaySpec {
   readonly engine?: RelayEngine | undefined;
 }
 
-export type RelayEngine = 'v1' | 'v2';
+/** The only engine since v1 was removed; kept in specs and reports, which name it. */
+export type RelayEngine = 'v2';
 
 /** Named points where a relay kills itself with SIGKILL. */
 export type KillPoint = 'after-claim' | 'after-publish-before-confirm' | 'after-confirm-before-mark';

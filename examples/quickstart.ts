@@ -39,8 +39,8 @@ export async function payOrder(orderId: number, requestId: string): Promise<void
 // that is refused, OUTBOXER_NOT_IN_TRANSACTION):
 //   await outbox.enqueue(client, message); ...COMMIT...; outbox.notifyCommitted();
 
-// Shutdown: outbox.close() lets open transactions hand their messages over, stops the relay (publishes in
-// flight are confirmed and marked, the rest released) and closes the publisher. The pool is yours: end it last.
+// Shutdown: outbox.close() stops the relay (publishes in flight are confirmed and their outcomes written, its
+// partitions given back) and closes the publisher. The pool is yours: end it last.
 process.once('SIGTERM', async () => {
   await outbox.close();
   await pool.end();

@@ -26,11 +26,7 @@ export {
 } from './core/message.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions, type StoreForOutbox, type TransactionRunner } from './core/outbox.js';
 export type {
-  Claim,
-  ClaimRequest,
   FailedMessage,
-  HandoffLease,
-  InsertResult,
   CommitNotifier,
   Logger,
   OutboxOperator,
@@ -60,7 +56,7 @@ export type {
   WakeSignal,
 } from './core/ports.js';
 export { redactUrl } from './core/redact.js';
-export { Relay, type RelayRoundResult, type StoreForRelay } from './core/relay.js';
+export { Relay, type StoreForRelay } from './core/relay.js';
 export { resolveRelayOptions, type RelayHooks, type RelayOptions, type RelayOptionsInput } from './core/relay-options.js';
 export { FAILURE_ACTIONS, failureAction, type FailureAction } from './core/publish-failure.js';
 export { retryDelayMs, type RetryPolicy } from './core/retry-policy.js';

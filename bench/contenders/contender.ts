@@ -41,7 +41,7 @@ export interface ContenderOptions {
 
 export type ContenderFactory = (options: ContenderOptions) => RelayContender;
 
-/** Whether a contender is outboxer's relay (either engine), which the targets are about. */
+/** Whether a contender is outboxer's relay, which the targets are about. */
 export function isOutboxerRelay(name: string): boolean {
-  return name === 'outboxer' || name.startsWith('outboxer (engine ');
+  return name === 'outboxer';
 }

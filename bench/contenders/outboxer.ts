@@ -49,7 +49,7 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   const table = `"${schema}".outbox`;
   let relay: Relay | undefined;
   return {
-    name: engine === 'v2' ? 'outboxer' : `outboxer (engine ${engine})`,
+    name: 'outboxer',
     appName,
     schema,
     async setup(admin) {
@@ -69,14 +69,14 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
     committed() {
       outbox.notifyCommitted();
     },
-    // The documented fast path: BEGIN/COMMIT by outbox.transaction, messages handed to the in-process relay.
-    // BENCH_OUTBOXER_PATH=wake measures the other documented path instead: the writer's own transaction, then
-    // notifyCommitted() (a wake-up and a claim).
+    // BEGIN/COMMIT by outbox.transaction, which wakes the in-process relay after the commit (on older commits,
+    // the hand-off). BENCH_OUTBOXER_PATH=wake measures the other documented path instead: the writer's own
+    // transaction, then notifyCommitted().
     ...(process.env.BENCH_OUTBOXER_PATH === 'wake'
       ? {}
       : {
           transaction<T>(client: pg.PoolClient, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-            // The runner hands `client` itself to the work, so the enqueues inside are on the hand-off's transaction.
+            // The runner hands `client` itself to the work, so the enqueues inside are on its transaction.
             return outbox.transaction(onClient(client), () => work(client));
           },
         }),
@@ -92,14 +92,8 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
       const result = await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE state = 'pending'`);
       return (result.rows[0] as { n: number }).n;
     },
-    // v2 has no claim: its counterpart, a read of every partition, is timed instead
-    claimOnce: engine === 'v1' ? async (limit) => {
-      const started = performance.now();
-      const claim = await store.claim({ owner: 'bench', leaseMs: 30_000, limit });
-      const ms = performance.now() - started;
-      await store.release(claim.token, claim.messages.map((m) => m.id));
-      return { claimed: claim.messages.length, ms };
-    } : partitionReadTimer(store),
+    // engine v2 has no claim: its counterpart, a read of every partition, is timed instead
+    claimOnce: partitionReadTimer(store),
     async teardown(admin) {
       await relay?.stop();
       await pool.end();

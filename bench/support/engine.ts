@@ -3,28 +3,21 @@ import { resolveRelayOptions, type RelayOptionsInput } from '../../src/index.js'
 import type { Engine } from '../config.js';
 
 /** The relay's own default engine: v1 on commits whose relay knows no engine option. */
-function defaultEngine(): Engine {
-  return (resolveRelayOptions({}) as { engine?: Engine }).engine ?? 'v1';
+function defaultEngine(): string {
+  return (resolveRelayOptions({}) as { engine?: string }).engine ?? 'v1';
 }
 
 /**
  * The bench's `engine` setting, for the table and the relay. A table the bench migrates starts at the engine its
  * commit gives new tables (v2 now, v1 on older commits); it is set to the one asked for at once, with no fence
- * to wait for, since no relay serves a bench table yet. To v1 the fence triggers go too (as a switch back does),
- * or v1 claims would be no-ops. The relay option and the CLI flag are passed only when they differ from the
+ * to wait for, since no relay serves a bench table yet. The relay option and the CLI flag are passed only when they differ from the
  * relay's default, so the bench still runs on commits whose relay knows no engine option; on those,
  * `engine=v2` fails with the relay's own validation error.
  */
 export async function useEngine(admin: pg.Client, schema: string, table: string, engine: Engine): Promise<void> {
   const partitioning = `"${schema}"."${table}_partitioning"`;
   const found = await admin.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [partitioning]);
-  if (found.rows[0]?.exists !== true) {
-    if (engine === 'v1') return;
-    throw new Error(`engine ${engine}: ${partitioning} is missing (this commit has no engine v2)`);
-  }
-  if (engine === 'v1') {
-    for (const trigger of ['fence_v1_insert', 'fence_v1_update']) await admin.query(`DROP TRIGGER IF EXISTS "${table}_${trigger}" ON "${schema}"."${table}"`);
-  }
+  if (found.rows[0]?.exists !== true) throw new Error(`engine ${engine}: ${partitioning} is missing (this commit has no engine v2)`);
   await admin.query(`UPDATE ${partitioning} SET engine = '${engine}', fence_until = '-infinity'`);
 }
 

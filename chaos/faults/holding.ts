@@ -5,8 +5,8 @@ import type { FaultContext } from '../scenario.js';
 const WRITES = new Set(['mark', 'markFailed', 'release']);
 
 /**
- * Whether a relay's journal shows a claim (engine v2: a read of a partition) that no mark, failure or
- * release has answered yet. A targeting hint for fault schedules, read from the journal's tail; never a verdict.
+ * Whether a relay's journal shows a claim (a read of a partition) that no mark or failure has answered
+ * yet. A targeting hint for fault schedules, read from the journal's tail; never a verdict.
  */
 export function holdsClaim(journal: string): boolean {
   const open = new Set<string>();

@@ -3,10 +3,10 @@ import type { Journal } from '../journal.js';
 import { type FaultPlan, killSelf } from './faulting-publisher.js';
 
 /**
- * The engine v2 counterpart of `faultingStore`: journals what a relay read from its partitions as a claim
+ * Journals what a relay read from its partitions as a claim
  * (token `p<partition>e<epoch>r<read>`: the lease that fences it, and the read, since a v2 relay reads a row
  * again after a publish it could not finish) and each completion as a mark of the tokens its rows were read
- * under (full when applied, short of the rows it skipped, 0 rows when fenced), so that the checker attributes v2 copies as it does v1's; kills the
+ * under (full when applied, short of the rows it skipped, 0 rows when fenced), so that the checker attributes copies to reads; kills the
  * process after a read or before a completion at the planned occurrence.
  */
 export function faultingReader(inner: PartitionReader, journal: Journal, tokens: Map<string, string>, plan: FaultPlan): PartitionReader {

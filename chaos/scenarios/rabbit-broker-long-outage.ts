@@ -3,8 +3,8 @@ import type { Scenario } from '../scenario.js';
 
 /**
  * A broker outage longer than the relays' retry budget (maxAttempts x backoff, about 3 s here; about
- * 13 min with the library defaults). Fails today: healthy messages are parked as dead (see
- * chaos/regressions-pending/broker-outage-parks-healthy-messages.test.ts). Full set only.
+ * 13 min with the library defaults): no healthy message may be parked as dead (test/integration/relay.test.ts,
+ * "rides out a broker outage longer than the retry budget"). Full set only.
  */
 export const rabbitBrokerLongOutage: Scenario = {
   name: 'rabbit-broker-long-outage',

@@ -81,7 +81,7 @@ export interface NewOutboxMessage {
 
 export type MessageState = 'pending' | 'published' | 'dead';
 
-/** A stored message as the relay sees it after a claim. */
+/** A stored message as the relay sees it after a read. */
 export interface OutboxMessage {
   readonly id: string;
   /** Store order; per-key order follows it. Opaque outside the store (a bigint as text in SQL stores). */

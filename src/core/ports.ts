@@ -6,7 +6,7 @@ import type { RelayStore } from './ports/relay-store.js';
 
 export type { OutboxOperator, OutboxStats } from './ports/outbox-operator.js';
 export type { OutboxSchema } from './ports/outbox-schema.js';
-export type { HandoffLease, InsertResult, OutboxWriter } from './ports/outbox-writer.js';
+export type { OutboxWriter } from './ports/outbox-writer.js';
 export type {
   CompletionOutcome,
   HeldMessage,
@@ -19,12 +19,12 @@ export type {
   RecheckRange,
 } from './ports/partition-reader.js';
 export type { HeldPartition, LiveRelay, Membership, PartitionLease, PartitioningConfig, RelayLeases } from './ports/relay-leases.js';
-export type { Claim, ClaimRequest, FailedMessage, RelayStore } from './ports/relay-store.js';
+export type { FailedMessage, RelayStore } from './ports/relay-store.js';
 
 /**
  * The whole storage port: every role a database implements, each a few atomic operations that every
  * database implements the same way. `Tx` is what the caller's transaction looks like for this database.
- * Each consumer takes only its role: producers the writer, `Relay` the relay role, the CLI's `status` and
+ * Each consumer takes only its role: producers the writer, `Relay` the relay role (with the partition leases and reader), the CLI's `status` and
  * `dead` the operator role, `migrate` the schema role.
  */
 export interface OutboxStore<Tx = unknown> extends OutboxWriter<Tx>, RelayStore, OutboxOperator, OutboxSchema {}

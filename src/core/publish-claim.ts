@@ -7,7 +7,7 @@ import { retryDelayMs, shouldPark } from './retry-policy.js';
 import type { PublishPermits } from './publish-window.js';
 import type { TopicEvent, TopicPauses } from './topic-pauses.js';
 
-/** Messages held back because their topic is paused: released uncounted, claimable again after `delayMs`. */
+/** Messages held back because their topic is paused: held uncounted, due again after `delayMs`. */
 export interface HeldMessages {
   readonly messages: OutboxMessage[];
   readonly delayMs: number;
@@ -15,7 +15,7 @@ export interface HeldMessages {
   readonly error: string;
 }
 
-/** What became of each message of one claim; the relay turns it into fenced marks. */
+/** What became of each message of one batch (a claim, as engine v1 called it); the relay turns it into fenced completions. */
 export interface ClaimOutcome {
   readonly published: OutboxMessage[];
   readonly failed: { message: OutboxMessage; failure: FailedMessage }[];
@@ -31,7 +31,7 @@ export interface ClaimOutcome {
    * them), released uncounted until the pause runs out.
    */
   readonly held: Map<string, HeldMessages>;
-  /** Topic pauses that began or ended during this claim, for the relay to report once. */
+  /** Topic pauses that began or ended during this batch, for the relay to report once. */
   readonly topicEvents: TopicEvent[];
 }
 

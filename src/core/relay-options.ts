@@ -10,13 +10,11 @@ import type { RetryPolicy } from './retry-policy.js';
 const positiveInt = z.number().int().positive();
 
 const relayOptionsSchema = z.object({
-  engine: z.enum(['v1', 'v2']).default('v2'),
+  engine: z.literal('v2').default('v2'),
   owner: z.string().min(1).max(200).optional(),
   batchSize: positiveInt.max(10_000).default(500),
   maxInFlight: positiveInt.max(10_000).default(256),
   lanes: positiveInt.max(16).default(3),
-  maxHandoff: z.number().int().min(0).max(100_000).default(2048),
-  fullSweepIntervalMs: positiveInt.max(60_000).default(1000),
   leaseMs: positiveInt.min(1000).default(30_000),
   publishTimeoutMs: positiveInt.default(10_000),
   pollIntervalMs: positiveInt.default(250),
@@ -48,13 +46,13 @@ export interface RelayHooks {
   onPublished?(event: { id: string; topic: string; key: string | null; attempts: number }): void;
   onRetry?(event: { id: string; topic: string; attempts: number; error: string; retryInMs: number }): void;
   onDead?(event: { id: string; topic: string; attempts: number; reason: string }): void;
-  /** Marks that matched fewer rows than expected: the lease had been taken over (v2: a partition's completion was fenced). */
+  /** A partition's completion was fenced: another relay took the partition over, and `marked` (0) of `expected` outcomes were written. */
   onFenced?(event: { expected: number; marked: number }): void;
-  /** `lease` and `read` are engine v2's: a partition-lease statement or a read failed (the loop backs off). */
-  onError?(event: { stage: 'claim' | 'publish' | 'mark' | 'housekeeping' | 'lease' | 'read'; error: string }): void;
+  /** `lease` and `read`: a partition-lease statement or a read failed (the loop backs off); `mark`: writing outcomes failed. */
+  onError?(event: { stage: 'publish' | 'mark' | 'housekeeping' | 'lease' | 'read'; error: string }): void;
   /**
-   * Engine v2 only: the table does not grant partitions (its engine is still `v1`, or the old engine's fence
-   * has not passed). Called once per wait; the relay keeps its membership and acquires once grants open.
+   * The table does not grant partitions (its engine is still `v1`, the old engine's fence has not passed, or a
+   * resize waits). Called once per wait; the relay keeps its membership and acquires once grants open.
    */
   onWaitingForEngine?(event: { engine: 'v1' | 'v2'; grantsOpen: boolean }): void;
   /**
@@ -69,28 +67,16 @@ export interface RelayHooks {
 
 export interface RelayOptions {
   /**
-   * `v2` (the default): relays lease partitions (docs/design.md, "Engine v2"); the table must run engine v2 (a
-   * table `migrate` creates does; an older one is switched with `migrate --engine v2`), and `leaseMs` must be at
-   * least 3 x `publishTimeoutMs`. `v1`: relays claim rows under per-row leases, on a table still at engine v1.
+   * Always `v2`: relays lease partitions (docs/design.md, "Engine v2"); the table must run engine v2 (a table
+   * `migrate` creates does; an older one is switched with `migrate --engine v2`), and `leaseMs` must be at least
+   * 3 x `publishTimeoutMs`. Engine v1 was removed: `'v1'` is refused (docs/upgrading-to-engine-v2.md).
    */
-  readonly engine: 'v1' | 'v2';
+  readonly engine: 'v2';
   readonly owner: string;
   readonly batchSize: number;
   readonly maxInFlight: number;
-  /** Claim loops that overlap database work with publishing while a backlog lasts (the extra ones sleep when idle). */
+  /** Batches in flight at once while a backlog lasts: one batch's database work overlaps another's publishing. */
   readonly lanes: number;
-  /**
-   * Messages handed off by `Outbox.transaction` that may be unfinished (publishing or awaiting their mark) at
-   * once; beyond it (a slow broker), transactions take the claim path, which has its own backpressure.
-   * 0 turns the hand-off off.
-   */
-  readonly maxHandoff: number;
-  /**
-   * Claims start from where the previous one found its first claimable row, so an old snapshot's dead index
-   * entries are not walked again; at least this often a claim looks from the start, for rows that became
-   * claimable below that point (late commits, retries, released or expired leases).
-   */
-  readonly fullSweepIntervalMs: number;
   readonly leaseMs: number;
   readonly publishTimeoutMs: number;
   readonly pollIntervalMs: number;
@@ -108,6 +94,7 @@ export interface RelayOptions {
 /** Resolves the relay's options once: documented defaults, validated, frozen. */
 export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions {
   const { logger, hooks, wakeSignal, ...rest } = input;
+  refuseRemovedOptions(rest);
   const parsed = relayOptionsSchema.safeParse(rest);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -115,10 +102,7 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, { options: path === '' ? [] : [path] });
   }
   const options = parsed.data;
-  if (options.publishTimeoutMs * 2 > options.leaseMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option publishTimeoutMs (${options.publishTimeoutMs}) must be at most half of leaseMs (${options.leaseMs}) so that a publish and its mark end well before the lease`, { options: ['publishTimeoutMs', 'leaseMs'] });
-  }
-  if (options.engine === 'v2') leaseTimingForV2(options.leaseMs, options.publishTimeoutMs);
+  leaseTimingForV2(options.leaseMs, options.publishTimeoutMs);
   if (options.maxErrorBackoffMs < options.errorBackoffMs) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs', { options: ['maxErrorBackoffMs', 'errorBackoffMs'] });
   }
@@ -136,6 +120,26 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
     hooks: Object.freeze({ ...hooks }),
     wakeSignal,
   });
+}
+
+/** Options of engine v1, which this version no longer has: each refused with what to do instead of a bare "unrecognized key". */
+const REMOVED_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
+  maxHandoff: 'it sized the hand-off of engine v1, which this version no longer has; remove it',
+  fullSweepIntervalMs: "it timed engine v1's claims, which this version no longer has; remove it",
+});
+
+function refuseRemovedOptions(input: object): void {
+  const given = input as Record<string, unknown>;
+  if (given.engine === 'v1') {
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      "relay option engine: engine v1 was removed in this version of outboxer; run engine 'v2' (the default) after switching the table with `outboxer migrate --engine v2`, as docs/upgrading-to-engine-v2.md describes",
+      { options: ['engine'] },
+    );
+  }
+  for (const [option, why] of Object.entries(REMOVED_OPTIONS)) {
+    if (given[option] !== undefined) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${option}: ${why}`, { options: [option] });
+  }
 }
 
 /** Engine v2 trusts 0.8 of a lease and beats three times per lease: `leaseMs >= 3 x publishTimeoutMs`. */

@@ -1,4 +1,4 @@
-/** A topic pause that began in this claim (reported once per episode) or a paused topic that published again. */
+/** A topic pause that began in this batch (reported once per episode) or a paused topic that published again. */
 export type TopicEvent =
   | { readonly kind: 'paused'; readonly topic: string; readonly error: string; readonly retryInMs: number }
   | { readonly kind: 'resumed'; readonly topic: string; readonly pausedMs: number };

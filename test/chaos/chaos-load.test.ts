@@ -28,18 +28,17 @@ describe('chaos load profiles', () => {
   });
 
   it('a scenario can scale its writes with the load', () => {
-    expect(resolveSpecs(rabbitDatabaseFull, 'light', 'v1').workload.txnsPerWriter).toBe(600);
-    expect(resolveSpecs(rabbitDatabaseFull, 'sustained', 'v1').workload.txnsPerWriter).toBe(2 * LOADS.sustained.workload.txnsPerWriter);
+    expect(resolveSpecs(rabbitDatabaseFull, 'light', 'v2').workload.txnsPerWriter).toBe(600);
+    expect(resolveSpecs(rabbitDatabaseFull, 'sustained', 'v2').workload.txnsPerWriter).toBe(2 * LOADS.sustained.workload.txnsPerWriter);
   });
 
   it("the load changes the relay spec (sustained: claims of 100), the scenario's own changes win", () => {
-    expect(resolveSpecs({}, 'light', 'v1').relay.batchSize).toBe(20);
-    expect(resolveSpecs({}, 'sustained', 'v1').relay.batchSize).toBe(100);
-    expect(resolveSpecs({ relay: { batchSize: 7 } }, 'sustained', 'v1').relay.batchSize).toBe(7);
+    expect(resolveSpecs({}, 'light', 'v2').relay.batchSize).toBe(20);
+    expect(resolveSpecs({}, 'sustained', 'v2').relay.batchSize).toBe(100);
+    expect(resolveSpecs({ relay: { batchSize: 7 } }, 'sustained', 'v2').relay.batchSize).toBe(7);
   });
 
   it('the engine enters the relay spec', () => {
-    expect(resolveSpecs({}, 'light', 'v1').relay.engine).toBe('v1');
     expect(resolveSpecs({}, 'light', 'v2').relay.engine).toBe('v2');
   });
 });
@@ -58,11 +57,5 @@ describe('chaos engine switch', () => {
     fixture = await createPostgresFixture();
     await useEngine({ schema: fixture.schema, admin: fixture.pool }, 'v2');
     expect(await state(fixture)).toEqual({ engine: 'v2', open: true, fenceTriggers: 2 });
-  });
-
-  it('puts the table on engine v1 without the fence triggers, so v1 claims are not fenced', async () => {
-    fixture = await createPostgresFixture();
-    await useEngine({ schema: fixture.schema, admin: fixture.pool }, 'v1');
-    expect(await state(fixture)).toEqual({ engine: 'v1', open: true, fenceTriggers: 0 });
   });
 });

@@ -11,9 +11,6 @@ export function postgresTestControls(sql: Sql, schema: string, table = 'outbox')
     return `${column} = now() - ${seconds} * interval '1 second'`;
   };
   return {
-    async expireLeases() {
-      await sql(`UPDATE ${outbox} SET lease_until = now() - interval '1 second' WHERE lease_until IS NOT NULL`);
-    },
     async makeAvailableNow() {
       await sql(`UPDATE ${outbox} SET available_at = now() - interval '1 second' WHERE state = 'pending'`);
     },
@@ -35,6 +32,9 @@ export function postgresTestControls(sql: Sql, schema: string, table = 'outbox')
     },
     async agePublished(seconds) {
       await sql(`UPDATE ${outbox} SET ${ago('published_at', seconds)} WHERE state = 'published'`);
+    },
+    async markAllPublished() {
+      await sql(`UPDATE ${outbox} SET state = 'published', published_at = now() WHERE state = 'pending'`);
     },
     async ageIdempotencyKeys(seconds) {
       await sql(`UPDATE ${keys} SET ${ago('created_at', seconds)}`);

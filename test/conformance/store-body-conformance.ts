@@ -1,18 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutboxMessage } from '../../src/core/message.js';
 import { validateMessage } from '../../src/core/validate-message.js';
+import { readFromStart } from '../support/partition-relay-fixture.js';
 import type { SqlStoreEnvironment, SqlStoreHarness, StoreEnvironment } from './store-harness.js';
 
 const limits = { maxPayloadBytes: 256 * 1024 };
-const owner = 'body-conformance';
-const lease = { owner, token: '018f3c1e-7b2a-7cde-8f01-23456789abcd', leaseMs: 30_000 };
 
 /** What jsonb would rewrite: key order, spacing, a \u escape, an exponent, an empty array's inner space. */
 export const ODD_JSON = '{"b": 1,  "a":"caf\\u00e9", "n": 1e3, "z":[ ], "t":true}';
 /** Bytes that are no text at all: NUL, 0xff, and a lone UTF-8 continuation byte. */
 export const BINARY = Uint8Array.from([0x00, 0x01, 0xff, 0x80, 0x7b, 0x00]);
 
-const claimAll = async <Tx>(e: StoreEnvironment<Tx>): Promise<readonly OutboxMessage[]> => (await e.store.claim({ owner, leaseMs: 30_000, limit: 50 })).messages;
+/** The pending messages as a relay reads them. */
+const readAll = <Tx>(e: StoreEnvironment<Tx>) => readFromStart(e.store.reader, 64, 50);
 const asBytes = (body: unknown): number[] => [...(body as Uint8Array)];
 
 /**
@@ -34,34 +33,32 @@ export function describeStoreBodyConformance<Tx>(harness: SqlStoreHarness<Tx>): 
     it('gives back a JSON body written by plain SQL byte for byte (key order, spacing, escapes, 1e3)', async () => {
       const e = await setup();
       await e.sql(`INSERT INTO ${e.table} (topic, type, payload) VALUES ('orders.created', 'order.created', $1)`, [ODD_JSON]);
-      const [message] = await claimAll(e);
+      const [message] = await readAll(e);
       expect(message?.body).toBe(ODD_JSON);
       expect(message?.contentType).toBe('application/json');
     });
 
-    it('gives back an enqueued payload exactly as JSON.stringify wrote it, from a claim and from a leased insert', async () => {
+    it('gives back an enqueued payload exactly as JSON.stringify wrote it, with its content type', async () => {
       const e = await setup();
       const payload = { zeta: 1, alpha: { d: [1.5, 2e-7], c: 'é😀' }, big: 12345678901234567890 };
-      const claimed = validateMessage({ topic: 't', type: 'x', payload }, limits);
-      const leased = validateMessage({ topic: 't', type: 'x', payload, contentType: 'application/vnd.acme.order+json; charset=utf-8' }, limits);
-      await e.transaction((tx) => e.store.insert(tx, [claimed]));
-      const result = await e.transaction((tx) => (e.store.insertLeased as NonNullable<typeof e.store.insertLeased>)(tx, [leased], lease));
-      expect(result.leased.map((m) => [m.body, m.contentType])).toEqual([[JSON.stringify(payload), 'application/vnd.acme.order+json; charset=utf-8']]);
-      const [fromClaim] = await claimAll(e);
-      expect(fromClaim?.body).toBe(JSON.stringify(payload));
+      const plain = validateMessage({ topic: 't', type: 'x', payload }, limits);
+      const typed = validateMessage({ topic: 't', type: 'x', payload, contentType: 'application/vnd.acme.order+json; charset=utf-8' }, limits);
+      await e.transaction((tx) => e.store.insert(tx, [plain, typed]));
+      expect((await readAll(e)).map((m) => [m.body, m.contentType])).toEqual([
+        [JSON.stringify(payload), 'application/json'],
+        [JSON.stringify(payload), 'application/vnd.acme.order+json; charset=utf-8'],
+      ]);
     });
 
-    it('stores a binary body as bytes with its content type, through insert, a leased insert and plain SQL', async () => {
+    it('stores a binary body as bytes with its content type, through insert and plain SQL', async () => {
       const e = await setup();
       const inserted = validateMessage({ topic: 't', type: 'x', payload: BINARY, contentType: 'application/x-protobuf' }, limits);
-      const leased = validateMessage({ topic: 't', type: 'x', payload: Buffer.from(BINARY) }, limits);
-      await e.transaction((tx) => e.store.insert(tx, [inserted]));
-      const result = await e.transaction((tx) => (e.store.insertLeased as NonNullable<typeof e.store.insertLeased>)(tx, [leased], lease));
-      expect(result.leased.map((m) => [asBytes(m.body), m.contentType])).toEqual([[[...BINARY], 'application/octet-stream']]);
+      const buffer = validateMessage({ topic: 't', type: 'x', payload: Buffer.from(BINARY) }, limits);
+      await e.transaction((tx) => e.store.insert(tx, [inserted, buffer]));
       await e.sql(`INSERT INTO ${e.table} (topic, type, payload_bytes, content_type) VALUES ('t', 'x', '\\x0001ff807b00'::bytea, 'application/avro')`);
-      const claimed = await claimAll(e);
-      expect(claimed.map((m) => [asBytes(m.body), m.contentType])).toEqual([
+      expect((await readAll(e)).map((m) => [asBytes(m.body), m.contentType])).toEqual([
         [[...BINARY], 'application/x-protobuf'],
+        [[...BINARY], 'application/octet-stream'],
         [[...BINARY], 'application/avro'],
       ]);
     });
@@ -74,7 +71,7 @@ export function describeStoreBodyConformance<Tx>(harness: SqlStoreHarness<Tx>): 
       await expect(insert('{"nested": {"a": "b"}}')).rejects.toThrow(/outbox header "nested" must be a string; got a JSON object/);
       await expect(insert('["tenant"]')).rejects.toThrow(/outbox headers must be a JSON object of string values; got a JSON array/);
       await insert('{"tenant": "acme"}');
-      expect((await claimAll(e)).map((m) => m.headers)).toEqual([{ tenant: 'acme' }]);
+      expect((await readAll(e)).map((m) => m.headers)).toEqual([{ tenant: 'acme' }]);
     });
 
     it('refuses a row with no body, with two bodies, or a JSON body under a content type that is not JSON', async () => {
@@ -85,10 +82,10 @@ export function describeStoreBodyConformance<Tx>(harness: SqlStoreHarness<Tx>): 
       await expect(e.sql(`${columns} VALUES ('t', 'x', '{}', NULL, 'text/plain')`)).rejects.toThrow(/content_type_valid/);
       await expect(e.sql(`${columns} VALUES ('t', 'x', NULL, '\\x00'::bytea, 'not a media type')`)).rejects.toThrow(/content_type_valid/);
       await expect(e.sql(`${columns} VALUES ('t', 'x', '{"a": }', NULL, 'application/json')`)).rejects.toThrow(/json/i);
-      expect(await claimAll(e)).toHaveLength(0);
+      expect(await readAll(e)).toHaveLength(0);
     });
 
-    it('leaves free space in each page (fillfactor 70), so lease updates need no new index entries', async () => {
+    it('leaves free space in each page (fillfactor 70), so row updates need no new index entries', async () => {
       const e = await setup();
       const rows = await e.sql(`SELECT reloptions FROM pg_class WHERE oid = '${e.table}'::regclass`);
       expect(rows[0]?.reloptions).toEqual(['fillfactor=70']);

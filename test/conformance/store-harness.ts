@@ -1,4 +1,4 @@
-import type { OutboxStore } from '../../src/core/ports.js';
+import type { OutboxStore, PartitionReader } from '../../src/core/ports.js';
 
 /** A row as a plain-SQL producer or trigger writes it: only the columns it must give, the rest defaulted. */
 export interface PlainRow {
@@ -16,8 +16,6 @@ export interface PlainRow {
  * on the database clock.
  */
 export interface TestControls {
-  /** Every lease runs out now, as if its time had passed; the rows stay leased to the same token. */
-  expireLeases(): Promise<void>;
   /** Every pending message waiting for its time (a delay, a backoff, a paused topic) is due now. */
   makeAvailableNow(): Promise<void>;
   /** Parks every message as dead with `reason`, as if each had failed for good just now. */
@@ -28,6 +26,8 @@ export interface TestControls {
   ageCreated(seconds: number): Promise<void>;
   /** Every published message was published `seconds` ago. */
   agePublished(seconds: number): Promise<void>;
+  /** Every pending message is published now, as a store that retains published rows marks it. */
+  markAllPublished(): Promise<void>;
   /** Every idempotency key was recorded `seconds` ago. */
   ageIdempotencyKeys(seconds: number): Promise<void>;
   /** How many messages the store holds, in any state. */
@@ -36,7 +36,8 @@ export interface TestControls {
 
 /** One database under the store conformance suite. */
 export interface StoreEnvironment<Tx = unknown> {
-  readonly store: OutboxStore<Tx>;
+  /** The store, with the partition reader a relay reads it through. */
+  readonly store: OutboxStore<Tx> & { readonly reader: PartitionReader };
   /** Runs `work` in a transaction that commits, or rolls back when `work` throws. */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   readonly controls: TestControls;

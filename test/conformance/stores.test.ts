@@ -1,6 +1,5 @@
 import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
-import { useEngineV1 } from '../support/engine-v1-table.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import type { SqlStoreHarness } from './store-harness.js';
@@ -14,8 +13,6 @@ function harness(name: string, open: (prefix: string) => Promise<SchemaDatabase>
       const { schema, database, sql, cleanup } = await open('conf');
       const store = new PostgresOutboxStore(database, { schema, ...options });
       await store.migrate();
-      // the store port's claims and marks are engine v1's: a v2 table's fence would turn every claim into a no-op
-      await useEngineV1(database, store.tableName);
       const controls = postgresTestControls(sql, schema);
       return { store, table: `"${schema}"."outbox"`, transaction: (work) => database.transaction(work), sql, controls, cleanup };
     },

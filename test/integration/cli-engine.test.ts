@@ -57,7 +57,7 @@ describe('outboxer CLI: engine v2', () => {
 
     const { env: legacy } = await migratedAtV1();
     const kept = await migrate([], legacy);
-    expect(kept.stdout).toMatch(/up to date \(schema version 8\); nothing to do\n.* still runs engine v1 \(relays default to v2 and wait on such a table\): switch it with `outboxer migrate --engine v2`, see docs\/upgrading-to-engine-v2.md\n$/);
+    expect(kept.stdout).toMatch(/up to date \(schema version 8\); nothing to do\n.* still runs engine v1 \(relays of this version run engine v2 only and wait on such a table\): switch it with `outboxer migrate --engine v2`, see docs\/upgrading-to-engine-v2.md\n$/);
     expect((await status(legacy)).engine?.engine).toBe('v1');
     // asked for an engine, migrate says what the switch did instead
     expect((await migrate(['--engine', 'v1'], legacy)).stdout).not.toContain('still runs engine v1');

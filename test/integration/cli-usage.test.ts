@@ -38,7 +38,7 @@ describe('outboxer CLI: usage', () => {
     [['relay', '--batch-size', '1.5'], {}, /--batch-size must be a whole number/],
     [['relay', '--lease-ms', '-5'], {}, /lease-ms/],
     [['relay'], { OUTBOXER_BATCH_SIZE: 'many' }, /OUTBOXER_BATCH_SIZE must be a whole number/],
-    [['relay', '--lease-ms', '5000'], {}, /relay option publishTimeoutMs \(10000\) must be .*leaseMs \(5000\)/],
+    [['relay', '--lease-ms', '5000'], {}, /relay option leaseMs \(5000\) must be at least 3 x publishTimeoutMs \(10000\)/],
     [['relay', '--publisher', 'kafka'], {}, /--publisher must be one of console, rabbitmq, nats/],
     [['relay', '--publisher', 'rabbitmq'], {}, /needs --broker-url or OUTBOXER_BROKER_URL/],
     [['relay', '--publisher', 'nats', '--broker-url', 'http://127.0.0.1:4222'], {}, /must start with nats:\/\//],

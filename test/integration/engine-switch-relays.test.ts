@@ -8,14 +8,15 @@ import { switchEngine } from '../../src/stores/postgres/engine/switch-engine.js'
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { v2Timing } from '../support/partition-relay-fixture.js';
 import { createV1PostgresFixture } from '../support/engine-v1-table.js';
+import { OldV1Relay, oldV1Transaction, quotedTable } from '../support/old-v1-relay.js';
 import type { PostgresFixture } from '../support/postgres-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { services } from '../support/services.js';
 import { waitFor } from '../support/wait-for.js';
 
-describe('switch to engine v2 with real relays of both engines running', () => {
+describe('switch to engine v2 with relays of an older version (engine v1) and of this one running', () => {
   let fixture: PostgresFixture | undefined;
-  const relays: Relay[] = [];
+  const relays: (Relay | OldV1Relay)[] = [];
   const pools: pg.Pool[] = [];
   afterEach(async () => {
     await Promise.all(relays.splice(0).map((r) => r.stop()));
@@ -28,11 +29,12 @@ describe('switch to engine v2 with real relays of both engines running', () => {
     fixture = await createV1PostgresFixture();
     const { store, pool, schema } = fixture;
     const db = fromPgPool(pool);
-    const v1Outbox = new Outbox<SqlExecutor>(store);
+    const table = quotedTable(store.tableName);
     const v1 = [new RecordingPublisher(), new RecordingPublisher()];
     const v2 = [new RecordingPublisher(), new RecordingPublisher()];
     const waited: string[] = [];
-    relays.push(...v1.map((p) => v1Outbox.createRelay(p, { engine: 'v1', leaseMs: 8000, publishTimeoutMs: 1000, pollIntervalMs: 50, maxPollIntervalMs: 200, batchSize: 20 })));
+    const oldRelays = v1.map((p, i) => new OldV1Relay(db, table, p, { owner: `v1-${i}`, leaseMs: 8000, batchSize: 20, pollMs: 50 }));
+    relays.push(...oldRelays);
     // v2 relays run as other processes would, on their own pool: a shared one is busy with writers and v1 relays
     const v2Pool = new pg.Pool({ connectionString: services.postgresUrl, max: 6 });
     pools.push(v2Pool);
@@ -48,10 +50,10 @@ describe('switch to engine v2 with real relays of both engines running', () => {
     const write = async (fastPath: boolean) => {
       for (let n = 0, after = 0; !switched || after < 100; n++, after += switched ? 1 : 0) {
         const startedAfterSwitch = switched;
-        const batch = [{ topic: 't', type: 'x', key: `k${n % 7}`, payload: n }, { topic: 't', type: 'x', payload: n }];
+        const batch = [{ topic: 't', key: `k${n % 7}`, payload: n }, { topic: 't', key: null, payload: n }];
         const ids = fastPath
-          ? await v1Outbox.transaction(db, (tx) => v1Outbox.enqueueMany(tx, batch))
-          : await db.transaction((tx) => v1Outbox.enqueueMany(tx, batch));
+          ? await oldV1Transaction(db, table, oldRelays[0]!, batch)
+          : await db.transaction((tx) => v2Outbox.enqueueMany(tx, batch.map((m) => ({ ...m, type: 'x', key: m.key ?? undefined }))));
         for (const id of ids) committed.add(id);
         if (startedAfterSwitch) afterSwitch.push(...ids);
       }

@@ -4,6 +4,7 @@ import { migrations, migrationScript } from '../../src/stores/postgres/migration
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { resolveTableName } from '../../src/stores/postgres/sql.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
+import { oldV1Claim, oldV1MarkPublished } from '../support/old-v1-relay.js';
 
 describe.each([
   ['PostgreSQL (pg)', postgresSchema],
@@ -15,7 +16,7 @@ describe.each([
     db = undefined;
   });
 
-  it('upgrades a table at version 5 with pending rows: the current engine relays them all, and 64 partitions wait free', async () => {
+  it('upgrades a table at version 5 with pending rows: relays of the older version (engine v1) relay them all, and 64 partitions wait free', async () => {
     db = await open('mig6');
     const name = resolveTableName(db.schema, 'outbox');
     const table = `"${db.schema}"."outbox"`;
@@ -37,8 +38,8 @@ describe.each([
 
     let relayed = 0;
     for (let round = 0; round < 20 && relayed < 200; round++) {
-      const claim = await store.claim({ owner: 'v1', leaseMs: 30_000, limit: 100 });
-      relayed += await store.markPublished(claim.token, claim.messages.map((m) => m.id));
+      const claim = await oldV1Claim(db.database, table, { owner: 'v1', leaseMs: 30_000, limit: 100 });
+      relayed += await oldV1MarkPublished(db.database, table, claim.token, claim.messages.map((m) => m.id));
     }
     expect(relayed).toBe(200);
   });

@@ -34,7 +34,6 @@ describe('engine v2 relay on PostgreSQL', () => {
     const publisher = new RecordingPublisher();
     const relay = outbox.createRelay(publisher, { ...v2Timing, batchSize: 64 });
     relays.push(relay);
-    expect(relay.acceptsHandoff).toBe(false);
     relay.start();
     const expected: { id: string; key: string | null }[] = [];
     await Promise.all(Array.from({ length: 4 }, async (_, writer) => {

@@ -4,7 +4,6 @@ import { ConfigurationError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
-import { useEngineV1 } from '../support/engine-v1-table.js';
 import { services, uniqueName } from '../support/services.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -12,10 +11,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/**
- * One connection (so its prepared statements can be read back) and a store on its own schema, its table on
- * engine v1: these tests read back the claim port's statements.
- */
+/** One connection (so its prepared statements can be read back) and a store on its own schema. */
 async function setup(preparedStatements?: boolean) {
   const schema = uniqueName('prep');
   const client = new pg.Client({ connectionString: services.postgresUrl });
@@ -23,7 +19,6 @@ async function setup(preparedStatements?: boolean) {
   const pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
   const store = new PostgresOutboxStore(fromPgPool(pool), { schema, ...(preparedStatements === undefined ? {} : { preparedStatements }) });
   await store.migrate();
-  await useEngineV1(pool, store.tableName);
   cleanups.push(async () => {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await client.end();
@@ -41,35 +36,33 @@ async function enqueueOn(client: pg.Client, outbox: Outbox<SqlExecutor>): Promis
 }
 
 describe('prepared statements (PostgreSQL)', () => {
-  it("prepares the insert on the caller's node-postgres connection and the marks on the store's pool", async () => {
+  it("prepares the insert on the caller's node-postgres connection and the store's own statements on its pool", async () => {
     const { client, pool, store, prepared } = await setup();
     await enqueueOn(client, new Outbox(store));
     expect(await prepared(client)).toBe(1);
-    const claim = await store.claim({ owner: 'test', leaseMs: 30_000, limit: 10 });
-    expect(claim.messages).toHaveLength(1);
-    expect(await store.markPublished(claim.token, claim.messages.map((m) => m.id))).toBe(1);
-    // The pool has a single connection: the mark was prepared on it; the claim is planned each time.
+    expect(await prepared(pool)).toBe(0);
+    expect((await store.stats()).pending).toBe(1);
+    // The pool has a single connection: the stats statement was prepared on it.
     expect(await prepared(pool)).toBe(1);
   });
 
   it('runs plain parameterized statements when turned off (poolers that cannot keep them)', async () => {
     const { client, pool, store, prepared } = await setup(false);
     await enqueueOn(client, new Outbox(store));
-    const claim = await store.claim({ owner: 'test', leaseMs: 30_000, limit: 10 });
-    expect(claim.messages).toHaveLength(1);
+    expect((await store.stats()).pending).toBe(1);
     expect(await prepared(client)).toBe(0);
     expect(await prepared(pool)).toBe(0);
   });
 
   it('keeps working when the table is dropped and created again under a prepared statement', async () => {
-    const { client, schema, pool, store } = await setup();
+    const { client, schema, store } = await setup();
     const outbox = new Outbox(store);
     await enqueueOn(client, outbox);
+    expect((await store.stats()).pending).toBe(1);
     await client.query(`DROP SCHEMA "${schema}" CASCADE`);
     await store.migrate();
-    await useEngineV1(pool, store.tableName);
     await enqueueOn(client, outbox);
-    expect((await store.claim({ owner: 'test', leaseMs: 30_000, limit: 10 })).messages).toHaveLength(1);
+    expect((await store.stats()).pending).toBe(1);
   });
 
   it('refuses a preparedStatements option that is not a boolean', () => {

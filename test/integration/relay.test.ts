@@ -2,14 +2,12 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PublishError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
-import { Relay } from '../../src/core/relay.js';
+import type { Relay } from '../../src/core/relay.js';
 import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { services } from '../support/services.js';
-import { countingClaims } from '../support/counting-store.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { createV1PostgresFixture, useEngineV1 } from '../support/engine-v1-table.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { brokerDown, RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
@@ -57,44 +55,13 @@ describe('relay on PostgreSQL', () => {
     await Promise.all(writers);
     await waitFor(() => publisher.delivered.length >= expected.length, { timeoutMs: 60_000, what: 'all 3000 delivered' });
     await waitFor(async () => {
-      const stats = await fixture.store.stats(); // v2 completes by deleting a pending row; v1 marks a leased one
+      const stats = await fixture.store.stats();
       return stats.pending + stats.inFlight === 0;
     }, { what: 'marks to land' });
     const report = checkDeliveries(expected, publisher.delivered.map((m) => m.id));
     expect(report).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     expect(publisher.keyOverlap).toBe(false);
     expect(await fixture.store.stats()).toMatchObject({ pending: 0, scheduled: 0, inFlight: 0, dead: 0 });
-  });
-
-  it('finds a row that commits late below where its claims start, on the next full sweep (engine v1)', async () => {
-    const { fixture, outbox, db } = await setup();
-    await useEngineV1(fixture.pool, fixture.store.tableName);
-    const publisher = new RecordingPublisher();
-    const counted = countingClaims(fixture.store);
-    const relay = new Relay(counted.store, publisher, { ...fast, engine: 'v1', fullSweepIntervalMs: 500 });
-    relays.push(relay);
-    // A transaction takes its seq first and commits last: the sequence-gap case.
-    const late = await fixture.pool.connect();
-    let lateId = '';
-    try {
-      await late.query('BEGIN');
-      lateId = await outbox.enqueue(late, { topic: 't', type: 'x', key: 'late', payload: 'late' });
-      const later = await db.transaction((tx) => outbox.enqueueMany(tx, Array.from({ length: 5 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i}`, payload: i }))));
-      relay.start();
-      await waitFor(() => later.every((id) => publisher.delivered.some((m) => m.id === id)), { what: 'the rows committed first' });
-      await late.query('COMMIT');
-    } finally {
-      late.release();
-    }
-    await waitFor(() => publisher.delivered.some((m) => m.id === lateId), { timeoutMs: 5000, what: 'the late row' });
-    // Between full sweeps the claims started past the late row's seq: the sweep is what found it.
-    expect(counted.requests().some((request) => request.fromSeq !== undefined)).toBe(true);
-    expect(counted.claimedIds().has(lateId)).toBe(true);
-    // Delivered is recorded at the broker's confirmation; the mark follows it.
-    await waitFor(async () => {
-      const stats = await fixture.store.stats();
-      return stats.pending === 0 && stats.inFlight === 0;
-    }, { what: 'the late row to be marked' });
   });
 
   it('retries a failed publish with backoff, holding back only its own key', async () => {
@@ -249,38 +216,6 @@ describe('idempotent enqueue under concurrency', () => {
       const rows = await fixture.pool.query(`SELECT payload FROM "${fixture.schema}".outbox`);
       expect(rows.rows.map((r) => r.payload)).toEqual(['a']);
     } finally {
-      await fixture.cleanup();
-    }
-  });
-});
-
-describe('relay lanes (engine v1)', () => {
-  it('overlaps claims while a backlog lasts, and polls with one lane only when idle', async () => {
-    const fixture = await createV1PostgresFixture();
-    const counted = countingClaims(fixture.store);
-    const store = counted.store;
-    const outbox = new Outbox<SqlExecutor>(store);
-    const publisher = new RecordingPublisher();
-    publisher.delayMs = 2;
-    const db = fromPgPool(fixture.pool);
-    for (let i = 0; i < 10; i++) {
-      await db.transaction((tx) => outbox.enqueueMany(tx, Array.from({ length: 200 }, (_, n) => ({ topic: 't', type: 'x', key: `k${n % 50}`, payload: n }))));
-    }
-    const relay = outbox.createRelay(publisher, { ...fast, engine: 'v1', batchSize: 100, lanes: 3, pollIntervalMs: 100, maxPollIntervalMs: 100 });
-    try {
-      relay.start();
-      await waitFor(() => publisher.delivered.length === 2000, { what: 'the backlog drained' });
-      expect(counted.maxConcurrentClaims()).toBeGreaterThanOrEqual(2);
-      expect(publisher.keyOverlap).toBe(false);
-      expect(new Set(publisher.delivered.map((m) => m.id)).size).toBe(2000);
-      // Idle now: only the main lane polls, about once per poll interval.
-      await waitFor(async () => (await fixture.store.stats()).inFlight === 0, { what: 'marks' });
-      const before = counted.claims();
-      const started = performance.now();
-      await waitFor(() => performance.now() - started >= 1000, { intervalMs: 50, what: 'a second of idling' });
-      expect(counted.claims() - before).toBeLessThanOrEqual(13);
-    } finally {
-      await relay.stop();
       await fixture.cleanup();
     }
   });

@@ -7,7 +7,8 @@ import { migrations } from '../../src/stores/postgres/migrations.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { resolveTableName } from '../../src/stores/postgres/sql.js';
 import { validateMessage } from '../../src/core/validate-message.js';
-import { useEngineV1 } from '../support/engine-v1-table.js';
+import { oldV1Claim, oldV1MarkPublished, quotedTable } from '../support/old-v1-relay.js';
+import { readFromStart } from '../support/partition-relay-fixture.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import { services, uniqueName } from '../support/services.js';
 
@@ -40,16 +41,15 @@ describe('the SQL of docs/table.md, on real PostgreSQL', () => {
     pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
     const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
     await store.migrate();
-    await useEngineV1(pool, store.tableName); // read back through the claim port (engine v1's)
     await pool.query(`SET search_path TO "${schema}"`);
     await pool.query(producerInserts());
-    const claim = await store.claim({ owner: 'docs', leaseMs: 30_000, limit: 10 });
-    expect(claim.messages.map((m) => [m.key, m.contentType, m.headers])).toEqual([
+    const messages = await readFromStart(store.reader);
+    expect(messages.map((m) => [m.key, m.contentType, m.headers])).toEqual([
       [null, 'application/json', {}],
       ['order-7', 'application/json', { tenant: 'acme' }],
       [null, 'application/x-protobuf', {}],
     ]);
-    expect(claim.messages.map((m) => (typeof m.body === 'string' ? m.body : Buffer.from(m.body).toString('hex')))).toEqual(['{"id": 7}', '{"id": 7}', '0a03666f6f']);
+    expect(messages.map((m) => (typeof m.body === 'string' ? m.body : Buffer.from(m.body).toString('hex')))).toEqual(['{"id": 7}', '{"id": 7}', '0a03666f6f']);
   });
 
   it('produces valid headers whether the settings are set, never set, or were set earlier in the session', async () => {
@@ -59,7 +59,6 @@ describe('the SQL of docs/table.md, on real PostgreSQL', () => {
     const client = pool;
     const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
     await store.migrate();
-    await useEngineV1(pool, store.tableName); // read back through the claim port (engine v1's)
     await client.query(`SET search_path TO "${schema}"`);
     await client.query('CREATE TABLE orders (id int PRIMARY KEY, total numeric NOT NULL)');
     await client.query(triggerRecipe());
@@ -68,8 +67,7 @@ describe('the SQL of docs/table.md, on real PostgreSQL', () => {
     await client.query(`BEGIN; SET LOCAL app.tenant = 'acme'; SET LOCAL app.correlation_id = 'c-2'; INSERT INTO orders VALUES (2, 5); COMMIT`);
     await client.query('INSERT INTO orders VALUES (3, 1)'); // set earlier in the session: now '' rather than NULL
 
-    const claim = await store.claim({ owner: 'recipe', leaseMs: 30_000, limit: 10 });
-    expect(claim.messages.map((m) => [m.key, m.headers, m.body])).toEqual([
+    expect((await readFromStart(store.reader)).map((m) => [m.key, m.headers, m.body])).toEqual([
       ['order-1', {}, '{"orderId" : 1, "total" : "9.90"}'],
       ['order-2', { tenant: 'acme', 'correlation-id': 'c-2' }, '{"orderId" : 2, "total" : "5"}'],
       ['order-3', {}, '{"orderId" : 3, "total" : "1"}'],
@@ -108,9 +106,10 @@ describe.each([
 
     const bodies: unknown[] = [];
     for (let round = 0; round < 3; round++) {
-      const claim = await store.claim({ owner: 'upgrade', leaseMs: 30_000, limit: 10 });
+      // the upgraded table keeps engine v1: relays of the older version drain it until the switch
+      const claim = await oldV1Claim(db.database, quotedTable(name), { owner: 'upgrade', leaseMs: 30_000, limit: 10 });
       for (const m of claim.messages) bodies.push([m.body, m.contentType, m.headers]);
-      await store.markPublished(claim.token, claim.messages.map((m) => m.id));
+      await oldV1MarkPublished(db.database, quotedTable(name), claim.token, claim.messages.map((m) => m.id));
     }
     expect(bodies).toEqual([
       ['{"a": "é", "b": 1}', 'application/json', { retry: '3', ok: 'y', flag: 'true' }],

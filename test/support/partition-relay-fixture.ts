@@ -1,4 +1,4 @@
-import type { Publisher } from '../../src/core/ports.js';
+import type { PartitionMessage, PartitionReader, Publisher } from '../../src/core/ports.js';
 import { PartitionRelay, type StoreForPartitionRelay } from '../../src/core/partition-relay/partition-relay.js';
 import type { RelayOptionsInput } from '../../src/core/relay-options.js';
 import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
@@ -134,4 +134,14 @@ export function v2RelayScope(): { readonly relays: Relay[]; open(): Promise<Post
       return fixture;
     },
   };
+}
+
+/**
+ * The pending rows a read of every partition from its start returns, in seq order: what a relay of this version
+ * sees of them (a read writes nothing, so no lease is needed to look).
+ */
+export async function readFromStart(reader: PartitionReader, partitionCount = 64, limit = 100): Promise<PartitionMessage[]> {
+  const all = Array.from({ length: partitionCount }, (_, partition) => ({ partition, epoch: '0', after: null, recheck: null, limit }));
+  const { messages } = await reader.read('00000000-0000-4000-8000-000000000000', partitionCount, all);
+  return [...messages].sort((a, b) => Number(BigInt(a.seq) - BigInt(b.seq)));
 }

@@ -20,7 +20,6 @@ const SAMPLES: Readonly<Record<string, { text: string; value: string | number | 
   'batch-size': { text: '100', value: 100 },
   'max-in-flight': { text: '64', value: 64 },
   lanes: { text: '5', value: 5 },
-  'full-sweep-interval-ms': { text: '2500', value: 2500 },
   'lease-ms': { text: '40000', value: 40_000 },
   'publish-timeout-ms': { text: '5000', value: 5000 },
   'poll-interval-ms': { text: '300', value: 300 },
@@ -130,6 +129,7 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     [{ 'error-backoff-ms': '900', 'max-error-backoff-ms': '800' }, {}, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms .*; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
     [{ owner: 'x'.repeat(201) }, {}, /relay option owner: .*\(set by --owner or OUTBOXER_OWNER\)/],
     [{ engine: 'v3' }, {}, /relay option engine: .*\(set by --engine or OUTBOXER_ENGINE\)/],
+    [{}, { OUTBOXER_ENGINE: 'v1' }, /relay option engine: engine v1 was removed .*outboxer migrate --engine v2.*\(set by --engine or OUTBOXER_ENGINE\)/],
     [{ engine: 'v2', 'lease-ms': '5000', 'publish-timeout-ms': '2000' }, {}, /at least 3 x publishTimeoutMs .*engine v2.*\(set by --lease-ms or OUTBOXER_LEASE_MS; --publish-timeout-ms or OUTBOXER_PUBLISH_TIMEOUT_MS\)/],
   ] as const)('refuses %j (env %j), naming the flag and the variable', (values, env, message) => {
     expect(usageError(values, env).message).toMatch(message);
@@ -156,7 +156,7 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(migrateHelp).toMatch(/--engine <v1\|v2>\s+switch the table's engine after migrating: .*\(default unchanged\)/);
     expect(migrateHelp).not.toContain('OUTBOXER_ENGINE');
     expect(migrateHelp).toMatch(/--partitions <n>\s+resize to this many partitions .*1-1024/);
-    expect(helpText('relay')).toMatch(/--engine <v1\|v2>\s+OUTBOXER_ENGINE\s+v1 claims rows; v2 leases partitions \(default v2\)/);
+    expect(helpText('relay')).toMatch(/--engine <v1\|v2>\s+OUTBOXER_ENGINE\s+v2, the only engine: relays lease partitions \(default v2\)/);
   });
 
   it('the main help gives exit 2 for a relay misconfiguration found at start, as docs/cli.md does', () => {

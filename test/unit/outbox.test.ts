@@ -2,30 +2,47 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError, MessageValidationError } from '../../src/core/errors.js';
 import type { NewOutboxMessage, OutboxMessageInput } from '../../src/core/message.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, Outbox } from '../../src/core/outbox.js';
-import type { OutboxStore, Publisher } from '../../src/core/ports.js';
+import type { Membership, OutboxStore, PartitionReader, Publisher, RelayLeases } from '../../src/core/ports.js';
 
 interface FakeTx {
   readonly name: string;
 }
 
-/** An in-memory OutboxStore (our own port): records inserts and claims, claims nothing. */
+/** A membership that grants nothing: a relay over it joins, beats and leaves, and never reads. */
+const grantless = (relayId: string): Membership => ({
+  relayId, alive: true, relays: [], owned: [], grantable: 0,
+  config: { engine: 'v2', partitionCount: 4, generation: 1, resizeTo: null, grantsOpen: true },
+});
+
+/** An in-memory OutboxStore (our own port) with partition leases that grant nothing: records inserts and joins. */
 function fakeStore() {
   const inserts: { tx: unknown; messages: readonly NewOutboxMessage[] }[] = [];
-  let claims = 0;
+  let joins = 0;
   let insertError: Error | undefined;
-  const store: OutboxStore<FakeTx> = {
+  const leases: RelayLeases = {
+    join: async () => grantless(`r${++joins}`),
+    heartbeat: async (relayId) => grantless(relayId),
+    membership: async (relayId) => grantless(relayId),
+    acquire: async () => [],
+    drain: async () => 0,
+    release: async () => 0,
+    leave: async () => 0,
+  };
+  const reader: PartitionReader = {
+    read: async () => {
+      throw new Error('the fake grants no partition: nothing to read');
+    },
+    complete: async () => [],
+    countAttempt: async () => false,
+  };
+  const store: OutboxStore<FakeTx> & { readonly leases: RelayLeases; readonly reader: PartitionReader } = {
+    leases,
+    reader,
     async insert(tx, messages) {
       if (insertError !== undefined) throw insertError;
       inserts.push({ tx, messages });
       return messages.map((m) => m.id);
     },
-    async claim() {
-      claims++;
-      return { token: `t${claims}`, messages: [] };
-    },
-    markPublished: async () => 0,
-    markFailed: async () => 0,
-    release: async () => 0,
     purgePublished: async () => 0,
     purgeIdempotencyKeys: async () => 0,
     stats: async () => ({ pending: 0, scheduled: 0, inFlight: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
@@ -39,7 +56,7 @@ function fakeStore() {
   return {
     store,
     inserts,
-    claims: () => claims,
+    joins: () => joins,
     failInserts(error: Error) {
       insertError = error;
     },
@@ -153,42 +170,39 @@ describe('Outbox.enqueueMany', () => {
   });
 });
 
-// Over a fake of the claim port: the relays these tests create are engine v1's.
-const v1 = { engine: 'v1' } as const;
-
 describe('Outbox relays', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('createRelay resolves and validates the relay options', () => {
     const outbox = new Outbox(fakeStore().store);
-    expect(outbox.createRelay(publisher, { ...v1, batchSize: 7 }).options.batchSize).toBe(7);
-    expect(() => outbox.createRelay(publisher, { ...v1, batchSize: 0 })).toThrow(ConfigurationError);
-    expect(() => outbox.createRelay(publisher)).toThrow(expect.objectContaining({ options: ['engine'] })); // v2 needs leases and a reader
+    expect(outbox.createRelay(publisher, { batchSize: 7 }).options.batchSize).toBe(7);
+    expect(() => outbox.createRelay(publisher, { batchSize: 0 })).toThrow(ConfigurationError);
+    const { leases: _leases, reader: _reader, ...claimless } = fakeStore().store;
+    expect(() => new Outbox(claimless).createRelay(publisher)).toThrow(expect.objectContaining({ options: ['engine'] })); // needs leases and a reader
   });
 
-  it('notifyCommitted wakes every relay it created at once, instead of at the next poll', async () => {
-    vi.useFakeTimers();
+  it('notifyCommitted wakes every relay it created and tells the commit notifier', () => {
+    const notified: string[] = [];
+    const outbox = new Outbox(fakeStore().store, { commitNotifier: { notify: () => void notified.push('notify'), close: async () => undefined } });
+    const relays = [outbox.createRelay(publisher), outbox.createRelay(publisher)];
+    const wakes = relays.map((relay) => vi.spyOn(relay, 'wake'));
+    outbox.notifyCommitted();
+    expect(wakes.map((wake) => wake.mock.calls.length)).toEqual([1, 1]);
+    expect(notified).toEqual(['notify']);
+  });
+
+  it('transaction runs the work in the runner, then wakes the relays once it committed; a rollback wakes nothing', async () => {
     const fake = fakeStore();
     const outbox = new Outbox(fake.store);
-    const slow = { ...v1, pollIntervalMs: 60_000, maxPollIntervalMs: 60_000 };
-    const relays = [outbox.createRelay(publisher, slow), outbox.createRelay(publisher, slow)];
-    for (const relay of relays) relay.start();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(fake.claims()).toBe(2); // one empty claim each, then both idle for 60 s
-
-    await vi.advanceTimersByTimeAsync(10_000);
-    expect(fake.claims()).toBe(2);
-
-    outbox.notifyCommitted();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(fake.claims()).toBe(4);
-
-    const stopped = Promise.all(relays.map((relay) => relay.stop()));
-    await vi.advanceTimersByTimeAsync(0);
-    await stopped;
-    expect(relays.every((relay) => !relay.running)).toBe(true);
+    const wake = vi.spyOn(outbox.createRelay(publisher), 'wake');
+    const runner = { transaction: <T>(work: (t: FakeTx) => Promise<T>) => work(tx) };
+    const id = await outbox.transaction(runner, async (t) => {
+      const stored = await outbox.enqueue(t, message(1));
+      expect(wake).not.toHaveBeenCalled();
+      return stored;
+    });
+    expect(fake.inserts.map((insert) => [insert.tx, insert.messages[0]?.id])).toEqual([[tx, id]]);
+    expect(wake).toHaveBeenCalledTimes(1);
+    await expect(outbox.transaction(runner, async () => Promise.reject(new Error('rolled back')))).rejects.toThrow('rolled back');
+    expect(wake).toHaveBeenCalledTimes(1);
   });
 
   it('notifyCommitted with no relay is a no-op', () => {
@@ -202,7 +216,7 @@ describe('Outbox.close', () => {
     const counting = (name: string): Publisher => ({ name, capabilities: {}, publish: async () => undefined, close: async () => void events.push(`close ${name}`) });
     const outbox = new Outbox(fakeStore().store, { commitNotifier: { notify: () => undefined, close: async () => void events.push('close notifier') } });
     const shared = counting('shared');
-    const relays = [outbox.createRelay(shared, { ...v1, pollIntervalMs: 5 }), outbox.createRelay(shared, { ...v1, pollIntervalMs: 5 }), outbox.createRelay(counting('own'), { ...v1, pollIntervalMs: 5 })];
+    const relays = [outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(counting('own'), { pollIntervalMs: 5 })];
     for (const relay of relays) relay.start();
     expect(relays.every((relay) => relay.running)).toBe(true);
     await Promise.all([outbox.close(), outbox.close()]);

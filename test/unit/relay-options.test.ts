@@ -2,9 +2,7 @@ import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
-import type { OutboxMessage } from '../../src/core/message.js';
-import type { Logger, OutboxStore, Publisher } from '../../src/core/ports.js';
-import { Relay } from '../../src/core/relay.js';
+import type { Logger } from '../../src/core/ports.js';
 import { resolveRelayOptions, type RelayOptionsInput } from '../../src/core/relay-options.js';
 
 function optionError(input: unknown): ConfigurationError {
@@ -25,8 +23,6 @@ describe('resolveRelayOptions: defaults', () => {
       engine: 'v2',
       batchSize: 500,
       lanes: 3,
-      maxHandoff: 2048,
-      fullSweepIntervalMs: 1000,
       maxInFlight: 256,
       leaseMs: 30_000,
       publishTimeoutMs: 10_000,
@@ -123,28 +119,27 @@ describe('resolveRelayOptions: invalid options', () => {
     expect(optionError(input).message).toContain(name);
   });
 
-  it('refuses publishTimeoutMs above half of leaseMs (engine v1; v2 asks for a third, below)', () => {
-    const v1 = { engine: 'v1' } as const;
-    expect(optionError({ ...v1, leaseMs: 5000, publishTimeoutMs: 5000 }).message).toContain('publishTimeoutMs');
-    expect(optionError({ ...v1, leaseMs: 5000, publishTimeoutMs: 6000 }).message).toContain('leaseMs');
-    expect(optionError({ ...v1, leaseMs: 5000 }).message).toContain('publishTimeoutMs'); // default timeout 10 s
-    expect(optionError({ ...v1, leaseMs: 5000, publishTimeoutMs: 2501 }).message).toContain('half of leaseMs');
-    expect(resolveRelayOptions({ ...v1, leaseMs: 5000, publishTimeoutMs: 2500 }).publishTimeoutMs).toBe(2500);
-  });
-
-  it('takes engine v1 or v2 (the default) and refuses anything else, naming it', () => {
+  it('takes engine v2 (the default); refuses v1, which was removed, and anything else, naming it', () => {
     expect(resolveRelayOptions({}).engine).toBe('v2');
-    expect(resolveRelayOptions({ engine: 'v1' }).engine).toBe('v1');
+    expect(resolveRelayOptions({ engine: 'v2' }).engine).toBe('v2');
+    expect(optionError({ engine: 'v1' }).message).toContain('engine v1 was removed');
+    expect(optionError({ engine: 'v1' }).options).toEqual(['engine']);
     expect(optionError({ engine: 'v3' }).message).toContain('engine');
     expect(optionError({ engine: 'v3' }).options).toEqual(['engine']);
   });
 
-  it('refuses leaseMs under 3 x publishTimeoutMs under engine v2 (the default) only, naming both', () => {
+  it.each(['maxHandoff', 'fullSweepIntervalMs'])('refuses %s, an option of the removed engine v1, saying what to do', (option) => {
+    const error = optionError({ [option]: 1000 });
+    expect(error.message).toContain('engine v1');
+    expect(error.message).toContain('remove it');
+    expect(error.options).toEqual([option]);
+  });
+
+  it('refuses leaseMs under 3 x publishTimeoutMs, naming both', () => {
     const error = optionError({ leaseMs: 5000, publishTimeoutMs: 2000 });
     expect(error.message).toContain('at least 3 x publishTimeoutMs');
-    expect(error.message).toContain('engine v2');
     expect(error.options).toEqual(['leaseMs', 'publishTimeoutMs']);
-    expect(resolveRelayOptions({ engine: 'v1', leaseMs: 5000, publishTimeoutMs: 2000 }).engine).toBe('v1');
+    expect(optionError({ leaseMs: 5000 }).options).toEqual(['leaseMs', 'publishTimeoutMs']); // default timeout 10 s
     expect(resolveRelayOptions({ leaseMs: 6000, publishTimeoutMs: 2000 }).leaseMs).toBe(6000);
     expect(resolveRelayOptions({}).leaseMs).toBe(30_000); // the defaults are exactly 3 x
   });
@@ -171,71 +166,6 @@ describe('resolveRelayOptions: invalid options', () => {
   });
 });
 
-// The claim relay's timing (engine v1), over a fake store of the claim port.
-describe('accepted options leave the relay room to publish', () => {
-  const message: OutboxMessage = {
-    id: '018f3c1e-7b2a-7cde-8f01-23456789abcd',
-    seq: '1',
-    topic: 'orders',
-    type: 'order.created',
-    key: null,
-    body: '{}',
-    contentType: 'application/json',
-    headers: {},
-    createdAt: new Date(),
-    attempts: 1,
-    lastError: null,
-  };
-
-  function fakeStore(): OutboxStore {
-    return {
-      insert: async () => [],
-      claim: async () => ({ token: 't', messages: [message] }),
-      markPublished: async (_token, ids) => ids.length,
-      markFailed: async (_token, failures) => failures.length,
-      release: async (_token, ids) => ids.length,
-      purgePublished: async () => 0,
-      purgeIdempotencyKeys: async () => 0,
-      stats: async () => ({ pending: 0, scheduled: 0, inFlight: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
-      listDead: async () => [],
-      retryDead: async () => 0,
-      purgeDead: async () => 0,
-      migrate: async () => undefined,
-      migrationSql: () => '',
-      close: async () => undefined,
-    };
-  }
-
-  const publisher: Publisher = { name: 'fake', capabilities: {}, publish: async () => undefined, close: async () => undefined };
-
-  it.each([
-    { leaseMs: 30_000, publishTimeoutMs: 10_000 },
-    { leaseMs: 10_000, publishTimeoutMs: 5_000 },
-  ])('publishes one claimed message with %j', async (input) => {
-    const round = await new Relay(fakeStore(), publisher, { engine: 'v1', ...input }).runOnce();
-    expect(round).toMatchObject({ claimed: 1, published: 1, released: 0 });
-  });
-
-  // The relay stops starting publishes at claim time + 80% of leaseMs - publishTimeoutMs (relay.ts,
-  // LEASE_SAFETY_SHARE). Options with publishTimeoutMs in [0.8 * leaseMs, leaseMs) pass validation, yet
-  // every claim is released unpublished, forever, without an error or a hook. Either outcome below is a fix.
-  it.each([
-    { leaseMs: 10_000, publishTimeoutMs: 8_000 },
-    { leaseMs: 10_000, publishTimeoutMs: 9_000 },
-    { leaseMs: 1000, publishTimeoutMs: 999 },
-  ])('with %j either refuses the options or publishes', async (input) => {
-    let relay: Relay;
-    try {
-      relay = new Relay(fakeStore(), publisher, { engine: 'v1', ...input });
-    } catch (error) {
-      expect((error as ConfigurationError).code).toBe('OUTBOXER_INVALID_OPTION');
-      return;
-    }
-    const round = await relay.runOnce();
-    expect(round).toMatchObject({ claimed: 1, published: 1, released: 0 });
-  });
-});
-
 describe('relay options: the options at fault', () => {
   const faultOf = (input: Parameters<typeof resolveRelayOptions>[0]): readonly string[] => {
     try {
@@ -250,7 +180,7 @@ describe('relay options: the options at fault', () => {
   it('names the option of a bad value, and both options of a rule across two', () => {
     expect(faultOf({ lanes: 0 })).toEqual(['lanes']);
     expect(faultOf({ retry: { maxAttempts: 0 } })).toEqual(['retry.maxAttempts']);
-    expect(faultOf({ leaseMs: 10_000, publishTimeoutMs: 6_000 })).toEqual(['publishTimeoutMs', 'leaseMs']);
+    expect(faultOf({ leaseMs: 10_000, publishTimeoutMs: 6_000 })).toEqual(['leaseMs', 'publishTimeoutMs']);
     expect(faultOf({ retry: { baseDelayMs: 500, maxDelayMs: 100 } })).toEqual(['retry.maxDelayMs', 'retry.baseDelayMs']);
   });
 });

@@ -144,7 +144,7 @@ export class LeaseSession {
       this.#options.logger.warn(
         { owner: this.#options.owner, engine, grantsOpen, resizeTo },
         engine === 'v1'
-          ? "the outbox table runs engine v1: this engine v2 relay gives back what it holds, then waits and publishes nothing until the table is switched to engine v2 with `outboxer migrate --engine v2` (docs/upgrading-to-engine-v2.md); or run the relay with engine 'v1'"
+          ? "the outbox table runs engine v1: this engine v2 relay gives back what it holds, then waits and publishes nothing until the table is switched to engine v2 with `outboxer migrate --engine v2` (docs/upgrading-to-engine-v2.md), once no relay of an older outboxer version claims rows from it"
           : resizeTo !== null
             ? `a resize to ${resizeTo} partitions waits for every partition to be free: this relay drains and releases what it holds, and acquires again under the new count once the resize ends`
             : 'the outbox table was switched to engine v2 but its fence for the old relays has not passed; waiting for grants to open',

@@ -30,7 +30,7 @@ const COMPLETION_ATTEMPTS = 4;
 /**
  * The engine v2 relay (docs/design.md, "The v2 relay loop"): it leases partitions (`LeaseSession`), reads the
  * ones it holds in one statement from a position per partition, publishes per key in seq order, and writes each
- * outcome once, fenced by the partition's epoch. Made by `new Relay(store, publisher, { engine: 'v2' })`.
+ * outcome once, fenced by the partition's epoch. `Relay` runs one.
  */
 export class PartitionRelay {
   readonly options: RelayOptions;
@@ -58,7 +58,7 @@ export class PartitionRelay {
   constructor(store: StoreForPartitionRelay, publisher: Publisher, options: RelayOptionsInput = {}) {
     this.#store = store;
     this.#publisher = publisher;
-    this.options = resolveRelayOptions({ ...options, engine: 'v2' });
+    this.options = resolveRelayOptions(options);
     this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
     this.#statementMs = Math.floor(this.options.leaseMs / BEATS_PER_LEASE);
     this.#session = new LeaseSession(store.leases, this.options, { isBusy: (p) => this.#busy.has(p) });

@@ -5,7 +5,7 @@ export interface OutboxStats {
   readonly pending: number;
   /** Waiting for their available time (delayed or backing off after a failure). */
   readonly scheduled: number;
-  /** Leased by a relay right now. */
+  /** Leased by a relay of an older version (engine v1, per-row leases) right now; 0 once only this version's relays run. */
   readonly inFlight: number;
   /** Published and still retained (0 when published rows are deleted at once). */
   readonly published: number;

@@ -1,18 +1,4 @@
-import type { NewOutboxMessage, OutboxMessage } from '../message.js';
-
-/** A lease taken at insert time for the in-process fast path (see `Outbox.transaction`). */
-export interface HandoffLease {
-  readonly owner: string;
-  readonly token: string;
-  readonly leaseMs: number;
-}
-
-export interface InsertResult {
-  /** The effective id of each input message, in order (see `insert`). */
-  readonly ids: readonly string[];
-  /** The inserted messages that were leased under the hand-off lease, in store order. */
-  readonly leased: readonly OutboxMessage[];
-}
+import type { NewOutboxMessage } from '../message.js';
 
 /**
  * The writer role: what producers (`Outbox.enqueue`, `Outbox.transaction`) need from a store.
@@ -33,11 +19,4 @@ export interface OutboxWriter<Tx = unknown> {
    * message first stored under that key (which is then not stored again).
    */
   insert(tx: Tx, messages: readonly NewOutboxMessage[]): Promise<readonly string[]>;
-  /**
-   * Optional fast path: like `insert`, but leases each message whose key allows it to `lease`, so a relay
-   * in this process can publish it right after the commit without claiming it. The lease is the same
-   * fencing token a claim gives (`RelayStore`): marks under `lease.token` apply only while it holds.
-   * Stores without it use `insert`.
-   */
-  insertLeased?(tx: Tx, messages: readonly NewOutboxMessage[], lease: HandoffLease): Promise<InsertResult>;
 }

@@ -20,7 +20,7 @@ export interface PartitionReadRequest extends Pick<PartitionLease, 'partition' |
   readonly limit: number;
 }
 
-/** A pending message returned by a read. `attempts` counts this publish (stored attempts + 1), as in a claim. */
+/** A pending message returned by a read. `attempts` counts this publish (stored attempts + 1). */
 export interface PartitionMessage extends OutboxMessage {
   readonly partition: number;
   /** Which branch found it: above the position, in a settled recheck range, or scheduled (`due_at`) and due now. */

@@ -29,7 +29,7 @@ export interface LiveRelay {
 
 /** The engine configuration of the table (one row, written by migrations and operators, never by relays). */
 export interface PartitioningConfig {
-  /** `v1`: relays claim rows and no partition is granted; `v2`: relays lease partitions. */
+  /** `v1`: the table is run by relays of an older version, which claim rows; no partition is granted. `v2`: relays lease partitions. */
   readonly engine: 'v1' | 'v2';
   readonly partitionCount: number;
   /** Partitions of other generations (a resize in progress) are never granted. */
@@ -63,7 +63,7 @@ export interface Membership {
 
 /**
  * The partition-lease role of engine v2: relays register, keep their lease with heartbeats, and take and give
- * back partitions. Used by nothing yet (Relay v2 will take it); today's relay claims rows (`RelayStore`).
+ * back partitions. `Relay` uses it with the `PartitionReader`.
  *
  * Contract (every store):
  * - **Database clock only.** Every time (expiry, reap, fence) is computed by the database; a relay's own clock

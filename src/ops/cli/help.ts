@@ -66,9 +66,9 @@ ${connection('status')}`,
   relay: () => `Usage: outboxer relay [--publisher console|rabbitmq|nats] [options]
 
 Publishes committed messages with the broker's confirmation and marks them, until SIGTERM or
-SIGINT (graceful: the in-flight batch is confirmed or released). Engine v2 (the default) leases
-partitions of the table; --engine v1 claims rows, for a table still at engine v1. A second
-signal forces exit 1. JSON logs go to stderr.
+SIGINT (graceful: the in-flight batch is confirmed and its partitions given back). It leases
+partitions of the table (engine v2; engine v1 was removed). A second signal forces exit 1.
+JSON logs go to stderr.
 
 Relay options:
 ${helpBlock('relay', ['relay'])}

@@ -10,8 +10,7 @@ import type { CommandName } from './args.js';
 /** Which table of docs/cli.md and which block of the help an option belongs to. */
 export type OptionSection = 'connection' | 'relay' | 'tuning' | 'store' | 'command';
 
-/** `maxHandoff` has no flag: the hand-off needs the producer in the relay's process, and the daemon has none. */
-type RelayKey = Exclude<keyof RelayOptionsInput, 'retry' | 'logger' | 'hooks' | 'wakeSignal' | 'maxHandoff'>;
+type RelayKey = Exclude<keyof RelayOptionsInput, 'retry' | 'logger' | 'hooks' | 'wakeSignal'>;
 type RetryKey = keyof NonNullable<RelayOptionsInput['retry']>;
 type StoreKey = Exclude<keyof PostgresStoreOptions, 'schema' | 'table'>;
 
@@ -98,11 +97,11 @@ const relay: readonly OptionDefinition[] = [
   },
   {
     flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<v1|v2>',
-    summary: '`v1` claims rows; `v2` leases partitions', target: { relay: 'engine' },
+    summary: '`v2`, the only engine: relays lease partitions', target: { relay: 'engine' },
     details:
-      '`v2` needs a table at engine v2 (a table `outboxer migrate` creates starts there; an older one is switched with `outboxer migrate --engine v2`, and until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. `v1` serves a table still at engine v1. On `migrate` the flag switches the table instead (the variable is not read there).',
+      '`v2` needs a table at engine v2 (a table `outboxer migrate` creates starts there; an older one is switched with `outboxer migrate --engine v2`, and until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. Engine v1 was removed: `v1` is refused. On `migrate` the flag switches the table instead (the variable is not read there), to `v2` or, to roll back to an older outboxer, to `v1`.',
     asUsedBy: {
-      migrate: { summary: "switch the table's engine after migrating: `v2` (relays lease partitions) or back to `v1`", defaultText: 'unchanged', flagOnly: true },
+      migrate: { summary: "switch the table's engine after migrating: `v2` (relays lease partitions) or back to `v1` (for relays of an older outboxer)", defaultText: 'unchanged', flagOnly: true },
     },
   },
   {
@@ -116,29 +115,23 @@ const tuning: readonly OptionDefinition[] = [
     flag: 'owner', env: 'OUTBOXER_OWNER', section: 'tuning', commands: RELAY, kind: 'text', placeholder: '<name>',
     summary: "the relay's name in leases and logs", defaultText: '`host/pid/random`', target: { relay: 'owner' },
   },
-  { flag: 'batch-size', env: 'OUTBOXER_BATCH_SIZE', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 10_000, summary: 'messages per read, shared by its partitions (v1: per claim)', target: { relay: 'batchSize' } },
+  { flag: 'batch-size', env: 'OUTBOXER_BATCH_SIZE', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 10_000, summary: 'messages per read, shared by its partitions', target: { relay: 'batchSize' } },
   {
     flag: 'max-in-flight', env: 'OUTBOXER_MAX_IN_FLIGHT', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 10_000,
-    summary: "publishes awaiting confirmation at once, across the relay's batches (v1: per claim)", target: { relay: 'maxInFlight' },
-    details: 'v1: also the most keys one claim takes, so that other lanes and relays find keys free.',
+    summary: "publishes awaiting confirmation at once, across the relay's batches", target: { relay: 'maxInFlight' },
   },
   {
     flag: 'lanes', env: 'OUTBOXER_LANES', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<n>', min: 1, max: 16,
-    summary: 'batches in flight at once while a backlog lasts (v1: claim loops, the extra ones run only then)', target: { relay: 'lanes' },
-  },
-  {
-    flag: 'full-sweep-interval-ms', env: 'OUTBOXER_FULL_SWEEP_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
-    min: 1, max: 60_000, summary: 'v1 only: at least this often a claim looks from the start of the table', target: { relay: 'fullSweepIntervalMs' },
-    details: 'Other claims start where the previous one found its first claimable row; the full sweep finds rows that became claimable below it (late commits, retries, expired leases).',
+    summary: 'batches in flight at once while a backlog lasts', target: { relay: 'lanes' },
   },
   {
     flag: 'lease-ms', env: 'OUTBOXER_LEASE_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1000, max: MAX_TIMER_MS,
-    summary: "how long a relay's lease (v1: a claim) is held, on the database clock; >= 3 x publish timeout (v1: 2 x)", target: { relay: 'leaseMs' },
+    summary: "how long a relay's lease is held, on the database clock; >= 3 x publish timeout", target: { relay: 'leaseMs' },
   },
   {
     flag: 'publish-timeout-ms', env: 'OUTBOXER_PUBLISH_TIMEOUT_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
     min: 1, max: Math.floor(MAX_TIMER_MS / 3), summary: "longest wait for the broker's confirmation; <= lease / 3", target: { relay: 'publishTimeoutMs' },
-    details: 'Given to the publisher too. Engine v2 needs a lease of at least 3 x this timeout; engine v1 half of the lease.',
+    details: 'Given to the publisher too. The lease must be at least 3 x this timeout.',
   },
   {
     flag: 'poll-interval-ms', env: 'OUTBOXER_POLL_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1, max: MAX_TIMER_MS,

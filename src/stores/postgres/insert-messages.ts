@@ -1,24 +1,17 @@
-import { bodyBytes, type NewOutboxMessage, type OutboxMessage } from '../../core/message.js';
-import type { HandoffLease, InsertResult } from '../../core/ports.js';
+import { bodyBytes, type NewOutboxMessage } from '../../core/message.js';
 import type { SqlExecutor } from './database.js';
-import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
 import type { RunStatement } from './sql.js';
 
 /**
  * Inserts in the caller's transaction: reserves idempotency keys first (a repeated key stores nothing and
- * answers with the first message's id), then the rows, leased to `lease` where the key allows it.
+ * answers with the first message's id), then the rows. Returns the effective id of each message, in order.
  */
-export async function insertMessages(
-  tx: SqlExecutor,
-  run: RunStatement,
-  messages: readonly NewOutboxMessage[],
-  lease?: HandoffLease,
-): Promise<InsertResult> {
-  if (messages.length === 0) return { ids: [], leased: [] };
+export async function insertMessages(tx: SqlExecutor, run: RunStatement, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+  if (messages.length === 0) return [];
   const firstIds = await reserveIdempotencyKeys(tx, run, messages);
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(m.idempotencyKey) ?? m.id)));
   const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
-  if (fresh.length === 0) return { ids, leased: [] };
+  if (fresh.length === 0) return ids;
   const columns = [
     fresh.map((m) => m.id),
     fresh.map((m) => m.topic),
@@ -32,14 +25,8 @@ export async function insertMessages(
     fresh.map((m) => (typeof m.body === 'string' ? null : bodyBytes(m.body).toString('base64'))),
     fresh.map((m) => m.contentType),
   ];
-  if (lease === undefined) {
-    await run(tx, 'insert', columns);
-    return { ids, leased: [] };
-  }
-  const result = await run(tx, 'insertLeased', [...columns, lease.owner, lease.token, lease.leaseMs]);
-  const leased: OutboxMessage[] = (result.rows as (MessageRow & { leased: boolean })[]).filter((row) => row.leased).map(toMessage);
-  leased.sort((a, b) => compareSeq(a.seq, b.seq));
-  return { ids, leased };
+  await run(tx, 'insert', columns);
+  return ids;
 }
 
 /** Maps each idempotency key of the batch to the id of the message stored (or now reserved) under it. */

@@ -1,7 +1,7 @@
 import { OutboxerError } from '../../core/errors.js';
 import type { OutboxMessage } from '../../core/message.js';
 
-/** A message row as the claim and the leased insert return it. */
+/** A message row as a read returns it. */
 export interface MessageRow {
   seq: string;
   id: string;
@@ -39,9 +39,4 @@ function bytesOf(id: string, value: Uint8Array | string | null): Uint8Array {
   if (value instanceof Uint8Array) return value;
   if (typeof value === 'string' && value.startsWith('\\x')) return Buffer.from(value.slice(2), 'hex');
   throw new OutboxerError('OUTBOXER_NOT_MIGRATED', `outbox message ${id} has neither a JSON nor a binary body; run \`outboxer migrate\` (version 5 adds the constraint that prevents it)`);
-}
-
-/** Orders decimal strings of bigints without converting them. */
-export function compareSeq(a: string, b: string): number {
-  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }

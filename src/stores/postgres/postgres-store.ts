@@ -1,19 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
-import type {
-  Claim, ClaimRequest, FailedMessage, HandoffLease, InsertResult, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayLeases, RelayStore,
-} from '../../core/ports.js';
+import type { OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayLeases, RelayStore } from '../../core/ports.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
 import { PostgresPartitionReader } from './reader/postgres-partition-reader.js';
 import { insertMessages } from './insert-messages.js';
-import { compareSeq, type MessageRow, toMessage } from './message-rows.js';
 import { databaseCheckError, notMigrated } from './connection-errors.js';
 import { missingMigrations } from './migration-runner.js';
 import { migrations, migrationScript, runMigrations } from './migrations.js';
 import { nameStatements, runStatement } from './named-statement.js';
-import { buildStatements, PLANNED_PER_CALL, resolveTableName, type RunStatement, type TableName } from './sql.js';
+import { buildStatements, resolveTableName, type RunStatement, type TableName } from './sql.js';
 
 export interface PostgresStoreOptions {
   /** Schema of the outbox table; created by `migrate` if missing. Default `public`. */
@@ -58,8 +54,6 @@ interface StatsRow {
 }
 
 const BULK_BATCH = 1000;
-/** A claim looks at up to this many times its batch in pending rows, and its key quota in keys beyond them. */
-const CLAIM_SCAN_FACTOR = 2;
 
 /** The PostgreSQL store; the same SQL serves `pg` and PGlite (see `fromPgPool` and `fromPglite`). */
 export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStore, OutboxOperator, OutboxSchema {
@@ -67,12 +61,9 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
   readonly retainPublishedMs: number;
   readonly idempotencyWindowMs: number;
   readonly preparedStatements: boolean;
-  /**
-   * The partition leases of engine v2 (`RelayLeases`), over the same database and settings. A role object of its
-   * own rather than methods of the store: nothing uses it yet, and its `release` is not the row claim's.
-   */
+  /** The partition leases (`RelayLeases`), over the same database and settings: a role object of its own. */
   readonly leases: RelayLeases;
-  /** The read path of engine v2 (`PartitionReader`): reads owned partitions without row writes, fenced completion. */
+  /** The read path (`PartitionReader`): reads owned partitions without row writes, fenced completion. */
   readonly reader: PartitionReader;
   readonly #database: PgDatabase;
   readonly #run: RunStatement;
@@ -94,70 +85,13 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
     }
     this.leases = new PostgresRelayLeases(database, this.tableName, this.preparedStatements);
     this.reader = new PostgresPartitionReader(database, this.tableName, { preparedStatements: this.preparedStatements, retainPublished: this.retainPublishedMs > 0 });
-    const statements = nameStatements(buildStatements(this.tableName), PLANNED_PER_CALL);
+    const statements = nameStatements(buildStatements(this.tableName));
     const prepare = this.preparedStatements;
     this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);
   }
 
-  async insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
-    return (await insertMessages(tx, this.#run, messages)).ids;
-  }
-
-  insertLeased(tx: SqlExecutor, messages: readonly NewOutboxMessage[], lease: HandoffLease): Promise<InsertResult> {
-    return insertMessages(tx, this.#run, messages, lease);
-  }
-
-  async claim(request: ClaimRequest): Promise<Claim> {
-    if (request.fromSeq !== undefined && !/^[0-9]{1,19}$/.test(request.fromSeq)) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'claim fromSeq must be a seq the store returned (a whole number)');
-    }
-    if (request.maxKeys !== undefined && (!Number.isSafeInteger(request.maxKeys) || request.maxKeys < 1)) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'claim maxKeys must be a whole number >= 1');
-    }
-    const token = randomUUID();
-    const maxKeys = Math.min(request.maxKeys ?? request.limit, request.limit);
-    const result = await this.#run(this.#database, 'claim', [
-      request.limit, request.owner, token, request.leaseMs, maxKeys, request.limit * CLAIM_SCAN_FACTOR, maxKeys * CLAIM_SCAN_FACTOR,
-      request.fromSeq ?? null,
-    ]);
-    const rows = result.rows as (MessageRow & { lowest_candidate_seq: string | null })[];
-    const messages = rows.map(toMessage);
-    messages.sort((a, b) => compareSeq(a.seq, b.seq));
-    const lowest = rows[0]?.lowest_candidate_seq;
-    return typeof lowest === 'string' ? { token, messages, lowestCandidateSeq: lowest } : { token, messages };
-  }
-
-  async markPublished(token: string, ids: readonly string[]): Promise<number> {
-    if (ids.length === 0) return 0;
-    const statement = this.retainPublishedMs > 0 ? 'retainPublished' : 'deletePublished';
-    return affectedRows(await this.#run(this.#database, statement, [token, ids]));
-  }
-
-  async markPublishedEach(marks: readonly { readonly token: string; readonly id: string }[]): Promise<ReadonlySet<string>> {
-    if (marks.length === 0) return new Set();
-    const statement = this.retainPublishedMs > 0 ? 'retainPublishedEach' : 'deletePublishedEach';
-    const result = await this.#run(this.#database, statement, [marks.map((m) => m.id), marks.map((m) => m.token)]);
-    return new Set((result.rows as { id: string }[]).map((row) => row.id));
-  }
-
-  async markFailed(token: string, failures: readonly FailedMessage[]): Promise<number> {
-    if (failures.length === 0) return 0;
-    const result = await this.#run(this.#database, 'markFailed', [
-      token,
-      failures.map((f) => f.id),
-      failures.map((f) => f.error),
-      failures.map((f) => ('retryInMs' in f ? f.retryInMs : 0)),
-      failures.map((f) => 'dead' in f),
-    ]);
-    return affectedRows(result);
-  }
-
-  async release(token: string, ids: readonly string[], lastError?: string, delayMs?: number): Promise<number> {
-    if (ids.length === 0) return 0;
-    if (delayMs !== undefined && (!Number.isSafeInteger(delayMs) || delayMs < 0)) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'release delayMs must be a whole number of ms >= 0');
-    }
-    return affectedRows(await this.#run(this.#database, 'release', [token, ids, lastError ?? null, delayMs ?? null]));
+  insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+    return insertMessages(tx, this.#run, messages);
   }
 
   async purgePublished(limit: number): Promise<number> {

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../src/core/errors.js';
 import { Relay, type StoreForRelay } from '../../../src/core/relay.js';
+import type { RelayOptionsInput } from '../../../src/core/relay-options.js';
 import { fromPgPool } from '../../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../../src/stores/postgres/postgres-store.js';
 import { RecordingPublisher } from '../../support/recording-publisher.js';
@@ -10,40 +11,43 @@ import { RecordingPublisher } from '../../support/recording-publisher.js';
 const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:1/none' });
 afterAll(() => pool.end());
 
-describe("Relay with engine 'v2'", () => {
-  it('runs a partition relay: no hand-off, no claim round', async () => {
-    const relay = new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { engine: 'v2' });
-    expect(relay.partitionRelay).toBeDefined();
-    expect(relay.partitionRelay?.options.engine).toBe('v2');
-    expect(relay.acceptsHandoff).toBe(false);
-    expect(relay.running).toBe(false);
-    await expect(relay.runOnce()).rejects.toThrow(/runOnce is engine v1's claim round/);
-  });
+function refusal(make: () => unknown): ConfigurationError {
+  try {
+    make();
+  } catch (error) {
+    if (error instanceof ConfigurationError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigurationError');
+}
 
-  it('stays the claim relay under engine v1', () => {
-    const relay = new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { engine: 'v1' });
-    expect(relay.partitionRelay).toBeUndefined();
-    expect(relay.options.engine).toBe('v1');
-  });
-
-  it('runs the partition relay by default (engine v2)', () => {
+describe('Relay', () => {
+  it('runs a partition relay (engine v2, the default and only engine)', () => {
     const relay = new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher());
     expect(relay.options.engine).toBe('v2');
-    expect(relay.partitionRelay).toBeDefined();
+    expect(relay.partitionRelay.options).toBe(relay.options);
+    expect(relay.running).toBe(false);
+    expect(new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { engine: 'v2' }).options.engine).toBe('v2');
   });
 
-  it('refuses a store without partition leases and reader, naming the engine option', () => {
-    const store = {} as unknown as StoreForRelay;
-    const error = (() => {
-      try {
-        new Relay(store, new RecordingPublisher(), { engine: 'v2' });
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
-    expect(error).toBeInstanceOf(ConfigurationError);
-    expect((error as ConfigurationError).options).toEqual(['engine']);
-    expect((error as Error).message).toContain("engine 'v1'");
+  it("refuses engine 'v1', which was removed, naming the upgrade guide", () => {
+    const error = refusal(() => new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { engine: 'v1' } as unknown as RelayOptionsInput));
+    expect(error.code).toBe('OUTBOXER_INVALID_OPTION');
+    expect(error.options).toEqual(['engine']);
+    expect(error.message).toContain('engine v1 was removed');
+    expect(error.message).toContain('outboxer migrate --engine v2');
+    expect(error.message).toContain('docs/upgrading-to-engine-v2.md');
+  });
+
+  it.each(['maxHandoff', 'fullSweepIntervalMs'])('refuses %s, an option of engine v1, saying so', (option) => {
+    const error = refusal(() => new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { [option]: 1000 } as unknown as RelayOptionsInput));
+    expect(error.code).toBe('OUTBOXER_INVALID_OPTION');
+    expect(error.options).toEqual([option]);
+    expect(error.message).toContain('engine v1');
+  });
+
+  it('refuses a store without partition leases and reader', () => {
+    const error = refusal(() => new Relay({} as unknown as StoreForRelay, new RecordingPublisher()));
+    expect(error.message).toContain('store.leases and store.reader');
   });
 });

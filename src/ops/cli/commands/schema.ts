@@ -36,7 +36,7 @@ export async function migrateCommand(config: CliConfig, io: CliIo): Promise<numb
     }
     if (config.migrate !== undefined) await changeEngine(database, tableName, config.migrate, io);
     if (config.migrate?.engine === undefined && (await readEngineState(database, tableName)).engine === 'v1') {
-      io.out(`${name} still runs engine v1 (relays default to v2 and wait on such a table): switch it with \`outboxer migrate --engine v2\`, see docs/upgrading-to-engine-v2.md\n`);
+      io.out(`${name} still runs engine v1 (relays of this version run engine v2 only and wait on such a table): switch it with \`outboxer migrate --engine v2\`, see docs/upgrading-to-engine-v2.md\n`);
     }
     return EXIT_OK;
   } finally {
