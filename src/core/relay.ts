@@ -2,6 +2,7 @@ import { ConfigurationError } from './errors.js';
 import { PartitionRelay, type StoreForPartitionRelay } from './partition-relay/partition-relay.js';
 import type { OutboxSchema, Publisher, RelayStore } from './ports.js';
 import type { RelayOptions, RelayOptionsInput } from './relay-options.js';
+import { runStartChecks, type StartCheck } from './start-checks.js';
 
 /**
  * What `Relay` needs from a store: housekeeping (`RelayStore`), the schema role's start check for `verify()`, and
@@ -17,9 +18,13 @@ export type StoreForRelay = RelayStore & Pick<OutboxSchema, 'verify'> & Partial<
 export class Relay {
   readonly options: RelayOptions;
   readonly #relay: PartitionRelay;
+  readonly #store: StoreForRelay;
+  readonly #publisher: Publisher;
 
   constructor(store: StoreForRelay, publisher: Publisher, options: RelayOptionsInput = {}) {
     this.#relay = new PartitionRelay(partitionStore(store), publisher, options);
+    this.#store = store;
+    this.#publisher = publisher;
     this.options = this.#relay.options;
   }
 
@@ -39,8 +44,13 @@ export class Relay {
    * `OUTBOXER_AUTH_FAILED`, `OUTBOXER_VHOST_REFUSED`, `OUTBOXER_WRONG_PROTOCOL`, ...), database first. A server
    * that is merely down is logged and let through: once started, the relay rides it out with backoff.
    */
-  verify(): Promise<void> {
-    return this.#relay.verify();
+  async verify(): Promise<void> {
+    const checks: StartCheck[] = [];
+    const database = this.#store.verify?.bind(this.#store);
+    const broker = this.#publisher.verify?.bind(this.#publisher);
+    if (database !== undefined) checks.push({ what: 'database', check: database });
+    if (broker !== undefined) checks.push({ what: 'broker', check: broker });
+    await runStartChecks(checks, this.options.logger);
   }
 
   /** Starts the loop in the background; `stop()` ends it. Calling it twice is a no-op. */
@@ -71,5 +81,5 @@ function partitionStore(store: StoreForRelay): StoreForPartitionRelay {
       { options: ['engine'] },
     );
   }
-  return { leases, reader, purgePublished: (n) => store.purgePublished(n), purgeIdempotencyKeys: (n) => store.purgeIdempotencyKeys(n), verify: () => store.verify?.() ?? Promise.resolve() };
+  return { leases, reader, purgePublished: (n) => store.purgePublished(n), purgeIdempotencyKeys: (n) => store.purgeIdempotencyKeys(n) };
 }

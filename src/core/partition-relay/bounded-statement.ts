@@ -22,3 +22,16 @@ export async function bounded<T>(statement: Promise<T>, ms: number, what: string
     clearTimeout(timer);
   }
 }
+
+/** Runs `write` up to `attempts` times, `backoffMs` x the attempt apart, reporting each failure but the last. */
+export async function persistently<T>(write: () => Promise<T>, attempts: number, backoffMs: number, onFailure: (error: unknown) => void): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      onFailure(error);
+      await new Promise((resolve) => setTimeout(resolve, backoffMs * attempt));
+    }
+  }
+}

@@ -2,26 +2,24 @@ import { describeError } from '../errors.js';
 import { runHousekeeping } from '../housekeeping.js';
 import { BEATS_PER_LEASE } from '../partitions/lease-clock.js';
 import { newOwner } from '../partitions/settlement.js';
-import type { OutboxSchema, PartitionMessage, PartitionReader, Publisher, RelayLeases, RelayStore } from '../ports.js';
+import type { PartitionMessage, PartitionReader, Publisher, RelayLeases, RelayStore } from '../ports.js';
 import { reportOutcome } from '../publish-report.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from '../relay-options.js';
-import { runStartChecks, type StartCheck } from '../start-checks.js';
 import { PublishWindow } from '../publish-window.js';
 import { TopicPauses } from '../topic-pauses.js';
 import { Waker } from '../waker.js';
-import { bounded } from './bounded-statement.js';
+import { bounded, persistently } from './bounded-statement.js';
 import { CompletionBatcher } from './completion-batcher.js';
 import { LeaseSession } from './lease-session.js';
 import type { PartitionEntry } from './partition-book.js';
 import { publishBatch } from './publish-batch.js';
 import { uncounted } from './publish-plan.js';
-import { foldRead, readRequest, type SentRead } from './read-fold.js';
-import { cameBackFull, planRead } from './read-plan.js';
+import { foldReadResult, readRequest, type SentRead } from './read-fold.js';
+import { hasIdleBacklog, planRead } from './read-plan.js';
 import { completionOf, skippedOutcomes, type UnwrittenOutcome, withUnwritten } from './unwritten-outcomes.js';
 
-/** What the v2 relay needs from a store: the partition leases, the partition reader, housekeeping, and the start check. */
-export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly reader: PartitionReader } & Pick<RelayStore, 'purgePublished' | 'purgeIdempotencyKeys'> &
-  Partial<Pick<OutboxSchema, 'verify'>>;
+/** What the v2 relay needs from a store: the partition leases, the partition reader and housekeeping. */
+export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly reader: PartitionReader } & Pick<RelayStore, 'purgePublished' | 'purgeIdempotencyKeys'>;
 
 /** Completions wait this long for those of other partitions, to go in one statement. */
 const COMPLETION_DELAY_MS = 5;
@@ -79,16 +77,6 @@ export class PartitionRelay {
   /** The partitions held now, by number. */
   get partitions(): readonly number[] {
     return [...this.#session.book.keys()].sort((a, b) => a - b);
-  }
-
-  /** As `Relay.verify`: the store's schema is migrated and the broker reachable, misconfigurations rejected. */
-  async verify(): Promise<void> {
-    const checks: StartCheck[] = [];
-    const database = this.#store.verify?.bind(this.#store);
-    const broker = this.#publisher.verify?.bind(this.#publisher);
-    if (database !== undefined) checks.push({ what: 'database', check: database });
-    if (broker !== undefined) checks.push({ what: 'broker', check: broker });
-    await runStartChecks(checks, this.options.logger);
   }
 
   start(): void {
@@ -150,7 +138,7 @@ export class PartitionRelay {
           idleDelay = read > 0 ? options.pollIntervalMs : Math.min(idleDelay * 2, options.maxPollIntervalMs);
           pollAt = performance.now() + idleDelay;
           // a backlog: the next lane's share is read at once
-          if (read > 0 && this.#publishing < options.lanes && this.#hasIdleBacklog()) this.wake();
+          if (read > 0 && this.#publishing < options.lanes && hasIdleBacklog(this.#session.book.values(), (p) => this.#busy.has(p))) this.wake();
         }
         this.#retryUnwritten();
         await this.#housekeeping();
@@ -184,17 +172,9 @@ export class PartitionRelay {
     let messages: PartitionMessage[] = [];
     try {
       const result = await bounded(this.#store.reader.read(relayId, count, [...sent.values()].map((s) => s.read.request)), this.#statementMs, `read by relay ${relayId}`);
-      for (const outcome of result.partitions) {
-        const asked = sent.get(outcome.partition);
-        // a read sent before a lapse must not move the position of a partition adopted after it
-        if (asked === undefined || this.#session.book.get(outcome.partition) !== asked.entry) continue;
-        const fresh = result.messages.filter((m) => m.partition === outcome.partition && m.source === 'fresh').length;
-        asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, fresh);
-        asked.entry.readAt = readAt;
-        asked.entry.backlog = cameBackFull(outcome.partition, result.messages, asked.read.request.limit);
-      }
       const unwritten = new Map([...sent.values()].flatMap((s) => [...s.entry.unwritten]));
-      messages = withUnwritten(result.messages.filter((m) => this.#session.book.get(m.partition) === sent.get(m.partition)?.entry), unwritten, this.options.errorBackoffMs);
+      const current = foldReadResult(sent, result, (p) => this.#session.book.get(p), readAt);
+      messages = withUnwritten(current, unwritten, this.options.errorBackoffMs);
     } finally {
       const working = new Set(messages.map((m) => m.partition));
       for (const partition of sent.keys()) if (!working.has(partition)) this.#busy.delete(partition);
@@ -208,11 +188,6 @@ export class PartitionRelay {
     });
     this.#batches.add(batch);
     return messages.length;
-  }
-
-  #hasIdleBacklog(): boolean {
-    for (const entry of this.#session.book.values()) if (entry.backlog && !entry.draining && !this.#busy.has(entry.partition)) return true;
-    return false;
   }
 
   async #publish(relayId: string, messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, limitOf: (p: number) => number): Promise<void> {
@@ -252,7 +227,7 @@ export class PartitionRelay {
     if (expected > 0) {
       // a try that failed may still have committed: later tries do not count its failures again
       let tries = 0;
-      const outcome = await this.#persistently(() => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)));
+      const outcome = await persistently(() => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)), COMPLETION_ATTEMPTS, this.options.errorBackoffMs, (error) => this.#report('mark', error));
       if (!outcome.applied) return this.#fenced(entry, expected);
       if (completion.published.length > 0 && this.#session.book.get(entry.partition) === entry) entry.unclean = 0;
       if (outcome.skipped.length > 0) this.#keepUnwritten(entry, skippedOutcomes(tries > 1 ? uncounted(completion) : completion, outcome.skipped, messageOf));
@@ -302,18 +277,6 @@ export class PartitionRelay {
     this.#session.drop(entry);
     this.options.logger.warn({ owner: this.options.owner, partition: entry.partition, epoch: entry.epoch }, 'partition was taken over before its completion; another relay owns it now');
     this.options.hooks.onFenced?.({ expected, marked: 0 });
-  }
-
-  async #persistently<T>(write: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await write();
-      } catch (error) {
-        if (attempt >= COMPLETION_ATTEMPTS) throw error;
-        this.#report('mark', error);
-        await new Promise((resolve) => setTimeout(resolve, this.options.errorBackoffMs * attempt));
-      }
-    }
   }
 
   async #housekeeping(): Promise<void> {

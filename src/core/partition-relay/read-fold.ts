@@ -1,6 +1,7 @@
-import type { PartitionReadOutcome, PartitionReadRequest, PartitionReadResult } from '../ports.js';
+import type { PartitionMessage, PartitionReadOutcome, PartitionReadRequest, PartitionReadResult } from '../ports.js';
 import { afterRead, type PendingRange, recheckRange, type Settlement } from '../partitions/settlement.js';
 import type { PartitionEntry } from './partition-book.js';
+import { cameBackFull } from './read-plan.js';
 
 /** A read request and the recheck range it carries, in bigint, to fold the answer with. */
 export interface SentRead {
@@ -65,4 +66,26 @@ export function foldRead(
   const cut = freshCount >= sent.request.limit && reached !== null && range !== null && reached < range.to;
   const recheck = range !== null && outcome.recheck?.applied === true ? { range, last: cut ? reached : null, full: cut } : undefined;
   return afterRead(settlement, { xmin, tag, reached, ...(recheck === undefined ? {} : { recheck }) });
+}
+
+/**
+ * Folds a whole read into the partitions it was sent for and returns the messages to publish. A partition whose
+ * memory is no longer the one the read was sent for (dropped, or adopted again after a lapse) is left alone, and
+ * its rows are not returned: a read sent before a lapse must not move the position of a partition adopted after it.
+ */
+export function foldReadResult(
+  sent: ReadonlyMap<number, { readonly entry: PartitionEntry; readonly read: SentRead }>,
+  result: PartitionReadResult,
+  current: (partition: number) => PartitionEntry | undefined,
+  readAt: number,
+): PartitionMessage[] {
+  for (const outcome of result.partitions) {
+    const asked = sent.get(outcome.partition);
+    if (asked === undefined || current(outcome.partition) !== asked.entry) continue;
+    const fresh = result.messages.filter((m) => m.partition === outcome.partition && m.source === 'fresh').length;
+    asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, fresh);
+    asked.entry.readAt = readAt;
+    asked.entry.backlog = cameBackFull(outcome.partition, result.messages, asked.read.request.limit);
+  }
+  return result.messages.filter((m) => current(m.partition) === sent.get(m.partition)?.entry);
 }

@@ -50,3 +50,9 @@ export function cameBackFull(partition: number, messages: readonly PartitionMess
   }
   return fresh >= limit || due >= limit || recheck >= limit;
 }
+
+/** Whether a partition with a backlog waits for a read: then the next lane's share is read at once. */
+export function hasIdleBacklog(held: Iterable<PartitionEntry>, isBusy: (partition: number) => boolean): boolean {
+  for (const entry of held) if (entry.backlog && !entry.draining && !isBusy(entry.partition)) return true;
+  return false;
+}
