@@ -44,6 +44,16 @@ describe('outboxer CLI: schema', () => {
 });
 
 describe('outboxer CLI: status', () => {
+  it('counts a row a relay holds back for later (due_at) as scheduled, not pending', async () => {
+    const { env, table } = await migrated();
+    await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('t', 'x', '{}')`);
+    // what a completion writes for a retried failure or a paused topic
+    await pool.query(`INSERT INTO ${table} (topic, type, payload, due_at) VALUES ('t', 'x', '{}', now() + interval '1 hour'), ('t', 'x', '{}', now() - interval '1 second')`);
+    const json = await runCli(['status', '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ pending: 2, scheduled: 1, inFlight: 0 });
+  });
+
   // On a v1 table: a row leased by a v1 claim is what 'in flight' counts (on a v2 table the fence clears such an insert's lease).
   it('counts rows inserted with plain SQL in every state, as JSON and as a table', async () => {
     const { env, table } = await migratedAtV1();

@@ -21,6 +21,8 @@ export function buildStatements(name: TableName) {
   const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
   const keys = `${quoteIdentifier(name.schema)}.${quoteIdentifier(`${name.table}_idempotency`)}`;
   const leaseFree = `(lease_until IS NULL OR lease_until <= now())`;
+  // a v2 relay schedules a backoff or a hold in due_at; available_at is a delayed enqueue's time (older relays used it too)
+  const due = `(available_at <= now() AND (due_at IS NULL OR due_at <= now()))`;
   const inputRows = `unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[], $9::text[], $10::text[])
         WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, payload_base64, content_type, ord)`;
   return Object.freeze({
@@ -47,8 +49,8 @@ export function buildStatements(name: TableName) {
         ORDER BY published_at LIMIT $2)`,
 
     stats: `SELECT
-        count(*) FILTER (WHERE state = 'pending' AND available_at <= now() AND ${leaseFree})::int AS pending,
-        count(*) FILTER (WHERE state = 'pending' AND available_at > now() AND ${leaseFree})::int AS scheduled,
+        count(*) FILTER (WHERE state = 'pending' AND ${due} AND ${leaseFree})::int AS pending,
+        count(*) FILTER (WHERE state = 'pending' AND NOT ${due} AND ${leaseFree})::int AS scheduled,
         count(*) FILTER (WHERE state = 'pending' AND lease_until > now())::int AS in_flight,
         count(*) FILTER (WHERE state = 'published')::int AS published,
         count(*) FILTER (WHERE state = 'dead')::int AS dead,

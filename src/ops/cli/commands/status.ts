@@ -31,7 +31,7 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   const rows: string[][] = [
     ['pending', String(stats.pending), 'ready to publish now'],
     ['scheduled', String(stats.scheduled), 'delayed or backing off after a failure'],
-    ['in flight', String(stats.inFlight), 'leased by a relay'],
+    ['in flight', String(stats.inFlight), 'leased row by row by a relay of an older version (engine v1)'],
     ['published', String(stats.published), 'published, retained until purged'],
     ['dead', String(stats.dead), "parked: see 'outboxer dead list'"],
   ];
