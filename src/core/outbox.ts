@@ -54,6 +54,12 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   readonly #registry: OutgoingValidator | undefined;
 
   constructor(store: Store & StoreForOutbox<Tx>, options: OutboxOptions = {}) {
+    if ((options as { maxConcurrentHandoffs?: unknown }).maxConcurrentHandoffs !== undefined) {
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        "maxConcurrentHandoffs sized engine v1's in-process hand-off, which this version no longer has: remove it (outbox.transaction wakes the relay after the commit)",
+      );
+    }
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'maxPayloadBytes must be a whole number of bytes >= 1');

@@ -91,6 +91,11 @@ describe('Outbox construction', () => {
     expect((caught as ConfigurationError).code).toBe('OUTBOXER_INVALID_OPTION');
     expect((caught as ConfigurationError).message).toContain('maxPayloadBytes');
   });
+
+  it('refuses the removed maxConcurrentHandoffs instead of ignoring it', () => {
+    const options = { maxConcurrentHandoffs: 16 } as unknown as ConstructorParameters<typeof Outbox>[1];
+    expect(() => new Outbox(fakeStore().store, options)).toThrow(/maxConcurrentHandoffs.*remove it/);
+  });
 });
 
 describe('Outbox.enqueue', () => {
