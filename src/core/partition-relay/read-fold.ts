@@ -1,7 +1,7 @@
 import type { PartitionMessage, PartitionReadOutcome, PartitionReadRequest, PartitionReadResult } from '../ports.js';
 import { afterRead, type PendingRange, recheckRange, type Settlement } from '../partitions/settlement.js';
 import type { PartitionEntry } from './partition-book.js';
-import { cameBackFull } from './read-plan.js';
+import { cameBackFull, rowsByBranch } from './read-plan.js';
 
 /** A read request and the recheck range it carries, in bigint, to fold the answer with. */
 export interface SentRead {
@@ -79,13 +79,14 @@ export function foldReadResult(
   current: (partition: number) => PartitionEntry | undefined,
   readAt: number,
 ): PartitionMessage[] {
+  const counts = rowsByBranch(result.messages);
   for (const outcome of result.partitions) {
     const asked = sent.get(outcome.partition);
     if (asked === undefined || current(outcome.partition) !== asked.entry) continue;
-    const fresh = result.messages.filter((m) => m.partition === outcome.partition && m.source === 'fresh').length;
-    asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, fresh);
+    const rows = counts.get(outcome.partition);
+    asked.entry.settlement = foldRead(asked.entry.settlement, asked.read, outcome, result, rows?.fresh ?? 0);
     asked.entry.readAt = readAt;
-    asked.entry.backlog = cameBackFull(outcome.partition, result.messages, asked.read.request.limit);
+    asked.entry.backlog = cameBackFull(rows, asked.read.request.limit);
   }
   return result.messages.filter((m) => current(m.partition) === sent.get(m.partition)?.entry);
 }

@@ -37,18 +37,27 @@ export function planRead(held: readonly PartitionEntry[], isBusy: (partition: nu
   ];
 }
 
-/** Whether a partition has more rows than its read returned: one of its branches came back full. */
-export function cameBackFull(partition: number, messages: readonly PartitionMessage[], limit: number): boolean {
-  let fresh = 0;
-  let due = 0;
-  let recheck = 0;
+/** How many rows each branch of a read returned, per partition. */
+export interface BranchCounts {
+  fresh: number;
+  due: number;
+  recheck: number;
+}
+
+/** Counts a read's rows per partition and branch, in one pass over them. */
+export function rowsByBranch(messages: readonly PartitionMessage[]): Map<number, BranchCounts> {
+  const counts = new Map<number, BranchCounts>();
   for (const m of messages) {
-    if (m.partition !== partition) continue;
-    if (m.source === 'fresh') fresh++;
-    else if (m.source === 'due') due++;
-    else recheck++;
+    let seen = counts.get(m.partition);
+    if (seen === undefined) counts.set(m.partition, (seen = { fresh: 0, due: 0, recheck: 0 }));
+    seen[m.source]++;
   }
-  return fresh >= limit || due >= limit || recheck >= limit;
+  return counts;
+}
+
+/** Whether a partition has more rows than its read returned: one of its branches came back full. */
+export function cameBackFull(counts: BranchCounts | undefined, limit: number): boolean {
+  return counts !== undefined && (counts.fresh >= limit || counts.due >= limit || counts.recheck >= limit);
 }
 
 /** Whether a partition with a backlog waits for a read: then the next lane's share is read at once. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newOwner } from '../../../src/core/partitions/settlement.js';
 import type { PartitionEntry } from '../../../src/core/partition-relay/partition-book.js';
-import { cameBackFull, MIN_TAKE, planRead } from '../../../src/core/partition-relay/read-plan.js';
+import { cameBackFull, MIN_TAKE, planRead, rowsByBranch } from '../../../src/core/partition-relay/read-plan.js';
 import type { PartitionMessage } from '../../../src/core/ports.js';
 
 const entry = (partition: number, fields: Partial<PartitionEntry> = {}): PartitionEntry => ({
@@ -49,9 +49,9 @@ describe('cameBackFull', () => {
   const message = (partition: number, source: PartitionMessage['source']) => ({ partition, source }) as PartitionMessage;
   it('is full when any one branch of that partition returned its limit', () => {
     const messages = [message(1, 'fresh'), message(1, 'fresh'), message(2, 'due'), message(2, 'recheck'), message(3, 'recheck'), message(3, 'recheck')];
-    expect(cameBackFull(1, messages, 2)).toBe(true);
-    expect(cameBackFull(2, messages, 2)).toBe(false);
-    expect(cameBackFull(3, messages, 2)).toBe(true);
-    expect(cameBackFull(4, messages, 2)).toBe(false);
+    expect(cameBackFull(rowsByBranch(messages).get(1), 2)).toBe(true);
+    expect(cameBackFull(rowsByBranch(messages).get(2), 2)).toBe(false);
+    expect(cameBackFull(rowsByBranch(messages).get(3), 2)).toBe(true);
+    expect(cameBackFull(rowsByBranch(messages).get(4), 2)).toBe(false);
   });
 });
