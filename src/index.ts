@@ -29,7 +29,12 @@ export type {
   FailedMessage,
   CommitNotifier,
   Logger,
+  OutboxGauges,
   OutboxOperator,
+  RelayGroup,
+  RelayGroupMember,
+  TopicLag,
+  TopicPause,
   OutboxSchema,
   OutboxStats,
   OutgoingValidator,
@@ -57,6 +62,7 @@ export type {
 } from './core/ports.js';
 export { redactUrl } from './core/redact.js';
 export { Relay, type StoreForRelay } from './core/relay.js';
+export type { BrokerConnectionState, RelayHealth } from './core/relay-health.js';
 export { resolveRelayOptions, type RelayHooks, type RelayOptions, type RelayOptionsInput } from './core/relay-options.js';
 export { FAILURE_ACTIONS, failureAction, type FailureAction } from './core/publish-failure.js';
 export { retryDelayMs, type RetryPolicy } from './core/retry-policy.js';

@@ -1,10 +1,11 @@
 import type { OutboxMessage } from './message.js';
+import type { BrokerConnectionState } from './relay-health.js';
 import type { OutboxOperator } from './ports/outbox-operator.js';
 import type { OutboxSchema } from './ports/outbox-schema.js';
 import type { OutboxWriter } from './ports/outbox-writer.js';
 import type { RelayStore } from './ports/relay-store.js';
 
-export type { OutboxOperator, OutboxStats } from './ports/outbox-operator.js';
+export type { OutboxGauges, OutboxOperator, OutboxStats, RelayGroup, RelayGroupMember, TopicLag, TopicPause } from './ports/outbox-operator.js';
 export type { OutboxSchema } from './ports/outbox-schema.js';
 export type { OutboxWriter } from './ports/outbox-writer.js';
 export type {
@@ -50,6 +51,8 @@ export interface Publisher {
    * `OUTBOXER_BROKER_UNAVAILABLE` while the broker is out of reach. Default: no check.
    */
   verify?(): Promise<void>;
+  /** Optional: the broker connection now, read from memory (for health checks and metrics). Default: unknown. */
+  connectionState?(): BrokerConnectionState;
   close(): Promise<void>;
 }
 

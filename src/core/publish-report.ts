@@ -10,7 +10,7 @@ export function reportOutcome(outcome: ClaimOutcome, options: RelayOptions): { r
   let retried = 0;
   let dead = 0;
   for (const message of outcome.published) {
-    hooks.onPublished?.({ id: message.id, topic: message.topic, key: message.key, attempts: message.attempts });
+    hooks.onPublished?.({ id: message.id, topic: message.topic, key: message.key, attempts: message.attempts, createdAt: message.createdAt });
   }
   for (const { message, failure } of outcome.failed) {
     if ('dead' in failure) {

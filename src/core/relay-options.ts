@@ -43,7 +43,8 @@ export type RelayOptionsInput = z.input<typeof relayOptionsSchema> & {
 
 /** Observers of what the relay does: metrics, demos and tests hang off these. */
 export interface RelayHooks {
-  onPublished?(event: { id: string; topic: string; key: string | null; attempts: number }): void;
+  /** The broker confirmed it. `createdAt` is the row's insert time by the database clock (commit-to-confirm latency). */
+  onPublished?(event: { id: string; topic: string; key: string | null; attempts: number; createdAt: Date }): void;
   onRetry?(event: { id: string; topic: string; attempts: number; error: string; retryInMs: number }): void;
   onDead?(event: { id: string; topic: string; attempts: number; reason: string }): void;
   /** A partition's completion was fenced: another relay took the partition over, and `marked` (0) of `expected` outcomes were written. */

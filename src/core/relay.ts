@@ -1,6 +1,7 @@
 import { ConfigurationError } from './errors.js';
 import { PartitionRelay, type StoreForPartitionRelay } from './partition-relay/partition-relay.js';
 import type { OutboxSchema, Publisher, RelayStore } from './ports.js';
+import type { RelayHealth } from './relay-health.js';
 import type { RelayOptions, RelayOptionsInput } from './relay-options.js';
 import { runStartChecks, type StartCheck } from './start-checks.js';
 
@@ -35,6 +36,11 @@ export class Relay {
   /** The partition relay this relay runs (its relay id and partitions, for operators and tests). */
   get partitionRelay(): PartitionRelay {
     return this.#relay;
+  }
+
+  /** The relay's state from memory: partitions, live relays, database and broker reachability (`RelayHealth`). */
+  health(): RelayHealth {
+    return this.#relay.health();
   }
 
   /**

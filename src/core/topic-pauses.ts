@@ -62,6 +62,11 @@ export class TopicPauses {
     return Math.round(now - pause.since);
   }
 
+  /** Topics in an episode now (held, or about to be probed), sorted. */
+  topics(): string[] {
+    return [...this.#paused.keys()].sort();
+  }
+
   get size(): number {
     return this.#paused.size;
   }

@@ -49,6 +49,11 @@ export class LeaseSession {
     return this.#relayId;
   }
 
+  /** The membership of the last trusted heartbeat or join (the live relays, the config); undefined before the first. */
+  get membership(): Membership | undefined {
+    return this.#membership;
+  }
+
   get partitionCount(): number | undefined {
     return this.#membership?.config.partitionCount;
   }

@@ -3,6 +3,7 @@ import { runHousekeeping } from '../housekeeping.js';
 import { BEATS_PER_LEASE } from '../partitions/lease-clock.js';
 import { newOwner } from '../partitions/settlement.js';
 import type { PartitionMessage, PartitionReader, Publisher, RelayLeases, RelayStore } from '../ports.js';
+import type { RelayHealth } from '../relay-health.js';
 import { reportOutcome } from '../publish-report.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from '../relay-options.js';
 import { PublishWindow } from '../publish-window.js';
@@ -52,6 +53,9 @@ export class PartitionRelay {
   #readBlockedUntil = 0;
   #brokerDelay: number;
   #lastHousekeeping = 0;
+  /** The last failed database statement of the loop, until its next clean pass. */
+  #databaseError: string | undefined;
+  readonly #counts = { published: 0, retried: 0, dead: 0 };
 
   constructor(store: StoreForPartitionRelay, publisher: Publisher, options: RelayOptionsInput = {}) {
     this.#store = store;
@@ -77,6 +81,24 @@ export class PartitionRelay {
   /** The partitions held now, by number. */
   get partitions(): readonly number[] {
     return [...this.#session.book.keys()].sort((a, b) => a - b);
+  }
+
+  /** This relay's state for health checks and gauges, from memory (docs/operations.md). */
+  health(): RelayHealth {
+    const membership = this.#session.membership;
+    return {
+      running: this.running,
+      owner: this.options.owner,
+      relayId: this.#session.relayId,
+      partitions: this.partitions,
+      partitionCount: membership?.config.partitionCount,
+      relaysAlive: membership?.relays.length,
+      grantsOpen: membership?.config.grantsOpen,
+      database: this.#databaseError === undefined ? { reachable: true } : { reachable: false, error: this.#databaseError },
+      broker: this.#publisher.connectionState?.() ?? 'unknown',
+      pausedTopics: this.#pauses.topics(),
+      counts: { ...this.#counts },
+    };
   }
 
   start(): void {
@@ -143,6 +165,7 @@ export class PartitionRelay {
         this.#retryUnwritten();
         await this.#housekeeping();
         errorDelay = options.errorBackoffMs;
+        this.#databaseError = undefined;
       } catch (error) {
         this.#report(stage, error, errorDelay);
         // the lease's own deadlines (the next beat, the lapse) come before a long backoff
@@ -208,7 +231,10 @@ export class PartitionRelay {
       } else if (outcome.published.length > 0) this.#brokerDelay = this.options.errorBackoffMs;
       const byId = new Map(messages.map((m) => [m.id, m]));
       await Promise.all(results.map((result) => this.#complete(relayId, entries.get(result.completion.partition) as PartitionEntry, result, (id) => byId.get(id))));
-      reportOutcome(outcome, this.options);
+      const { retried, dead } = reportOutcome(outcome, this.options);
+      this.#counts.published += outcome.published.length;
+      this.#counts.retried += retried;
+      this.#counts.dead += dead;
     } catch (error) {
       // publishes that may have gone out are not written: read these partitions again from their start
       for (const entry of entries.values()) entry.settlement = newOwner;
@@ -288,6 +314,7 @@ export class PartitionRelay {
 
   #report(stage: 'lease' | 'read' | 'mark', error: unknown, retryInMs?: number): void {
     const description = describeError(error);
+    this.#databaseError = description;
     this.options.logger.error({ owner: this.options.owner, stage, error: description, ...(retryInMs === undefined ? {} : { retryInMs }) }, `relay ${stage} step failed`);
     this.options.hooks.onError?.({ stage, error: description });
   }

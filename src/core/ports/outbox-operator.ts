@@ -15,6 +15,49 @@ export interface OutboxStats {
 }
 
 /**
+ * The cheap gauges of a metrics scrape: no full count of the table (docs/metrics.md says how exact each is).
+ */
+export interface OutboxGauges {
+  /** Messages pending (due or scheduled): exact up to `pendingExactLimit`, an estimate above it. */
+  readonly pending: number;
+  /** Whether `pending` was counted (true) or estimated (false). */
+  readonly pendingExact: boolean;
+  readonly dead: number;
+  /** Age in seconds of the oldest pending message, by the database clock; 0 if none. */
+  readonly oldestPendingAgeSeconds: number;
+}
+
+/** One topic's backlog: pending messages and the age of the oldest. */
+export interface TopicLag {
+  readonly topic: string;
+  readonly pending: number;
+  readonly oldestPendingAgeSeconds: number;
+}
+
+/** A topic an operator paused: every relay holds its messages (uncounted) until it is resumed. */
+export interface TopicPause {
+  readonly topic: string;
+  readonly reason: string;
+  readonly pausedAt: Date;
+}
+
+/** A live relay with the partitions it holds, for operators (`outboxer status`, the admin API). */
+export interface RelayGroupMember {
+  readonly id: string;
+  readonly name: string;
+  readonly leaving: boolean;
+  readonly expiresInMs: number;
+  readonly partitions: readonly number[];
+}
+
+/** The relays of a table and its partitions: who holds what, and which partitions nobody holds. */
+export interface RelayGroup {
+  readonly partitionCount: number;
+  readonly relays: readonly RelayGroupMember[];
+  readonly unowned: readonly number[];
+}
+
+/**
  * The operator role: what `outboxer status` and `outboxer dead` need from a store.
  *
  * Contract:
@@ -31,4 +74,16 @@ export interface OutboxOperator {
   retryDead(ids: readonly string[] | 'all'): Promise<number>;
   /** Deletes dead messages; `'all'` for every one. */
   purgeDead(ids: readonly string[] | 'all'): Promise<number>;
+  /** The gauges of a metrics scrape, in a few index reads (never a count of every row). */
+  gauges?(): Promise<OutboxGauges>;
+  /** Pending messages and oldest age per topic, largest backlog first, at most `limit` topics. */
+  topicLag?(limit: number): Promise<TopicLag[]>;
+  /** Pauses a topic for every relay (kept in the database) until `resumeTopic`. Returns false if it was paused already. */
+  pauseTopic?(topic: string, reason: string): Promise<boolean>;
+  /** Ends an operator's pause. Returns false if the topic was not paused. */
+  resumeTopic?(topic: string): Promise<boolean>;
+  /** The topics operators paused, oldest pause first. */
+  pausedTopics?(): Promise<TopicPause[]>;
+  /** The live relays and the partitions each holds. */
+  relayGroup?(): Promise<RelayGroup>;
 }
