@@ -10,29 +10,57 @@ interface Pause {
   error: string;
 }
 
+/** A pause an operator put on a topic (in the store, shared by every relay), as this relay last read it. */
+interface OperatorPause {
+  /** When this relay first saw it (monotonic ms): its hold windows are counted from here. */
+  readonly since: number;
+  /** What `last_error` of its held rows says. */
+  reason: string;
+}
+
+/** What changed when the relay read the operators' pauses again. */
+export interface OperatorPauseChange {
+  readonly paused: readonly string[];
+  readonly resumed: readonly string[];
+}
+
 /**
- * Topics whose destination is missing (no route, exchange or stream), as one relay saw them. A paused topic's
- * messages are held without a publish until the pause runs out; the next publish then probes: success ends
- * the episode, a failure pauses it again for twice as long (up to `maxMs`). Pure: the caller passes the
- * monotonic time. One entry per topic that was ever paused and never published again.
+ * Topics whose destination is missing (no route, exchange or stream), as one relay saw them, and topics an
+ * operator paused. A paused topic's messages are held without a publish until the pause runs out; the next
+ * publish then probes: success ends the episode, a failure pauses it again for twice as long (up to `maxMs`).
+ * An operator's pause holds the same way, in windows that double from `baseMs` up to `maxMs`, but it is never
+ * probed: a held message is due again at the end of the current window and is held again until the operator
+ * resumes the topic (`setOperatorPauses`). Pure: the caller passes the monotonic time. One entry per topic that
+ * was ever paused and never published again.
  */
 export class TopicPauses {
   readonly #paused = new Map<string, Pause>();
+  readonly #operator = new Map<string, OperatorPause>();
 
   constructor(
     readonly baseMs: number,
     readonly maxMs: number,
   ) {}
 
-  /** How long `topic`'s messages are still held, in ms; 0 when it is not paused or the pause ran out (probe now). */
+  /**
+   * How long `topic`'s messages are still held, in ms; 0 when it is not paused or the pause ran out (probe now).
+   * An operator's pause is never 0: the end of its current hold window.
+   */
   remainingMs(topic: string, now: number): number {
+    const operator = this.#operator.get(topic);
+    if (operator !== undefined) return this.#windowLeftMs(now - operator.since);
     const pause = this.#paused.get(topic);
     return pause === undefined ? 0 : Math.max(0, Math.ceil(pause.until - now));
   }
 
-  /** Why `topic` is paused (the error of the publish that found its destination missing), if it is. */
+  /** Why `topic` is paused: the operator's reason, or the error of the publish that found its destination missing. */
   reason(topic: string): string | undefined {
-    return this.#paused.get(topic)?.error;
+    return this.#operator.get(topic)?.reason ?? this.#paused.get(topic)?.error;
+  }
+
+  /** Whether an operator paused `topic` (as of the last `setOperatorPauses`). */
+  isOperatorPaused(topic: string): boolean {
+    return this.#operator.has(topic);
   }
 
   /**
@@ -62,12 +90,54 @@ export class TopicPauses {
     return Math.round(now - pause.since);
   }
 
-  /** Topics in an episode now (held, or about to be probed), sorted. */
-  topics(): string[] {
-    return [...this.#paused.keys()].sort();
+  /**
+   * The operators' pauses as the store lists them now (topic and reason), replacing the previous list. A topic
+   * still paused keeps its hold windows; one no longer listed is resumed: its messages publish once their
+   * current hold runs out. Returns the topics paused and resumed by this change, sorted.
+   */
+  setOperatorPauses(pauses: readonly { readonly topic: string; readonly reason: string }[], now: number): OperatorPauseChange {
+    const listed = new Map(pauses.map((p) => [p.topic, operatorReason(p.reason)]));
+    const resumed = [...this.#operator.keys()].filter((topic) => !listed.has(topic)).sort();
+    for (const topic of resumed) this.#operator.delete(topic);
+    const paused: string[] = [];
+    for (const [topic, reason] of listed) {
+      const current = this.#operator.get(topic);
+      if (current === undefined) {
+        this.#operator.set(topic, { since: now, reason });
+        paused.push(topic);
+      } else current.reason = reason;
+    }
+    return { paused: paused.sort(), resumed };
   }
 
+  /** Topics held now (their destination is missing, or an operator paused them), sorted. */
+  topics(): string[] {
+    return [...new Set([...this.#paused.keys(), ...this.#operator.keys()])].sort();
+  }
+
+  /** Topics in a missing-destination episode. */
   get size(): number {
     return this.#paused.size;
   }
+
+  /**
+   * Time left in the hold window that `elapsed` ms into an operator's pause falls in: windows of `baseMs`, then
+   * twice as long each, up to `maxMs` and `maxMs` from then on. Computed, not stored: rows held in one window
+   * all come due at its end, and at most one window after the operator resumes.
+   */
+  #windowLeftMs(elapsed: number): number {
+    let start = 0;
+    let length = Math.max(1, Math.min(this.baseMs, this.maxMs));
+    while (length < this.maxMs && start + length <= elapsed) {
+      start += length;
+      length = Math.min(length * 2, this.maxMs);
+    }
+    if (start + length <= elapsed) start += Math.floor((elapsed - start) / length) * length;
+    return Math.max(1, Math.ceil(start + length - elapsed));
+  }
+}
+
+/** What `last_error` says of a row held by an operator's pause. */
+export function operatorReason(reason: string): string {
+  return reason === '' ? 'paused by an operator' : `paused by an operator: ${reason}`;
 }

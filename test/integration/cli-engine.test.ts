@@ -51,13 +51,13 @@ describe('outboxer CLI: engine v2', () => {
   it('a table migrate creates runs engine v2 at once; an existing v1 table keeps its engine, and migrate says how to switch', async () => {
     const { env } = freshSchema();
     const created = await migrate([], env);
-    expect(created.stdout).toMatch(/is now at schema version 8\n$/);
+    expect(created.stdout).toMatch(/is now at schema version 9\n$/);
     expect((await status(env)).engine).toMatchObject({ engine: 'v2', switching: false, fenceUntil: null, lastV1ClaimFencedAt: null });
-    expect((await migrate([], env)).stdout).toMatch(/up to date \(schema version 8\); nothing to do\n$/);
+    expect((await migrate([], env)).stdout).toMatch(/up to date \(schema version 9\); nothing to do\n$/);
 
     const { env: legacy } = await migratedAtV1();
     const kept = await migrate([], legacy);
-    expect(kept.stdout).toMatch(/up to date \(schema version 8\); nothing to do\n.* still runs engine v1 \(relays of this version run engine v2 only and wait on such a table\): switch it with `outboxer migrate --engine v2`, see docs\/upgrading-to-engine-v2.md\n$/);
+    expect(kept.stdout).toMatch(/up to date \(schema version 9\); nothing to do\n.* still runs engine v1 \(relays of this version run engine v2 only and wait on such a table\): switch it with `outboxer migrate --engine v2`, see docs\/upgrading-to-engine-v2.md\n$/);
     expect((await status(legacy)).engine?.engine).toBe('v1');
     // asked for an engine, migrate says what the switch did instead
     expect((await migrate(['--engine', 'v1'], legacy)).stdout).not.toContain('still runs engine v1');
@@ -73,7 +73,7 @@ describe('outboxer CLI: engine v2', () => {
     expect(await countRows(table)).toBe(12);
 
     const switched = await migrate(['--engine', 'v2'], env);
-    expect(switched.stdout).toMatch(/up to date \(schema version 8\); nothing to do\n.*switched to engine v2: scanned 12 pending rows \(0 leased by v1 relays, 0 backoffs given due_at\); v2 relays get partitions from \S+Z\n$/);
+    expect(switched.stdout).toMatch(/up to date \(schema version 9\); nothing to do\n.*switched to engine v2: scanned 12 pending rows \(0 leased by v1 relays, 0 backoffs given due_at\); v2 relays get partitions from \S+Z\n$/);
     expect(switched.stderr).toContain('outboxer migrate: scanned 12 pending rows');
     await drained(relay, table, ids);
 

@@ -18,7 +18,8 @@ describe('outboxer CLI: schema', () => {
     await pool.query(result.stdout);
     const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
     expect(tables.rows.map((row: { table_name: string }) => row.table_name)).toEqual([
-      'events_outbox', 'events_outbox_idempotency', 'events_outbox_partitioning', 'events_outbox_partitions', 'events_outbox_relays', 'outboxer_migrations',
+      'events_outbox', 'events_outbox_idempotency', 'events_outbox_partitioning', 'events_outbox_partitions', 'events_outbox_paused_topics', 'events_outbox_relays',
+      'outboxer_migrations',
     ]);
     await pool.query(`INSERT INTO "${schema}".events_outbox (topic, type, payload) VALUES ('t', 'x', '{}')`);
     // migrate agrees that the script brought the table up to date.
@@ -39,7 +40,7 @@ describe('outboxer CLI: schema', () => {
     expect(second.stdout).toContain(`${schema}.outbox is up to date`);
     expect(await countRows(table)).toBe(2);
     const versions = await pool.query(`SELECT version FROM "${schema}".outboxer_migrations WHERE table_name = 'outbox' ORDER BY version`);
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }, { version: 9 }]);
   });
 });
 

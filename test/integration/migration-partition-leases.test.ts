@@ -28,7 +28,7 @@ describe.each([
     await store.migrate();
     await store.migrate();
     const versions = await db.sql(`SELECT version FROM "${db.schema}".outboxer_migrations ORDER BY version`);
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
 
     const config = await db.sql(`SELECT engine, partition_count, generation, fence_until = '-infinity' AS unfenced FROM "${db.schema}".outbox_partitioning`);
     expect(config).toEqual([{ engine: 'v1', partition_count: 64, generation: 1, unfenced: true }]);
@@ -78,9 +78,10 @@ describe('migration 6 on PostgreSQL: names and reruns', () => {
     const table = 't'.repeat(40);
     await new PostgresOutboxStore(db.database, { schema: db.schema, table }).migrate();
     const found = await db.sql(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 't%' ORDER BY 1`, [db.schema]);
-    expect(found.map((row) => row.table_name)).toEqual(['', '_idempotency', '_partitioning', '_partitions', '_relays'].map((s) => `${table}${s}`));
+    expect(found.map((row) => row.table_name)).toEqual(['', '_idempotency', '_partitioning', '_partitions', '_paused_topics', '_relays'].map((s) => `${table}${s}`));
     const primaryKeys = await db.sql(`SELECT conname FROM pg_constraint WHERE connamespace = $1::regnamespace AND contype = 'p' ORDER BY 1`, [db.schema]);
     expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_partitioning_pkey`);
+    expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_paused_topics_pkey`);
   });
 
   it('applying the printed script again keeps the engine configuration, the relays and every partition lease', async () => {

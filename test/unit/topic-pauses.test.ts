@@ -39,3 +39,57 @@ describe('TopicPauses', () => {
     expect(pauses.remainingMs('b', 100)).toBe(0);
   });
 });
+
+describe('TopicPauses: operator pauses', () => {
+  const paused = (...topics: string[]) => topics.map((topic) => ({ topic, reason: `maintenance of ${topic}` }));
+
+  it('holds an operator-paused topic in windows that double from the base up to the maximum, counted from when the relay saw the pause, and never says 0', () => {
+    const pauses = new TopicPauses(500, 4000);
+    pauses.setOperatorPauses(paused('orders'), 1000);
+    // windows: [0, 500), [500, 1500), [1500, 3500), [3500, 7500), then 4000 each
+    expect(pauses.remainingMs('orders', 1000)).toBe(500);
+    expect(pauses.remainingMs('orders', 1499)).toBe(1);
+    expect(pauses.remainingMs('orders', 1500)).toBe(1000);
+    expect(pauses.remainingMs('orders', 2600)).toBe(1900);
+    expect(pauses.remainingMs('orders', 1000 + 3500)).toBe(4000);
+    expect(pauses.remainingMs('orders', 1000 + 7500)).toBe(4000);
+    expect(pauses.remainingMs('orders', 1000 + 7500 + 10 * 4000 + 1)).toBe(3999);
+    for (let t = 1000; t < 60_000; t += 37) expect(pauses.remainingMs('orders', t)).toBeGreaterThan(0);
+  });
+
+  it('says the operator reason, which wins over a missing destination while both hold, and leaves the destination episode to run on after a resume', () => {
+    const pauses = new TopicPauses(500, 4000);
+    pauses.pause('orders', 'OUTBOXER_UNROUTABLE: no route', 0);
+    pauses.setOperatorPauses(paused('orders'), 100);
+    expect(pauses.reason('orders')).toBe('paused by an operator: maintenance of orders');
+    expect(pauses.remainingMs('orders', 10_000)).toBeGreaterThan(0); // no probe while an operator holds it
+    expect(pauses.setOperatorPauses([], 10_000)).toEqual({ paused: [], resumed: ['orders'] });
+    expect(pauses.reason('orders')).toBe('OUTBOXER_UNROUTABLE: no route');
+    expect(pauses.remainingMs('orders', 10_000)).toBe(0); // the destination pause ran out: the next publish probes
+    expect(pauses.resume('orders', 10_000)).toBe(10_000);
+  });
+
+  it('reports which topics a new list paused and resumed, keeps the windows of those still listed, and takes a changed reason', () => {
+    const pauses = new TopicPauses(500, 4000);
+    expect(pauses.setOperatorPauses(paused('b', 'a'), 0)).toEqual({ paused: ['a', 'b'], resumed: [] });
+    expect(pauses.setOperatorPauses([{ topic: 'a', reason: 'other' }, { topic: 'c', reason: '' }], 600)).toEqual({ paused: ['c'], resumed: ['b'] });
+    expect(pauses.remainingMs('a', 600)).toBe(900); // still in its second window, counted from 0
+    expect(pauses.remainingMs('c', 600)).toBe(500); // a first window of its own
+    expect(pauses.reason('a')).toBe('paused by an operator: other');
+    expect(pauses.reason('c')).toBe('paused by an operator');
+    expect(pauses.isOperatorPaused('b')).toBe(false);
+    expect(pauses.remainingMs('b', 600)).toBe(0);
+    expect(pauses.setOperatorPauses([{ topic: 'a', reason: 'other' }, { topic: 'c', reason: '' }], 700)).toEqual({ paused: [], resumed: [] });
+  });
+
+  it('lists operator pauses with missing destinations, sorted and once each; size counts destination episodes only', () => {
+    const pauses = new TopicPauses(500, 4000);
+    pauses.pause('z', 'no stream', 0);
+    pauses.pause('m', 'no stream', 0);
+    pauses.setOperatorPauses(paused('m', 'a'), 0);
+    expect(pauses.topics()).toEqual(['a', 'm', 'z']);
+    expect(pauses.size).toBe(2);
+    expect(pauses.isOperatorPaused('a')).toBe(true);
+    expect(pauses.isOperatorPaused('z')).toBe(false);
+  });
+});

@@ -12,6 +12,7 @@ import { Waker } from '../waker.js';
 import { bounded, persistently } from './bounded-statement.js';
 import { CompletionBatcher } from './completion-batcher.js';
 import { LeaseSession } from './lease-session.js';
+import { OperatorPauseRefresh, PAUSE_REFRESH_MS } from './operator-pause-refresh.js';
 import type { PartitionEntry } from './partition-book.js';
 import { publishBatch } from './publish-batch.js';
 import { uncounted } from './publish-plan.js';
@@ -38,6 +39,7 @@ export class PartitionRelay {
   readonly #session: LeaseSession;
   readonly #waker = new Waker();
   readonly #pauses: TopicPauses;
+  readonly #operatorPauses: OperatorPauseRefresh;
   readonly #completions: CompletionBatcher;
   readonly #statementMs: number;
   /** Partitions with a batch in flight (publishing or completing), by number: entries dropped meanwhile included. */
@@ -63,6 +65,7 @@ export class PartitionRelay {
     this.options = resolveRelayOptions(options);
     this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
     this.#statementMs = Math.floor(this.options.leaseMs / BEATS_PER_LEASE);
+    this.#operatorPauses = new OperatorPauseRefresh(store.reader, this.#pauses, { periodMs: Math.min(PAUSE_REFRESH_MS, this.#statementMs), statementMs: this.#statementMs }, this.options);
     this.#session = new LeaseSession(store.leases, this.options, { isBusy: (p) => this.#busy.has(p) });
     this.#completions = new CompletionBatcher((relayId, completions) => bounded(store.reader.complete(relayId, completions), this.#statementMs, 'completion'), COMPLETION_DELAY_MS);
     this.#brokerDelay = this.options.errorBackoffMs;
@@ -153,6 +156,8 @@ export class PartitionRelay {
       try {
         await this.#session.tick(this.#stopping);
         stage = 'read';
+        // the operators' pauses are at most one period old whenever a read starts
+        if (!this.#stopping && this.#session.book.size > 0) await this.#operatorPauses.refreshIfDue(performance.now());
         const now = performance.now();
         if (!this.#stopping && (this.#woken || now >= pollAt) && now >= this.#readBlockedUntil) {
           this.#woken = false;

@@ -5,7 +5,7 @@ import type { RelayOptions } from '../relay-options.js';
 import type { TopicPauses } from '../topic-pauses.js';
 import { bounded } from './bounded-statement.js';
 import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
-import { completionsFrom, type PartitionResult, splitWaiting, uncounted } from './publish-plan.js';
+import { completionsFrom, operatorHolds, type PartitionResult, splitWaiting, uncounted } from './publish-plan.js';
 
 export interface BatchContext {
   readonly relayId: string;
@@ -38,7 +38,9 @@ export interface BatchOutcome {
  */
 export async function publishBatch(messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, context: BatchContext): Promise<BatchOutcome> {
   const dueFull = (partition: number) => messages.filter((m) => m.partition === partition && m.source === 'due').length >= context.limitOf(partition);
-  const { ready, held } = splitWaiting(messages, dueFull);
+  const split = splitWaiting(messages, dueFull);
+  const { ready } = split;
+  const held = operatorHolds(split.held, messages, context.pauses, performance.now());
   const unclean = (m: PartitionMessage) => (entries.get(m.partition)?.unclean ?? 0) >= UNCLEAN_LIMIT;
   const publishContext = {
     publisher: context.publisher,
@@ -70,7 +72,8 @@ async function oneAtATime(
 ): Promise<ClaimOutcome> {
   let outcome: ClaimOutcome = { published: [], failed: [], released: [], held: new Map(), topicEvents: [] };
   for (const [index, message] of messages.entries()) {
-    const counted = await bounded(context.reader.countAttempt(context.relayId, entry, message.id), context.statementMs, `counted attempt in partition ${entry.partition}`);
+    // an operator's pause holds the message without a publish: no attempt to count
+    const counted = context.pauses.isOperatorPaused(message.topic) || await bounded(context.reader.countAttempt(context.relayId, entry, message.id), context.statementMs, `counted attempt in partition ${entry.partition}`);
     if (!counted) {
       lost.add(entry.partition);
       return outcome;

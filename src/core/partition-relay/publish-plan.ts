@@ -1,5 +1,6 @@
 import type { ClaimOutcome } from '../publish-claim.js';
 import type { FailedMessage, HeldMessage, PartitionCompletion, PartitionMessage } from '../ports.js';
+import type { TopicPauses } from '../topic-pauses.js';
 
 /** The shortest hold written for a message that waits: its blocker's due time may have just run out. */
 export const MIN_HOLD_MS = 50;
@@ -47,6 +48,20 @@ export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (pa
     ready.push(message);
   }
   return { ready, held };
+}
+
+/**
+ * Waiting messages of a topic an operator paused say so: the operator's reason, held at least to the end of the
+ * pause's current window (never earlier than their blocker, so key order is kept either way).
+ */
+export function operatorHolds(held: WaitingSplit['held'], messages: readonly PartitionMessage[], pauses: TopicPauses, now: number): WaitingSplit['held'] {
+  if (held.length === 0) return held;
+  const topicOf = new Map(messages.map((m) => [m.id, m.topic]));
+  return held.map((h) => {
+    const topic = topicOf.get(h.id);
+    if (topic === undefined || !pauses.isOperatorPaused(topic)) return h;
+    return { ...h, delayMs: Math.max(h.delayMs, pauses.remainingMs(topic, now)), reason: pauses.reason(topic) ?? h.reason };
+  });
 }
 
 function waitReason(blocker: string): string {

@@ -43,28 +43,39 @@ export interface TopicPause {
 
 /** A live relay with the partitions it holds, for operators (`outboxer status`, the admin API). */
 export interface RelayGroupMember {
+  /** Its relay id (new at every start or rejoin). */
   readonly id: string;
+  /** What it called itself at join (its `owner` option: host and pid by default). */
   readonly name: string;
+  /** It announced it is leaving: it takes nothing more. */
   readonly leaving: boolean;
+  /** Time left on its lease, by the database clock. */
   readonly expiresInMs: number;
+  /** Partitions it owns or is draining, ascending. */
   readonly partitions: readonly number[];
 }
 
 /** The relays of a table and its partitions: who holds what, and which partitions nobody holds. */
 export interface RelayGroup {
   readonly partitionCount: number;
+  /** Relays whose lease runs past the database's `now()`, by name then id. */
   readonly relays: readonly RelayGroupMember[];
+  /** Partitions no live relay holds (free, or named by a relay whose lease ran out), ascending. */
   readonly unowned: readonly number[];
 }
 
 /**
- * The operator role: what `outboxer status` and `outboxer dead` need from a store.
+ * The operator role: what `outboxer status`, `outboxer dead` and the admin API need from a store.
  *
  * Contract:
- * - `stats` and `listDead` read and never write.
+ * - `stats`, `listDead`, `topicLag`, `pausedTopics` and `relayGroup` read and never write.
  * - Dead messages leave the relay's reach until an operator acts. `retryDead` gives them back as pending
  *   with fresh attempts, keeping their place in store order; `purgeDead` deletes them. Both touch only
  *   messages that are dead, so repeating a call changes nothing more, and both return how many they changed.
+ * - A topic an operator paused is held by every relay of the table (its messages stay pending, attempts
+ *   uncounted, key order kept) from the relay's next read of the paused list until `resumeTopic`; pausing and
+ *   resuming write only the store's list of paused topics, never a message. Both are idempotent and validate
+ *   their input (`checkTopicPause`: a topic of at most 255 bytes, a reason of at most 500, no control characters).
  */
 export interface OutboxOperator {
   stats(): Promise<OutboxStats>;
@@ -76,14 +87,20 @@ export interface OutboxOperator {
   purgeDead(ids: readonly string[] | 'all'): Promise<number>;
   /** The gauges of a metrics scrape, in a few index reads (never a count of every row). */
   gauges?(): Promise<OutboxGauges>;
-  /** Pending messages and oldest age per topic, largest backlog first, at most `limit` topics. */
-  topicLag?(limit: number): Promise<TopicLag[]>;
-  /** Pauses a topic for every relay (kept in the database) until `resumeTopic`. Returns false if it was paused already. */
-  pauseTopic?(topic: string, reason: string): Promise<boolean>;
+  /**
+   * Pending messages (due or scheduled) and oldest age per topic, largest backlog first, at most `limit`
+   * topics. It reads every pending row: for an operator's request, not for a metrics scrape.
+   */
+  topicLag(limit: number): Promise<TopicLag[]>;
+  /**
+   * Pauses a topic for every relay (kept in the database) until `resumeTopic`. Returns false if it was paused
+   * already (its first reason and time are kept).
+   */
+  pauseTopic(topic: string, reason: string): Promise<boolean>;
   /** Ends an operator's pause. Returns false if the topic was not paused. */
-  resumeTopic?(topic: string): Promise<boolean>;
+  resumeTopic(topic: string): Promise<boolean>;
   /** The topics operators paused, oldest pause first. */
-  pausedTopics?(): Promise<TopicPause[]>;
-  /** The live relays and the partitions each holds. */
-  relayGroup?(): Promise<RelayGroup>;
+  pausedTopics(): Promise<TopicPause[]>;
+  /** The live relays (by the database clock, as the leases define it), the partitions each holds, and those nobody holds. */
+  relayGroup(): Promise<RelayGroup>;
 }

@@ -1,4 +1,5 @@
 import type { OutboxMessage } from '../message.js';
+import type { TopicPause } from './outbox-operator.js';
 import type { PartitionLease } from './relay-leases.js';
 import type { FailedMessage } from './relay-store.js';
 
@@ -118,4 +119,9 @@ export interface PartitionReader {
    * relays is eventually parked): `attempts + 1`, fenced like `complete`. Returns whether it was written.
    */
   countAttempt(relayId: string, lease: Pick<PartitionLease, 'partition' | 'epoch'>, id: string): Promise<boolean>;
+  /**
+   * Optional: the topics operators paused (`OutboxOperator.pauseTopic`), which the relay reads every few seconds
+   * (never with each read) and holds. Reads only. Default: a store without it has no operator pauses.
+   */
+  pausedTopics?(): Promise<readonly TopicPause[]>;
 }

@@ -5,6 +5,7 @@ import { applyMigrations, type Migration, migrationScriptOf } from './migration-
 import { partitionLeasesMigration } from './migration-partition-leases.js';
 import { engineSwitchMigration, newTableEngineSql } from './migration-engine-switch.js';
 import { readPathIndexes, readPathMigration } from './migration-read-path.js';
+import { pausedTopicsMigration } from './migration-paused-topics.js';
 import type { TableName } from './sql.js';
 
 export type { Migration } from './migration-runner.js';
@@ -159,6 +160,11 @@ $do$;
     version: 8,
     description: 'engine switch and resize, expand only: resize_to and v1_fenced_at in the partitioning row, the fence function (its triggers come with the switch to v2)',
     sql: engineSwitchMigration,
+  },
+  {
+    version: 9,
+    description: 'operator pauses, expand only: the topics operators paused (<table>_paused_topics), held by every relay until resumed',
+    sql: pausedTopicsMigration,
   },
 ]);
 

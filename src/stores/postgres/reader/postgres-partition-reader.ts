@@ -2,11 +2,12 @@ import { ConfigurationError } from '../../../core/errors.js';
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
   CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOutcome, PartitionReadRequest,
-  PartitionReadResult,
+  PartitionReadResult, TopicPause,
 } from '../../../core/ports.js';
 import { affectedRows, type PgDatabase, type QueryResultLike } from '../database.js';
 import { type MessageRow, toMessage } from '../message-rows.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
+import { listPausedTopics, pausedTopicStatements, type PausedTopicStatements } from '../operator/paused-topics.js';
 import type { TableName } from '../sql.js';
 import { completeDeleting, completeRetaining } from './complete-partitions.js';
 import { countAttempt } from './count-attempt.js';
@@ -34,6 +35,7 @@ interface CompleteRow {
   skipped: string[];
 }
 
+const UNDEFINED_TABLE = '42P01';
 const SEQ = /^[0-9]{1,19}$/;
 const XID8 = /^[0-9]{1,20}$/;
 const MAX_PARTITIONS = 1024;
@@ -45,12 +47,14 @@ export class PostgresPartitionReader implements PartitionReader {
   readonly #prepare: boolean;
   readonly #retain: boolean;
   readonly #named = new Map<string, NamedStatement>();
+  readonly #pauses: PausedTopicStatements;
 
   constructor(database: PgDatabase, name: TableName, options: { readonly preparedStatements: boolean; readonly retainPublished: boolean }) {
     this.#database = database;
     this.#tables = readerTables(name);
     this.#prepare = options.preparedStatements;
     this.#retain = options.retainPublished;
+    this.#pauses = pausedTopicStatements(name);
   }
 
   async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
@@ -102,6 +106,19 @@ export class PostgresPartitionReader implements PartitionReader {
 
   async countAttempt(relayId: string, lease: Pick<PartitionLease, 'partition' | 'epoch'>, id: string): Promise<boolean> {
     return affectedRows(await this.#run(countAttempt, 0, 'countAttempt', [relayId, lease.partition, lease.epoch, id])) === 1;
+  }
+
+  /**
+   * The topics operators paused, read by each relay every few seconds. A table not yet migrated to version 9 has
+   * no such list, and so no operator pause: that reads as none rather than stopping the relay.
+   */
+  async pausedTopics(): Promise<readonly TopicPause[]> {
+    try {
+      return await listPausedTopics(this.#database, this.#pauses, this.#prepare);
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code === UNDEFINED_TABLE) return [];
+      throw error;
+    }
   }
 
   #run<A extends readonly unknown[]>(statement: ReaderStatement<A>, partitionCount: number, label: string, args: A): Promise<QueryResultLike> {
