@@ -23,12 +23,16 @@ const inboxOptionsSchema = z
   })
   .strict();
 
-/** Observers of what the inbox decides, for metrics, demos and tests. Never given a payload. */
+/**
+ * Observers of what the inbox decides, for metrics, demos and tests. Never given a payload. `durationMs` is the
+ * handler's own run time (performance.now(), whether it returned or threw); absent when no handler ran (the
+ * payload was refused before, or the inbox entry could not be claimed).
+ */
 export interface InboxHooks {
-  onProcessed?(event: InboxEntryRef & { attempts: number }): void;
+  onProcessed?(event: InboxEntryRef & { attempts: number; durationMs?: number }): void;
   onDuplicate?(event: InboxEntryRef & { state: 'processed' | 'dead' }): void;
-  onRetry?(event: InboxEntryRef & { attempts: number; error: string; retryInMs: number }): void;
-  onDead?(event: InboxEntryRef & { attempts: number; reason: string }): void;
+  onRetry?(event: InboxEntryRef & { attempts: number; error: string; retryInMs: number; durationMs?: number }): void;
+  onDead?(event: InboxEntryRef & { attempts: number; reason: string; durationMs?: number }): void;
 }
 
 export type InboxOptionsInput<Tx> = z.input<typeof inboxOptionsSchema> & {

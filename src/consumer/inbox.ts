@@ -47,20 +47,21 @@ export class Inbox<Tx> {
       if (error instanceof ConfigurationError) throw error;
       return this.#fail(entry, error);
     }
+    const timing: HandlerTiming = {};
     try {
       const claim = await this.store.transaction(async (tx) => {
         const claimed = await this.store.claim(tx, entry);
-        if (claimed.state === 'claimed') await run(tx);
+        if (claimed.state === 'claimed') await timed(timing, () => run(tx));
         return claimed;
       });
       if (claim.state !== 'claimed') {
         this.#emit('onDuplicate', { ...entry, state: claim.state });
         return { status: 'duplicate', state: claim.state };
       }
-      this.#emit('onProcessed', { ...entry, attempts: claim.attempts });
+      this.#emit('onProcessed', { ...entry, attempts: claim.attempts, ...durationOf(timing) });
       return { status: 'processed', attempts: claim.attempts };
     } catch (error) {
-      return this.#fail(entry, error);
+      return this.#fail(entry, error, timing);
     }
   }
 
@@ -97,7 +98,7 @@ export class Inbox<Tx> {
     return async (tx) => handler(typed, tx);
   }
 
-  async #fail(entry: InboxEntryRef, error: unknown): Promise<HandleOutcome> {
+  async #fail(entry: InboxEntryRef, error: unknown, timing: HandlerTiming = {}): Promise<HandleOutcome> {
     const reason = describeError(error);
     const permanent = error instanceof MessageValidationError;
     const { retry } = this.options;
@@ -109,12 +110,12 @@ export class Inbox<Tx> {
     }
     if (record.state === 'dead') {
       this.options.logger.error(fields, 'inbox: message is dead');
-      this.#emit('onDead', { ...entry, attempts: record.attempts, reason });
+      this.#emit('onDead', { ...entry, attempts: record.attempts, reason, ...durationOf(timing) });
       return { status: 'dead', attempts: record.attempts, reason };
     }
     const retryInMs = retryDelayMs(retry, record.attempts);
     this.options.logger.warn({ ...fields, retryInMs }, 'inbox: handler failed; rolled back, will retry');
-    this.#emit('onRetry', { ...entry, attempts: record.attempts, error: reason, retryInMs });
+    this.#emit('onRetry', { ...entry, attempts: record.attempts, error: reason, retryInMs, ...durationOf(timing) });
     return { status: 'retry', attempts: record.attempts, error: reason, retryInMs };
   }
 
@@ -129,4 +130,22 @@ export class Inbox<Tx> {
       // an observer must not change what the inbox does
     }
   }
+}
+
+/** How long the handler ran, once it has run (returned or thrown). */
+interface HandlerTiming {
+  durationMs?: number;
+}
+
+async function timed(timing: HandlerTiming, work: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  try {
+    await work();
+  } finally {
+    timing.durationMs = performance.now() - started;
+  }
+}
+
+function durationOf(timing: HandlerTiming): { durationMs?: number } {
+  return timing.durationMs === undefined ? {} : { durationMs: timing.durationMs };
 }

@@ -1,4 +1,6 @@
 import { PublishError } from '../../core/errors.js';
+import type { BrokerConnectionState } from '../../core/relay-health.js';
+import { ConnectionStateTracker } from '../connection-state.js';
 import { openLiveConnection, type LiveConnection } from './live-connection.js';
 import type { ResolvedNatsPublisherOptions } from './options.js';
 
@@ -17,6 +19,7 @@ export class NatsConnectionManager {
   #closing = false;
   readonly #closeWaiters = new Set<() => void>();
   #maxPayload: number | undefined;
+  readonly #state = new ConnectionStateTracker();
 
   constructor(options: ResolvedNatsPublisherOptions) {
     this.#options = options;
@@ -26,6 +29,11 @@ export class NatsConnectionManager {
   /** The servers for people: credentials hidden. */
   get where(): string {
     return this.#where;
+  }
+
+  /** The connection now, from the client's status events (no I/O). */
+  get state(): BrokerConnectionState {
+    return this.#state.state;
   }
 
   /** The server's `max_payload` (headers and body), once connected. */
@@ -96,6 +104,7 @@ export class NatsConnectionManager {
     const bound = this.#options.connectTimeoutMs;
     const live = this.#live ?? (await bounded(this.#connecting?.catch(() => undefined), bound));
     if (live !== undefined && !live.nc.isClosed()) await bounded(live.nc.close().catch(() => undefined), bound);
+    this.#state.closed();
   }
 
   #lost(id: string): PublishError {
@@ -142,7 +151,14 @@ export class NatsConnectionManager {
           if (typeof maxPayload === 'number' && maxPayload > 0) this.#maxPayload = maxPayload;
         },
         onDead: (dead) => {
-          if (this.#live === dead) this.#live = undefined;
+          if (this.#live !== dead) return;
+          this.#live = undefined;
+          this.#state.lost();
+        },
+        onConnectionChange: (change) => {
+          if (change === 'lost') this.#state.lost();
+          else if (change === 'reconnecting') this.#state.attempting();
+          else this.#state.connected();
         },
         isClosing: () => this.#closing,
       });
@@ -151,14 +167,19 @@ export class NatsConnectionManager {
         throw this.closedError();
       }
       this.#live = live;
+      this.#state.connected();
       this.#options.logger.info({ servers: this.#where, server: live.nc.getServer(), maxPayload: this.#maxPayload }, 'nats publisher connected');
       return live;
     })();
     this.#connecting = attempt;
+    this.#state.attempting();
     const done = (): void => {
       if (this.#connecting === attempt) this.#connecting = undefined;
     };
-    attempt.then(done, done);
+    attempt.then(done, () => {
+      done();
+      this.#state.attemptFailed();
+    });
     return attempt;
   }
 }

@@ -26,6 +26,8 @@ export interface LiveConnectionEvents {
   onInfo(nc: NatsConnection): void;
   /** The connection closed for good. */
   onDead(live: LiveConnection): void;
+  /** The client lost its server, started a reconnect attempt, or reconnected (for `connectionState()`). */
+  onConnectionChange(change: 'lost' | 'reconnecting' | 'reconnected'): void;
   /** True once the publisher is closing: a close is then expected, not worth a warning. */
   isClosing(): boolean;
 }
@@ -74,10 +76,14 @@ function follow(live: LiveConnection, options: ResolvedNatsPublisherOptions, whe
       if (status.type === 'disconnect') {
         if (!live.up) continue;
         live.up = false;
+        events.onConnectionChange('lost');
         callAll(live.pending);
         logger.warn({ ...fields, server: status.server }, 'nats publisher disconnected; reconnecting');
+      } else if (status.type === 'reconnecting') {
+        if (!live.dead) events.onConnectionChange('reconnecting');
       } else if (status.type === 'reconnect') {
         live.up = true;
+        events.onConnectionChange('reconnected');
         events.onInfo(live.nc);
         callAll(live.wakers);
         logger.info({ ...fields, server: status.server }, 'nats publisher reconnected');

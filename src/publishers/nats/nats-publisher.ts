@@ -115,6 +115,7 @@ export function createNatsPublisher(input: NatsPublisherOptions): Publisher {
       if (closed) throw connections.closedError();
       await connections.acquire(performance.now() + options.connectTimeoutMs); // the connection stays for the publishes
     },
+    connectionState: () => connections.state,
     close(): Promise<void> {
       if (closing !== undefined) return closing;
       closed = true;

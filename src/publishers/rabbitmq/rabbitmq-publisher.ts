@@ -3,6 +3,7 @@ import { OutboxerError } from '../../core/errors.js';
 import { bodyByteLength, type OutboxMessage } from '../../core/message.js';
 import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
 import { secretsOfUrl } from '../../core/redact.js';
+import { ConnectionStateTracker } from '../connection-state.js';
 import { brokerSizeLimitOf, describeDriverError, safeLogger } from './driver.js';
 import { Link, type LinkFailure, type LinkHooks, openLink } from './link.js';
 import { type RabbitMqPublisherOptions, resolveRabbitMqPublisherOptions } from './options.js';
@@ -20,11 +21,16 @@ interface Attempt {
   finish(error?: OutboxerError): void;
 }
 
+/** Background reconnects after a loss: the first after this long, then doubling up to the max. */
+const RECONNECT_FIRST_MS = 1000;
+const RECONNECT_MAX_MS = 30_000;
+
 /**
  * Publishes to a RabbitMQ exchange through a confirm channel: `publish` resolves only on the broker's ack
  * for a routed message; a return (no queue bound), a nack, a lost connection or `confirmTimeoutMs` make it
  * reject with a PublishError. Connects at `verify()` (declaring the exchange), or else on the first publish,
- * and reconnects on the next publish after a loss (one attempt shared by every publish waiting for it).
+ * and after a loss reconnects in the background (1 s, doubling to 30 s) and on the next publish (one attempt
+ * shared by every publish waiting for it).
  */
 export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publisher {
   const options = resolveRabbitMqPublisherOptions(input);
@@ -39,6 +45,8 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
   let closed = false; // no new publish
   let retired = false; // no publish left: a link that opens now is closed at once
   let closing: Promise<void> | undefined;
+  const connection = new ConnectionStateTracker();
+  let reconnectTimer: NodeJS.Timeout | undefined;
 
   const capabilities: PublisherCapabilities = Object.freeze(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
 
@@ -52,14 +60,18 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
 
   const hooks: LinkHooks<Attempt> = {
     lost(link: Link<Attempt>, failure: LinkFailure) {
-      if (current === link) current = undefined;
+      if (current === link) {
+        current = undefined;
+        connection.lost();
+        reconnectSoon(RECONNECT_FIRST_MS);
+      }
       const limit = brokerSizeLimitOf(failure.reason);
       const unconfirmed = [...link.inFlight];
       for (const attempt of unconfirmed) {
         if (limit !== undefined && attempt.bytes > limit) settle(attempt, errors.tooLarge(attempt.message, attempt.bytes, limit, "the broker's max_message_size"));
         else settle(attempt, errors.lost(attempt.message, failure));
       }
-      log('warn', { url: redactedUrl, scope: failure.scope, reason: failure.reason, unconfirmed: unconfirmed.length }, 'rabbitmq connection lost; the next publish reconnects');
+      log('warn', { url: redactedUrl, scope: failure.scope, reason: failure.reason, unconfirmed: unconfirmed.length }, 'rabbitmq connection lost; reconnecting in the background and on the next publish');
     },
     returned(link: Link<Attempt>, returned: Message) {
       // The return comes before the ack of the same message (which the broker sends anyway): match it by id.
@@ -74,22 +86,41 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
   /** The current link, or the one connection attempt every waiting publish shares. */
   const acquireLink = (): Promise<Link<Attempt>> => {
     if (current !== undefined && !current.dead) return Promise.resolve(current);
+    if (connecting === undefined) connection.attempting();
     connecting ??= openLink<Attempt>(options, hooks).then(
       (link) => {
         connecting = undefined;
         if (retired) void link.retire();
-        else current = link;
+        else {
+          current = link;
+          connection.connected();
+        }
         log('info', { url: redactedUrl, exchange, clientName: options.clientName }, 'rabbitmq publisher connected');
         return link;
       },
       (error: unknown) => {
         connecting = undefined;
+        connection.attemptFailed();
         const failure = asLinkOpenError(error, describe);
         log('warn', { url: redactedUrl, stage: failure.stage, reason: failure.reason }, 'rabbitmq connection attempt failed');
         throw failure;
       },
     );
     return connecting;
+  };
+
+  /**
+   * After a loss, reconnects without waiting for a publish, with doubling backoff, so that an idle relay's
+   * health (`connectionState`) says when the broker is back; a publish meanwhile shares the same attempt.
+   */
+  const reconnectSoon = (delayMs: number): void => {
+    if (closed || reconnectTimer !== undefined) return;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = undefined;
+      if (closed || (current !== undefined && !current.dead)) return;
+      acquireLink().catch(() => reconnectSoon(Math.min(delayMs * 2, RECONNECT_MAX_MS)));
+    }, delayMs);
+    reconnectTimer.unref();
   };
 
   const onConfirm = (link: Link<Attempt>, attempt: Attempt, error: unknown): void => {
@@ -158,6 +189,7 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
     const link = current;
     current = undefined;
     if (link !== undefined) await link.retire();
+    connection.closed();
     log('info', { url: redactedUrl }, 'rabbitmq publisher closed');
   };
 
@@ -196,7 +228,10 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
         throw errors.refused(asLinkOpenError(error, describe));
       }
     },
+    connectionState: () => connection.state,
     close(): Promise<void> {
+      clearTimeout(reconnectTimer);
+      reconnectTimer = undefined;
       closing ??= shutdown();
       return closing;
     },

@@ -1,10 +1,13 @@
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
-import type { OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayLeases, RelayStore } from '../../core/ports.js';
+import type { OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause } from '../../core/ports.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
 import { PostgresPartitionReader } from './reader/postgres-partition-reader.js';
 import { insertMessages } from './insert-messages.js';
+import { PostgresOperatorQueries } from './operator/postgres-operator-queries.js';
+import { readGauges } from './gauges-sql.js';
+import type { OutboxGauges } from '../../core/ports/outbox-operator.js';
 import { databaseCheckError, notMigrated } from './connection-errors.js';
 import { missingMigrations } from './migration-runner.js';
 import { migrations, migrationScript, runMigrations } from './migrations.js';
@@ -67,6 +70,7 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
   readonly reader: PartitionReader;
   readonly #database: PgDatabase;
   readonly #run: RunStatement;
+  readonly #operator: PostgresOperatorQueries;
 
   constructor(database: PgDatabase, options: PostgresStoreOptions = {}) {
     this.#database = database;
@@ -88,6 +92,7 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
     const statements = nameStatements(buildStatements(this.tableName));
     const prepare = this.preparedStatements;
     this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);
+    this.#operator = new PostgresOperatorQueries(database, this.tableName, prepare);
   }
 
   insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
@@ -116,6 +121,11 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
     };
   }
 
+  /** The gauges of a metrics scrape in a few index reads: counts exact up to 10,000, then estimated (gauges-sql.ts). */
+  gauges(): Promise<OutboxGauges> {
+    return readGauges(this.#database, this.tableName, this.preparedStatements);
+  }
+
   async listDead(limit: number): Promise<DeadMessage[]> {
     const result = await this.#run(this.#database, 'listDead', [limit]);
     return (result.rows as DeadRow[]).map((row) => ({
@@ -138,6 +148,29 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
   async purgeDead(ids: readonly string[] | 'all'): Promise<number> {
     if (ids === 'all') return this.#inBatches('purgeDeadBatch');
     return affectedRows(await this.#run(this.#database, 'purgeDead', [ids]));
+  }
+
+  /** Pending messages and oldest age per topic; reads every pending row (operator/topic-lag.ts): not for scrapes. */
+  topicLag(limit: number): Promise<TopicLag[]> {
+    return this.#operator.topicLag(limit);
+  }
+
+  /** Pauses `topic` for every relay until `resumeTopic` (migration 9's `<table>_paused_topics`). */
+  pauseTopic(topic: string, reason: string): Promise<boolean> {
+    return this.#operator.pauseTopic(topic, reason);
+  }
+
+  resumeTopic(topic: string): Promise<boolean> {
+    return this.#operator.resumeTopic(topic);
+  }
+
+  pausedTopics(): Promise<TopicPause[]> {
+    return this.#operator.pausedTopics();
+  }
+
+  /** The live relays, the partitions each holds, and the unowned ones, by the database clock. */
+  relayGroup(): Promise<RelayGroup> {
+    return this.#operator.relayGroup();
   }
 
   async migrate(): Promise<void> {
