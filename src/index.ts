@@ -25,6 +25,7 @@ export {
   type OutboxMessageInput,
 } from './core/message.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions, type StoreForOutbox, type TransactionRunner } from './core/outbox.js';
+export type { EnqueueInstrumentation, EnqueueReceipt } from './core/ports/enqueue-instrumentation.js';
 export type {
   FailedMessage,
   CommitNotifier,

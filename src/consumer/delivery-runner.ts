@@ -1,6 +1,7 @@
-import { describeError } from '../core/errors.js';
+import { describeError, OutboxerError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { retryDelayMs, type RetryPolicy } from '../core/retry-policy.js';
+import type { DeliveryInstrumentation, DeliverySource } from './delivery-instrumentation.js';
 import type { HandleOutcome, Inbox } from './inbox.js';
 import type { KeySerializer } from './key-serializer.js';
 import type { MessageHandler } from './message-registry.js';
@@ -9,6 +10,8 @@ import type { RawDelivery } from './received-message.js';
 /** One broker delivery as the runner sees it; each broker consumer adapts its own to this. */
 export interface Delivery {
   readonly raw: RawDelivery;
+  /** Where it came from; given when the consumer has an `instrumentation`. */
+  readonly source?: DeliverySource;
   /** Settles it as done (after the inbox committed, or for a duplicate). */
   ack(): Promise<void>;
   /** Takes it off the queue for good: dead in the inbox, or malformed. */
@@ -37,6 +40,8 @@ export interface RunnerContext<Tx> {
   readonly handler: MessageHandler<Tx> | undefined;
   readonly hooks: ConsumerHooks;
   readonly logger: Logger;
+  /** Observes each handling attempt (a trace span); undefined: none. */
+  readonly instrumentation: DeliveryInstrumentation | undefined;
   /** Backoff while the inbox's database cannot be reached. */
   readonly errorBackoff: RetryPolicy;
   readonly keepAliveMs: number | undefined;
@@ -75,7 +80,7 @@ async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promis
     if (context.stopSignal.aborted) return delivery.release();
     let outcome: HandleOutcome;
     try {
-      outcome = await context.inbox.handleDelivery(delivery.raw, context.handler);
+      outcome = await handleOnce(context, delivery);
       storeFailures = 0;
     } catch (error) {
       storeFailures++;
@@ -101,6 +106,22 @@ async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promis
         continue;
     }
   }
+}
+
+/** One attempt through the inbox, inside the instrumentation when there is one; the outcome is the inbox's own. */
+async function handleOnce<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<HandleOutcome> {
+  const handle = (): Promise<HandleOutcome> => context.inbox.handleDelivery(delivery.raw, context.handler);
+  const { instrumentation } = context;
+  if (instrumentation === undefined || delivery.source === undefined) return handle();
+  let outcome: HandleOutcome | undefined;
+  let calls = 0;
+  await instrumentation.process({ raw: delivery.raw, source: delivery.source, consumer: context.inbox.consumer }, async () => {
+    if (++calls > 1) throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the consumer instrumentation called handle twice; a delivery is handled once per attempt');
+    outcome = await handle();
+    return outcome;
+  });
+  if (outcome === undefined) throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the consumer instrumentation resolved without calling handle; the delivery is held and tried again');
+  return outcome;
 }
 
 /** Waits `ms`, or less if `signal` aborts first; leaves no listener behind. */

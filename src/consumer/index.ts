@@ -7,6 +7,7 @@ export { MessageRegistry, validateOutgoing, type MessageHandler, type OutgoingVa
 export { parsePayloadJson, rebuildMessage, type RawDelivery, type ReceivedMessage } from './received-message.js';
 export { isStandardSchema, type StandardSchemaV1 } from './standard-schema.js';
 export type { ConsumerHooks } from './delivery-runner.js';
+export type { DeliveryAttempt, DeliveryInstrumentation, DeliverySource } from './delivery-instrumentation.js';
 export {
   inboxMigrations,
   inboxMigrationScript,

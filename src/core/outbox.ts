@@ -1,6 +1,7 @@
 import { ConfigurationError, OutboxerError } from './errors.js';
-import type { OutboxMessageInput } from './message.js';
+import type { NewOutboxMessage, OutboxMessageInput } from './message.js';
 import type { CommitNotifier, OutboxStore, OutboxWriter, OutgoingValidator, Publisher } from './ports.js';
+import type { EnqueueInstrumentation } from './ports/enqueue-instrumentation.js';
 import { Relay, type StoreForRelay } from './relay.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
@@ -12,7 +13,14 @@ export interface OutboxOptions {
   readonly commitNotifier?: CommitNotifier;
   /** Validates every payload against the schema of its type before it is stored (e.g. a `MessageRegistry`). */
   readonly registry?: OutgoingValidator;
+  /**
+   * Observes every enqueue, e.g. `createOtelInstrumentation(...).enqueue` from `outboxer/otel`: a producer span per
+   * message, its context stored in the message's `traceparent` header. Default none (nothing is added).
+   */
+  readonly instrumentation?: EnqueueInstrumentation;
 }
+
+const OUTBOX_OPTIONS: readonly string[] = ['maxPayloadBytes', 'commitNotifier', 'registry', 'instrumentation'];
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
 
@@ -52,6 +60,7 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   #closed: Promise<void> | undefined;
   readonly #commitNotifier: CommitNotifier | undefined;
   readonly #registry: OutgoingValidator | undefined;
+  readonly #instrumentation: EnqueueInstrumentation | undefined;
 
   constructor(store: Store & StoreForOutbox<Tx>, options: OutboxOptions = {}) {
     if ((options as { maxConcurrentHandoffs?: unknown }).maxConcurrentHandoffs !== undefined) {
@@ -60,6 +69,14 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
         "maxConcurrentHandoffs sized engine v1's in-process hand-off, which this version no longer has: remove it (outbox.transaction wakes the relay after the commit)",
       );
     }
+    for (const name of Object.keys(options)) {
+      if (!OUTBOX_OPTIONS.includes(name)) {
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `outbox option ${name.slice(0, 60)} is not known (known: ${OUTBOX_OPTIONS.join(', ')})`, { options: [name.slice(0, 60)] });
+      }
+    }
+    if (options.instrumentation !== undefined && typeof (options.instrumentation as Partial<EnqueueInstrumentation> | null)?.enqueue !== 'function') {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'outbox option instrumentation must have an enqueue(messages, store) method (e.g. createOtelInstrumentation(...).enqueue from outboxer/otel)', { options: ['instrumentation'] });
+    }
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'maxPayloadBytes must be a whole number of bytes >= 1');
@@ -67,6 +84,7 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
     this.store = store;
     this.#commitNotifier = options.commitNotifier;
     this.#registry = options.registry;
+    this.#instrumentation = options.instrumentation;
     this.limits = Object.freeze({ maxPayloadBytes });
   }
 
@@ -86,9 +104,26 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
    */
   async enqueueMany<T extends Tx>(tx: T & RefuseAutocommit<T>, messages: readonly OutboxMessageInput[]): Promise<string[]> {
     refuseAutocommit(tx);
+    const instrumentation = this.#instrumentation;
+    if (instrumentation === undefined || messages.length === 0) return [...(await this.#insert(tx, messages)).ids];
+    let stored: readonly string[] | undefined;
+    let calls = 0;
+    await instrumentation.enqueue(messages, async (prepared) => {
+      if (++calls > 1 || prepared.length !== messages.length) {
+        throw new OutboxerError('OUTBOXER_INVALID_OPTION', `the outbox instrumentation must call store once with the ${messages.length} message(s) it was given; nothing more was stored`);
+      }
+      const { validated, ids } = await this.#insert(tx, prepared);
+      stored = ids;
+      return validated.map((message, i) => ({ id: message.id, storedAs: ids[i] as string }));
+    });
+    if (stored === undefined) throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the outbox instrumentation resolved without calling store: nothing was stored');
+    return [...stored];
+  }
+
+  async #insert(tx: Tx, messages: readonly OutboxMessageInput[]): Promise<{ validated: readonly NewOutboxMessage[]; ids: readonly string[] }> {
     const checked = this.#registry === undefined ? messages : await Promise.all(messages.map((m) => this.#checkSchema(m)));
     const validated = checked.map((message) => validateMessage(message, this.limits));
-    return [...(await this.store.insert(tx, validated))];
+    return { validated, ids: await this.store.insert(tx, validated) };
   }
 
   /**

@@ -28,6 +28,9 @@ describe('published package surface', () => {
     ['outboxer/consumer', ['Inbox', 'MessageRegistry', 'PostgresInboxStore', 'InboxRetention', 'UnknownMessageTypeError']],
     ['outboxer/consumer/rabbitmq', ['createRabbitMqConsumer']],
     ['outboxer/consumer/nats', ['createNatsConsumer']],
+    ['outboxer/metrics', ['OutboxerMetrics']],
+    ['outboxer/otel', ['createOtelInstrumentation', 'tracePublisher', 'createEnqueueTracing', 'createDeliveryTracing']],
+    ['outboxer/http', ['createOpsServer']],
   ])('%s exports its API', async (specifier, names) => {
     const script = `const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.keys(m)));`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
@@ -36,7 +39,7 @@ describe('published package surface', () => {
   });
 
   it('has no side effects at import: importing every entry point prints nothing and leaves no handle open', async () => {
-    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats']) await import(s);`;
+    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats','outboxer/metrics','outboxer/otel','outboxer/http']) await import(s);`;
     const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
     expect(stdout).toBe('');
     expect(stderr).toBe('');

@@ -6,7 +6,7 @@ import { RECONNECT_TIME_WAIT_MS } from '../../publishers/nats/live-connection.js
 import { dispatch, pause, type Delivery, type RunnerContext } from '../delivery-runner.js';
 import { KeySerializer } from '../key-serializer.js';
 import { resolveNatsConsumerOptions, type NatsConsumerOptions, type ResolvedNatsConsumerOptions } from './options.js';
-import { rawDeliveryOf } from './wire.js';
+import { deliverySourceOf, rawDeliveryOf } from './wire.js';
 
 export interface NatsConsumer {
   /** Connects, creates or updates the durable consumer, and starts pulling; rejects if that fails. */
@@ -105,6 +105,7 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
       handler: this.#o.handler,
       hooks: this.#o.hooks,
       logger: this.#o.logger,
+      instrumentation: this.#o.instrumentation,
       errorBackoff: { baseDelayMs: 500, maxDelayMs: Math.max(500, Math.floor(this.#o.ackWaitMs / 2)), maxAttempts: Number.MAX_SAFE_INTEGER, jitter: 0.5 },
       keepAliveMs: Math.max(250, Math.floor(this.#o.ackWaitMs / 3)),
       stopSignal: this.#stop.signal,
@@ -120,6 +121,7 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
     };
     const delivery: Delivery = {
       raw,
+      ...(this.#o.instrumentation === undefined ? {} : { source: deliverySourceOf(message, this.#o.durable) }),
       ack: safely(() => message.ack()),
       dead: safely(() => (this.#termTakesReason ? message.term(reasonFor(raw.id)) : message.term())),
       release: safely(() => message.nak()),

@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
 import { isValidSubject, resolveNatsPublisherOptions, type ResolvedNatsPublisherOptions } from '../../publishers/nats/options.js';
+import type { DeliveryInstrumentation } from '../delivery-instrumentation.js';
 import type { ConsumerHooks } from '../delivery-runner.js';
 import type { Inbox } from '../inbox.js';
 import type { MessageHandler } from '../message-registry.js';
@@ -36,6 +37,8 @@ export interface NatsConsumerOptions<Tx> {
   readonly name?: string | undefined;
   readonly logger?: Logger | undefined;
   readonly hooks?: ConsumerHooks | undefined;
+  /** Observes each handling attempt, e.g. `createOtelInstrumentation(...).delivery` from `outboxer/otel`. Default none. */
+  readonly instrumentation?: DeliveryInstrumentation | undefined;
 }
 
 export interface ResolvedNatsConsumerOptions<Tx> {
@@ -54,12 +57,13 @@ export interface ResolvedNatsConsumerOptions<Tx> {
   readonly stopTimeoutMs: number;
   readonly logger: Logger;
   readonly hooks: ConsumerHooks;
+  readonly instrumentation: DeliveryInstrumentation | undefined;
 }
 
 export const NATS_CONSUMER_DEFAULTS = Object.freeze({ ackWaitMs: 30_000, maxDeliver: -1, maxAckPending: 16, manageConsumer: true, stopTimeoutMs: 30_000, name: 'outboxer-consumer' });
 
 const KNOWN = new Set(['servers', 'stream', 'durable', 'inbox', 'handler', 'filterSubject', 'subjectPrefix', 'ackWaitMs', 'maxDeliver', 'maxAckPending',
-  'manageConsumer', 'connectTimeoutMs', 'stopTimeoutMs', 'name', 'logger', 'hooks']);
+  'manageConsumer', 'connectTimeoutMs', 'stopTimeoutMs', 'name', 'logger', 'hooks', 'instrumentation']);
 /** Stream and consumer names: no whitespace, dots, wildcards or path separators. */
 const NAME = /^[A-Za-z0-9_-]{1,200}$/;
 const FILTER_TOKEN = /^([A-Za-z0-9_\-:/]+|\*|>)$/;
@@ -90,6 +94,9 @@ export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): 
   }
   if (typeof input.inbox !== 'object' || input.inbox === null || typeof input.inbox.handleDelivery !== 'function') fail('inbox', 'is required: an Inbox');
   if (input.handler !== undefined && typeof input.handler !== 'function') fail('handler', 'must be a function (message, tx) => Promise<void>');
+  if (input.instrumentation !== undefined && typeof (input.instrumentation as Partial<DeliveryInstrumentation> | null)?.process !== 'function') {
+    fail('instrumentation', 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)');
+  }
   const { filterSubject } = input;
   if (filterSubject !== undefined && (typeof filterSubject !== 'string' || !filterSubject.split('.').every((t) => FILTER_TOKEN.test(t)))) {
     fail('filterSubject', 'must be dot-separated subject tokens, `*` or a final `>`');
@@ -114,5 +121,6 @@ export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): 
     stopTimeoutMs: int('stopTimeoutMs', input.stopTimeoutMs, NATS_CONSUMER_DEFAULTS.stopTimeoutMs, 1, 3_600_000),
     logger: connection.logger,
     hooks: Object.freeze({ ...input.hooks }),
+    instrumentation: input.instrumentation,
   });
 }

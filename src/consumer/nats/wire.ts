@@ -1,6 +1,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { decodeHeaderValue } from '../../publishers/nats/header-value.js';
 import { CLOUD_EVENTS_NATS_PREFIX, NatsHeaderNames } from '../../publishers/nats/wire.js';
+import type { DeliverySource } from '../delivery-instrumentation.js';
 import type { RawDelivery } from '../received-message.js';
 
 const OWN_HEADERS = new Set(Object.values(NatsHeaderNames).map((name) => name.toLowerCase()));
@@ -36,4 +37,9 @@ export function rawDeliveryOf(message: JsMsg, subjectPrefix: string | undefined)
     contentType: raw(NatsHeaderNames.contentType) ?? get(`${CLOUD_EVENTS_NATS_PREFIX}datacontenttype`),
     deliveryCount: message.info.deliveryCount,
   };
+}
+
+/** The delivery's source: its subject (the subject prefix included) and the durable consumer it came through. */
+export function deliverySourceOf(message: JsMsg, durable: string): DeliverySource {
+  return { system: 'nats', destination: message.subject, subscription: durable };
 }

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { ConfigurationError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
 import { resolveRabbitMqPublisherOptions, type RabbitMqExchangeType } from '../../publishers/rabbitmq/options.js';
+import type { DeliveryInstrumentation } from '../delivery-instrumentation.js';
 import type { ConsumerHooks } from '../delivery-runner.js';
 import type { Inbox } from '../inbox.js';
 import type { MessageHandler } from '../message-registry.js';
@@ -45,6 +46,8 @@ export interface RabbitMqConsumerOptions<Tx> {
   readonly clientName?: string | undefined;
   readonly logger?: Logger | undefined;
   readonly hooks?: ConsumerHooks | undefined;
+  /** Observes each handling attempt, e.g. `createOtelInstrumentation(...).delivery` from `outboxer/otel`. Default none. */
+  readonly instrumentation?: DeliveryInstrumentation | undefined;
 }
 
 export interface ResolvedRabbitMqConsumerOptions<Tx> {
@@ -68,6 +71,7 @@ export interface ResolvedRabbitMqConsumerOptions<Tx> {
   readonly clientName: string;
   readonly logger: Logger;
   readonly hooks: ConsumerHooks;
+  readonly instrumentation: DeliveryInstrumentation | undefined;
 }
 
 export const RABBITMQ_CONSUMER_DEFAULTS = Object.freeze({
@@ -80,7 +84,8 @@ export const RABBITMQ_CONSUMER_DEFAULTS = Object.freeze({
 });
 
 const KNOWN = new Set(['url', 'queue', 'inbox', 'handler', 'exchange', 'exchangeType', 'declareExchange', 'bindingKeys', 'prefetch', 'queueArguments',
-  'singleActiveConsumer', 'deadLetter', 'heartbeatSeconds', 'connectTimeoutMs', 'reconnectDelayMs', 'maxReconnectDelayMs', 'stopTimeoutMs', 'clientName', 'logger', 'hooks']);
+  'singleActiveConsumer', 'deadLetter', 'heartbeatSeconds', 'connectTimeoutMs', 'reconnectDelayMs', 'maxReconnectDelayMs', 'stopTimeoutMs', 'clientName', 'logger', 'hooks',
+  'instrumentation']);
 const SHORT_STRING = /^[^\u0000-\u001f\u007f]{1,255}$/;
 
 function fail(option: string, problem: string): never {
@@ -113,6 +118,9 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
   }
   if (typeof input.inbox !== 'object' || input.inbox === null || typeof input.inbox.handleDelivery !== 'function') fail('inbox', 'is required: an Inbox');
   if (input.handler !== undefined && typeof input.handler !== 'function') fail('handler', 'must be a function (message, tx) => Promise<void>');
+  if (input.instrumentation !== undefined && typeof (input.instrumentation as Partial<DeliveryInstrumentation> | null)?.process !== 'function') {
+    fail('instrumentation', 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)');
+  }
   const bindingKeys = input.bindingKeys ?? RABBITMQ_CONSUMER_DEFAULTS.bindingKeys;
   if (!Array.isArray(bindingKeys) || bindingKeys.some((key) => typeof key !== 'string' || Buffer.byteLength(key) > 255 || /[\u0000-\u001f]/.test(key))) {
     fail('bindingKeys', 'must be an array of routing-key patterns of at most 255 bytes');
@@ -142,6 +150,7 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
     clientName: shared.clientName,
     logger: shared.logger,
     hooks: Object.freeze({ ...input.hooks }),
+    instrumentation: input.instrumentation,
   };
   Object.defineProperty(resolved, 'url', { value: shared.url, enumerable: false });
   return Object.freeze(resolved) as ResolvedRabbitMqConsumerOptions<Tx>;

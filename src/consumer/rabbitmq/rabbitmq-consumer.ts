@@ -5,7 +5,7 @@ import { closeChannelQuietly, closeQuietly, describeDriverError, safeLogger } fr
 import { dispatch, pause, type Delivery, type RunnerContext } from '../delivery-runner.js';
 import { KeySerializer } from '../key-serializer.js';
 import { resolveRabbitMqConsumerOptions, type RabbitMqConsumerOptions, type ResolvedRabbitMqConsumerOptions } from './options.js';
-import { rawDeliveryOf } from './wire.js';
+import { deliverySourceOf, rawDeliveryOf } from './wire.js';
 
 export interface RabbitMqConsumer {
   /** Connects, declares and binds the queue, and starts consuming; rejects if the first connection fails. */
@@ -123,6 +123,7 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
       handler: this.#options.handler,
       hooks: this.#options.hooks,
       logger: this.#options.logger,
+      instrumentation: this.#options.instrumentation,
       errorBackoff: { baseDelayMs: this.#options.reconnectDelayMs, maxDelayMs: this.#options.maxReconnectDelayMs, maxAttempts: Number.MAX_SAFE_INTEGER, jitter: 0.5 },
       keepAliveMs: undefined,
       stopSignal: session.abort.signal,
@@ -138,6 +139,7 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
     };
     const handled: Delivery = {
       raw,
+      ...(this.#options.instrumentation === undefined ? {} : { source: deliverySourceOf(delivery, this.#options.queue) }),
       ack: settle((channel) => channel.ack(delivery)),
       dead: settle((channel) => (this.#options.deadLetter === 'ack' ? channel.ack(delivery) : channel.nack(delivery, false, false))),
       release: settle((channel) => channel.nack(delivery, false, true)),

@@ -1,5 +1,6 @@
 import type { Message } from 'amqplib';
 import { OutboxAmqpHeaders } from '../../publishers/rabbitmq/amqp-headers.js';
+import type { DeliverySource } from '../delivery-instrumentation.js';
 import type { RawDelivery } from '../received-message.js';
 
 /** Headers RabbitMQ adds when dead-lettering or counting deliveries: not the producer's. */
@@ -46,4 +47,14 @@ export function rawDeliveryOf(delivery: Message): RawDelivery {
     contentType: text(delivery.properties.contentType),
     deliveryCount,
   };
+}
+
+/**
+ * The delivery's source as the messaging conventions name a RabbitMQ destination: `{exchange}:{routing key}:{queue}`,
+ * empty parts left out, the routing key once when it equals the queue.
+ */
+export function deliverySourceOf(delivery: Message, queue: string): DeliverySource {
+  const { exchange, routingKey } = delivery.fields;
+  const parts = [exchange, routingKey, routingKey === queue ? '' : queue].filter((part) => part !== '');
+  return { system: 'rabbitmq', destination: parts.join(':'), subscription: queue, routingKey };
 }
