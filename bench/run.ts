@@ -37,13 +37,14 @@ interface ContenderEntry {
 function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
   return {
     outboxer: { factory: (options) => outboxerContender(options, { engine: sizes.engine }), scenarios: 'abcdefh' },
+    'outboxer+ops': { factory: (options) => outboxerContender(options, { engine: sizes.engine, observed: true }), scenarios: 'ab' },
     naive: { factory: naiveRelayContender, scenarios: 'abcdef' },
     peer: { factory: pgTransactionalOutboxContender, scenarios: 'abcdef' },
     pgboss: { factory: pgBossContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
     graphile: { factory: graphileWorkerContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
   };
 }
-const DEFAULT_CONTENDERS = 'outboxer,naive,peer,pgboss,graphile';
+const DEFAULT_CONTENDERS = 'outboxer,outboxer+ops,naive,peer,pgboss,graphile';
 const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|i|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
   [--contenders ${DEFAULT_CONTENDERS}] [--set sizeKey=value ...] [--out bench/results/]`;
 

@@ -43,5 +43,5 @@ export type ContenderFactory = (options: ContenderOptions) => RelayContender;
 
 /** Whether a contender is outboxer's relay, which the targets are about. */
 export function isOutboxerRelay(name: string): boolean {
-  return name === 'outboxer';
+  return name === 'outboxer' || name === 'outboxer+ops';
 }

@@ -3,6 +3,7 @@ import { Outbox, type Publisher, type Relay, type RelayOptionsInput, resolveRela
 import { fromPgPool, PostgresOutboxStore, type SqlExecutor } from '../../src/stores/postgres/index.js';
 import type { Engine } from '../config.js';
 import { benchPool, bulkLoad, uniqueName } from '../support/database.js';
+import { benchObservability } from '../support/observability.js';
 import { engineRelayOptions, useEngine } from '../support/engine.js';
 import { partitionReadTimer } from '../support/partition-read-timer.js';
 import { keyOf, MESSAGE_TYPE, payloadOf, payloadSql } from '../support/workload.js';
@@ -35,6 +36,11 @@ export interface OutboxerSettings {
   /** The bench's `engine` setting: the table's engine and the relay's `engine` option. Default v2. */
   readonly engine?: Engine;
   readonly relayOptions?: RelayOptionsInput;
+  /**
+   * Metrics and tracing on, as a production service runs them (`outboxer+ops`): `OutboxerMetrics` scraped every
+   * second and OpenTelemetry spans through the SDK on enqueue and publish (bench/support/observability.ts).
+   */
+  readonly observed?: boolean;
 }
 
 /** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
@@ -45,11 +51,12 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   const appName = `bench-outboxer-${schema.slice(-5)}`;
   const pool = benchPool(appName, relayConnections);
   const store = new PostgresOutboxStore(fromPgPool(pool), { schema, table: 'outbox' });
-  const outbox = new Outbox<SqlExecutor>(store);
+  const ops = settings.observed === true ? benchObservability('bench') : undefined;
+  const outbox = new Outbox<SqlExecutor>(store, ops === undefined ? {} : { instrumentation: ops.enqueue });
   const table = `"${schema}".outbox`;
   let relay: Relay | undefined;
   return {
-    name: 'outboxer',
+    name: ops === undefined ? 'outboxer' : 'outboxer+ops',
     appName,
     schema,
     async setup(admin) {
@@ -81,7 +88,11 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
           },
         }),
     async start(publisher: Publisher) {
-      relay = outbox.createRelay(publisher, relayOptions);
+      if (ops === undefined) relay = outbox.createRelay(publisher, relayOptions);
+      else {
+        relay = outbox.createRelay(ops.wrap(publisher), { ...relayOptions, hooks: ops.hooks });
+        ops.observe(relay, store);
+      }
       relay.start();
     },
     async stop() {
@@ -96,6 +107,7 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
     claimOnce: partitionReadTimer(store),
     async teardown(admin) {
       await relay?.stop();
+      await ops?.close();
       await pool.end();
       await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     },

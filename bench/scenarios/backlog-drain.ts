@@ -41,9 +41,19 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
       await drainOne(context, broker, factory, n, ceilingRate, result);
     }
     aheadTargets(result, 'perSecond', true, broker);
+    observedTarget(result, broker);
   }
   result.notes.push('keyOrderViolations: publish calls that came after a later message of the same key had been published (measure/key-order.ts); outboxer must have none.');
   return result;
+}
+
+/** Issue 11: with metrics and tracing on, the drain keeps at least 0.95 of its rate with them off, in the same run. */
+function observedTarget(result: ScenarioResult, broker: BrokerKind): void {
+  const rate = (name: string) => result.rows.find((row) => row.broker === broker && row.contender === name)?.metrics.perSecond;
+  const off = rate('outboxer');
+  const on = rate('outboxer+ops');
+  if (typeof off !== 'number' || typeof on !== 'number') return;
+  result.targets.push(target(`drain ${broker}: metrics and tracing on >= 0.95 x off`, '>= 0.95', round(on / off), (v) => v >= 0.95));
 }
 
 async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: ScenarioContext['contenders'][number], n: number, ceilingRate: number, result: ScenarioResult): Promise<void> {

@@ -70,7 +70,7 @@ export function aheadTargets(result: ScenarioResult, metric: string, higherIsBet
   const rows = result.rows.filter((row) => row.broker === broker);
   const ours = rows.find((row) => row.contender === 'outboxer')?.metrics[metric];
   for (const row of rows) {
-    if (row.contender === 'outboxer' || row.contender.startsWith('broker ceiling') || row.contender.startsWith('outboxer ')) continue;
+    if (row.contender.startsWith('outboxer') || row.contender.startsWith('broker ceiling')) continue;
     const theirs = row.metrics[metric];
     if (typeof ours !== 'number' || typeof theirs !== 'number') continue;
     const value = higherIsBetter ? ours / theirs : theirs / ours;

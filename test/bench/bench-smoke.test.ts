@@ -62,6 +62,9 @@ describe('npm run bench -- --size smoke', () => {
       expect(metric(a, 'outboxer', 'confirmed', broker)).toBe(sizes.smoke.drainMessages);
       expect(metric(a, 'broker ceiling', 'perSecond', broker)).toBeGreaterThan(0);
       expect(Number.isFinite(metric(a, 'outboxer', 'ratio', broker))).toBe(true);
+      expect(metric(a, 'outboxer+ops', 'confirmed', broker)).toBe(sizes.smoke.drainMessages);
+      const observed = a.targets.find((t) => t.name === `drain ${broker}: metrics and tracing on >= 0.95 x off`);
+      expect(Number.isFinite(observed?.value)).toBe(true);
     }
   });
 
