@@ -55,6 +55,14 @@ describe('outboxer CLI: usage', () => {
     [['status', '--schema', 'x"; DROP TABLE outbox; --'], {}, /schema must match/],
     [['status', '--database-url', 'mysql://root@127.0.0.1/test'], {}, /--database-url must start with postgres:\/\//],
     [['status'], { OUTBOXER_DATABASE_URL: '' }, /--database-url or OUTBOXER_DATABASE_URL is required/],
+    [['relay', '--http-host', '0.0.0.0'], {}, /--http-host applies only with --http-port \(or OUTBOXER_HTTP_PORT\)/],
+    [['relay', '--admin-token', 'a-token-long-enough-here'], {}, /--admin-token applies only with --http-port/],
+    [['relay', '--http-port', '65536'], {}, /--http-port must be a whole number from 0 to 65535; got "65536" \(set by --http-port or OUTBOXER_HTTP_PORT\)/],
+    [['relay'], { OUTBOXER_HTTP_PORT: 'http' }, /OUTBOXER_HTTP_PORT must be a whole number from 0 to 65535/],
+    [['relay', '--http-port', '0', '--http-host', 'not a host'], {}, /--http-host: must be an IP address or a host name \(set by --http-host or OUTBOXER_HTTP_HOST\)/],
+    [['relay', '--http-port', '0', '--admin-token', 'too-short'], {}, /^outboxer: --admin-token: the admin token must be at least 16 characters long \(got 9\) \(set by --admin-token or OUTBOXER_ADMIN_TOKEN\)/],
+    [['relay', '--http-port', '0'], { OUTBOXER_ADMIN_TOKEN: 'has spaces in the token' }, /OUTBOXER_ADMIN_TOKEN: the admin token must be visible ASCII characters, without spaces/],
+    [['status', '--http-port', '9465'], {}, /--http-port does not apply to 'status'/],
   ] as const)('refuses %j (env %j) with exit 2 and the usage', async (args, env, message) => {
     expectUsageError(await runCli(args, cliEnv({ ...nowhere, ...env })), message);
   });

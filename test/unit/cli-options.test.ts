@@ -159,6 +159,19 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(helpText('relay')).toMatch(/--engine <v1\|v2>\s+OUTBOXER_ENGINE\s+v2, the only engine: relays lease partitions \(default v2\)/);
   });
 
+  it('the HTTP server is off without a port; its variables are ignored then; with one, host and token come from flags or variables', () => {
+    const token = 'an-admin-token-of-32-characters!';
+    expect(relayConfig({}).http).toBeUndefined();
+    expect(relayConfig({}, { OUTBOXER_HTTP_HOST: '0.0.0.0', OUTBOXER_ADMIN_TOKEN: token }).http).toBeUndefined();
+    expect(relayConfig({ 'http-port': '0' }).http).toEqual({ port: 0, host: '127.0.0.1', adminToken: undefined });
+    expect(relayConfig({}, { OUTBOXER_HTTP_PORT: '9465', OUTBOXER_HTTP_HOST: '0.0.0.0', OUTBOXER_ADMIN_TOKEN: token }).http).toEqual({ port: 9465, host: '0.0.0.0', adminToken: token });
+    expect(relayConfig({ 'http-port': '9000', 'http-host': '::1' }, { OUTBOXER_HTTP_PORT: '9465', OUTBOXER_HTTP_HOST: '0.0.0.0' }).http).toMatchObject({ port: 9000, host: '::1' });
+    expect(relayConfig({ 'http-port': '9000' }, { OUTBOXER_ADMIN_TOKEN: '' }).http?.adminToken).toBeUndefined();
+    const refused = usageError({ 'http-port': '9000', 'admin-token': 'sixteen chars no' });
+    expect(refused.message).toBe('--admin-token: the admin token must be visible ASCII characters, without spaces (set by --admin-token or OUTBOXER_ADMIN_TOKEN)');
+    expect(helpText('relay')).toMatch(/--admin-token <token>\s+OUTBOXER_ADMIN_TOKEN\s+bearer token for changes .*\(default none: changes disabled\)/);
+  });
+
   it('the main help gives exit 2 for a relay misconfiguration found at start, as docs/cli.md does', () => {
     expect(helpText('main')).toMatch(/2 usage error or,\s+for relay, a misconfiguration found at start/);
   });

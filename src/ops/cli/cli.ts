@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseCommandLine, type CommandName } from './args.js';
 import { deadListCommand, deadMutationCommand } from './commands/dead.js';
 import { relayCommand } from './commands/relay.js';
@@ -10,17 +9,9 @@ import { OutboxerError } from '../../core/errors.js';
 import { helpText } from './help.js';
 import { databaseCheckError } from '../../stores/postgres/connection-errors.js';
 import type { CliIo } from './io.js';
+import { packageVersion } from '../http/package-version.js';
 
-/** The package version; package.json sits three levels up from both src/ops/cli and dist/ops/cli. */
-export function packageVersion(): string {
-  try {
-    const text = readFileSync(new URL('../../../package.json', import.meta.url), 'utf8');
-    const version = (JSON.parse(text) as { version?: unknown }).version;
-    return typeof version === 'string' ? version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
+export { packageVersion };
 
 async function dispatch(command: CommandName, config: CliConfig, io: CliIo): Promise<number> {
   switch (command) {

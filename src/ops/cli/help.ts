@@ -79,6 +79,9 @@ ${helpBlock('relay', ['tuning'])}
 Store options:
 ${helpBlock('relay', ['store'])}
 
+HTTP server of operations (health, metrics, admin API, dashboard; docs/http-api.md):
+${helpBlock('relay', ['http'])}
+
 ${connection('relay')}`,
   dead: () => `Usage: outboxer dead list|retry|purge [options]
 

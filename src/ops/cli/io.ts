@@ -35,9 +35,23 @@ function secretsOfOne(candidate: string): string[] {
   return secrets;
 }
 
+/** Shorter values are refused as tokens anyway; scrubbing them would garble ordinary words. */
+const MIN_SCRUBBED_TOKEN = 8;
+
+/** The admin token as given by `--admin-token <t>`, `--admin-token=<t>` or OUTBOXER_ADMIN_TOKEN. */
+function adminTokens(argv: readonly string[], env: Env): string[] {
+  const tokens = [env.OUTBOXER_ADMIN_TOKEN ?? ''];
+  argv.forEach((arg, index) => {
+    if (arg === '--admin-token') tokens.push(argv[index + 1] ?? '');
+    else if (arg.startsWith('--admin-token=')) tokens.push(arg.slice('--admin-token='.length));
+  });
+  return tokens.filter((token) => token.length >= MIN_SCRUBBED_TOKEN);
+}
+
 /**
  * Every password (and secret query parameter) carried by a URL on the command line or in the
- * environment, in the spellings a message may echo it: raw, percent-decoded, percent-encoded, JSON-escaped.
+ * environment, and the admin token, in the spellings a message may echo them: raw, percent-decoded,
+ * percent-encoded, JSON-escaped.
  */
 export function collectSecrets(argv: readonly string[], env: Env): string[] {
   const candidates: string[] = [];
@@ -47,12 +61,11 @@ export function collectSecrets(argv: readonly string[], env: Env): string[] {
   }
   for (const name of URL_VARIABLES) candidates.push(...(env[name] ?? '').split(','));
   const secrets = new Set<string>();
-  for (const candidate of candidates) {
-    for (const secret of secretsOfOne(candidate.trim())) {
-      secrets.add(secret);
-      secrets.add(JSON.stringify(secret).slice(1, -1));
-      secrets.add(encodeURIComponent(secret));
-    }
+  const found = [...candidates.flatMap((candidate) => secretsOfOne(candidate.trim())), ...adminTokens(argv, env)];
+  for (const secret of found) {
+    secrets.add(secret);
+    secrets.add(JSON.stringify(secret).slice(1, -1));
+    secrets.add(encodeURIComponent(secret));
   }
   // Longest first, so that a secret containing another is replaced whole.
   return [...secrets].filter((s) => s !== '').sort((a, b) => b.length - a.length);

@@ -8,7 +8,7 @@ import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.
 import type { CommandName } from './args.js';
 
 /** Which table of docs/cli.md and which block of the help an option belongs to. */
-export type OptionSection = 'connection' | 'relay' | 'tuning' | 'store' | 'command';
+export type OptionSection = 'connection' | 'relay' | 'tuning' | 'store' | 'http' | 'command';
 
 type RelayKey = Exclude<keyof RelayOptionsInput, 'retry' | 'logger' | 'hooks' | 'wakeSignal'>;
 type RetryKey = keyof NonNullable<RelayOptionsInput['retry']>;
@@ -193,6 +193,24 @@ const store: readonly OptionDefinition[] = [
   },
 ];
 
+const http: readonly OptionDefinition[] = [
+  {
+    flag: 'http-port', env: 'OUTBOXER_HTTP_PORT', section: 'http', commands: RELAY, kind: 'integer', placeholder: '<port>', min: 0, max: 65_535,
+    summary: 'serve health, metrics, the admin API and the dashboard on this port', defaultText: 'off',
+    details: '`0` takes any free port (the log line `ops http server listening` gives the URL). [http-api.md](http-api.md) describes the endpoints.',
+  },
+  {
+    flag: 'http-host', env: 'OUTBOXER_HTTP_HOST', section: 'http', commands: RELAY, kind: 'text', placeholder: '<address>',
+    summary: 'address the HTTP server listens on', defaultText: '127.0.0.1',
+    details: 'Beyond loopback (`0.0.0.0` in a container), reads need the admin token too; `/health/*` never do.',
+  },
+  {
+    flag: 'admin-token', env: 'OUTBOXER_ADMIN_TOKEN', section: 'http', commands: RELAY, kind: 'text', placeholder: '<token>',
+    summary: 'bearer token for changes (retry, purge, pause, resume); at least 16 visible characters', defaultText: 'none: changes disabled',
+    details: 'Prefer the variable: flags show in the process list. Never logged or echoed.',
+  },
+];
+
 const command: readonly OptionDefinition[] = [
   {
     flag: 'partitions', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1024,
@@ -218,7 +236,7 @@ const command: readonly OptionDefinition[] = [
   { flag: 'version', section: 'command', commands: [], kind: 'switch', summary: 'print the version' },
 ];
 
-export const OPTION_DEFINITIONS: readonly OptionDefinition[] = Object.freeze([...connection, ...relay, ...tuning, ...store, ...command]);
+export const OPTION_DEFINITIONS: readonly OptionDefinition[] = Object.freeze([...connection, ...relay, ...tuning, ...store, ...http, ...command]);
 
 export function optionDefinition(flag: string): OptionDefinition {
   const found = OPTION_DEFINITIONS.find((definition) => definition.flag === flag);

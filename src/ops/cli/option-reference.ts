@@ -49,6 +49,7 @@ const TITLES: Readonly<Record<Exclude<OptionSection, 'command'>, string>> = Obje
   relay: 'Relay: publisher',
   tuning: 'Relay: tuning (the relay options of the library)',
   store: 'Relay: store options',
+  http: 'Relay: HTTP server of operations (off unless a port is given)',
 });
 
 const cell = (text: string) => text.replaceAll('|', '\\|');

@@ -1,7 +1,8 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { resolveRelayOptions, type RelayOptionsInput } from '../../core/relay-options.js';
 import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
-import { OPTION_DEFINITIONS, targetPath } from './option-definitions.js';
+import { checkOpsServerSettings } from '../http/ops-server-options.js';
+import { OPTION_DEFINITIONS, optionDefinition, targetPath } from './option-definitions.js';
 import { type OptionReader, settableBy } from './option-reader.js';
 
 export type PublisherName = 'console' | 'rabbitmq' | 'nats';
@@ -17,6 +18,44 @@ export interface RelaySettings {
   /** What the flags and the environment set, already accepted by `resolveRelayOptions`; its defaults fill the rest. */
   readonly options: RelayOptionsInput;
   readonly store: StoreSettings;
+  /** The HTTP server of operations; undefined (off) unless a port is given. */
+  readonly http: HttpSettings | undefined;
+}
+
+export interface HttpSettings {
+  readonly port: number;
+  readonly host: string;
+  /** Never logged; undefined: changes are disabled. */
+  readonly adminToken: string | undefined;
+}
+
+const HTTP_FLAGS: Readonly<Record<string, string>> = Object.freeze({ port: 'http-port', host: 'http-host', adminToken: 'admin-token' });
+
+/**
+ * `--http-port` turns the server on; `--http-host` and `--admin-token` are usage errors without it (their variables
+ * are ignored then, as for other options that do not apply). The library's own rules check the host and the
+ * token; a refusal names the flag and the variable, and never quotes the token.
+ */
+function httpSettings(reader: OptionReader): HttpSettings | undefined {
+  const port = reader.integer('http-port');
+  if (port === undefined) {
+    for (const flag of ['http-host', 'admin-token']) {
+      if (reader.isFlag(flag)) throw reader.error(`--${flag} applies only with --http-port (or OUTBOXER_HTTP_PORT): the HTTP server is off without a port`);
+    }
+    return undefined;
+  }
+  const host = reader.source('http-host')?.value ?? '127.0.0.1';
+  const adminToken = reader.source('admin-token')?.value;
+  try {
+    checkOpsServerSettings({ host, port, ...(adminToken === undefined ? {} : { adminToken }) });
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    const flag = HTTP_FLAGS[error.options[0] ?? ''];
+    const from = flag === undefined ? reader.source('http-host')?.from : reader.source(flag)?.from;
+    const message = error.message.replace(/^http option \w+: /, '');
+    throw reader.error(`${from === undefined ? '' : `${from}: `}${message}${flag === undefined ? '' : ` (set by ${settableBy(optionDefinition(flag))})`}`);
+  }
+  return Object.freeze({ port, host, adminToken });
 }
 
 
@@ -77,5 +116,6 @@ export function resolveRelaySettings(reader: OptionReader): RelaySettings {
     ...(subjectPrefix === undefined ? {} : { subjectPrefix }),
     migrate: reader.typed('migrate') === true,
     ...tuning(reader),
+    http: httpSettings(reader),
   });
 }

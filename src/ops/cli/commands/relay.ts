@@ -9,6 +9,7 @@ import type { CliConfig } from '../config.js';
 import { openStore, type OpenStore } from '../database.js';
 import { CliFailure, describeFailure, EXIT_OK, EXIT_USAGE, TargetedFailure } from '../errors.js';
 import type { CliIo } from '../io.js';
+import { type DaemonOpsServer, loadDaemonMetrics, startDaemonOpsServer } from '../ops-http.js';
 import { createPublisher } from '../publisher.js';
 import { type StopSignal, watchStopSignals } from '../signals.js';
 
@@ -32,6 +33,8 @@ async function closeQuietly(what: string, close: () => Promise<void>, logger: Lo
  * batch confirmed or released), publisher and pool closed, exit 0. Outages of the database or the broker
  * are the relay's to ride out: it backs off and retries; nothing here ends the process for them. A
  * misconfiguration found by the start checks (`relay.verify()`) exits 2 with one line that says what to fix.
+ * With `--http-port`, the HTTP server of operations listens once the checks passed (a port it cannot take exits
+ * 1 before the relay starts) and closes after the relay stopped.
  */
 export async function relayCommand(config: CliConfig, io: CliIo, version: string): Promise<number> {
   const settings = config.relay;
@@ -43,6 +46,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
   const stop = watchStopSignals(io, logger);
   let opened: OpenStore | undefined;
   let publisher: Publisher | undefined;
+  let ops: DaemonOpsServer | undefined;
   try {
     opened = await openStore(config, logger, { max: 4, ...settings.store });
     if (settings.migrate) {
@@ -58,7 +62,9 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     );
     if (created === STOPPED) return EXIT_OK;
     publisher = created;
-    const relay = new Relay(opened.store, publisher, { ...input, owner, logger, wakeSignal: opened.wakeSignal });
+    const metrics = settings.http === undefined ? undefined : await loadDaemonMetrics(logger);
+    const hooks = metrics === undefined ? {} : { hooks: metrics.relayHooks() };
+    const relay = new Relay(opened.store, publisher, { ...input, owner, logger, wakeSignal: opened.wakeSignal, ...hooks });
     try {
       if ((await untilStopped(relay.verify(), stop)) === STOPPED) return EXIT_OK;
     } catch (error) {
@@ -66,6 +72,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
       io.err(`${describeFailure('relay', error, error instanceof PublishError ? broker : database)}\n`);
       return EXIT_USAGE;
     }
+    if (settings.http !== undefined) ops = await startDaemonOpsServer(settings.http, { store: opened.store, relay, metrics, logger });
     const { logger: _logger, hooks: _hooks, wakeSignal: _wakeSignal, ...effective } = relay.options;
     logger.info(
       {
@@ -80,6 +87,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         retainPublishedMs: opened.store.retainPublishedMs,
         idempotencyWindowMs: opened.store.idempotencyWindowMs,
         preparedStatements: opened.store.preparedStatements,
+        ...(ops === undefined ? {} : { http: ops.url }),
         ...effective,
       },
       'outboxer relay starting',
@@ -89,6 +97,8 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     await relay.stop();
     return EXIT_OK;
   } finally {
+    // After the relay stopped: /health/ready answers until the graceful stop is over.
+    if (ops !== undefined) await closeQuietly('http server', () => ops?.close() ?? Promise.resolve(), logger);
     if (publisher !== undefined) await closeQuietly('publisher', publisher.close.bind(publisher), logger);
     if (opened !== undefined) await closeQuietly('database pool', () => opened?.store.close() ?? Promise.resolve(), logger);
     logger.info({ owner }, 'outboxer relay exited');

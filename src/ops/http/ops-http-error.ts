@@ -1,0 +1,36 @@
+/**
+ * The codes the HTTP server of operations answers with, in `{ "error": { "code", "message" } }` (docs/http-api.md,
+ * "Errors"). Stable: clients and the dashboard may branch on them.
+ */
+export type OpsHttpErrorCode =
+  | 'OUTBOXER_BAD_REQUEST_TARGET'
+  | 'OUTBOXER_INVALID_PATH'
+  | 'OUTBOXER_INVALID_QUERY'
+  | 'OUTBOXER_INVALID_JSON'
+  | 'OUTBOXER_INVALID_REQUEST'
+  | 'OUTBOXER_INVALID_ID'
+  | 'OUTBOXER_UNAUTHORIZED'
+  | 'OUTBOXER_ADMIN_DISABLED'
+  | 'OUTBOXER_HOST_REFUSED'
+  | 'OUTBOXER_NOT_FOUND'
+  | 'OUTBOXER_METHOD_NOT_ALLOWED'
+  | 'OUTBOXER_BODY_TOO_LARGE'
+  | 'OUTBOXER_UNSUPPORTED_MEDIA_TYPE'
+  | 'OUTBOXER_NOT_SUPPORTED'
+  | 'OUTBOXER_DATABASE_UNAVAILABLE'
+  | 'OUTBOXER_STORE_FAILED';
+
+/** A request the server refuses or cannot serve: its HTTP status, stable code, message and extra headers (`Allow`, `WWW-Authenticate`). */
+export class OpsHttpError extends Error {
+  readonly status: number;
+  readonly code: OpsHttpErrorCode;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(status: number, code: OpsHttpErrorCode, message: string, headers: Readonly<Record<string, string>> = {}) {
+    super(message);
+    this.name = 'OpsHttpError';
+    this.status = status;
+    this.code = code;
+    this.headers = Object.freeze({ ...headers });
+  }
+}

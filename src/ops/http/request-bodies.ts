@@ -1,0 +1,59 @@
+import { ConfigurationError } from '../../core/errors.js';
+import { isUuid } from '../../core/ids.js';
+import { checkTopicPause } from '../../core/topic-pause-input.js';
+import { OpsHttpError } from './ops-http-error.js';
+
+/** Most ids in one retry or purge request. */
+export const MAX_IDS_PER_REQUEST = 400;
+export const DEFAULT_PAUSE_REASON = 'paused by an operator';
+
+const invalid = (message: string) => new OpsHttpError(400, 'OUTBOXER_INVALID_REQUEST', message);
+
+function object(body: unknown, shape: string, allowed: readonly string[]): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid(`the body must be a JSON object: ${shape}`);
+  const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) throw invalid(`unknown field ${JSON.stringify(unknown[0]?.slice(0, 40))}; the body is ${shape}`);
+  return body as Record<string, unknown>;
+}
+
+/** `{"ids": [uuid, ...]}` (1 to 400, lower-cased, duplicates dropped) or `{"all": true}`: which dead messages to retry or purge. */
+export function deadSelection(body: unknown): readonly string[] | 'all' {
+  const shape = '{"ids": ["<uuid>", ...]} or {"all": true}';
+  const fields = object(body, shape, ['ids', 'all']);
+  const hasIds = Object.hasOwn(fields, 'ids');
+  if (hasIds === Object.hasOwn(fields, 'all')) throw invalid(`give exactly one of ids and all: ${shape}`);
+  if (!hasIds) {
+    if (fields.all !== true) throw invalid('all must be true');
+    return 'all';
+  }
+  const ids = fields.ids;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_IDS_PER_REQUEST) {
+    throw invalid(`ids must be an array of 1 to ${MAX_IDS_PER_REQUEST} message ids`);
+  }
+  ids.forEach((id: unknown, index) => {
+    if (typeof id !== 'string' || !isUuid(id)) throw new OpsHttpError(400, 'OUTBOXER_INVALID_ID', `ids[${index}] is not a message id (a UUID)`);
+  });
+  return Object.freeze([...new Set((ids as string[]).map((id) => id.toLowerCase()))]);
+}
+
+function checked<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw invalid(error.message);
+    throw error;
+  }
+}
+
+/** `{"topic": "...", "reason": "..."}`, checked as the store checks a pause (`checkTopicPause`); an absent or blank reason is `paused by an operator`. */
+export function pauseRequest(body: unknown): { readonly topic: string; readonly reason: string } {
+  const fields = object(body, '{"topic": "<topic>", "reason": "<why>"}', ['topic', 'reason']);
+  const reason = typeof fields.reason === 'string' && fields.reason.trim() === '' ? DEFAULT_PAUSE_REASON : (fields.reason ?? DEFAULT_PAUSE_REASON);
+  return checked(() => checkTopicPause(fields.topic, typeof reason === 'string' ? reason.trim() : reason));
+}
+
+/** `{"topic": "..."}` */
+export function resumeRequest(body: unknown): { readonly topic: string } {
+  const fields = object(body, '{"topic": "<topic>"}', ['topic']);
+  return { topic: checked(() => checkTopicPause(fields.topic)).topic };
+}

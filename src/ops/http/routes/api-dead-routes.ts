@@ -1,0 +1,36 @@
+import type { DeadMessage } from '../../../core/message.js';
+import { deadSelection } from '../request-bodies.js';
+import { json, type Route, type RouteContext } from '../route.js';
+import { audit } from './audit.js';
+
+/** The fields of a dead message the API shows. There is no payload among them (a dead message carries none). */
+function shown(message: DeadMessage) {
+  const { id, topic, type, key, attempts, reason, createdAt, deadAt } = message;
+  return { id, topic, type, key, attempts, reason, createdAt, deadAt };
+}
+
+async function change(context: RouteContext, action: 'retry' | 'purge'): Promise<number> {
+  const selection = deadSelection(context.body);
+  const { operator } = context.options;
+  const changed = action === 'retry' ? await operator.retryDead(selection) : await operator.purgeDead(selection);
+  const requested = selection === 'all' ? 'all' : selection.length;
+  const message = action === 'retry' ? 'dead messages moved back to pending' : 'dead messages purged';
+  audit(context, `dead.${action}`, message, { requested, ...(selection === 'all' ? {} : { ids: selection }), changed });
+  return changed;
+}
+
+/** Dead messages: `GET /api/dead?limit=` lists them with their reasons; `POST /api/dead/retry` and `/api/dead/purge` act on some or all. */
+export const deadRoutes: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/api/dead',
+    access: 'read',
+    query: { limit: { min: 1, max: 1000, default: 100 } },
+    async handle({ options: { operator }, query }) {
+      const dead = await operator.listDead(query.limit ?? 100);
+      return json({ dead: dead.map(shown) });
+    },
+  },
+  { method: 'POST', path: '/api/dead/retry', access: 'change', handle: async (context) => json({ retried: await change(context, 'retry') }) },
+  { method: 'POST', path: '/api/dead/purge', access: 'change', handle: async (context) => json({ purged: await change(context, 'purge') }) },
+];
