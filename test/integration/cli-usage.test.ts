@@ -6,20 +6,26 @@ import { cliEnv, runCli } from '../support/cli-runner.js';
 describe('outboxer CLI: usage', () => {
   it('prints the version and the help, with exit 0', async () => {
     const env = cliEnv();
-    const [versionResult, help, relayHelp, deadHelp] = await Promise.all([
+    const [versionResult, help, relayHelp, deadHelp, topicsHelp] = await Promise.all([
       runCli(['--version'], env),
       runCli(['help'], env),
       runCli(['relay', '--help'], env),
       runCli(['help', 'dead', 'retry'], env),
+      runCli(['topics', 'pause', '--help'], env),
     ]);
     expect(versionResult).toMatchObject({ code: 0, stdout: `${version}\n` });
     expect(help.code).toBe(0);
-    for (const command of ['migrate', 'sql', 'relay', 'status', 'dead list', 'dead retry', 'dead purge']) expect(help.stdout).toContain(command);
+    for (const command of ['migrate', 'sql', 'relay', 'status', 'dead list', 'dead retry', 'dead purge', 'topics list', 'topics pause', 'topics resume']) {
+      expect(help.stdout).toContain(command);
+    }
     expect(relayHelp.code).toBe(0);
     expect(relayHelp.stdout).toContain('--publisher');
     expect(relayHelp.stdout).toContain('OUTBOXER_BROKER_URL');
     expect(deadHelp).toMatchObject({ code: 0, stderr: '' });
     expect(deadHelp.stdout).toContain('Usage: outboxer dead retry');
+    expect(topicsHelp).toMatchObject({ code: 0, stderr: '' });
+    expect(topicsHelp.stdout).toMatch(/^Usage: outboxer topics pause <topic> \[--reason <text>\]/);
+    expect(relayHelp.stdout).toMatch(/--tracing\s+OUTBOXER_TRACING\s+an OpenTelemetry publish span per publish/);
   });
 
   // The database URL points nowhere: exit 2 (not 1) proves the input is refused before any connection.
@@ -63,6 +69,17 @@ describe('outboxer CLI: usage', () => {
     [['relay', '--http-port', '0', '--admin-token', 'too-short'], {}, /^outboxer: --admin-token: the admin token must be at least 16 characters long \(got 9\) \(set by --admin-token or OUTBOXER_ADMIN_TOKEN\)/],
     [['relay', '--http-port', '0'], { OUTBOXER_ADMIN_TOKEN: 'has spaces in the token' }, /OUTBOXER_ADMIN_TOKEN: the admin token must be visible ASCII characters, without spaces/],
     [['status', '--http-port', '9465'], {}, /--http-port does not apply to 'status'/],
+    [['topics'], {}, /'topics' needs a subcommand: list, pause or resume/],
+    [['topics', 'stop', 'orders'], {}, /unknown command 'topics stop'/],
+    [['topics', 'pause'], {}, /'topics pause' needs a topic/],
+    [['topics', 'resume', 'orders.created', 'payments'], {}, /unexpected argument 'payments' for 'topics resume'/],
+    [['topics', 'list', 'orders.created'], {}, /unexpected argument 'orders.created' for 'topics list'/],
+    [['topics', 'list', '--reason', 'why'], {}, /--reason does not apply to 'topics list'/],
+    [['topics', 'resume', 'orders.created', '--reason', 'why'], {}, /--reason does not apply to 'topics resume'/],
+    [['topics', 'pause', ''], {}, /^outboxer: OUTBOXER_INVALID_TOPIC: a paused topic must be a non-empty string/],
+    [['topics', 'pause', 'orders.created', '--reason', 'a\tb'], {}, /^outboxer: OUTBOXER_INVALID_OPTION: the reason for pausing topic "orders.created"/],
+    [['status', '--tracing'], {}, /--tracing does not apply to 'status'/],
+    [['relay'], { OUTBOXER_TRACING: 'yes' }, /OUTBOXER_TRACING must be true or false; got "yes" \(set by --tracing or OUTBOXER_TRACING\)/],
   ] as const)('refuses %j (env %j) with exit 2 and the usage', async (args, env, message) => {
     expectUsageError(await runCli(args, cliEnv({ ...nowhere, ...env })), message);
   });

@@ -63,7 +63,7 @@ describe('outboxer relay --http-port', () => {
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
     expect(`${result.stdout}${result.stderr}`).not.toContain(token);
-    expect(result.stderr).toContain('"action":"topic.pause"');
+    expect(result.stderr).toContain('"action":"topics.pause"');
   });
 
   it('a usage error never echoes the token, from the flag or the variable', async () => {

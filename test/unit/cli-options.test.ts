@@ -172,6 +172,37 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(helpText('relay')).toMatch(/--admin-token <token>\s+OUTBOXER_ADMIN_TOKEN\s+bearer token for changes .*\(default none: changes disabled\)/);
   });
 
+  it('--tracing and OUTBOXER_TRACING turn the publish spans on; they are off by default', () => {
+    expect(relayConfig({}).tracing).toBe(false);
+    expect(relayConfig({ tracing: true }).tracing).toBe(true);
+    expect(relayConfig({}, { OUTBOXER_TRACING: 'true' }).tracing).toBe(true);
+    expect(relayConfig({}, { OUTBOXER_TRACING: 'false' }).tracing).toBe(false);
+    expect(usageError({}, { OUTBOXER_TRACING: '1' }).message).toBe('OUTBOXER_TRACING must be true or false; got "1" (set by --tracing or OUTBOXER_TRACING)');
+  });
+
+  it('topics pause and resume take one topic and pause a reason, checked as the store checks them, before anything connects', () => {
+    const topics = (command: 'topics list' | 'topics pause' | 'topics resume', values: OptionValues, operands: string[]) => resolveConfig(command, values, operands, BASE_ENV);
+    expect(topics('topics pause', { reason: '  broker maintenance ' }, ['orders.created'])).toMatchObject({ topic: 'orders.created', reason: 'broker maintenance', ids: [] });
+    expect(topics('topics pause', {}, ['orders.created'])).toMatchObject({ topic: 'orders.created', reason: '' });
+    expect(topics('topics resume', {}, ['Orders.Created'])).toMatchObject({ topic: 'Orders.Created', reason: '' });
+    expect(topics('topics list', { json: true }, [])).toMatchObject({ topic: undefined, json: true });
+    const refusal = (values: OptionValues, operands: string[]) => {
+      try {
+        topics('topics pause', values, operands);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        return error as UsageError;
+      }
+      throw new Error('accepted');
+    };
+    expect(refusal({}, ['a\u202eb']).message).toMatch(/^OUTBOXER_INVALID_TOPIC: a paused topic must be .*; got "a\?b" \(5 bytes\)$/);
+    expect(refusal({}, ['é'.repeat(128)]).message).toMatch(/^OUTBOXER_INVALID_TOPIC: .*\(256 bytes\)$/);
+    expect(refusal({ reason: 'x'.repeat(501) }, ['orders.created']).message).toMatch(/^OUTBOXER_INVALID_OPTION: the reason for pausing topic "orders.created" must be a string of at most 500 bytes/);
+    expect(refusal({ reason: 'x'.repeat(501) }, ['orders.created']).topic).toBe('topics pause');
+    expect(helpText('topics pause')).toMatch(/--reason <text>\s+why \(at most 500 bytes, one line\)/);
+    expect(helpText('topics')).toMatch(/topics resume <topic>/);
+  });
+
   it('the main help gives exit 2 for a relay misconfiguration found at start, as docs/cli.md does', () => {
     expect(helpText('main')).toMatch(/2 usage error or,\s+for relay, a misconfiguration found at start/);
   });

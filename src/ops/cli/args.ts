@@ -3,7 +3,17 @@ import { UsageError } from './errors.js';
 import type { HelpTopic } from './help.js';
 import { OPTION_DEFINITIONS, optionDefinition } from './option-definitions.js';
 
-export type CommandName = 'sql' | 'migrate' | 'status' | 'relay' | 'dead list' | 'dead retry' | 'dead purge';
+export type CommandName =
+  | 'sql'
+  | 'migrate'
+  | 'status'
+  | 'relay'
+  | 'dead list'
+  | 'dead retry'
+  | 'dead purge'
+  | 'topics list'
+  | 'topics pause'
+  | 'topics resume';
 export type OptionName = string;
 export type OptionValues = Readonly<Partial<Record<OptionName, string | boolean>>>;
 
@@ -22,7 +32,28 @@ export type Invocation =
   | { readonly kind: 'run'; readonly command: CommandName; readonly operands: readonly string[]; readonly values: OptionValues };
 
 const SIMPLE = new Set<string>(['sql', 'migrate', 'status', 'relay']);
-const DEAD = new Set<string>(['list', 'retry', 'purge']);
+/** Commands with subcommands, each with its subcommands as the refusal lists them. */
+const GROUPS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  dead: ['list', 'retry', 'purge'],
+  topics: ['list', 'pause', 'resume'],
+});
+type GroupName = 'dead' | 'topics';
+
+function isGroup(word: string | undefined): word is GroupName {
+  return word !== undefined && Object.hasOwn(GROUPS, word);
+}
+
+function hasSubcommand(group: GroupName, word: string | undefined): boolean {
+  return word !== undefined && (GROUPS[group] ?? []).includes(word);
+}
+
+/** What a command takes after its name: message ids, exactly one topic, or nothing. */
+const OPERANDS: Partial<Record<CommandName, 'ids' | 'topic'>> = {
+  'dead retry': 'ids',
+  'dead purge': 'ids',
+  'topics pause': 'topic',
+  'topics resume': 'topic',
+};
 
 function parse(argv: readonly string[]): { values: OptionValues; positionals: string[] } {
   try {
@@ -41,19 +72,34 @@ function parse(argv: readonly string[]): { values: OptionValues; positionals: st
 function topicOf(argv: readonly string[]): HelpTopic {
   const words = argv.filter((arg) => !arg.startsWith('-'));
   const [first, second] = words;
-  if (first === 'dead') return second !== undefined && DEAD.has(second) ? (`dead ${second}` as HelpTopic) : 'dead';
+  if (isGroup(first)) return hasSubcommand(first, second) ? (`${first} ${second}` as HelpTopic) : first;
   return first !== undefined && SIMPLE.has(first) ? (first as HelpTopic) : 'main';
 }
 
 function helpTopic(words: readonly string[]): HelpTopic {
   const [first, second, ...rest] = words;
   if (first === undefined) return 'main';
-  const topic = first === 'dead' && second !== undefined ? `dead ${second}` : first;
-  const known = topic === 'dead' || SIMPLE.has(topic) || (first === 'dead' && second !== undefined && DEAD.has(second));
-  if (!known || rest.length > 0 || (first !== 'dead' && second !== undefined)) {
-    throw new UsageError(`no help for '${words.join(' ')}'`);
+  if (rest.length === 0 && isGroup(first) && (second === undefined || hasSubcommand(first, second))) {
+    return (second === undefined ? first : `${first} ${second}`) as HelpTopic;
   }
-  return topic as HelpTopic;
+  if (rest.length === 0 && second === undefined && SIMPLE.has(first)) return first as HelpTopic;
+  throw new UsageError(`no help for '${words.join(' ')}'`);
+}
+
+/** `'dead' needs a subcommand: list, retry or purge` */
+function subcommandList(group: GroupName): string {
+  const names = [...(GROUPS[group] ?? [])];
+  const last = names.pop() ?? '';
+  return `${names.join(', ')} or ${last}`;
+}
+
+/** Refuses operands the command does not take: ids only for retry and purge, one topic for pause and resume. */
+function checkOperands(command: CommandName, operands: readonly string[]): void {
+  const takes = OPERANDS[command];
+  if (takes === 'ids') return;
+  if (takes === 'topic' && operands.length === 0) throw new UsageError(`'${command}' needs a topic`, command);
+  const extra = takes === 'topic' ? operands[1] : operands[0];
+  if (extra !== undefined) throw new UsageError(`unexpected argument '${extra.slice(0, 60)}' for '${command}'`, command);
 }
 
 /** Parses argv (without node and script) strictly: unknown commands, flags and operands are usage errors. */
@@ -68,14 +114,14 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   }
   let command: CommandName;
   let operands: string[];
-  if (first === 'dead') {
-    const [sub, ...ids] = rest;
-    if (sub === undefined || !DEAD.has(sub)) {
-      if (values.help === true && sub === undefined) return { kind: 'help', topic: 'dead' };
-      throw new UsageError(sub === undefined ? "'dead' needs a subcommand: list, retry or purge" : `unknown command 'dead ${sub}'`, 'dead');
+  if (isGroup(first)) {
+    const [sub, ...words] = rest;
+    if (!hasSubcommand(first, sub)) {
+      if (values.help === true && sub === undefined) return { kind: 'help', topic: first };
+      throw new UsageError(sub === undefined ? `'${first}' needs a subcommand: ${subcommandList(first)}` : `unknown command '${first} ${sub}'`, first);
     }
-    command = `dead ${sub}` as CommandName;
-    operands = ids;
+    command = `${first} ${sub}` as CommandName;
+    operands = words;
   } else if (SIMPLE.has(first)) {
     command = first as CommandName;
     operands = rest;
@@ -86,8 +132,6 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   for (const name of Object.keys(values)) {
     if (!optionDefinition(name).commands.includes(command)) throw new UsageError(`option --${name} does not apply to '${command}'`, command);
   }
-  if (command !== 'dead retry' && command !== 'dead purge' && operands.length > 0) {
-    throw new UsageError(`unexpected argument '${operands[0] ?? ''}' for '${command}'`, command);
-  }
+  checkOperands(command, operands);
   return { kind: 'run', command, operands, values };
 }

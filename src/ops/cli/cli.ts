@@ -3,6 +3,7 @@ import { deadListCommand, deadMutationCommand } from './commands/dead.js';
 import { relayCommand } from './commands/relay.js';
 import { migrateCommand, sqlCommand } from './commands/schema.js';
 import { statusCommand } from './commands/status.js';
+import { topicPauseCommand, topicResumeCommand, topicsListCommand } from './commands/topics.js';
 import { type CliConfig, resolveConfig } from './config.js';
 import { CliFailure, describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
 import { OutboxerError } from '../../core/errors.js';
@@ -29,6 +30,12 @@ async function dispatch(command: CommandName, config: CliConfig, io: CliIo): Pro
       return deadMutationCommand(config, io, 'retry');
     case 'dead purge':
       return deadMutationCommand(config, io, 'purge');
+    case 'topics list':
+      return topicsListCommand(config, io);
+    case 'topics pause':
+      return topicPauseCommand(config, io);
+    case 'topics resume':
+      return topicResumeCommand(config, io);
   }
 }
 

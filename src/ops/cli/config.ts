@@ -1,4 +1,6 @@
+import { ConfigurationError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
+import { checkTopicPause } from '../../core/topic-pause-input.js';
 import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { CommandName, OptionValues } from './args.js';
 import { type MigrateSettings, resolveMigrateSettings } from './migrate-settings.js';
@@ -22,6 +24,10 @@ export interface CliConfig {
   readonly limit: number;
   readonly all: boolean;
   readonly ids: readonly string[];
+  /** Only for `topics pause` and `topics resume`: the topic, checked as the store checks it. */
+  readonly topic: string | undefined;
+  /** Only for `topics pause`: `--reason`, trimmed; empty when not given. */
+  readonly reason: string;
   readonly relay: RelaySettings | undefined;
   /** Only for `migrate`. */
   readonly migrate: MigrateSettings | undefined;
@@ -47,9 +53,11 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
   if ((command === 'dead retry' || command === 'dead purge') && all === (operands.length > 0)) {
     throw reader.error(all ? 'give either message ids or --all, not both' : 'give the ids of the dead messages, or --all');
   }
-  for (const id of operands) {
+  const takesIds = command === 'dead retry' || command === 'dead purge';
+  for (const id of takesIds ? operands : []) {
     if (!isUuid(id)) throw reader.error(`not a message id (UUID): ${JSON.stringify(id.slice(0, 60))}`);
   }
+  const pause = command === 'topics pause' || command === 'topics resume' ? topicPause(reader, operands[0], reader.source('reason')?.value ?? '') : undefined;
   return Object.freeze({
     command,
     databaseUrl,
@@ -59,8 +67,20 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     json: values.json === true,
     limit: command === 'dead list' ? (reader.integer('limit') ?? 100) : 100,
     all,
-    ids: Object.freeze([...new Set(operands.map((id) => id.toLowerCase()))]),
+    ids: Object.freeze(takesIds ? [...new Set(operands.map((id) => id.toLowerCase()))] : []),
+    topic: pause?.topic,
+    reason: pause?.reason ?? '',
     relay: command === 'relay' ? resolveRelaySettings(reader) : undefined,
     migrate: command === 'migrate' ? resolveMigrateSettings(reader) : undefined,
   });
+}
+
+/** The topic and reason of a pause, refused before anything connects with the code the store would give (exit 2). */
+function topicPause(reader: OptionReader, topic: string | undefined, reason: string): { readonly topic: string; readonly reason: string } {
+  try {
+    return checkTopicPause(topic, reason.trim());
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    throw reader.error(`${error.code}: ${error.message}`);
+  }
 }

@@ -3,7 +3,20 @@
 import type { CommandName } from './args.js';
 import { helpBlock } from './option-reference.js';
 
-export type HelpTopic = 'main' | 'sql' | 'migrate' | 'status' | 'relay' | 'dead' | 'dead list' | 'dead retry' | 'dead purge';
+export type HelpTopic =
+  | 'main'
+  | 'sql'
+  | 'migrate'
+  | 'status'
+  | 'relay'
+  | 'dead'
+  | 'dead list'
+  | 'dead retry'
+  | 'dead purge'
+  | 'topics'
+  | 'topics list'
+  | 'topics pause'
+  | 'topics resume';
 
 /** The connection options as a command takes them (`sql` only `--schema` and `--table`). */
 const connection = (command: CommandName) => `Connection options (flags win over the environment):
@@ -20,6 +33,9 @@ Commands:
   dead list              list dead (parked) messages
   dead retry <id...>|--all   move dead messages back to pending
   dead purge <id...>|--all   delete dead messages
+  topics list            list the topics operators paused
+  topics pause <topic>   hold a topic's messages in every relay of the table
+  topics resume <topic>  end a pause
   help [command]         show help for a command
 
 Global options:
@@ -112,6 +128,36 @@ deleted. An audit line goes to stderr.
   --all                  every dead message (in bounded batches)
 
 ${connection('dead purge')}`,
+  topics: () => `Usage: outboxer topics list|pause|resume [options]
+
+  topics list [--json]                     list the topics operators paused, oldest first
+  topics pause <topic> [--reason <text>]   every relay of the table holds its messages
+  topics resume <topic>                    end the pause; held messages publish again
+
+Pauses are kept in the database and shared by every relay of the table.
+Run 'outboxer help topics <list|pause|resume>' for details.`,
+  'topics list': () => `Usage: outboxer topics list [--json] [options]
+
+Lists the topics operators paused, oldest pause first: topic, paused at, reason.
+  --json                 a JSON array on stdout (topic, reason, pausedAt as an ISO timestamp)
+
+${connection('topics list')}`,
+  'topics pause': () => `Usage: outboxer topics pause <topic> [--reason <text>] [options]
+
+Pauses a topic for every relay of the table: within about 5 s each relay holds its messages
+(pending, attempts not counted, key order kept) until 'outboxer topics resume'. A topic paused
+already keeps its first reason and time (exit 0). An audit line goes to stderr.
+  --reason <text>        why (at most 500 bytes, one line): listed with the pause, and shown
+                         in the held messages' last error
+
+${connection('topics pause')}`,
+  'topics resume': () => `Usage: outboxer topics resume <topic> [options]
+
+Ends an operator's pause: the held messages publish as their holds run out (within about
+5 s plus the relays' --max-error-backoff-ms, plus a poll). A topic not paused is no error
+(exit 0). An audit line goes to stderr.
+
+${connection('topics resume')}`,
 });
 
 export function helpText(topic: HelpTopic): string {

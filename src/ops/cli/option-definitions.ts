@@ -51,7 +51,9 @@ export type OptionDefinition = Common &
 /** The longest delay Node's timers take; longer ones would fire at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
-const ALL: readonly CommandName[] = ['sql', 'migrate', 'status', 'relay', 'dead list', 'dead retry', 'dead purge'];
+const ALL: readonly CommandName[] = [
+  'sql', 'migrate', 'status', 'relay', 'dead list', 'dead retry', 'dead purge', 'topics list', 'topics pause', 'topics resume',
+];
 const CONNECTED: readonly CommandName[] = ALL.filter((command) => command !== 'sql');
 const RELAY: readonly CommandName[] = ['relay'];
 const MIGRATE: readonly CommandName[] = ['migrate'];
@@ -107,6 +109,12 @@ const relay: readonly OptionDefinition[] = [
   {
     flag: 'migrate', env: 'OUTBOXER_MIGRATE', section: 'relay', commands: RELAY, kind: 'switch', summary: 'apply migrations before starting',
     defaultText: 'off', details: 'The variable takes `true` or `false`.',
+  },
+  {
+    flag: 'tracing', env: 'OUTBOXER_TRACING', section: 'relay', commands: RELAY, kind: 'switch',
+    summary: 'an OpenTelemetry `publish` span per publish, to the SDK registered with `node --import`', defaultText: 'off',
+    details:
+      'The variable takes `true` or `false`. Needs `@opentelemetry/api` next to outboxer (exit 2 without it) and an SDK registered before the CLI runs: see [The relay daemon](tracing.md#the-relay-daemon) in tracing.md.',
   },
 ];
 
@@ -229,9 +237,13 @@ const command: readonly OptionDefinition[] = [
     flag: 'lock-attempts', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1000,
     summary: 'with --engine or --partitions: tries for that lock before OUTBOXER_LOCK_TIMEOUT', defaultText: '30',
   },
-  { flag: 'json', section: 'command', commands: ['status', 'dead list'], kind: 'switch', summary: 'machine-readable output on stdout' },
+  { flag: 'json', section: 'command', commands: ['status', 'dead list', 'topics list'], kind: 'switch', summary: 'machine-readable output on stdout' },
   { flag: 'limit', section: 'command', commands: ['dead list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
   { flag: 'all', section: 'command', commands: ['dead retry', 'dead purge'], kind: 'switch', summary: 'every dead message (in bounded batches)' },
+  {
+    flag: 'reason', section: 'command', commands: ['topics pause'], kind: 'text', placeholder: '<text>',
+    summary: "why: listed with the pause, and in the held messages' last error", defaultText: 'none',
+  },
   { flag: 'help', short: 'h', section: 'command', commands: ALL, kind: 'switch', summary: 'show this help' },
   { flag: 'version', section: 'command', commands: [], kind: 'switch', summary: 'print the version' },
 ];

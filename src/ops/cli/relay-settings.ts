@@ -15,6 +15,8 @@ export interface RelaySettings {
   readonly exchange?: string;
   readonly subjectPrefix?: string;
   readonly migrate: boolean;
+  /** `--tracing`: the publisher wrapped by `tracePublisher` of outboxer/otel, loaded only then. */
+  readonly tracing: boolean;
   /** What the flags and the environment set, already accepted by `resolveRelayOptions`; its defaults fill the rest. */
   readonly options: RelayOptionsInput;
   readonly store: StoreSettings;
@@ -115,6 +117,7 @@ export function resolveRelaySettings(reader: OptionReader): RelaySettings {
     ...(exchange === undefined ? {} : { exchange }),
     ...(subjectPrefix === undefined ? {} : { subjectPrefix }),
     migrate: reader.typed('migrate') === true,
+    tracing: reader.typed('tracing') === true,
     ...tuning(reader),
     http: httpSettings(reader),
   });

@@ -5,7 +5,8 @@ import { OpsHttpError } from './ops-http-error.js';
 
 /** Most ids in one retry or purge request. */
 export const MAX_IDS_PER_REQUEST = 400;
-export const DEFAULT_PAUSE_REASON = 'paused by an operator';
+/** No reason given: the held rows then read `paused by an operator`, as with `outboxer topics pause` without `--reason`. */
+export const DEFAULT_PAUSE_REASON = '';
 
 const invalid = (message: string) => new OpsHttpError(400, 'OUTBOXER_INVALID_REQUEST', message);
 
@@ -45,7 +46,7 @@ function checked<T>(check: () => T): T {
   }
 }
 
-/** `{"topic": "...", "reason": "..."}`, checked as the store checks a pause (`checkTopicPause`); an absent or blank reason is `paused by an operator`. */
+/** `{"topic": "...", "reason": "..."}`, checked as the store checks a pause (`checkTopicPause`); an absent or blank reason is stored empty (held rows read `paused by an operator`). */
 export function pauseRequest(body: unknown): { readonly topic: string; readonly reason: string } {
   const fields = object(body, '{"topic": "<topic>", "reason": "<why>"}', ['topic', 'reason']);
   const reason = typeof fields.reason === 'string' && fields.reason.trim() === '' ? DEFAULT_PAUSE_REASON : (fields.reason ?? DEFAULT_PAUSE_REASON);

@@ -4,6 +4,7 @@
  */
 export { createDeliveryTracing } from './delivery-tracing.js';
 export { createEnqueueTracing } from './enqueue-tracing.js';
+export { flushTracing } from './flush-tracing.js';
 export { MessagingAttributes } from './messaging-attributes.js';
 export { createOtelInstrumentation, type OtelInstrumentation } from './otel-instrumentation.js';
 export { creationContextOf, parseTraceparent, traceHeaders } from './trace-headers.js';

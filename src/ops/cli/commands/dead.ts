@@ -1,7 +1,6 @@
-import { userInfo } from 'node:os';
 import { createJsonLogger } from '../../../core/logger.js';
 import type { DeadMessage } from '../../../core/message.js';
-import { redactUrl } from '../../../core/redact.js';
+import { writeAuditLine } from '../audit-line.js';
 import type { CliConfig } from '../config.js';
 import { openOperatorStore } from '../database.js';
 import { EXIT_OK } from '../errors.js';
@@ -68,18 +67,11 @@ export async function deadMutationCommand(config: CliConfig, io: CliIo, action: 
   } finally {
     await store.close();
   }
-  // The audit line is written whatever --log-level says.
-  createJsonLogger('info', io.err).info(
-    {
-      audit: true,
-      user: operatingSystemUser(io.env),
-      action: `dead.${action}`,
-      table: `${config.schema}.${config.table}`,
-      database: redactUrl(config.databaseUrl ?? ''),
-      requested: config.all ? 'all' : config.ids.length,
-      ...(config.all ? {} : { ids: config.ids.slice(0, AUDIT_MAX_IDS) }),
-      changed,
-    },
+  writeAuditLine(
+    config,
+    io,
+    `dead.${action}`,
+    { requested: config.all ? 'all' : config.ids.length, ...(config.all ? {} : { ids: config.ids.slice(0, AUDIT_MAX_IDS) }), changed },
     `dead messages ${action === 'retry' ? 'moved back to pending' : 'deleted'}`,
   );
   const verb = action === 'retry' ? 'moved back to pending' : 'deleted';
@@ -89,14 +81,4 @@ export async function deadMutationCommand(config: CliConfig, io: CliIo, action: 
     io.err(`outboxer dead ${action}: ${config.ids.length - changed} of the given ids are not dead messages in ${config.schema}.${config.table} (unknown, or not dead)\n`);
   }
   return EXIT_OK;
-}
-
-/** Who ran it, for the audit line; containers may have a uid without a passwd entry. */
-function operatingSystemUser(env: CliIo['env']): string {
-  try {
-    return userInfo().username;
-  } catch {
-    const uid = typeof process.getuid === 'function' ? `uid ${process.getuid()}` : 'unknown';
-    return env.USER ?? env.LOGNAME ?? uid;
-  }
 }

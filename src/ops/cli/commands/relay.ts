@@ -8,6 +8,7 @@ import { runMigrations } from '../../../stores/postgres/migrations.js';
 import type { CliConfig } from '../config.js';
 import { openStore, type OpenStore } from '../database.js';
 import { CliFailure, describeFailure, EXIT_OK, EXIT_USAGE, TargetedFailure } from '../errors.js';
+import { loadPublisherTracer, type PublisherTracer } from '../publisher-tracer.js';
 import type { CliIo } from '../io.js';
 import { type DaemonOpsServer, loadDaemonMetrics, startDaemonOpsServer } from '../ops-http.js';
 import { createPublisher } from '../publisher.js';
@@ -34,7 +35,8 @@ async function closeQuietly(what: string, close: () => Promise<void>, logger: Lo
  * are the relay's to ride out: it backs off and retries; nothing here ends the process for them. A
  * misconfiguration found by the start checks (`relay.verify()`) exits 2 with one line that says what to fix.
  * With `--http-port`, the HTTP server of operations listens once the checks passed (a port it cannot take exits
- * 1 before the relay starts) and closes after the relay stopped.
+ * 1 before the relay starts) and closes after the relay stopped. With `--tracing`, outboxer/otel is loaded first
+ * (exit 2 if `@opentelemetry/api` is missing) and wraps the publisher.
  */
 export async function relayCommand(config: CliConfig, io: CliIo, version: string): Promise<number> {
   const settings = config.relay;
@@ -43,6 +45,14 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
   const input = settings.options;
   const { owner, publishTimeoutMs } = resolveRelayOptions(input);
   const broker = { what: 'broker', urls: settings.brokerUrls };
+  let tracer: PublisherTracer | undefined;
+  try {
+    tracer = settings.tracing ? await loadPublisherTracer() : undefined;
+  } catch (error) {
+    if (!(error instanceof CliFailure)) throw error;
+    io.err(`${describeFailure('relay', error)}\n`);
+    return EXIT_USAGE;
+  }
   const stop = watchStopSignals(io, logger);
   let opened: OpenStore | undefined;
   let publisher: Publisher | undefined;
@@ -61,7 +71,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
       stop,
     );
     if (created === STOPPED) return EXIT_OK;
-    publisher = created;
+    publisher = tracer === undefined ? created : tracer.wrap(created);
     const metrics = settings.http === undefined ? undefined : await loadDaemonMetrics(logger);
     const hooks = metrics === undefined ? {} : { hooks: metrics.relayHooks() };
     const relay = new Relay(opened.store, publisher, { ...input, owner, logger, wakeSignal: opened.wakeSignal, ...hooks });
@@ -82,6 +92,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         ...(settings.brokerUrls.length === 0 ? {} : { broker: settings.brokerUrls.map(redactUrl).join(',') }),
         ...(settings.exchange === undefined ? {} : { exchange: settings.exchange }),
         ...(settings.subjectPrefix === undefined ? {} : { subjectPrefix: settings.subjectPrefix }),
+        ...(settings.tracing ? { tracing: true } : {}),
         schema: config.schema,
         table: config.table,
         retainPublishedMs: opened.store.retainPublishedMs,
@@ -100,6 +111,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     // After the relay stopped: /health/ready answers until the graceful stop is over.
     if (ops !== undefined) await closeQuietly('http server', () => ops?.close() ?? Promise.resolve(), logger);
     if (publisher !== undefined) await closeQuietly('publisher', publisher.close.bind(publisher), logger);
+    if (tracer !== undefined) await closeQuietly('tracing (flushing its spans)', () => tracer?.flush() ?? Promise.resolve(), logger);
     if (opened !== undefined) await closeQuietly('database pool', () => opened?.store.close() ?? Promise.resolve(), logger);
     logger.info({ owner }, 'outboxer relay exited');
     stop.dispose();

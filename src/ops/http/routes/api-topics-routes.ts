@@ -31,7 +31,7 @@ export const topicsRoutes: readonly Route[] = [
       const pause = supported(operator.pauseTopic, 'pauseTopic');
       const { topic, reason } = pauseRequest(context.body);
       const paused = await pause.call(operator, topic, reason);
-      audit(context, 'topic.pause', paused ? 'topic paused' : 'topic was paused already', { topic, reason, changed: paused ? 1 : 0 });
+      audit(context, 'topics.pause', paused ? 'topic paused' : 'topic was paused already', { topic, reason, changed: paused ? 1 : 0 });
       return json({ paused });
     },
   },
@@ -44,7 +44,7 @@ export const topicsRoutes: readonly Route[] = [
       const resume = supported(operator.resumeTopic, 'resumeTopic');
       const { topic } = resumeRequest(context.body);
       const resumed = await resume.call(operator, topic);
-      audit(context, 'topic.resume', resumed ? 'topic resumed' : 'topic was not paused', { topic, changed: resumed ? 1 : 0 });
+      audit(context, 'topics.resume', resumed ? 'topic resumed' : 'topic was not paused', { topic, changed: resumed ? 1 : 0 });
       return json({ resumed });
     },
   },

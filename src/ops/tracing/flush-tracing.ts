@@ -1,0 +1,11 @@
+import { ProxyTracerProvider, trace, type TracerProvider } from '@opentelemetry/api';
+
+/**
+ * Exports the spans an SDK still buffers (a batch processor's queue): call it before the process exits. The
+ * global provider is used unless one is given; a provider without `forceFlush` (none registered) is a no-op.
+ */
+export async function flushTracing(provider: TracerProvider = trace.getTracerProvider()): Promise<void> {
+  const real = provider instanceof ProxyTracerProvider ? provider.getDelegate() : provider;
+  const flush = (real as { forceFlush?: () => Promise<void> }).forceFlush;
+  if (typeof flush === 'function') await flush.call(real);
+}
