@@ -106,15 +106,16 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
     outcome.released.push(...chain.slice(index));
     return false;
   }
-  if (message.attempts > options.retry.maxAttempts) {
-    const reason = `gave up after ${message.attempts - 1} attempts: the relay holding it stopped or lost its lease each time (last error: ${message.lastError ?? 'none'})`;
-    outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
-    return true;
-  }
+  // a paused topic holds before anything else: a held message is never parked, whatever its attempts
   const heldForMs = pauses.remainingMs(message.topic, performance.now());
   if (heldForMs > 0) {
     hold(outcome, message.topic, chain.slice(index), heldForMs, pauses.reason(message.topic) ?? 'topic paused');
     return false;
+  }
+  if (message.attempts > options.retry.maxAttempts) {
+    const reason = `gave up after ${message.attempts - 1} attempts: the relay holding it stopped or lost its lease each time (last error: ${message.lastError ?? 'none'})`;
+    outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
+    return true;
   }
   const error = await attempt(message, context);
   if (error === undefined) {

@@ -353,6 +353,17 @@ describe('publishClaim: a missing destination pauses its topic', () => {
     expect(ids(publisher.started)).not.toContain(a2.id); // a2 may not overtake a1
   });
 
+  it('holds a message of a paused topic even past maxAttempts: a hold never parks it', async () => {
+    const pauses = new TopicPauses(60_000, 60_000);
+    pauses.pause('gone', 'OUTBOXER_NO_STREAM: no stream', performance.now());
+    const worn = msg('a', { topic: 'gone', attempts: 4, lastError: 'OUTBOXER_LEASE_EXPIRED: lease taken over' });
+    const publisher = new FakePublisher();
+    const outcome = await run([worn], publisher, {}, { pauses });
+    expect(publisher.started).toEqual([]);
+    expect(outcome.failed).toEqual([]);
+    expect(heldIds(outcome, 'gone')).toEqual([worn.id]);
+  });
+
   it('holds a paused topic without publishing until the pause runs out, then probes and resumes', async () => {
     const pauses = new TopicPauses(60_000, 60_000);
     pauses.pause('gone', 'OUTBOXER_NO_STREAM: no stream', performance.now());
