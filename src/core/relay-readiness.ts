@@ -3,7 +3,11 @@ import type { RelayHealth } from './relay-health.js';
 /** Whether a relay can do its work now, and if not, why: what `/health/ready` answers and `outboxer_relay_ready` shows. */
 export interface RelayReadiness {
   readonly ready: boolean;
-  /** Empty when ready; otherwise one sentence per failed condition, in a fixed order. */
+  /**
+   * Empty when ready; otherwise one fixed sentence per failed condition, in a fixed order. They never carry the
+   * driver's error (an address, a database or user name): `/health/ready` is open, while the error stays in
+   * `RelayHealth.database.error` for those with read access.
+   */
   readonly reasons: string[];
 }
 
@@ -17,9 +21,7 @@ export function relayReadiness(health: RelayHealth): RelayReadiness {
   const reasons: string[] = [];
   if (!health.running) reasons.push('the relay is not running');
   else if (health.relayId === undefined) reasons.push("the relay has not joined its table's group yet");
-  if (!health.database.reachable) {
-    reasons.push(health.database.error === undefined ? 'the database is unreachable' : `the database is unreachable: ${health.database.error}`);
-  }
+  if (!health.database.reachable) reasons.push('the database is unreachable');
   if (health.broker === 'disconnected') reasons.push('the broker is disconnected');
   return { ready: reasons.length === 0, reasons };
 }

@@ -173,6 +173,38 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     expect(((await call(base, '/api/topics?limit=1')).body.topics as Json[]).length).toBeLessThanOrEqual(1);
   });
 
+  it('GET /api/topics shares one topicLag read between concurrent requests and serves it again for 5 s, saying when it was read', async () => {
+    const store = fixture.store;
+    let reads = 0;
+    const counting = {
+      stats: () => store.stats(),
+      listDead: (limit) => store.listDead(limit),
+      retryDead: (ids) => store.retryDead(ids),
+      purgeDead: (ids) => store.purgeDead(ids),
+      topicLag: (limit) => {
+        reads += 1;
+        return store.topicLag(limit);
+      },
+    } as OutboxOperator;
+    const own = createOpsServer({ operator: counting, port: 0 });
+    const { url } = await own.listen();
+    try {
+      const answers = await Promise.all(Array.from({ length: 5 }, () => call(url, '/api/topics')));
+      expect(reads).toBe(1);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+      const [first] = answers;
+      for (const answer of answers) expect(answer.body).toEqual(first?.body);
+      expect(Math.abs(Date.parse(String(first?.body.at)) - Date.now())).toBeLessThan(60_000);
+
+      expect((await call(url, '/api/topics')).body).toEqual(first?.body);
+      expect(reads).toBe(1);
+      await call(url, '/api/topics?limit=1');
+      expect(reads).toBe(2);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("GET /metrics serves the registry's text with its content type; HEAD answers the headers alone", async () => {
     const response = await fetch(`${base}/metrics`);
     expect(response.status).toBe(200);

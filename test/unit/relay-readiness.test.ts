@@ -36,7 +36,7 @@ describe('relayReadiness', () => {
   it.each([
     ['not running', { running: false }, ['the relay is not running']],
     ['running but not joined yet', { relayId: undefined }, ["the relay has not joined its table's group yet"]],
-    ['database unreachable, with its error', { database: { reachable: false, error: 'ECONNREFUSED' } }, ['the database is unreachable: ECONNREFUSED']],
+    ['database unreachable, with its error', { database: { reachable: false, error: 'ECONNREFUSED' } }, ['the database is unreachable']],
     ['database unreachable, no error text', { database: { reachable: false } }, ['the database is unreachable']],
     ['broker disconnected', { broker: 'disconnected' }, ['the broker is disconnected']],
   ] as const)('is not ready when %s, and says why', (_what, change, reasons) => {
@@ -47,7 +47,14 @@ describe('relayReadiness', () => {
     const down = health({ running: false, relayId: undefined, database: { reachable: false, error: 'timeout' }, broker: 'disconnected' });
     expect(relayReadiness(down)).toEqual({
       ready: false,
-      reasons: ['the relay is not running', 'the database is unreachable: timeout', 'the broker is disconnected'],
+      reasons: ['the relay is not running', 'the database is unreachable', 'the broker is disconnected'],
     });
+  });
+
+  it("never repeats the driver's error, which can name an address, a database or a user", () => {
+    const error = 'OUTBOXER_DATABASE_UNAVAILABLE: connect ECONNREFUSED 10.0.0.5:5432 (database "orders", user "relay")';
+    const { reasons } = relayReadiness(health({ relayId: undefined, database: { reachable: false, error } }));
+    expect(reasons).toEqual(["the relay has not joined its table's group yet", 'the database is unreachable']);
+    for (const part of ['ECONNREFUSED', '10.0.0.5', 'orders', 'relay"']) expect(reasons.join(' ')).not.toContain(part);
   });
 });

@@ -4,6 +4,7 @@
  */
 export const DASHBOARD_SCRIPT_BASICS = String.raw`
   var POLL_MS = 2000;
+  var TOPICS_POLL_MS = 10000;
   var SPARK_POINTS = 30;
   var OWNER_COLOURS = 10;
   var SVG = 'http://www.w3.org/2000/svg';

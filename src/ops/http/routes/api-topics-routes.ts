@@ -1,7 +1,22 @@
+import type { OutboxOperator } from '../../../core/ports/outbox-operator.js';
 import { pauseRequest, resumeRequest } from '../request-bodies.js';
 import { json, type Route } from '../route.js';
 import { supported } from '../store-failure.js';
+import { TopicLagCache } from '../topic-lag-cache.js';
 import { audit } from './audit.js';
+
+/** One lag cache per store, shared by every server and request (many dashboards cost one read every few seconds). */
+const lagCaches = new WeakMap<OutboxOperator, TopicLagCache>();
+
+function lagCache(operator: OutboxOperator): TopicLagCache {
+  const topicLag = supported(operator.topicLag, 'topicLag');
+  let cache = lagCaches.get(operator);
+  if (cache === undefined) {
+    cache = new TopicLagCache((limit) => topicLag.call(operator, limit));
+    lagCaches.set(operator, cache);
+  }
+  return cache;
+}
 
 /** Topics: their backlog (`GET /api/topics?limit=`), the operators' pauses, and `POST` pause and resume. */
 export const topicsRoutes: readonly Route[] = [
@@ -11,7 +26,8 @@ export const topicsRoutes: readonly Route[] = [
     access: 'read',
     query: { limit: { min: 1, max: 1000, default: 50 } },
     async handle({ options: { operator }, query }) {
-      return json({ topics: await supported(operator.topicLag, 'topicLag').call(operator, query.limit ?? 50) });
+      const { at, topics } = await lagCache(operator).get(query.limit ?? 50);
+      return json({ at: at.toISOString(), topics });
     },
   },
   {
