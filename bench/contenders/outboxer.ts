@@ -52,7 +52,7 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
   const pool = benchPool(appName, relayConnections);
   const store = new PostgresOutboxStore(fromPgPool(pool), { schema, table: 'outbox' });
   const ops = settings.observed === true ? benchObservability('bench') : undefined;
-  const outbox = new Outbox<SqlExecutor>(store, ops === undefined ? {} : { instrumentation: ops.enqueue });
+  const outbox = new Outbox<SqlExecutor>(store, ops?.enqueue === undefined ? {} : { instrumentation: ops.enqueue });
   const table = `"${schema}".outbox`;
   let relay: Relay | undefined;
   return {

@@ -20,8 +20,8 @@ class DiscardingExporter implements SpanExporter {
  * on the relay's publisher. The bench's `outboxer+ops` contender runs with this; `outboxer` without.
  */
 export interface Observability {
-  /** For the writers' `Outbox`: a `create` span per message, its context stored in the row. */
-  readonly enqueue: EnqueueInstrumentation;
+  /** For the writers' `Outbox`: a `create` span per message, its context stored in the row (absent with tracing off). */
+  readonly enqueue?: EnqueueInstrumentation;
   readonly hooks: RelayHooks;
   observe(relay: { health(): RelayHealth }, store: Pick<OutboxOperator, 'gauges' | 'stats'>): void;
   wrap(publisher: Publisher): Publisher;
@@ -29,8 +29,15 @@ export interface Observability {
   close(): Promise<{ readonly spans: number; readonly scrapes: number }>;
 }
 
+/** Which parts `outboxer+ops` turns on: `BENCH_OPS=metrics`, `BENCH_OPS=tracing`, or both (the default). */
+function parts(): { readonly metrics: boolean; readonly tracing: boolean } {
+  const named = (process.env.BENCH_OPS ?? 'metrics,tracing').split(',');
+  return { metrics: named.includes('metrics'), tracing: named.includes('tracing') };
+}
+
 /** `system` is `messaging.system` of the enqueue spans (the publish spans take the publisher's name); its value costs nothing. */
 export function benchObservability(system: string): Observability {
+  const on = parts();
   const metrics = new OutboxerMetrics();
   const exporter = new DiscardingExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
@@ -38,15 +45,15 @@ export function benchObservability(system: string): Observability {
   const unobserve: (() => void)[] = [];
   let scrapes = 0;
   const scraper = setInterval(() => {
-    void metrics.metrics().then(() => scrapes++);
+    if (on.metrics) void metrics.metrics().then(() => scrapes++);
   }, 1000);
   return {
-    enqueue: createEnqueueTracing({ system, tracerProvider: provider }),
-    hooks: metrics.relayHooks(),
+    ...(on.tracing ? { enqueue: createEnqueueTracing({ system, tracerProvider: provider }) } : {}),
+    hooks: on.metrics ? metrics.relayHooks() : {},
     observe(relay, store) {
-      unobserve.push(metrics.observeRelay(relay), metrics.observeStore(store));
+      if (on.metrics) unobserve.push(metrics.observeRelay(relay), metrics.observeStore(store));
     },
-    wrap: (publisher) => tracePublisher(publisher, { tracerProvider: provider }),
+    wrap: (publisher) => (on.tracing ? tracePublisher(publisher, { tracerProvider: provider }) : publisher),
     async close() {
       clearInterval(scraper);
       for (const stop of unobserve.splice(0)) stop();
