@@ -30,7 +30,10 @@ relay.start();
 
 const server = createServer((request, response) => {
   if (request.url !== '/metrics') return void response.writeHead(404).end();
-  void metrics.metrics().then((text) => response.writeHead(200, { 'Content-Type': metrics.contentType }).end(text));
+  void metrics.metrics().then(
+    (text) => response.writeHead(200, { 'Content-Type': metrics.contentType }).end(text),
+    () => response.writeHead(500).end(), // a rejection left unhandled would end the process
+  );
 });
 server.listen(Number(process.env.METRICS_PORT ?? 9464), '127.0.0.1');
 // #endregion

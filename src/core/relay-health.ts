@@ -16,7 +16,11 @@ export interface RelayHealth {
   readonly partitions: readonly number[];
   /** The table's partition count, from the last membership read. */
   readonly partitionCount: number | undefined;
-  /** Live relays (this one included) at the last trusted heartbeat. */
+  /**
+   * Live relays (this one included) at the last trusted heartbeat; undefined before the first, and while this
+   * relay's database is unreachable or its lease is no longer trusted (it stands by): an old count would say
+   * relays publish when this one cannot know.
+   */
   readonly relaysAlive: number | undefined;
   /** Whether the table grants partitions now (engine v2, no resize waiting). */
   readonly grantsOpen: boolean | undefined;

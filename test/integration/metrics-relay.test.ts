@@ -135,4 +135,49 @@ describe('OutboxerMetrics on a relay publishing to RabbitMQ', () => {
     await waitFor(async () => (await value(metrics, 'outboxer_database_reachable')) === 1, { what: 'the database reachable again' });
     expect(await value(metrics, 'outboxer_pending')).toBe(1);
   });
+  it('a relay that loses its database: relays alive 0 once its lease lapses, the oldest age keeps growing, both back after', async () => {
+    const fixture = await createPostgresFixture();
+    cleanups.push(() => fixture.cleanup());
+    const exchange = await isolatedExchange();
+    cleanups.push(() => exchange.cleanup());
+    const proxy = await TcpProxy.start(Number(new URL(services.postgresUrl).port || 5432));
+    const url = new URL(services.postgresUrl);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+    pool.on('error', () => undefined);
+    cleanups.push(async () => {
+      await proxy.close();
+      await pool.end();
+    });
+    const publisher = createRabbitMqPublisher({ url: services.amqpUrl, exchange: exchange.exchange, clientName: uniqueName('ox_metrics') });
+    cleanups.push(() => publisher.close());
+    const store = new PostgresOutboxStore(fromPgPool(pool), { schema: fixture.schema });
+    const outbox = new Outbox<SqlExecutor>(fixture.store);
+    // delayed for an hour: it stays pending (the relay publishes nothing), and counts from its creation
+    await outbox.transaction(fromPgPool(fixture.pool), (tx) => outbox.enqueue(tx, { topic: exchange.topic('later'), type: 't', payload: {}, delayMs: 3_600_000 }));
+    await fixture.pool.query(`UPDATE "${fixture.schema}".outbox SET created_at = now() - interval '90 seconds'`);
+    const metrics = new OutboxerMetrics({ gaugeMaxAgeMs: 0 });
+    metrics.observeStore(store);
+    const relay = new Outbox<SqlExecutor>(store).createRelay(publisher, { ...timing, leaseMs: 3000, publishTimeoutMs: 1000 });
+    cleanups.push(() => relay.stop()); // run first: stopped before the proxy and publisher close
+    metrics.observeRelay(relay);
+    relay.start();
+    await waitFor(async () => (await value(metrics, 'outboxer_relays_alive')) === 1, { what: 'the relay joined' });
+    const ageRead = (await value(metrics, 'outboxer_oldest_pending_age_seconds')) as number;
+    expect(ageRead).toBeGreaterThanOrEqual(90);
+
+    proxy.setMode('blackhole');
+    await waitFor(async () => (await value(metrics, 'outboxer_relays_alive')) === 0, { what: 'relays alive 0 once the lease is no longer trusted' });
+    expect(relay.health().relaysAlive).toBeUndefined();
+    const text = await metrics.metrics(); // the read waits GAUGE_READ_TIMEOUT_MS (1 s) before serving the last values
+    expect(text).toContain('outboxer_database_reachable 0\n');
+    expect(Number(/^outboxer_oldest_pending_age_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(ageRead + 0.9);
+
+    proxy.setMode('forward');
+    proxy.resetAll();
+    await waitFor(async () => (await value(metrics, 'outboxer_relays_alive')) === 1, { what: 'the relay back in its group' });
+    await waitFor(async () => (await value(metrics, 'outboxer_database_reachable')) === 1, { what: 'the database reachable again' });
+    const ageAfter = (await value(metrics, 'outboxer_oldest_pending_age_seconds')) as number;
+    expect(ageAfter).toBeGreaterThanOrEqual(ageRead); // read again from the database
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OutboxGauges, OutboxStats } from '../../src/core/ports.js';
 import type { RelayHealth } from '../../src/core/relay-health.js';
 import { OutboxerMetrics } from '../../src/ops/metrics/index.js';
+import { grownSince } from '../../src/ops/metrics/store-gauge-reader.js';
 
 async function gauge(metrics: OutboxerMetrics, name: string): Promise<number | undefined> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
@@ -73,6 +74,9 @@ describe('OutboxerMetrics: relay gauges', () => {
     expect(await gauge(metrics, 'outboxer_broker_connected')).toBe(0);
     expect(await gauge(metrics, 'outboxer_relay_ready')).toBe(1); // connecting, holding nothing: still ready
 
+    now = health({ relaysAlive: undefined, database: { reachable: false } }); // database lost: no count to trust
+    expect(await gauge(metrics, 'outboxer_relays_alive')).toBe(0); // what OutboxerNoRelayAlive fires on
+
     unobserve();
     unobserve();
     expect(await names(metrics)).not.toContain('outboxer_relay_ready');
@@ -139,6 +143,8 @@ describe('OutboxerMetrics: store gauges', () => {
     const text = await metrics.metrics(); // returns after GAUGE_READ_TIMEOUT_MS: a hung scrape would time the test out
     expect(text).toContain('outboxer_pending 5\n');
     expect(text).toContain('outboxer_database_reachable 0\n');
+    // the oldest age read (12 s) grew by at least the 1 s the scrape waited: it does not freeze
+    expect(Number(/^outboxer_oldest_pending_age_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(12.9);
     expect(store.reads).toBe(2); // the scrape's gauges share the read still running
     store.release();
     store.hang = false;
@@ -158,6 +164,15 @@ describe('OutboxerMetrics: store gauges', () => {
     store.fail = new Error('terminating connection due to administrator command');
     expect(await gauge(metrics, 'outboxer_pending')).toBe(5);
     expect(await gauge(metrics, 'outboxer_database_reachable')).toBe(0);
+    expect(await gauge(metrics, 'outboxer_oldest_pending_age_seconds')).toBeGreaterThanOrEqual(12);
+  });
+
+  it('while unreachable, the oldest age is the one read plus the time since; pending, dead and an empty table as read', () => {
+    const read: OutboxGauges = { pending: 5, pendingExact: false, dead: 1, oldestPendingAgeSeconds: 12 };
+    expect(grownSince(read, 30_000)).toEqual({ pending: 5, pendingExact: false, dead: 1, oldestPendingAgeSeconds: 42 });
+    expect(grownSince(read, -5)).toEqual(read);
+    const empty: OutboxGauges = { pending: 0, pendingExact: true, dead: 0, oldestPendingAgeSeconds: 0 };
+    expect(grownSince(empty, 30_000)).toEqual(empty);
   });
 
   it('fall back to stats() for a store without gauges(): every unpublished message counted exactly', async () => {

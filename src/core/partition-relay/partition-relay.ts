@@ -86,16 +86,21 @@ export class PartitionRelay {
     return [...this.#session.book.keys()].sort((a, b) => a - b);
   }
 
-  /** This relay's state for health checks and gauges, from memory (docs/operations.md). */
+  /**
+   * This relay's state for health checks and gauges, from memory (docs/operations.md). `relaysAlive` is
+   * undefined while the database is unreachable or no lease is trusted (not joined, standing by, or past
+   * `validUntil` of its last trusted beat): the last count is then no evidence that anyone publishes.
+   */
   health(): RelayHealth {
     const membership = this.#session.membership;
+    const leaseTrusted = performance.now() <= this.#session.publishDeadline + this.options.publishTimeoutMs;
     return {
       running: this.running,
       owner: this.options.owner,
       relayId: this.#session.relayId,
       partitions: this.partitions,
       partitionCount: membership?.config.partitionCount,
-      relaysAlive: membership?.relays.length,
+      relaysAlive: this.#databaseError === undefined && leaseTrusted ? membership?.relays.length : undefined,
       grantsOpen: membership?.config.grantsOpen,
       database: this.#databaseError === undefined ? { reachable: true } : { reachable: false, error: this.#databaseError },
       broker: this.#publisher.connectionState?.() ?? 'unknown',

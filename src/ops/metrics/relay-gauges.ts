@@ -11,7 +11,9 @@ export interface HealthSource {
 /**
  * The gauges of the relays of this process, read from `health()` at scrape time (no I/O). With several relays
  * observed: partitions owned summed, the table's partition count and relays alive the largest seen, broker
- * connected and ready only if every relay is, paused topics counted once each.
+ * connected and ready only if every relay is, paused topics counted once each. A relay whose `relaysAlive` is
+ * undefined (database unreachable, no trusted lease) counts 0, so OutboxerNoRelayAlive fires once every relay
+ * is in that state.
  */
 export class RelayGauges {
   readonly #relays = new Set<{ readonly relay: HealthSource }>();
@@ -25,7 +27,7 @@ export class RelayGauges {
     this.#set = new GaugeSet(registry, [
       gauge('outboxer_partitions_owned', 'Partitions the relays of this process hold now (owned or draining).', (all) => sum(all, (h) => h.partitions.length)),
       gauge('outboxer_partitions', "The table's partition count, as of the relay's last membership read.", (all) => max(all, (h) => h.partitionCount ?? 0)),
-      gauge('outboxer_relays_alive', "Live relays of the table (every process), as of this relay's last trusted heartbeat.", (all) => max(all, (h) => h.relaysAlive ?? 0)),
+      gauge('outboxer_relays_alive', "Live relays of the table (every process), as of this relay's last trusted heartbeat; 0 while it cannot reach the database or holds no trusted lease.", (all) => max(all, (h) => h.relaysAlive ?? 0)),
       gauge('outboxer_broker_connected', "1 while the publisher's broker connection is up, 0 otherwise (connecting, disconnected, or a publisher that does not say).", (all) =>
         all.every((h) => h.broker === 'connected') ? 1 : 0,
       ),

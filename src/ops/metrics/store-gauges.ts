@@ -32,7 +32,7 @@ export class StoreGauges {
         all.reduce((total, g) => total + g.pending, 0),
       ),
       gauge('outboxer_dead', 'Messages parked as dead, waiting for an operator: exact up to 10,000, estimated above.', (all) => all.reduce((total, g) => total + g.dead, 0)),
-      gauge('outboxer_oldest_pending_age_seconds', 'Age of the oldest pending message by the database clock (0 when none): the signal to alert on.', (all) =>
+      gauge('outboxer_oldest_pending_age_seconds', 'Age of the oldest pending message by the database clock (0 when none): the signal to alert on. While the database does not answer, the last age read plus the time since.', (all) =>
         all.reduce((oldest, g) => Math.max(oldest, g.oldestPendingAgeSeconds), 0),
       ),
     ]);
