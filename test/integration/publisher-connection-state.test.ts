@@ -1,4 +1,4 @@
-import { createServer, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BrokerConnectionState } from '../../src/core/relay-health.js';
 import type { Publisher } from '../../src/core/ports.js';
@@ -86,6 +86,29 @@ describe('Publisher.connectionState(), read from memory', () => {
       await waitFor(async () => (await settle(publisher.publish(testMessage(exchange.topic('y'))))) === undefined, { what: 'a publish through again' });
       expect(stateOf(publisher)).toBe('connected');
     });
+
+    it('started while the broker is out of reach: verify rejects, then it connects by itself (no publish) once the broker is back', async () => {
+      const exchange = await isolatedExchange();
+      cleanups.push(() => exchange.cleanup());
+      const gate = await silentGate(brokerPort);
+      cleanups.push(() => gate.close());
+      const publisher = track(createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${gate.port}`, exchange: exchange.exchange, connectTimeoutMs: 500 }));
+      await expect(publisher.verify?.()).rejects.toMatchObject({ code: 'OUTBOXER_BROKER_UNAVAILABLE' });
+      expect(stateOf(publisher)).toBe('disconnected');
+      await waitFor(() => gate.accepted() >= 2, { timeoutMs: 10_000, what: 'a background attempt after the failed first one' });
+      expect(stateOf(publisher)).toBe('disconnected');
+
+      gate.open();
+      await waitFor(() => stateOf(publisher) === 'connected', { timeoutMs: 15_000, what: 'the background reconnect' });
+      expect(gate.accepted()).toBeLessThan(6); // spaced by the backoff, not a storm
+      await publisher.close();
+      expect(stateOf(publisher)).toBe('disconnected');
+      await waitFor(() => gate.openConnections() === 0, { what: 'the connection closed' });
+    });
+
+    it('closed while out of reach: the pending background reconnect is cancelled', async () => {
+      await expectNoReconnectAfterClose((port) => createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${port}`, connectTimeoutMs: 500 }), brokerPort);
+    });
   });
 
   describe('NATS', () => {
@@ -133,8 +156,101 @@ describe('Publisher.connectionState(), read from memory', () => {
       await server.start();
       await waitFor(() => stateOf(publisher) === 'connected', { timeoutMs: 20_000, what: 'the client reconnected' });
     });
+
+    it('started while the server is out of reach: verify rejects, then it connects by itself (no publish) once the server is back', async () => {
+      const gate = await silentGate(natsPort);
+      cleanups.push(() => gate.close());
+      const publisher = track(createNatsPublisher({ servers: `nats://127.0.0.1:${gate.port}`, connectTimeoutMs: 500, publishTimeoutMs: 2000 }));
+      await expect(publisher.verify?.()).rejects.toMatchObject({ code: 'OUTBOXER_BROKER_UNAVAILABLE' });
+      // verify gives up at connectTimeoutMs, the client's own attempt a moment later
+      await waitFor(() => stateOf(publisher) === 'disconnected', { what: 'the failed first attempt' });
+      await waitFor(() => gate.accepted() >= 2, { timeoutMs: 10_000, what: 'a background attempt after the failed first one' });
+      expect(stateOf(publisher)).toBe('disconnected');
+
+      gate.open();
+      await waitFor(() => stateOf(publisher) === 'connected', { timeoutMs: 15_000, what: 'the background reconnect' });
+      expect(gate.accepted()).toBeLessThan(6); // spaced by the backoff, not a storm
+      await publisher.close();
+      expect(stateOf(publisher)).toBe('disconnected');
+      await waitFor(() => gate.openConnections() === 0, { what: 'the connection closed' });
+    });
+
+    it('closed while out of reach: the pending background reconnect is cancelled', async () => {
+      await expectNoReconnectAfterClose((port) => createNatsPublisher({ servers: `nats://127.0.0.1:${port}`, connectTimeoutMs: 500, publishTimeoutMs: 2000 }), natsPort);
+    });
   });
 });
+
+const natsPort = Number(new URL(services.natsUrl).port || 4222);
+
+/**
+ * Two publishers out of reach, each behind its own silent gate; one is closed right after its failed verify. By the
+ * time the other made two background attempts (1 s, then 2 s after a failure), the closed one would have made one.
+ */
+async function expectNoReconnectAfterClose(create: (port: number) => Publisher, targetPort: number): Promise<void> {
+  const closedGate = await silentGate(targetPort);
+  const controlGate = await silentGate(targetPort);
+  const closedOne = create(closedGate.port);
+  const control = create(controlGate.port);
+  try {
+    const verified = await Promise.all([settle(Promise.resolve(closedOne.verify?.())), settle(Promise.resolve(control.verify?.()))]);
+    expect(verified.map((error) => (error as { code?: unknown } | undefined)?.code)).toEqual(['OUTBOXER_BROKER_UNAVAILABLE', 'OUTBOXER_BROKER_UNAVAILABLE']);
+    await closedOne.close();
+    expect(closedGate.accepted()).toBe(1);
+    await waitFor(() => controlGate.accepted() >= 3, { timeoutMs: 15_000, what: 'two background attempts of the open publisher' });
+    expect(closedGate.accepted()).toBe(1);
+    expect(stateOf(closedOne)).toBe('disconnected');
+  } finally {
+    await Promise.all([closedOne.close(), control.close()]);
+    await Promise.all([closedGate.close(), controlGate.close()]);
+  }
+}
+
+/**
+ * A listener that accepts connections and says nothing (a broker that is down or out of reach: each attempt times
+ * out) until `open()`, then forwards new connections to `targetPort`; counts every connection it accepts.
+ */
+async function silentGate(targetPort: number): Promise<{ port: number; accepted(): number; openConnections(): number; open(): void; close(): Promise<void> }> {
+  let accepted = 0;
+  let forwarding = false;
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket): void => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  };
+  const server = createServer((client) => {
+    accepted++;
+    track(client);
+    if (!forwarding) return;
+    const upstream = connect(targetPort, '127.0.0.1');
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  let closed: Promise<void> | undefined;
+  return {
+    port,
+    accepted: () => accepted,
+    openConnections: () => sockets.size,
+    open() {
+      forwarding = true;
+      for (const socket of sockets) socket.destroy(); // the attempts left hanging fail now
+    },
+    close: () => {
+      closed ??= new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      });
+      return closed;
+    },
+  };
+}
 
 /** A listener on `port` that closes every connection at once, counting them. */
 async function closingListener(port: number): Promise<{ accepted(): number; close(): Promise<void> }> {

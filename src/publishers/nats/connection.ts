@@ -1,5 +1,6 @@
 import { PublishError } from '../../core/errors.js';
 import type { BrokerConnectionState } from '../../core/relay-health.js';
+import { BackgroundReconnect } from '../background-reconnect.js';
 import { ConnectionStateTracker } from '../connection-state.js';
 import { openLiveConnection, type LiveConnection } from './live-connection.js';
 import type { ResolvedNatsPublisherOptions } from './options.js';
@@ -8,7 +9,9 @@ export type { LiveConnection } from './live-connection.js';
 
 /**
  * Connects lazily, shares one connection (and one connect attempt) among all publishes, follows the
- * client's reconnects, and opens a new connection when the old one closed for good.
+ * client's reconnects, and opens a new connection when the old one closed for good. When there is no
+ * connection (the first attempt failed, or it closed for good), tries again in the background (1 s, doubling
+ * to 30 s) so that an idle publisher's state follows the server; the client reconnects a live one itself.
  * Waiters are plain callback sets, removed when they finish: nothing piles up during a long outage.
  */
 export class NatsConnectionManager {
@@ -20,6 +23,10 @@ export class NatsConnectionManager {
   readonly #closeWaiters = new Set<() => void>();
   #maxPayload: number | undefined;
   readonly #state = new ConnectionStateTracker();
+  readonly #reconnect = new BackgroundReconnect(() => {
+    if (this.#closing || this.#live !== undefined || this.#connecting !== undefined) return;
+    this.#connect().catch(() => undefined); // a failure schedules the next try
+  });
 
   constructor(options: ResolvedNatsPublisherOptions) {
     this.#options = options;
@@ -95,6 +102,7 @@ export class NatsConnectionManager {
   /** Stops new connections and wakes publishes waiting for one (they reject with OUTBOXER_CLOSED). */
   beginClose(): void {
     this.#closing = true;
+    this.#reconnect.stop();
     for (const waiter of [...this.#closeWaiters]) waiter();
   }
 
@@ -154,6 +162,7 @@ export class NatsConnectionManager {
           if (this.#live !== dead) return;
           this.#live = undefined;
           this.#state.lost();
+          if (!this.#closing) this.#reconnect.schedule();
         },
         onConnectionChange: (change) => {
           if (change === 'lost') this.#state.lost();
@@ -168,6 +177,7 @@ export class NatsConnectionManager {
       }
       this.#live = live;
       this.#state.connected();
+      this.#reconnect.connected();
       this.#options.logger.info({ servers: this.#where, server: live.nc.getServer(), maxPayload: this.#maxPayload }, 'nats publisher connected');
       return live;
     })();
@@ -179,6 +189,7 @@ export class NatsConnectionManager {
     attempt.then(done, () => {
       done();
       this.#state.attemptFailed();
+      if (!this.#closing) this.#reconnect.schedule();
     });
     return attempt;
   }

@@ -3,6 +3,7 @@ import { OutboxerError } from '../../core/errors.js';
 import { bodyByteLength, type OutboxMessage } from '../../core/message.js';
 import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
 import { secretsOfUrl } from '../../core/redact.js';
+import { BackgroundReconnect } from '../background-reconnect.js';
 import { ConnectionStateTracker } from '../connection-state.js';
 import { brokerSizeLimitOf, describeDriverError, safeLogger } from './driver.js';
 import { Link, type LinkFailure, type LinkHooks, openLink } from './link.js';
@@ -21,16 +22,12 @@ interface Attempt {
   finish(error?: OutboxerError): void;
 }
 
-/** Background reconnects after a loss: the first after this long, then doubling up to the max. */
-const RECONNECT_FIRST_MS = 1000;
-const RECONNECT_MAX_MS = 30_000;
-
 /**
  * Publishes to a RabbitMQ exchange through a confirm channel: `publish` resolves only on the broker's ack
  * for a routed message; a return (no queue bound), a nack, a lost connection or `confirmTimeoutMs` make it
- * reject with a PublishError. Connects at `verify()` (declaring the exchange), or else on the first publish,
- * and after a loss reconnects in the background (1 s, doubling to 30 s) and on the next publish (one attempt
- * shared by every publish waiting for it).
+ * reject with a PublishError. Connects at `verify()` (declaring the exchange), or else on the first publish;
+ * after a loss or a failed attempt reconnects in the background (1 s, doubling to 30 s) and on the next publish
+ * (one attempt shared by every publish waiting for it).
  */
 export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publisher {
   const options = resolveRabbitMqPublisherOptions(input);
@@ -46,7 +43,11 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
   let retired = false; // no publish left: a link that opens now is closed at once
   let closing: Promise<void> | undefined;
   const connection = new ConnectionStateTracker();
-  let reconnectTimer: NodeJS.Timeout | undefined;
+  // Started by a timer while no publish comes, so that an idle relay's health follows the broker.
+  const reconnect = new BackgroundReconnect(() => {
+    if (closed || (current !== undefined && !current.dead)) return;
+    acquireLink().catch(() => undefined); // a failure schedules the next try
+  });
 
   const capabilities: PublisherCapabilities = Object.freeze(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
 
@@ -63,7 +64,7 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
       if (current === link) {
         current = undefined;
         connection.lost();
-        reconnectSoon(RECONNECT_FIRST_MS);
+        if (!closed) reconnect.schedule();
       }
       const limit = brokerSizeLimitOf(failure.reason);
       const unconfirmed = [...link.inFlight];
@@ -94,6 +95,7 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
         else {
           current = link;
           connection.connected();
+          reconnect.connected();
         }
         log('info', { url: redactedUrl, exchange, clientName: options.clientName }, 'rabbitmq publisher connected');
         return link;
@@ -101,26 +103,13 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
       (error: unknown) => {
         connecting = undefined;
         connection.attemptFailed();
+        if (!closed) reconnect.schedule();
         const failure = asLinkOpenError(error, describe);
         log('warn', { url: redactedUrl, stage: failure.stage, reason: failure.reason }, 'rabbitmq connection attempt failed');
         throw failure;
       },
     );
     return connecting;
-  };
-
-  /**
-   * After a loss, reconnects without waiting for a publish, with doubling backoff, so that an idle relay's
-   * health (`connectionState`) says when the broker is back; a publish meanwhile shares the same attempt.
-   */
-  const reconnectSoon = (delayMs: number): void => {
-    if (closed || reconnectTimer !== undefined) return;
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      if (closed || (current !== undefined && !current.dead)) return;
-      acquireLink().catch(() => reconnectSoon(Math.min(delayMs * 2, RECONNECT_MAX_MS)));
-    }, delayMs);
-    reconnectTimer.unref();
   };
 
   const onConfirm = (link: Link<Attempt>, attempt: Attempt, error: unknown): void => {
@@ -230,8 +219,7 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
     },
     connectionState: () => connection.state,
     close(): Promise<void> {
-      clearTimeout(reconnectTimer);
-      reconnectTimer = undefined;
+      reconnect.stop();
       closing ??= shutdown();
       return closing;
     },
