@@ -1,4 +1,4 @@
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Publisher, RelayHealth, RelayHooks } from '../../src/index.js';
 import { OutboxerMetrics } from '../../src/ops/metrics/index.js';
 import { createEnqueueTracing, tracePublisher, type EnqueueInstrumentation } from '../../src/ops/tracing/index.js';
@@ -29,10 +29,14 @@ export interface Observability {
   close(): Promise<{ readonly spans: number; readonly scrapes: number }>;
 }
 
-/** Which parts `outboxer+ops` turns on: `BENCH_OPS=metrics`, `BENCH_OPS=tracing`, or both (the default). */
-function parts(): { readonly metrics: boolean; readonly tracing: boolean } {
+/**
+ * Which parts `outboxer+ops` turns on: `BENCH_OPS=metrics`, `BENCH_OPS=tracing`, or both (the default); with
+ * `sampled`, the SDK records one trace in ten (`ParentBased(TraceIdRatioBased(0.1))`, a common production
+ * setting) instead of every one.
+ */
+function parts(): { readonly metrics: boolean; readonly tracing: boolean; readonly sampled: boolean } {
   const named = (process.env.BENCH_OPS ?? 'metrics,tracing').split(',');
-  return { metrics: named.includes('metrics'), tracing: named.includes('tracing') };
+  return { metrics: named.includes('metrics'), tracing: named.includes('tracing'), sampled: named.includes('sampled') };
 }
 
 /** `system` is `messaging.system` of the enqueue spans (the publish spans take the publisher's name); its value costs nothing. */
@@ -40,7 +44,8 @@ export function benchObservability(system: string): Observability {
   const on = parts();
   const metrics = new OutboxerMetrics();
   const exporter = new DiscardingExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const sampler = on.sampled ? { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.1) }) } : {};
+  const provider = new BasicTracerProvider({ ...sampler, spanProcessors: [new BatchSpanProcessor(exporter)] });
 
   const unobserve: (() => void)[] = [];
   let scrapes = 0;
