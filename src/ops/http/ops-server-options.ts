@@ -64,8 +64,16 @@ const settingsSchema = z
 /** Where the server listens and how it guards itself: the part of the options a CLI takes from flags. */
 export type OpsServerSettings = Pick<OpsServerOptions, 'host' | 'port' | 'adminToken' | 'exposePayloads'>;
 
+/** The settings once checked, defaults applied. */
+export interface CheckedOpsServerSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly adminToken?: string | undefined;
+  readonly exposePayloads: boolean;
+}
+
 /** Validates the settings alone (a CLI checks its flags with it before connecting). Throws ConfigurationError naming the option; never quotes the token. */
-export function checkOpsServerSettings(settings: OpsServerSettings): z.output<typeof settingsSchema> {
+export function checkOpsServerSettings(settings: OpsServerSettings): CheckedOpsServerSettings {
   const parsed = settingsSchema.safeParse(settings);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];

@@ -49,7 +49,7 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
     <article class="card">
       <h3>Oldest pending</h3>
       <p class="value" id="oldest">–</p>
-      <p class="hint">age by the database clock</p>
+      <p class="hint">oldest not yet published, delayed included</p>
     </article>
     <article class="card card-wide">
       <h3>Throughput</h3>
@@ -112,7 +112,7 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
       <p class="empty" id="paused-empty" hidden>No topic is paused.</p>
       <form class="pause-form" id="pause-form">
         <div class="field"><label for="pause-topic">Topic</label><input id="pause-topic" name="topic" required maxlength="255" list="topic-names" autocomplete="off"></div>
-        <div class="field"><label for="pause-reason">Reason</label><input id="pause-reason" name="reason" required maxlength="500" autocomplete="off"></div>
+        <div class="field"><label for="pause-reason">Reason</label><input id="pause-reason" name="reason" maxlength="500" autocomplete="off" placeholder="optional"></div>
         <button type="submit" class="button" data-mutation>Pause topic</button>
         <datalist id="topic-names"></datalist>
       </form>
