@@ -8,6 +8,7 @@ import { checkDeliveries } from '../support/order-checker.js';
 import { createPostgresFixture } from '../support/postgres-fixture.js';
 import { isolatedExchange } from '../support/rabbitmq-harness.js';
 import { services } from '../support/services.js';
+import { observedPublisher } from '../support/observed-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -15,24 +16,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-/** Our own publisher port around the real one: counts publishes per topic and records confirms in order. */
-function observed(inner: Publisher) {
-  const calls = new Map<string, number>();
-  const confirmed: string[] = [];
-  const publisher: Publisher = {
-    name: inner.name,
-    get capabilities() {
-      return inner.capabilities;
-    },
-    async publish(message) {
-      calls.set(message.topic, (calls.get(message.topic) ?? 0) + 1);
-      await inner.publish(message);
-      confirmed.push(message.id);
-    },
-    close: () => inner.close(),
-  };
-  return { publisher, calls: (topic: string) => calls.get(topic) ?? 0, confirmed };
-}
 
 // lease 3 s: each relay reads the paused list every second (min(5 s, lease/3)); holds of 100 ms doubling to 400 ms
 const timing = { leaseMs: 3000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 100, maxErrorBackoffMs: 400 } as const;
@@ -50,7 +33,7 @@ describe('an operator pause holds a topic in every relay until it is resumed', (
     const probes = [0, 1].map(() => {
       const inner = createRabbitMqPublisher({ url: services.amqpUrl, exchange: fx.exchange, confirmTimeoutMs: 2000 });
       cleanups.push(() => inner.close());
-      return observed(inner);
+      return observedPublisher(inner);
     });
     const enqueue = (messages: { topic: string; key: string | null }[]) =>
       fromPgPool(pool).transaction((tx) => outbox.enqueueMany(tx, messages.map((m, i) => ({ ...m, key: m.key ?? undefined, type: 'test.event', payload: { i } }))));

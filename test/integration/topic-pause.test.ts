@@ -11,6 +11,7 @@ import { checkDeliveries } from '../support/order-checker.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { isolatedExchange } from '../support/rabbitmq-harness.js';
 import { services, uniqueName } from '../support/services.js';
+import { observedPublisher } from '../support/observed-publisher.js';
 import { waitFor } from '../support/wait-for.js';
 
 /** What one broker gives the scenario: a publisher, and the destination of the late topic, made on demand. */
@@ -74,24 +75,6 @@ async function natsDestination(): Promise<Destination> {
   };
 }
 
-/** A publisher wrapper (our own port) that counts publishes per topic and records confirms in order. */
-function observed(inner: Publisher) {
-  const calls = new Map<string, number>();
-  const confirmed: string[] = [];
-  const publisher: Publisher = {
-    name: inner.name,
-    get capabilities() {
-      return inner.capabilities;
-    },
-    async publish(message) {
-      calls.set(message.topic, (calls.get(message.topic) ?? 0) + 1);
-      await inner.publish(message);
-      confirmed.push(message.id);
-    },
-    close: () => inner.close(),
-  };
-  return { publisher, calls: (topic: string) => calls.get(topic) ?? 0, confirmed };
-}
 
 async function scenario(make: () => Promise<Destination>): Promise<void> {
   const fixture: PostgresFixture = await createPostgresFixture({ retainPublishedMs: 3_600_000 });
@@ -105,7 +88,7 @@ async function scenario(make: () => Promise<Destination>): Promise<void> {
     onTopicResumed: (e) => events.push({ kind: 'resumed', topic: e.topic }),
     onDead: (e) => events.push({ kind: 'dead', topic: e.topic }),
   };
-  const probe = observed(destination.publisher);
+  const probe = observedPublisher(destination.publisher);
   const outbox = new Outbox<SqlExecutor>(fixture.store);
   const relay: Relay = outbox.createRelay(probe.publisher, {
     pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 100, maxErrorBackoffMs: 800, leaseMs: 6000, publishTimeoutMs: 2000,

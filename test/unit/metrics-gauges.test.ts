@@ -3,6 +3,7 @@ import type { OutboxGauges, OutboxStats } from '../../src/core/ports.js';
 import type { RelayHealth } from '../../src/core/relay-health.js';
 import { OutboxerMetrics } from '../../src/ops/metrics/index.js';
 import { grownSince } from '../../src/ops/metrics/store-gauge-reader.js';
+import { relayHealth } from '../support/relay-health-fixture.js';
 
 async function gauge(metrics: OutboxerMetrics, name: string): Promise<number | undefined> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
@@ -13,22 +14,6 @@ async function names(metrics: OutboxerMetrics): Promise<string[]> {
   return (await metrics.registry.getMetricsAsJSON()).map((m) => m.name);
 }
 
-function health(overrides: Partial<RelayHealth> = {}): RelayHealth {
-  return {
-    running: true,
-    owner: 'relay-a',
-    relayId: '0191d1a4-7c3e-7000-8000-00000000000a',
-    partitions: [0, 1, 2],
-    partitionCount: 64,
-    relaysAlive: 2,
-    grantsOpen: true,
-    database: { reachable: true },
-    broker: 'connected',
-    pausedTopics: [],
-    counts: { published: 0, retried: 0, dead: 0 },
-    ...overrides,
-  };
-}
 
 /** A store port that counts its reads and answers what the test says (the SQL has its own conformance suite). */
 class GaugeSourceStub {
@@ -58,7 +43,7 @@ describe('OutboxerMetrics: relay gauges', () => {
   it('exist only while a relay is observed, and read its health at each scrape', async () => {
     const metrics = new OutboxerMetrics();
     expect(await names(metrics)).not.toContain('outboxer_relay_ready');
-    let now = health();
+    let now = relayHealth();
     const unobserve = metrics.observeRelay({ health: () => now });
     expect(await gauge(metrics, 'outboxer_partitions_owned')).toBe(3);
     expect(await gauge(metrics, 'outboxer_partitions')).toBe(64);
@@ -68,13 +53,13 @@ describe('OutboxerMetrics: relay gauges', () => {
     expect(await gauge(metrics, 'outboxer_database_reachable')).toBe(1);
     expect(await gauge(metrics, 'outboxer_topics_paused')).toBe(0);
 
-    now = health({ partitions: [], pausedTopics: ['a', 'b'], broker: 'connecting' });
+    now = relayHealth({ partitions: [], pausedTopics: ['a', 'b'], broker: 'connecting' });
     expect(await gauge(metrics, 'outboxer_partitions_owned')).toBe(0);
     expect(await gauge(metrics, 'outboxer_topics_paused')).toBe(2);
     expect(await gauge(metrics, 'outboxer_broker_connected')).toBe(0);
     expect(await gauge(metrics, 'outboxer_relay_ready')).toBe(1); // connecting, holding nothing: still ready
 
-    now = health({ relaysAlive: undefined, database: { reachable: false } }); // database lost: no count to trust
+    now = relayHealth({ relaysAlive: undefined, database: { reachable: false } }); // database lost: no count to trust
     expect(await gauge(metrics, 'outboxer_relays_alive')).toBe(0); // what OutboxerNoRelayAlive fires on
 
     unobserve();
@@ -90,14 +75,14 @@ describe('OutboxerMetrics: relay gauges', () => {
     ['broker disconnected', { broker: 'disconnected' }],
   ])('reports a relay that is %s as not ready (the rule of /health/ready)', async (_, overrides) => {
     const metrics = new OutboxerMetrics();
-    metrics.observeRelay({ health: () => health(overrides) });
+    metrics.observeRelay({ health: () => relayHealth(overrides) });
     expect(await gauge(metrics, 'outboxer_relay_ready')).toBe(0);
   });
 
   it('with several relays: partitions owned summed, ready and connected only if every one is', async () => {
     const metrics = new OutboxerMetrics();
-    metrics.observeRelay({ health: () => health({ partitions: [0, 1], pausedTopics: ['t'] }) });
-    metrics.observeRelay({ health: () => health({ partitions: [2], relaysAlive: 3, broker: 'disconnected', pausedTopics: ['t'] }) });
+    metrics.observeRelay({ health: () => relayHealth({ partitions: [0, 1], pausedTopics: ['t'] }) });
+    metrics.observeRelay({ health: () => relayHealth({ partitions: [2], relaysAlive: 3, broker: 'disconnected', pausedTopics: ['t'] }) });
     expect(await gauge(metrics, 'outboxer_partitions_owned')).toBe(3);
     expect(await gauge(metrics, 'outboxer_relays_alive')).toBe(3);
     expect(await gauge(metrics, 'outboxer_broker_connected')).toBe(0);
@@ -187,7 +172,7 @@ describe('OutboxerMetrics: store gauges', () => {
   it('database reachable needs both the stores and the relays to say so', async () => {
     const metrics = new OutboxerMetrics();
     metrics.observeStore(new GaugeSourceStub());
-    const unobserve = metrics.observeRelay({ health: () => health({ database: { reachable: false } }) });
+    const unobserve = metrics.observeRelay({ health: () => relayHealth({ database: { reachable: false } }) });
     expect(await gauge(metrics, 'outboxer_database_reachable')).toBe(0);
     unobserve();
     expect(await gauge(metrics, 'outboxer_database_reachable')).toBe(1);

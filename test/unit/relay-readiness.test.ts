@@ -1,20 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { RelayHealth } from '../../src/core/relay-health.js';
 import { relayReadiness } from '../../src/core/relay-readiness.js';
+import { relayHealth } from '../support/relay-health-fixture.js';
 
-const healthy: RelayHealth = Object.freeze({
-  running: true,
-  owner: 'relay-a',
-  relayId: '0193c2f1-0000-7000-8000-000000000001',
-  partitions: [0, 1],
-  partitionCount: 4,
-  relaysAlive: 2,
-  grantsOpen: true,
-  database: { reachable: true },
-  broker: 'connected',
-  pausedTopics: [],
-  counts: { published: 0, retried: 0, dead: 0 },
-});
+const healthy: RelayHealth = Object.freeze(relayHealth({ relayId: '0193c2f1-0000-7000-8000-000000000001', partitions: [0, 1], partitionCount: 4 }));
 
 const health = (change: Partial<RelayHealth>): RelayHealth => ({ ...healthy, ...change });
 
