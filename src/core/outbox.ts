@@ -31,6 +31,7 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
  */
 export type AutocommitHandle =
   | { readonly totalCount: number; readonly idleCount: number; connect(): unknown }
+  | { getConnection(...args: never): unknown; end(...args: never): unknown; releaseConnection(...args: never): unknown }
   | { transaction(work: never): Promise<unknown>; close(): Promise<void> };
 
 /** Makes `enqueue(pool, …)` a type error that says what to pass instead. */
@@ -184,12 +185,14 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
 function refuseAutocommit(tx: unknown): void {
   if (typeof tx !== 'object' || tx === null) return;
   // `in` only: the caller's transaction object is never read or called
-  const pool = 'connect' in tx && 'totalCount' in tx && 'idleCount' in tx;
+  // a better-sqlite3 connection is the transaction itself: its store checks `inTransaction` at the insert
+  if ('inTransaction' in tx) return;
+  const pool = ('connect' in tx && 'totalCount' in tx && 'idleCount' in tx) || ('getConnection' in tx && 'end' in tx);
   const database = 'transaction' in tx && 'close' in tx;
   if (!pool && !database) return;
   throw new OutboxerError(
     'OUTBOXER_NOT_IN_TRANSACTION',
     `enqueue was given ${pool ? 'a connection pool' : 'a database handle'}, on which each statement commits on its own: the message would be stored even if your transaction rolled back. ` +
-      'Pass a client inside BEGIN ... COMMIT (const client = await pool.connect()), or use outbox.transaction(db, async (tx) => outbox.enqueue(tx, message)).',
+      'Pass a client inside BEGIN ... COMMIT (pg: await pool.connect(); mysql2: await pool.getConnection() then beginTransaction()), or use outbox.transaction(db, async (tx) => outbox.enqueue(tx, message)).',
   );
 }

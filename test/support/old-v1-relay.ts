@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { OutboxMessage } from '../../src/core/message.js';
 import type { Publisher } from '../../src/core/ports.js';
 import type { PgDatabase, SqlExecutor } from '../../src/stores/postgres/database.js';
-import { type MessageRow, toMessage } from '../../src/stores/postgres/message-rows.js';
+import { type MessageRow, toMessage } from '../../src/stores/shared/message-rows.js';
 
 /**
  * What a relay of an older outboxer version (engine v1, removed here) does to a table, as plain SQL: claims rows

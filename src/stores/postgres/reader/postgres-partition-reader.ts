@@ -1,17 +1,17 @@
-import { ConfigurationError } from '../../../core/errors.js';
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOutcome, PartitionReadRequest,
+  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadRequest,
   PartitionReadResult, TopicPause,
 } from '../../../core/ports.js';
 import { affectedRows, type PgDatabase, type QueryResultLike } from '../database.js';
-import { type MessageRow, toMessage } from '../message-rows.js';
+import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
 import { listPausedTopics, pausedTopicStatements, type PausedTopicStatements } from '../operator/paused-topics.js';
 import type { TableName } from '../sql.js';
 import { completeDeleting, completeRetaining } from './complete-partitions.js';
 import { countAttempt } from './count-attempt.js';
 import { LIMIT_CLASSES, readPartitions } from './read-partitions.js';
+import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import { readerTables, type ReaderStatement, type ReaderTables } from './reader-tables.js';
 import { resetUnclean } from './reset-unclean.js';
 
@@ -36,9 +36,6 @@ interface CompleteRow {
 }
 
 const UNDEFINED_TABLE = '42P01';
-const SEQ = /^[0-9]{1,19}$/;
-const XID8 = /^[0-9]{1,20}$/;
-const MAX_PARTITIONS = 1024;
 
 /** The read path of engine v2 on PostgreSQL or PGlite; reached as `store.reader`. */
 export class PostgresPartitionReader implements PartitionReader {
@@ -155,66 +152,4 @@ export function limitClasses(requested: readonly number[]): { classes: number[];
     return best;
   });
   return { classes, limits };
-}
-
-function outcomesOf(
-  requests: readonly PartitionReadRequest[],
-  messages: readonly PartitionMessage[],
-  settled: ReadonlySet<number>,
-  limitOf: (index: number) => number,
-): PartitionReadOutcome[] {
-  const byPartition = new Map<number, { reached: string | null; lastRechecked: string | null; rechecked: number }>();
-  // rows come in partition and seq order: the last of each kind is the highest
-  for (const m of messages) {
-    let seen = byPartition.get(m.partition);
-    if (seen === undefined) byPartition.set(m.partition, (seen = { reached: null, lastRechecked: null, rechecked: 0 }));
-    if (m.source === 'fresh') seen.reached = m.seq;
-    else if (m.source === 'recheck') {
-      seen.lastRechecked = m.seq;
-      seen.rechecked++;
-    }
-  }
-  return requests.map((request, index) => {
-    const seen = byPartition.get(request.partition);
-    return {
-      partition: request.partition,
-      reached: seen?.reached ?? null,
-      recheck: request.recheck === null ? null : {
-        applied: settled.has(request.partition), last: seen?.lastRechecked ?? null, full: (seen?.rechecked ?? 0) === limitOf(index),
-      },
-    };
-  });
-}
-
-function checkRead(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): void {
-  const invalid = (what: string) => new ConfigurationError('OUTBOXER_INVALID_OPTION', `read for relay ${relayId}: ${what}`);
-  if (!Number.isSafeInteger(partitionCount) || partitionCount < 1 || partitionCount > MAX_PARTITIONS) {
-    throw invalid(`partitionCount must be a whole number from 1 to ${MAX_PARTITIONS}; got ${String(partitionCount)}`);
-  }
-  const seen = new Set<number>();
-  for (const r of requests) {
-    if (!Number.isSafeInteger(r.partition) || r.partition < 0 || r.partition >= partitionCount || seen.has(r.partition)) {
-      throw invalid(`partition ${String(r.partition)} must be a whole number below ${partitionCount}, requested once`);
-    }
-    seen.add(r.partition);
-    if (!Number.isSafeInteger(r.limit) || r.limit < 1) throw invalid(`partition ${r.partition}: limit must be a whole number >= 1; got ${String(r.limit)}`);
-    const seqs = [r.after, r.recheck?.from ?? null, r.recheck?.to ?? null].filter((s) => s !== null);
-    if (seqs.some((s) => typeof s !== 'string' || !SEQ.test(s)) || (r.recheck !== null && !XID8.test(r.recheck.tag))) {
-      throw invalid(`partition ${r.partition}: positions and recheck bounds must be seqs, and the tag an xid, that a read returned`);
-    }
-  }
-}
-
-function checkCompletions(relayId: string, completions: readonly PartitionCompletion[]): void {
-  for (const c of completions) {
-    if (!Number.isSafeInteger(c.partition) || c.partition < 0 || typeof c.epoch !== 'string' || !SEQ.test(c.epoch)) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`);
-    }
-  }
-}
-
-function checkDelay(relayId: string, id: string, delayMs: number): void {
-  if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: message ${id} needs a delay in whole ms >= 0; got ${String(delayMs)}`);
-  }
 }

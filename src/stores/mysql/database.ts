@@ -1,0 +1,102 @@
+/**
+ * The structural views of `mysql2/promise` the store needs: no runtime import of mysql2 here, so the subpath
+ * loads without it and the types do not depend on its version.
+ */
+
+/** A `mysql2/promise` Connection, PoolConnection or Pool: `query` resolves to `[rows or result header, fields]`. */
+export interface MysqlQueryable {
+  query(sql: string, values?: unknown): Promise<[unknown, unknown]>;
+}
+
+/** A connection checked out of a `mysql2/promise` pool. */
+export interface MysqlPoolConnectionLike extends MysqlQueryable {
+  beginTransaction(): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  release(): void;
+  destroy?(): void;
+}
+
+/** A `mysql2/promise` pool (`mysql.createPool(...)`). */
+export interface MysqlPoolLike extends MysqlQueryable {
+  getConnection(): Promise<MysqlPoolConnectionLike>;
+  end(): Promise<void>;
+}
+
+/** A query's outcome: the rows of a SELECT (none for a write) and the rows a write changed. */
+export interface MysqlResult {
+  readonly rows: readonly Record<string, unknown>[];
+  readonly affectedRows: number;
+}
+
+/** Runs one statement with `?` placeholders (mysql2 expands an array parameter into a list). */
+export interface MysqlExecutor {
+  query(sql: string, params?: readonly unknown[]): Promise<MysqlResult>;
+}
+
+/** What the store needs from a database: statements, its own short transactions, and one connection kept for a while. */
+export interface MysqlDatabase extends MysqlExecutor {
+  transaction<T>(work: (tx: MysqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs `work` on one connection outside a transaction (a `GET_LOCK` taken in it is held until released). */
+  session<T>(work: (session: MysqlExecutor) => Promise<T>): Promise<T>;
+  /** Ends the pool when the handle owns it (`fromMysqlPool(pool, { ownsPool: true })`); otherwise a no-op. */
+  close(): Promise<void>;
+}
+
+/** Adapts a mysql2 connection (the caller's, inside `beginTransaction`) or pool to the store's executor. */
+export function mysqlExecutor(connection: MysqlQueryable): MysqlExecutor {
+  return {
+    async query(sql, params) {
+      const [result] = await connection.query(sql, params === undefined ? undefined : [...params]);
+      if (Array.isArray(result)) return { rows: result as Record<string, unknown>[], affectedRows: 0 };
+      return { rows: [], affectedRows: Number((result as { affectedRows?: unknown } | null)?.affectedRows ?? 0) };
+    },
+  };
+}
+
+/**
+ * Wraps a `mysql2/promise` pool for the store. `ownsPool` makes `close()` end it. A transaction whose rollback
+ * fails (the connection was killed) destroys its connection instead of returning it to the pool.
+ */
+export function fromMysqlPool(pool: MysqlPoolLike, options: { readonly ownsPool?: boolean } = {}): MysqlDatabase {
+  const executor = mysqlExecutor(pool);
+  const withConnection = async <T>(work: (connection: MysqlPoolConnectionLike) => Promise<T>): Promise<T> => {
+    const connection = await pool.getConnection();
+    let broken = false;
+    try {
+      return await work(connection);
+    } catch (error) {
+      broken = isConnectionLost(error);
+      throw error;
+    } finally {
+      if (broken && connection.destroy !== undefined) connection.destroy();
+      else connection.release();
+    }
+  };
+  return {
+    query: executor.query,
+    transaction: (work) =>
+      withConnection(async (connection) => {
+        await connection.beginTransaction();
+        try {
+          const result = await work(mysqlExecutor(connection));
+          await connection.commit();
+          return result;
+        } catch (error) {
+          await connection.rollback().catch(() => undefined);
+          throw error;
+        }
+      }),
+    session: (work) => withConnection((connection) => work(mysqlExecutor(connection))),
+    async close() {
+      if (options.ownsPool === true) await pool.end();
+    },
+  };
+}
+
+/** Whether an error means the connection itself is gone (killed, reset, closed), not just the statement. */
+export function isConnectionLost(error: unknown): boolean {
+  const e = error as { fatal?: unknown; code?: unknown } | null;
+  if (e?.fatal === true) return true;
+  return typeof e?.code === 'string' && ['PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE', 'ER_CONNECTION_KILLED', 'ETIMEDOUT'].includes(e.code);
+}

@@ -1,0 +1,131 @@
+import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
+import { quoteMysql, type MysqlTableNames } from './table-names.js';
+
+/** What a migration's DDL depends on besides the names: fixed when the table is created. */
+export interface MysqlSchemaSettings {
+  /** The partition count baked into the table's `partition_no` column (1 to 1024). */
+  readonly partitionCount: number;
+}
+
+/** One versioned, append-only schema change (each statement on its own: MySQL commits DDL at once). */
+export interface MysqlMigration {
+  readonly version: number;
+  readonly description: string;
+  readonly statements: (names: MysqlTableNames, settings: MysqlSchemaSettings) => readonly string[];
+}
+
+const TEXT = 'CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
+const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
+/** The database clock every time is written with: UTC, microseconds (times are never bound from the client). */
+export const MYSQL_NOW = 'UTC_TIMESTAMP(6)';
+
+/**
+ * Written for MariaDB 10.6+ and MySQL 8.0.16+ alike (expression defaults, enforced CHECKs, `SKIP LOCKED`); the
+ * table contract is in docs/table.md ("MariaDB and MySQL"). `key` is a reserved word in MySQL: quoted everywhere.
+ * `partition_no` is the row's partition, computed by the database from the key (or the id of an unkeyed row),
+ * so a plain-SQL producer or a trigger never computes it; the count is fixed when the table is created.
+ */
+export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
+  {
+    version: 1,
+    description: 'outbox table with partition_no, idempotency keys, relays, partitions, partitioning config, paused topics',
+    statements: (n, { partitionCount }) => {
+      const index = (suffix: string) => quoteMysql(`${n.table}_${suffix}`);
+      return [
+        `CREATE TABLE IF NOT EXISTS ${n.outbox} (
+  seq           BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  id            VARCHAR(36) ${ASCII} NOT NULL DEFAULT (UUID()),
+  topic         VARCHAR(255) ${TEXT} NOT NULL,
+  type          VARCHAR(255) ${TEXT} NOT NULL,
+  \`key\`         VARCHAR(512) ${TEXT} NULL,
+  payload       LONGTEXT ${TEXT} NULL,
+  payload_bytes LONGBLOB NULL,
+  content_type  VARCHAR(255) ${TEXT} NOT NULL DEFAULT 'application/json',
+  headers       LONGTEXT ${TEXT} NOT NULL DEFAULT '{}',
+  state         VARCHAR(9) ${ASCII} NOT NULL DEFAULT 'pending',
+  created_at    DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW}),
+  due_at        DATETIME(6) NULL,
+  attempts      INT NOT NULL DEFAULT 0,
+  last_error    TEXT ${TEXT} NULL,
+  published_at  DATETIME(6) NULL,
+  dead_at       DATETIME(6) NULL,
+  partition_no  SMALLINT UNSIGNED GENERATED ALWAYS AS (CRC32(COALESCE(\`key\`, id)) % ${partitionCount}) STORED,
+  UNIQUE KEY ${index('id_key')} (id),
+  KEY ${index('read_idx')} (partition_no, state, due_at, seq),
+  KEY ${index('key_idx')} (\`key\`, state, due_at, seq),
+  KEY ${index('state_idx')} (state, seq),
+  KEY ${index('dead_idx')} (state, dead_at, seq),
+  KEY ${index('published_idx')} (state, published_at),
+  CONSTRAINT ${index('topic_valid')} CHECK (topic <> '' AND LENGTH(topic) <= 255),
+  CONSTRAINT ${index('type_valid')} CHECK (type <> ''),
+  CONSTRAINT ${index('key_valid')} CHECK (\`key\` IS NULL OR \`key\` <> ''),
+  CONSTRAINT ${index('one_body')} CHECK ((payload IS NULL) <> (payload_bytes IS NULL)),
+  CONSTRAINT ${index('payload_json')} CHECK (payload IS NULL OR JSON_VALID(payload)),
+  CONSTRAINT ${index('headers_object')} CHECK (JSON_VALID(headers) AND JSON_TYPE(headers) = 'OBJECT'),
+  CONSTRAINT ${index('content_type_valid')} CHECK (content_type <> ''),
+  CONSTRAINT ${index('state_valid')} CHECK (state IN ('pending', 'published', 'dead'))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+        `CREATE TABLE IF NOT EXISTS ${n.idempotency} (
+  idempotency_key VARCHAR(512) ${TEXT} NOT NULL PRIMARY KEY,
+  message_id      CHAR(36) ${ASCII} NOT NULL,
+  created_at      DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW}),
+  KEY ${quoteMysql(`${n.table}_idempotency_created_idx`)} (created_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+        `CREATE TABLE IF NOT EXISTS ${n.partitioning} (
+  singleton       TINYINT NOT NULL DEFAULT 1 PRIMARY KEY CHECK (singleton = 1),
+  engine          VARCHAR(2) ${ASCII} NOT NULL DEFAULT 'v2' CHECK (engine IN ('v1', 'v2')),
+  partition_count INT NOT NULL DEFAULT ${partitionCount} CHECK (partition_count BETWEEN 1 AND 1024),
+  generation      INT NOT NULL DEFAULT 1 CHECK (generation >= 1),
+  fence_until     DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',
+  resize_to       INT NULL CHECK (resize_to BETWEEN 1 AND 1024)
+) ENGINE=InnoDB`,
+        `INSERT IGNORE INTO ${n.partitioning} (singleton) VALUES (1)`,
+        `CREATE TABLE IF NOT EXISTS ${n.relays} (
+  relay_id     CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+  name         VARCHAR(200) ${TEXT} NOT NULL CHECK (LENGTH(name) BETWEEN 1 AND 200),
+  lease_ms     INT NOT NULL CHECK (lease_ms > 0),
+  joined_at    DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW}),
+  heartbeat_at DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW}),
+  expires_at   DATETIME(6) NOT NULL,
+  leaving      TINYINT NOT NULL DEFAULT 0
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+        `CREATE TABLE IF NOT EXISTS ${n.partitions} (
+  partition_no INT NOT NULL PRIMARY KEY CHECK (partition_no >= 0),
+  generation   INT NOT NULL,
+  owner        CHAR(36) ${ASCII} NULL,
+  state        VARCHAR(8) ${ASCII} NOT NULL DEFAULT 'free' CHECK (state IN ('free', 'owned', 'draining')),
+  epoch        BIGINT NOT NULL DEFAULT 0,
+  granted_at   DATETIME(6) NULL,
+  unclean      INT NOT NULL DEFAULT 0,
+  KEY ${quoteMysql(`${n.table}_partitions_owner_idx`)} (owner),
+  CHECK ((owner IS NULL) = (state = 'free'))
+) ENGINE=InnoDB`,
+        // the partitions of the configured count, generated without a numbers table (0 .. 1023)
+        `INSERT IGNORE INTO ${n.partitions} (partition_no, generation)
+  SELECT d.n, c.generation FROM ${n.partitioning} c
+  JOIN (SELECT a.i + 32 * b.i AS n
+        FROM (${digits(32)}) a CROSS JOIN (${digits(32)}) b) d ON d.n < c.partition_count`,
+        `CREATE TABLE IF NOT EXISTS ${n.pausedTopics} (
+  topic     VARCHAR(255) ${TEXT} NOT NULL PRIMARY KEY CHECK (topic <> '' AND LENGTH(topic) <= ${MAX_PAUSED_TOPIC_BYTES}),
+  reason    VARCHAR(500) ${TEXT} NOT NULL DEFAULT '' CHECK (LENGTH(reason) <= ${MAX_PAUSE_REASON_BYTES}),
+  paused_at DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW})
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+      ];
+    },
+  },
+]);
+
+/** `SELECT 0 AS i UNION ALL SELECT 1 ... count-1`: a tiny derived table of numbers. */
+function digits(count: number): string {
+  return Array.from({ length: count }, (_, i) => (i === 0 ? 'SELECT 0 AS i' : `SELECT ${i}`)).join(' UNION ALL ');
+}
+
+/** The bookkeeping table shared by every outboxer table of a database (outbox and inbox), keyed by table name. */
+export function mysqlBookkeepingSql(n: Pick<MysqlTableNames, 'migrations'>): string {
+  return `CREATE TABLE IF NOT EXISTS ${n.migrations} (
+  table_name VARCHAR(64) ${ASCII} NOT NULL,
+  version    INT NOT NULL,
+  applied_at DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW}),
+  PRIMARY KEY (table_name, version)
+) ENGINE=InnoDB`;
+}

@@ -1,0 +1,75 @@
+import { ConfigurationError } from '../../core/errors.js';
+import type { PartitionCompletion, PartitionMessage, PartitionReadOutcome, PartitionReadRequest } from '../../core/ports.js';
+
+/** Checks and folds every SQL store's partition reader shares: what a read or a completion may ask, and what a read returned per partition. */
+
+const SEQ = /^[0-9]{1,19}$/;
+/** Tags are decimal 64-bit numbers in every store (an xid8 on PostgreSQL, microseconds on MariaDB/MySQL). */
+const TAG = /^[0-9]{1,20}$/;
+export const MAX_PARTITIONS = 1024;
+
+/**
+ * What a read returned per requested partition: the highest fresh seq, and how the recheck went. `messages` come in
+ * partition and seq order; `settled` holds the partitions whose recheck the read's horizon allowed.
+ */
+export function outcomesOf(
+  requests: readonly PartitionReadRequest[],
+  messages: readonly PartitionMessage[],
+  settled: ReadonlySet<number>,
+  limitOf: (index: number) => number,
+): PartitionReadOutcome[] {
+  const byPartition = new Map<number, { reached: string | null; lastRechecked: string | null; rechecked: number }>();
+  // rows come in partition and seq order: the last of each kind is the highest
+  for (const m of messages) {
+    let seen = byPartition.get(m.partition);
+    if (seen === undefined) byPartition.set(m.partition, (seen = { reached: null, lastRechecked: null, rechecked: 0 }));
+    if (m.source === 'fresh') seen.reached = m.seq;
+    else if (m.source === 'recheck') {
+      seen.lastRechecked = m.seq;
+      seen.rechecked++;
+    }
+  }
+  return requests.map((request, index) => {
+    const seen = byPartition.get(request.partition);
+    return {
+      partition: request.partition,
+      reached: seen?.reached ?? null,
+      recheck: request.recheck === null ? null : {
+        applied: settled.has(request.partition), last: seen?.lastRechecked ?? null, full: (seen?.rechecked ?? 0) === limitOf(index),
+      },
+    };
+  });
+}
+
+export function checkRead(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): void {
+  const invalid = (what: string) => new ConfigurationError('OUTBOXER_INVALID_OPTION', `read for relay ${relayId}: ${what}`);
+  if (!Number.isSafeInteger(partitionCount) || partitionCount < 1 || partitionCount > MAX_PARTITIONS) {
+    throw invalid(`partitionCount must be a whole number from 1 to ${MAX_PARTITIONS}; got ${String(partitionCount)}`);
+  }
+  const seen = new Set<number>();
+  for (const r of requests) {
+    if (!Number.isSafeInteger(r.partition) || r.partition < 0 || r.partition >= partitionCount || seen.has(r.partition)) {
+      throw invalid(`partition ${String(r.partition)} must be a whole number below ${partitionCount}, requested once`);
+    }
+    seen.add(r.partition);
+    if (!Number.isSafeInteger(r.limit) || r.limit < 1) throw invalid(`partition ${r.partition}: limit must be a whole number >= 1; got ${String(r.limit)}`);
+    const seqs = [r.after, r.recheck?.from ?? null, r.recheck?.to ?? null].filter((s) => s !== null);
+    if (seqs.some((s) => typeof s !== 'string' || !SEQ.test(s)) || (r.recheck !== null && !TAG.test(r.recheck.tag))) {
+      throw invalid(`partition ${r.partition}: positions and recheck bounds must be seqs, and the tag, that a read returned`);
+    }
+  }
+}
+
+export function checkCompletions(relayId: string, completions: readonly PartitionCompletion[]): void {
+  for (const c of completions) {
+    if (!Number.isSafeInteger(c.partition) || c.partition < 0 || typeof c.epoch !== 'string' || !SEQ.test(c.epoch)) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`);
+    }
+  }
+}
+
+export function checkDelay(relayId: string, id: string, delayMs: number): void {
+  if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: message ${id} needs a delay in whole ms >= 0; got ${String(delayMs)}`);
+  }
+}

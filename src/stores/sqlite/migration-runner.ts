@@ -1,0 +1,54 @@
+import type { SqliteDatabase } from './database.js';
+import { sqliteBookkeepingSql, type SqliteTableNames } from './migrations.js';
+
+/** A migration with its DDL resolved for one table (outbox or inbox). */
+export interface ResolvedSqliteMigration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/**
+ * Applies the migrations `table` has not recorded yet in one `BEGIN IMMEDIATE` transaction: SQLite's own write lock
+ * makes concurrent migrations (several processes on one file) run one after the other, and the second finds
+ * everything recorded. DDL is transactional in SQLite, so a migration cut short leaves nothing behind.
+ */
+export function applySqliteMigrations(database: SqliteDatabase, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly ResolvedSqliteMigration[]): Promise<number[]> {
+  return database.write(() => {
+    database.handle.exec(sqliteBookkeepingSql(names));
+    const applied = appliedVersions(database, names, table);
+    const newlyApplied: number[] = [];
+    for (const migration of list) {
+      if (applied.has(migration.version)) continue;
+      database.handle.exec(migration.sql);
+      database.run(`INSERT OR IGNORE INTO ${names.migrations} (table_name, version) VALUES (?, ?)`, [table, migration.version]);
+      newlyApplied.push(migration.version);
+    }
+    return newlyApplied;
+  });
+}
+
+/** The versions of `list` not recorded for `table` (all of them when there is no bookkeeping yet). Reads only. */
+export function missingSqliteMigrations(database: SqliteDatabase, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly Pick<ResolvedSqliteMigration, 'version'>[]): Promise<number[]> {
+  return database.read(() => {
+    const bookkeeping = database.get(`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'outboxer_migrations'`);
+    if (bookkeeping === undefined) return list.map((m) => m.version);
+    const applied = appliedVersions(database, names, table);
+    return list.filter((m) => !applied.has(m.version)).map((m) => m.version);
+  });
+}
+
+function appliedVersions(database: SqliteDatabase, names: Pick<SqliteTableNames, 'migrations'>, table: string): Set<number> {
+  return new Set(database.all(`SELECT version FROM ${names.migrations} WHERE table_name = ?`, [table]).map((row) => Number(row.version)));
+}
+
+/** Every migration as one script for `sqlite3` (`outboxer sql`); safe to run again. */
+export function sqliteMigrationScript(title: string, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly ResolvedSqliteMigration[]): string {
+  const parts = [`-- ${title} for ${table} (SQLite 3.31+)`, 'BEGIN IMMEDIATE;', sqliteBookkeepingSql(names)];
+  for (const migration of list) {
+    parts.push(`-- version ${migration.version}: ${migration.description}`, migration.sql.trim());
+    parts.push(`INSERT OR IGNORE INTO ${names.migrations} (table_name, version) VALUES ('${table}', ${migration.version});`);
+  }
+  parts.push('COMMIT;');
+  return `${parts.join('\n')}\n`;
+}

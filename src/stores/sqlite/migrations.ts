@@ -1,0 +1,162 @@
+import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
+
+/** Every table of one outbox in a SQLite file, quoted. */
+export interface SqliteTableNames {
+  readonly table: string;
+  readonly outbox: string;
+  readonly idempotency: string;
+  readonly relays: string;
+  readonly partitions: string;
+  readonly partitioning: string;
+  readonly pausedTopics: string;
+  /** The bookkeeping of applied migrations, shared by every outboxer table of the file (outbox and inbox). */
+  readonly migrations: string;
+}
+
+export function sqliteTableNames(table = 'outbox'): SqliteTableNames {
+  validateIdentifier(table, 'table', 40);
+  const q = (suffix: string) => quoteIdentifier(`${table}${suffix}`);
+  return Object.freeze({
+    table,
+    outbox: q(''),
+    idempotency: q('_idempotency'),
+    relays: q('_relays'),
+    partitions: q('_partitions'),
+    partitioning: q('_partitioning'),
+    pausedTopics: q('_paused_topics'),
+    migrations: quoteIdentifier('outboxer_migrations'),
+  });
+}
+
+/** What a migration's DDL depends on besides the names: fixed when the table is created. */
+export interface SqliteSchemaSettings {
+  /** The partition count baked into the table's `partition_no` column (1 to 1024). */
+  readonly partitionCount: number;
+}
+
+export interface SqliteMigration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: (names: SqliteTableNames, settings: SqliteSchemaSettings) => string;
+}
+
+/** The database clock as every time is stored: whole milliseconds since the Unix epoch, UTC (any SQLite 3.x). */
+export const SQLITE_NOW_MS = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`;
+
+/** A random (version 4) UUID in plain SQL, so a plain-SQL producer may leave `id` out. */
+const UUID_V4 = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
+    substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
+
+/** Odd weights of the last 16 characters: distinct keys that differ anywhere there spread over the partitions. */
+const WEIGHTS = [1, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97];
+
+/**
+ * The row's partition from its key (or, unkeyed, its id), with built-in deterministic functions only, so any SQLite
+ * (a CLI, another language's driver) computes the same value when it inserts: a weighted sum of the code points
+ * of the last 16 characters and the length, modulo the count. Not a cryptographic hash; it only spreads keys.
+ */
+export function sqlitePartitionExpression(partitionCount: number): string {
+  const k = 'COALESCE("key", id)';
+  const terms = WEIGHTS.map((w, i) => `COALESCE(unicode(substr(${k}, -${i + 1}, 1)), 0) * ${w}`);
+  return `((${terms.join(' + ')} + length(${k}) * 7) % ${partitionCount})`;
+}
+
+/**
+ * The SQLite schema, version 1 (docs/table.md, "SQLite"). `seq` is `AUTOINCREMENT`: a plain rowid could be handed
+ * out again after the newest row is deleted, below a relay's position. Times are whole ms since the epoch.
+ */
+export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
+  {
+    version: 1,
+    description: 'outbox table with partition_no, idempotency keys, relays, partitions, partitioning config, paused topics',
+    sql: (n, { partitionCount }) => {
+      const index = (suffix: string) => quoteIdentifier(`${n.table}_${suffix}`);
+      return `
+CREATE TABLE IF NOT EXISTS ${n.outbox} (
+  seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+  id            TEXT NOT NULL DEFAULT (${UUID_V4}),
+  topic         TEXT NOT NULL CHECK (topic <> '' AND length(CAST(topic AS BLOB)) <= 255),
+  type          TEXT NOT NULL CHECK (type <> ''),
+  "key"         TEXT CHECK ("key" <> ''),
+  payload       TEXT CHECK (payload IS NULL OR json_valid(payload)),
+  payload_bytes BLOB,
+  content_type  TEXT NOT NULL DEFAULT 'application/json' CHECK (content_type <> ''),
+  headers       TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(headers) AND json_type(headers) = 'object'),
+  state         TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'published', 'dead')),
+  created_at    INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS}),
+  due_at        INTEGER,
+  attempts      INTEGER NOT NULL DEFAULT 0,
+  last_error    TEXT,
+  published_at  INTEGER,
+  dead_at       INTEGER,
+  partition_no  INTEGER GENERATED ALWAYS AS ${sqlitePartitionExpression(partitionCount)} STORED,
+  CHECK ((payload IS NULL) <> (payload_bytes IS NULL))
+);
+CREATE UNIQUE INDEX IF NOT EXISTS ${index('id_key')} ON ${n.outbox} (id);
+CREATE INDEX IF NOT EXISTS ${index('fresh_idx')} ON ${n.outbox} (partition_no, seq) WHERE state = 'pending' AND due_at IS NULL;
+CREATE INDEX IF NOT EXISTS ${index('due_idx')} ON ${n.outbox} (partition_no, due_at, seq) WHERE state = 'pending' AND due_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS ${index('due_key_idx')} ON ${n.outbox} ("key", seq) WHERE state = 'pending' AND due_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS ${index('pending_idx')} ON ${n.outbox} (seq) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS ${index('dead_idx')} ON ${n.outbox} (dead_at, seq) WHERE state = 'dead';
+CREATE INDEX IF NOT EXISTS ${index('published_idx')} ON ${n.outbox} (published_at) WHERE state = 'published';
+
+CREATE TABLE IF NOT EXISTS ${n.idempotency} (
+  idempotency_key TEXT PRIMARY KEY,
+  message_id      TEXT NOT NULL,
+  created_at      INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS})
+);
+CREATE INDEX IF NOT EXISTS ${index('idempotency_created_idx')} ON ${n.idempotency} (created_at);
+
+CREATE TABLE IF NOT EXISTS ${n.partitioning} (
+  singleton       INTEGER PRIMARY KEY CHECK (singleton = 1),
+  engine          TEXT NOT NULL DEFAULT 'v2' CHECK (engine IN ('v1', 'v2')),
+  partition_count INTEGER NOT NULL DEFAULT ${partitionCount} CHECK (partition_count BETWEEN 1 AND 1024),
+  generation      INTEGER NOT NULL DEFAULT 1 CHECK (generation >= 1),
+  fence_until     INTEGER NOT NULL DEFAULT 0,
+  resize_to       INTEGER CHECK (resize_to BETWEEN 1 AND 1024)
+);
+INSERT OR IGNORE INTO ${n.partitioning} (singleton) VALUES (1);
+
+CREATE TABLE IF NOT EXISTS ${n.relays} (
+  relay_id     TEXT PRIMARY KEY,
+  name         TEXT NOT NULL CHECK (length(CAST(name AS BLOB)) BETWEEN 1 AND 200),
+  lease_ms     INTEGER NOT NULL CHECK (lease_ms > 0),
+  joined_at    INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS}),
+  heartbeat_at INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS}),
+  expires_at   INTEGER NOT NULL,
+  leaving      INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS ${n.partitions} (
+  partition_no INTEGER PRIMARY KEY CHECK (partition_no >= 0),
+  generation   INTEGER NOT NULL,
+  owner        TEXT,
+  state        TEXT NOT NULL DEFAULT 'free' CHECK (state IN ('free', 'owned', 'draining')),
+  epoch        INTEGER NOT NULL DEFAULT 0,
+  granted_at   INTEGER,
+  unclean      INTEGER NOT NULL DEFAULT 0,
+  CHECK ((owner IS NULL) = (state = 'free'))
+);
+CREATE INDEX IF NOT EXISTS ${index('partitions_owner_idx')} ON ${n.partitions} (owner);
+WITH RECURSIVE p(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM p WHERE n + 1 < (SELECT partition_count FROM ${n.partitioning}))
+INSERT OR IGNORE INTO ${n.partitions} (partition_no, generation) SELECT n, (SELECT generation FROM ${n.partitioning}) FROM p;
+
+CREATE TABLE IF NOT EXISTS ${n.pausedTopics} (
+  topic     TEXT PRIMARY KEY CHECK (topic <> '' AND length(CAST(topic AS BLOB)) <= ${MAX_PAUSED_TOPIC_BYTES}),
+  reason    TEXT NOT NULL DEFAULT '' CHECK (length(CAST(reason AS BLOB)) <= ${MAX_PAUSE_REASON_BYTES}),
+  paused_at INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS})
+);
+`;
+    },
+  },
+]);
+
+export function sqliteBookkeepingSql(n: Pick<SqliteTableNames, 'migrations'>): string {
+  return `CREATE TABLE IF NOT EXISTS ${n.migrations} (
+  table_name TEXT NOT NULL,
+  version    INTEGER NOT NULL,
+  applied_at INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS}),
+  PRIMARY KEY (table_name, version)
+);`;
+}
