@@ -6,22 +6,56 @@ import { Inbox } from '../../src/consumer/inbox.js';
 import { InboxRetention } from '../../src/consumer/inbox-retention.js';
 import { MessageRegistry } from '../../src/consumer/message-registry.js';
 import type { RawDelivery, ReceivedMessage } from '../../src/consumer/received-message.js';
-import type { PostgresInboxStore } from '../../src/consumer/postgres/inbox-postgres-store.js';
+import type { InboxStore } from '../../src/consumer/inbox-store.js';
 import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 
+/** What the suite's own SQL (its scratch table, its reads of the inbox table) needs from a database. */
+export interface InboxSqlDialect<Tx> {
+  /** A table of the environment's schema or database, quoted (and qualified) as the store's migration script names it. */
+  table(name: string): string;
+  /** The placeholder of the n-th parameter (from 1). */
+  param(n: number): string;
+  readonly uuidType: string;
+  /** `count(*)` read back as a number. */
+  readonly count: string;
+  /** A time `hours` ago on the database clock, as the inbox table stores its times. */
+  hoursAgo(hours: number): string;
+  /** The store option naming the schema or database, checked against unsafe identifiers; null when there is none. */
+  readonly namespaceOption: 'schema' | 'database' | null;
+  /** Writes as a handler would, through its transaction. */
+  write(tx: Tx, sql: string, params: readonly unknown[]): Promise<void>;
+}
+
 /** One database under the inbox conformance suite: a migrated inbox in a schema of its own. */
-export interface InboxEnvironment {
-  readonly store: PostgresInboxStore;
+export interface InboxEnvironment<Tx = SqlExecutor> {
+  readonly store: InboxStore<Tx>;
   readonly schema: string;
   /** A store over the same database with other options (its table is not migrated). */
-  storeWith(options: { schema?: string; table?: string }): PostgresInboxStore;
+  storeWith(options: { schema?: string; database?: string; table?: string }): InboxStore<Tx>;
+  /** Plain SQL outside any transaction, with the dialect's placeholders. */
   sql(text: string, params?: unknown[]): Promise<readonly Record<string, unknown>[]>;
+  /** Default: PostgreSQL's, in `schema`. */
+  readonly dialect?: InboxSqlDialect<Tx>;
   cleanup(): Promise<void>;
 }
 
-export interface InboxHarness {
+export interface InboxHarness<Tx = SqlExecutor> {
   readonly name: string;
-  setup(): Promise<InboxEnvironment>;
+  setup(): Promise<InboxEnvironment<Tx>>;
+}
+
+export function postgresInboxDialect(schema: string): InboxSqlDialect<SqlExecutor> {
+  return {
+    table: (name) => `"${schema}"."${name}"`,
+    param: (n) => `$${n}`,
+    uuidType: 'uuid',
+    count: 'count(*)::int',
+    hoursAgo: (hours) => `now() - interval '${hours} hours'`,
+    namespaceOption: 'schema',
+    async write(tx, sql, params) {
+      await tx.query(sql, [...params]);
+    },
+  };
 }
 
 const noDelay = { baseDelayMs: 10, maxDelayMs: 20, jitter: 0 };
@@ -30,9 +64,9 @@ export function message(overrides: Partial<ReceivedMessage> = {}): ReceivedMessa
   return { id: newMessageId(), topic: 'orders.created', type: 'order.created', key: 'order-1', headers: {}, payload: { n: 1 }, contentType: 'application/json', deliveryCount: 1, ...overrides };
 }
 
-export function describeInboxConformance(harness: InboxHarness): void {
+export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness<Tx>): void {
   describe(`inbox conformance: ${harness.name}`, () => {
-    let env: InboxEnvironment | undefined;
+    let env: InboxEnvironment<Tx> | undefined;
     afterEach(async () => {
       await env?.cleanup();
       env = undefined;
@@ -40,26 +74,29 @@ export function describeInboxConformance(harness: InboxHarness): void {
 
     async function setup() {
       env = await harness.setup();
-      const applied = `"${env.schema}".applied`;
-      await env.sql(`CREATE TABLE ${applied} (message_id uuid NOT NULL, consumer text NOT NULL, n int)`);
-      const apply = (consumer: string) => async (m: ReceivedMessage, tx: SqlExecutor) => {
-        await tx.query(`INSERT INTO ${applied} (message_id, consumer, n) VALUES ($1, $2, $3)`, [m.id, consumer, (m.payload as { n: number }).n]);
+      const dialect = env.dialect ?? (postgresInboxDialect(env.schema) as unknown as InboxSqlDialect<Tx>);
+      const { param: p } = dialect;
+      const applied = dialect.table('applied');
+      await env.sql(`CREATE TABLE ${applied} (message_id ${dialect.uuidType} NOT NULL, consumer text NOT NULL, n int)`);
+      const apply = (consumer: string) => async (m: ReceivedMessage, tx: Tx) => {
+        await dialect.write(tx, `INSERT INTO ${applied} (message_id, consumer, n) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [m.id, consumer, (m.payload as { n: number }).n]);
       };
-      const count = async (id?: string) => Number((await env!.sql(`SELECT count(*)::int AS n FROM ${applied}${id === undefined ? '' : ' WHERE message_id = $1'}`, id === undefined ? [] : [id]))[0]?.n);
+      const count = async (id?: string) => Number((await env!.sql(`SELECT ${dialect.count} AS n FROM ${applied}${id === undefined ? '' : ` WHERE message_id = ${p(1)}`}`, id === undefined ? [] : [id]))[0]?.n);
       const entry = async (consumer: string, id: string) =>
-        (await env!.sql(`SELECT state, attempts, last_error FROM "${env!.schema}".outbox_inbox WHERE consumer = $1 AND message_id = $2`, [consumer, id]))[0];
-      return { env, applied, apply, count, entry };
+        (await env!.sql(`SELECT state, attempts, last_error FROM ${dialect.table('outbox_inbox')} WHERE consumer = ${p(1)} AND message_id = ${p(2)}`, [consumer, id]))[0];
+      return { env, dialect, p, applied, apply, count, entry };
     }
 
     it('migrates idempotently into outbox_inbox and refuses unsafe identifiers', async () => {
-      const { env } = await setup();
+      const { env, dialect } = await setup();
       await env.store.migrate();
-      const versions = await env.sql(`SELECT version FROM "${env.schema}".outboxer_migrations WHERE table_name = 'outbox_inbox'`);
+      const versions = await env.sql(`SELECT version FROM ${dialect.table('outboxer_migrations')} WHERE table_name = 'outbox_inbox'`);
       expect(versions.map((row) => row.version)).toEqual([1]);
-      expect(env.store.migrationSql()).toContain(`"${env.schema}"."outbox_inbox"`);
+      expect(env.store.migrationSql()).toContain(dialect.table('outbox_inbox'));
+      const namespace = dialect.namespaceOption;
       for (const bad of ['x"; DROP TABLE t; --', '"quoted"', 'a.b', 'with space', '']) {
         expect(() => env.storeWith({ table: bad })).toThrow(ConfigurationError);
-        expect(() => env.storeWith({ schema: bad })).toThrow(ConfigurationError);
+        if (namespace !== null) expect(() => env.storeWith({ [namespace]: bad })).toThrow(ConfigurationError);
       }
     });
 
@@ -85,13 +122,13 @@ export function describeInboxConformance(harness: InboxHarness): void {
     });
 
     it('rolls back every write of a failing handler, records the attempt outside it, and retries', async () => {
-      const { env, applied, count, entry } = await setup();
+      const { env, dialect, p, applied, count, entry } = await setup();
       const inbox = new Inbox(env.store, { consumer: 'billing', retry: { ...noDelay, baseDelayMs: 100, maxDelayMs: 1000 } });
       const m = message();
       let calls = 0;
-      const flaky = async (msg: ReceivedMessage, tx: SqlExecutor) => {
+      const flaky = async (msg: ReceivedMessage, tx: Tx) => {
         calls++;
-        await tx.query(`INSERT INTO ${applied} (message_id, consumer, n) VALUES ($1, 'billing', $2)`, [msg.id, calls]);
+        await dialect.write(tx, `INSERT INTO ${applied} (message_id, consumer, n) VALUES (${p(1)}, 'billing', ${p(2)})`, [msg.id, calls]);
         if (calls < 3) throw new Error(`downstream refused (call ${calls})`);
       };
       expect(await inbox.handle(m, flaky)).toMatchObject({ status: 'retry', attempts: 1, retryInMs: 100 });
@@ -127,7 +164,7 @@ export function describeInboxConformance(harness: InboxHarness): void {
     });
 
     it('lets two consumers with different names each process the same message once', async () => {
-      const { env, apply, applied } = await setup();
+      const { env, dialect, apply, applied } = await setup();
       const billing = new Inbox(env.store, { consumer: 'billing' });
       const shipping = new Inbox(env.store, { consumer: 'shipping' });
       const m = message();
@@ -135,14 +172,14 @@ export function describeInboxConformance(harness: InboxHarness): void {
         await billing.handle(m, apply('billing'));
         await shipping.handle(m, apply('shipping'));
       }
-      const rows = await env.sql(`SELECT consumer, count(*)::int AS n FROM ${applied} GROUP BY consumer ORDER BY consumer`);
+      const rows = await env.sql(`SELECT consumer, ${dialect.count} AS n FROM ${applied} GROUP BY consumer ORDER BY consumer`);
       expect(rows).toEqual([{ consumer: 'billing', n: 1 }, { consumer: 'shipping', n: 1 }]);
     });
 
     it('sends an unknown type, an invalid payload and a body that is not JSON straight to dead, running nothing', async () => {
       const { env, count, entry } = await setup();
       let ran = 0;
-      const registry = new MessageRegistry<SqlExecutor>().register('order.created', z.object({ n: z.number() }), async () => {
+      const registry = new MessageRegistry<Tx>().register('order.created', z.object({ n: z.number() }), async () => {
         ran++;
       });
       const inbox = new Inbox(env.store, { consumer: 'typed', registry, retry: { ...noDelay, maxAttempts: 5 } });
@@ -176,14 +213,14 @@ export function describeInboxConformance(harness: InboxHarness): void {
     });
 
     it('expires processed entries after the retention window, in bounded batches, and keeps failed and dead ones', async () => {
-      const { env, apply } = await setup();
+      const { env, dialect, apply } = await setup();
       const inbox = new Inbox(env.store, { consumer: 'c', retry: { ...noDelay, maxAttempts: 1 } });
       const old = Array.from({ length: 10 }, () => message());
       for (const m of old) await inbox.handle(m, apply('c'));
       await inbox.handle(message(), async () => {
         throw new Error('dead one');
       });
-      await env.sql(`UPDATE "${env.schema}".outbox_inbox SET processed_at = now() - interval '2 hours', dead_at = now() - interval '2 hours'`);
+      await env.sql(`UPDATE ${dialect.table('outbox_inbox')} SET processed_at = ${dialect.hoursAgo(2)}, dead_at = ${dialect.hoursAgo(2)}`);
       const fresh = message();
       await inbox.handle(fresh, apply('c'));
       const retention = new InboxRetention(env.store, { retainProcessedMs: 3_600_000, batchSize: 3, maxBatchesPerRun: 2 });

@@ -102,7 +102,8 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       const [row] = await enqueueAndFind(e, a, [msg('a.b', 'k')]);
       const p = row?.partition ?? -1;
       const range = (tag: string) => ({ ...fresh(p, a.epoch(p), 10, row?.seq ?? null), recheck: { from: null, to: row?.seq ?? '', tag } });
-      const early = await e.reader.read(a.id, P, [range('999999999999')]);
+      // the largest 64-bit tag: above every horizon a store can return (an xid8, or microseconds since 1970)
+      const early = await e.reader.read(a.id, P, [range('18446744073709551615')]);
       expect(early.messages).toEqual([]);
       expect(early.partitions).toEqual([{ partition: p, reached: null, recheck: { applied: false, last: null, full: false } }]);
       const settled = await e.reader.read(a.id, P, [range(early.horizon)]);

@@ -55,6 +55,25 @@ export interface SqlStoreEnvironment<Tx = unknown> extends StoreEnvironment<Tx> 
   sql(text: string, params?: unknown[]): Promise<readonly Record<string, unknown>[]>;
   /** The quoted, schema-qualified outbox table, for plain-SQL producers in tests. */
   readonly table: string;
+  /**
+   * The body suite writes PostgreSQL's spelling (`$1`, `'\\x00'::bytea`, `::jsonb`): a harness of another SQL
+   * database rewrites it in `sql`, and says here how its table words its refusals.
+   */
+  readonly refusals: TableRefusals;
+}
+
+/** What a database's table says when it refuses a plain-SQL row, as the body suite matches it. */
+export interface TableRefusals {
+  /** A header whose value is a JSON `kind` (number, null, object) instead of a string. */
+  headerNotString(name: string, kind: string): RegExp;
+  /** Headers that are not a JSON object. */
+  readonly headersNotObject: RegExp;
+  /** No body, or both a JSON and a binary body. */
+  readonly oneBody: RegExp;
+  /** A content type that is no media type, or not a JSON type for a JSON body. */
+  readonly contentType: RegExp;
+  /** A JSON body that does not parse. */
+  readonly payloadNotJson: RegExp;
 }
 
 export interface SqlStoreHarness<Tx = unknown> extends StoreHarness<Tx> {

@@ -36,7 +36,8 @@ export interface MysqlExecutor {
 
 /** What the store needs from a database: statements, its own short transactions, and one connection kept for a while. */
 export interface MysqlDatabase extends MysqlExecutor {
-  transaction<T>(work: (tx: MysqlExecutor) => Promise<T>): Promise<T>;
+  /** `connection`: the mysql2 connection itself, for work that hands it on (an inbox handler's `tx`). */
+  transaction<T>(work: (tx: MysqlExecutor, connection: MysqlQueryable) => Promise<T>): Promise<T>;
   /** Runs `work` on one connection outside a transaction (a `GET_LOCK` taken in it is held until released). */
   session<T>(work: (session: MysqlExecutor) => Promise<T>): Promise<T>;
   /** Ends the pool when the handle owns it (`fromMysqlPool(pool, { ownsPool: true })`); otherwise a no-op. */
@@ -79,7 +80,7 @@ export function fromMysqlPool(pool: MysqlPoolLike, options: { readonly ownsPool?
       withConnection(async (connection) => {
         await connection.beginTransaction();
         try {
-          const result = await work(mysqlExecutor(connection));
+          const result = await work(mysqlExecutor(connection), connection);
           await connection.commit();
           return result;
         } catch (error) {

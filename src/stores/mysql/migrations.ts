@@ -16,6 +16,19 @@ export interface MysqlMigration {
 
 const TEXT = 'CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
+/** The time part (48-bit ms, hex) of a version 7 UUID, on the server clock. */
+const NOW_HEX = "LPAD(HEX(FLOOR(UNIX_TIMESTAMP(NOW(3)) * 1000)), 12, '0')";
+/** A version 7 UUID (time-ordered, like the library's own ids) as a column default, so a plain-SQL producer may leave `id` out. */
+const UUID_V7 = `LOWER(CONCAT(SUBSTR(${NOW_HEX}, 1, 8), '-', SUBSTR(${NOW_HEX}, 9, 4), '-7', LPAD(HEX(FLOOR(RAND() * 4096)), 3, '0'), '-',
+    ELT(1 + FLOOR(RAND() * 4), '8', '9', 'a', 'b'), LPAD(HEX(FLOOR(RAND() * 4096)), 3, '0'), '-',
+    LPAD(HEX(FLOOR(RAND() * 16777216)), 6, '0'), LPAD(HEX(FLOOR(RAND() * 16777216)), 6, '0')))`;
+/**
+ * core/message-body.ts's MEDIA_TYPE and JSON_MEDIA_TYPE without a backslash (a string literal's backslashes depend on
+ * sql_mode): `[+]` for `\+`, `/` unescaped. Both MariaDB (PCRE) and MySQL 8 (ICU) read them the same.
+ */
+const MEDIA_TYPE_REGEXP = '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*( *;[ -~]*)?$';
+const JSON_TYPE_REGEXP = '^application/([a-z0-9!#$&^_.+-]*[+])?json( *;[ -~]*)?$';
+
 /** The database clock every time is written with: UTC, microseconds (times are never bound from the client). */
 export const MYSQL_NOW = 'UTC_TIMESTAMP(6)';
 
@@ -34,7 +47,7 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
       return [
         `CREATE TABLE IF NOT EXISTS ${n.outbox} (
   seq           BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
-  id            VARCHAR(36) ${ASCII} NOT NULL DEFAULT (UUID()),
+  id            VARCHAR(36) ${ASCII} NOT NULL DEFAULT (${UUID_V7}),
   topic         VARCHAR(255) ${TEXT} NOT NULL,
   type          VARCHAR(255) ${TEXT} NOT NULL,
   \`key\`         VARCHAR(512) ${TEXT} NULL,
@@ -61,10 +74,17 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
   CONSTRAINT ${index('key_valid')} CHECK (\`key\` IS NULL OR \`key\` <> ''),
   CONSTRAINT ${index('one_body')} CHECK ((payload IS NULL) <> (payload_bytes IS NULL)),
   CONSTRAINT ${index('payload_json')} CHECK (payload IS NULL OR JSON_VALID(payload)),
-  CONSTRAINT ${index('headers_object')} CHECK (JSON_VALID(headers) AND JSON_TYPE(headers) = 'OBJECT'),
-  CONSTRAINT ${index('content_type_valid')} CHECK (content_type <> ''),
+  CONSTRAINT ${index('headers_object_of_strings')} CHECK (JSON_VALID(headers) AND JSON_TYPE(headers) = 'OBJECT'),
+  CONSTRAINT ${index('content_type_valid')} CHECK (content_type = 'application/json' OR (LENGTH(content_type) <= 255
+    AND content_type REGEXP '${MEDIA_TYPE_REGEXP}' AND (payload IS NULL OR LOWER(content_type) REGEXP '${JSON_TYPE_REGEXP}'))),
   CONSTRAINT ${index('state_valid')} CHECK (state IN ('pending', 'published', 'dead'))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+        // A header value that is not a string cannot be caught by a CHECK (no subqueries there): the trigger turns such
+        // headers into text the CHECK refuses, so the insert fails with CONSTRAINT <t>_headers_object_of_strings.
+        `CREATE TRIGGER IF NOT EXISTS ${quoteMysql(`${n.table}_headers_are_strings`)} BEFORE INSERT ON ${n.outbox} FOR EACH ROW
+  SET NEW.headers = IF(NEW.headers = '{}' OR NOT JSON_VALID(NEW.headers) OR NOT EXISTS (
+      SELECT 1 FROM JSON_TABLE(NEW.headers, '$.*' COLUMNS (v JSON PATH '$')) AS h WHERE JSON_TYPE(h.v) <> 'STRING'),
+    NEW.headers, 'header values must be strings')`,
         `CREATE TABLE IF NOT EXISTS ${n.idempotency} (
   idempotency_key VARCHAR(512) ${TEXT} NOT NULL PRIMARY KEY,
   message_id      CHAR(36) ${ASCII} NOT NULL,

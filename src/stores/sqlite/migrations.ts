@@ -44,9 +44,19 @@ export interface SqliteMigration {
 /** The database clock as every time is stored: whole milliseconds since the Unix epoch, UTC (any SQLite 3.x). */
 export const SQLITE_NOW_MS = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`;
 
-/** A random (version 4) UUID in plain SQL, so a plain-SQL producer may leave `id` out. */
-const UUID_V4 = `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
+/** The hex of the database clock's ms, 12 digits: the time part of a version 7 UUID. */
+const NOW_HEX = `printf('%012x', ${SQLITE_NOW_MS})`;
+
+/** A version 7 UUID (time-ordered, like the library's own ids) in plain SQL, so a plain-SQL producer may leave `id` out. */
+const UUID_V7 = `lower(substr(${NOW_HEX}, 1, 8) || '-' || substr(${NOW_HEX}, 9, 4) || '-7' || substr(hex(randomblob(2)), 2) || '-' ||
     substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`;
+
+/** A media type (`type/subtype[; params]`, printable ASCII), as far as GLOB can say: the library checks it exactly at enqueue. */
+const MEDIA_TYPE_GLOB = `content_type GLOB '[A-Za-z0-9]*/[A-Za-z0-9]*' AND content_type NOT GLOB '*[^ -~]*' AND content_type NOT GLOB '* */*'`;
+/** `application/json` or a `+json` type, with optional parameters. */
+const JSON_TYPE_GLOB = ['application/json', 'application/json;*', 'application/json *', 'application/*+json', 'application/*+json;*', 'application/*+json *']
+  .map((pattern) => `lower(content_type) GLOB '${pattern}'`)
+  .join(' OR ');
 
 /** Odd weights of the last 16 characters: distinct keys that differ anywhere there spread over the partitions. */
 const WEIGHTS = [1, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97];
@@ -75,14 +85,14 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
       return `
 CREATE TABLE IF NOT EXISTS ${n.outbox} (
   seq           INTEGER PRIMARY KEY AUTOINCREMENT,
-  id            TEXT NOT NULL DEFAULT (${UUID_V4}),
+  id            TEXT NOT NULL DEFAULT (${UUID_V7}),
   topic         TEXT NOT NULL CHECK (topic <> '' AND length(CAST(topic AS BLOB)) <= 255),
   type          TEXT NOT NULL CHECK (type <> ''),
   "key"         TEXT CHECK ("key" <> ''),
-  payload       TEXT CHECK (payload IS NULL OR json_valid(payload)),
+  payload       TEXT CONSTRAINT ${index('payload_json')} CHECK (payload IS NULL OR json_valid(payload)),
   payload_bytes BLOB,
-  content_type  TEXT NOT NULL DEFAULT 'application/json' CHECK (content_type <> ''),
-  headers       TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(headers) AND json_type(headers) = 'object'),
+  content_type  TEXT NOT NULL DEFAULT 'application/json',
+  headers       TEXT NOT NULL DEFAULT '{}' CONSTRAINT ${index('headers_object_of_strings')} CHECK (json_valid(headers) AND json_type(headers) = 'object'),
   state         TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'published', 'dead')),
   created_at    INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS}),
   due_at        INTEGER,
@@ -91,8 +101,15 @@ CREATE TABLE IF NOT EXISTS ${n.outbox} (
   published_at  INTEGER,
   dead_at       INTEGER,
   partition_no  INTEGER GENERATED ALWAYS AS ${sqlitePartitionExpression(partitionCount)} STORED,
-  CHECK ((payload IS NULL) <> (payload_bytes IS NULL))
+  CONSTRAINT ${index('one_body')} CHECK ((payload IS NULL) <> (payload_bytes IS NULL)),
+  CONSTRAINT ${index('content_type_valid')} CHECK (content_type = 'application/json' OR (
+    length(CAST(content_type AS BLOB)) <= 255 AND ${MEDIA_TYPE_GLOB} AND (payload IS NULL OR ${JSON_TYPE_GLOB})))
 );
+CREATE TRIGGER IF NOT EXISTS ${index('headers_are_strings')} BEFORE INSERT ON ${n.outbox}
+  WHEN NEW.headers <> '{}' AND json_valid(NEW.headers) AND EXISTS (SELECT 1 FROM json_each(NEW.headers) WHERE type <> 'text')
+BEGIN
+  SELECT RAISE(ABORT, 'outbox headers must be a JSON object of string values');
+END;
 CREATE UNIQUE INDEX IF NOT EXISTS ${index('id_key')} ON ${n.outbox} (id);
 CREATE INDEX IF NOT EXISTS ${index('fresh_idx')} ON ${n.outbox} (partition_no, seq) WHERE state = 'pending' AND due_at IS NULL;
 CREATE INDEX IF NOT EXISTS ${index('due_idx')} ON ${n.outbox} (partition_no, due_at, seq) WHERE state = 'pending' AND due_at IS NOT NULL;

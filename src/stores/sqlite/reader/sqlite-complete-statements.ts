@@ -1,0 +1,40 @@
+import type { SqliteTableNames } from '../migrations.js';
+
+/**
+ * The statements of a fenced completion, all in one `BEGIN IMMEDIATE` write: `lease` first finds the partition
+ * row naming me at my epoch; only then are that partition's outcomes written, each only to a row still pending and
+ * really in that partition. One writer at a time means no grant, release or reap can come between the check and
+ * the writes, and no other session holds a row lock to skip (`skipped` is always empty).
+ */
+export interface SqliteCompleteStatements {
+  /** `{ partition, epoch, relayId }` -> `unclean` when the partition is mine at that epoch. */
+  readonly lease: string;
+  /** `{ id, partition, now }`: deletes the row, or marks it published when the store retains published rows. */
+  readonly publish: string;
+  /** `{ id, partition, now, delayMs, error }`: `attempts + 1`, scheduled after the backoff. */
+  readonly fail: string;
+  /** `{ id, partition, now, error }`: `attempts + 1`, parked dead. */
+  readonly dead: string;
+  /** `{ id, partition, now, delayMs, error }`: scheduled without an attempt; a null reason keeps the stored one. */
+  readonly hold: string;
+  /** `{ partition }`: the partition made progress, its count of unclean takeovers goes back to 0. */
+  readonly resetUnclean: string;
+  /** `{ id, partition, epoch, relayId }`: `attempts + 1` before a publish, fenced like a completion. */
+  readonly countAttempt: string;
+}
+
+export function sqliteCompleteStatements({ outbox, partitions }: SqliteTableNames, retainPublished: boolean): SqliteCompleteStatements {
+  const row = `WHERE id = @id AND partition_no = @partition AND state = 'pending'`;
+  return Object.freeze({
+    lease: `SELECT unclean FROM ${partitions} WHERE partition_no = @partition AND epoch = CAST(@epoch AS INTEGER) AND owner = @relayId`,
+    publish: retainPublished
+      ? `UPDATE ${outbox} SET state = 'published', published_at = @now, due_at = NULL ${row}`
+      : `DELETE FROM ${outbox} ${row}`,
+    fail: `UPDATE ${outbox} SET attempts = attempts + 1, last_error = @error, due_at = @now + @delayMs ${row}`,
+    dead: `UPDATE ${outbox} SET attempts = attempts + 1, last_error = @error, state = 'dead', dead_at = @now, due_at = NULL ${row}`,
+    hold: `UPDATE ${outbox} SET last_error = COALESCE(@error, last_error), due_at = @now + @delayMs ${row}`,
+    resetUnclean: `UPDATE ${partitions} SET unclean = 0 WHERE partition_no = @partition AND unclean > 0`,
+    countAttempt: `UPDATE ${outbox} SET attempts = attempts + 1 ${row}
+      AND EXISTS (SELECT 1 FROM ${partitions} p WHERE p.partition_no = @partition AND p.epoch = CAST(@epoch AS INTEGER) AND p.owner = @relayId)`,
+  });
+}

@@ -1,0 +1,167 @@
+import { ConfigurationError, OutboxerError } from '../../core/errors.js';
+import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
+import type {
+  OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
+} from '../../core/ports.js';
+import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../mysql/table-names.js';
+import type { SqliteDatabase, SqliteHandle } from './database.js';
+import { insertSqliteMessages } from './insert-messages.js';
+import { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';
+import { applySqliteMigrations, missingSqliteMigrations, type ResolvedSqliteMigration, sqliteMigrationScript } from './migration-runner.js';
+import { SQLITE_NOW_MS, sqliteMigrations, sqliteTableNames, type SqliteTableNames } from './migrations.js';
+import { listDeadMessages, purgeDeadMessages, retryDeadMessages } from './operator/sqlite-dead-messages.js';
+import { readSqliteGauges } from './operator/sqlite-gauges.js';
+import { listPausedTopics, pauseSqliteTopic, resumeSqliteTopic } from './operator/paused-topics.js';
+import { readSqliteRelayGroup } from './operator/sqlite-relay-group.js';
+import { readStats } from './operator/sqlite-stats.js';
+import { readTopicLag } from './operator/sqlite-topic-lag.js';
+import { SqlitePartitionReader } from './reader/sqlite-partition-reader.js';
+
+export interface SqliteStoreOptions {
+  /** Name of the outbox table (its side tables are named after it). Default `outbox`. */
+  readonly table?: string;
+  /**
+   * How long published rows are kept, in ms. 0 (the default) deletes a row as soon as its publish is confirmed;
+   * a positive value keeps it with state `published` until `purgePublished` (the relay's housekeeping) removes it.
+   */
+  readonly retainPublishedMs?: number;
+  /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
+  readonly idempotencyWindowMs?: number;
+  /** The partitions of a table `migrate` creates (1 to 1024, default 64); fixed from then on, ignored for an existing table. */
+  readonly partitionCount?: number;
+}
+
+const OPTIONS: readonly string[] = ['table', 'retainPublishedMs', 'idempotencyWindowMs', 'partitionCount'];
+
+/**
+ * The SQLite store (better-sqlite3), on the partition engine. Producers insert synchronously on their own
+ * connection, inside their transaction; everything else runs on the store's `database`, one connection with
+ * serialized `BEGIN IMMEDIATE` writes. One writer at a time per file, so seq order is commit order.
+ */
+export class SqliteOutboxStore implements OutboxWriter<SqliteHandle>, RelayStore, OutboxOperator, OutboxSchema {
+  readonly database: SqliteDatabase;
+  readonly tableNames: SqliteTableNames;
+  readonly retainPublishedMs: number;
+  readonly idempotencyWindowMs: number;
+  readonly partitionCount: number;
+  /** The partition leases (`RelayLeases`) over the same connection. */
+  readonly leases: RelayLeases;
+  /** The read path (`PartitionReader`): reads owned partitions, fenced completion. */
+  readonly reader: PartitionReader;
+  readonly #migrations: readonly ResolvedSqliteMigration[];
+
+  constructor(database: SqliteDatabase, options: SqliteStoreOptions = {}) {
+    const unknown = Object.keys(options).filter((key) => !OPTIONS.includes(key));
+    if (unknown.length > 0) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `unknown SQLite store option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${OPTIONS.join(', ')}`, { options: unknown });
+    }
+    this.database = database;
+    this.tableNames = sqliteTableNames(options.table ?? 'outbox');
+    this.retainPublishedMs = options.retainPublishedMs ?? 0;
+    this.idempotencyWindowMs = options.idempotencyWindowMs ?? 24 * 60 * 60 * 1000;
+    if (!Number.isSafeInteger(this.idempotencyWindowMs) || this.idempotencyWindowMs < 1) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
+    }
+    if (!Number.isSafeInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', { options: ['retainPublishedMs'] });
+    }
+    this.partitionCount = checkPartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
+    const settings = { partitionCount: this.partitionCount };
+    this.#migrations = sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(this.tableNames, settings) }));
+    this.leases = new SqliteRelayLeases(database, this.tableNames);
+    this.reader = new SqlitePartitionReader(database, this.tableNames, { retainPublished: this.retainPublishedMs > 0 });
+  }
+
+  /**
+   * Inserts synchronously on the caller's better-sqlite3 connection, inside the transaction it has open
+   * (`OUTBOXER_NOT_IN_TRANSACTION` otherwise); never commits or rolls it back.
+   */
+  insert(tx: SqliteHandle, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+    try {
+      return Promise.resolve(insertSqliteMessages(tx, this.tableNames, messages));
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  async purgePublished(limit: number): Promise<number> {
+    if (this.retainPublishedMs <= 0) return 0;
+    const t = this.tableNames.outbox;
+    const sql = `DELETE FROM ${t} WHERE seq IN (
+      SELECT seq FROM ${t} WHERE state = 'published' AND published_at < ${SQLITE_NOW_MS} - ? ORDER BY published_at LIMIT ?)`;
+    return this.database.write(() => this.database.run(sql, [this.retainPublishedMs, limit]));
+  }
+
+  purgeIdempotencyKeys(limit: number): Promise<number> {
+    const k = this.tableNames.idempotency;
+    const sql = `DELETE FROM ${k} WHERE idempotency_key IN (
+      SELECT idempotency_key FROM ${k} WHERE created_at < ${SQLITE_NOW_MS} - ? ORDER BY created_at LIMIT ?)`;
+    return this.database.write(() => this.database.run(sql, [this.idempotencyWindowMs, limit]));
+  }
+
+  stats(): Promise<OutboxStats> {
+    return readStats(this.database, this.tableNames);
+  }
+
+  /** The gauges of a metrics scrape: counts exact up to 10,000, then estimated (operator/sqlite-gauges.ts). */
+  gauges(): Promise<OutboxGauges> {
+    return readSqliteGauges(this.database, this.tableNames);
+  }
+
+  listDead(limit: number): Promise<DeadMessage[]> {
+    return listDeadMessages(this.database, this.tableNames, limit);
+  }
+
+  retryDead(ids: readonly string[] | 'all'): Promise<number> {
+    return retryDeadMessages(this.database, this.tableNames, ids);
+  }
+
+  purgeDead(ids: readonly string[] | 'all'): Promise<number> {
+    return purgeDeadMessages(this.database, this.tableNames, ids);
+  }
+
+  /** Pending messages and oldest age per topic; reads every pending row: not for scrapes. */
+  topicLag(limit: number): Promise<TopicLag[]> {
+    return readTopicLag(this.database, this.tableNames, limit);
+  }
+
+  pauseTopic(topic: string, reason: string): Promise<boolean> {
+    return pauseSqliteTopic(this.database, this.tableNames, topic, reason);
+  }
+
+  resumeTopic(topic: string): Promise<boolean> {
+    return resumeSqliteTopic(this.database, this.tableNames, topic);
+  }
+
+  pausedTopics(): Promise<TopicPause[]> {
+    return listPausedTopics(this.database, this.tableNames);
+  }
+
+  relayGroup(): Promise<RelayGroup> {
+    return readSqliteRelayGroup(this.database, this.tableNames);
+  }
+
+  /** Applies what is missing in one `BEGIN IMMEDIATE`: processes migrating the same file at once apply it once. */
+  async migrate(): Promise<void> {
+    await applySqliteMigrations(this.database, this.tableNames, this.tableNames.table, this.#migrations);
+  }
+
+  /** The start check: `OUTBOXER_NOT_MIGRATED` unless every migration this code needs is recorded for the table. */
+  async verify(): Promise<void> {
+    const missing = await missingSqliteMigrations(this.database, this.tableNames, this.tableNames.table, this.#migrations);
+    if (missing.length === 0) return;
+    const what = missing.length === this.#migrations.length ? 'no outboxer table or migrations found' : `versions ${missing.join(', ')} of ${this.#migrations.length} are missing`;
+    throw new OutboxerError(
+      'OUTBOXER_NOT_MIGRATED',
+      `SQLite outbox table ${this.tableNames.table} in ${this.database.handle.name} is not migrated (${what}): run 'outboxer migrate' with the same file and table (or store.migrate(), or apply 'outboxer sql')`,
+    );
+  }
+
+  migrationSql(): string {
+    return sqliteMigrationScript('outboxer schema', this.tableNames, this.tableNames.table, this.#migrations);
+  }
+
+  async close(): Promise<void> {
+    await this.database.close();
+  }
+}

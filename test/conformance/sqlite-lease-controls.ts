@@ -1,0 +1,22 @@
+import type { SqliteDatabase } from '../../src/stores/sqlite/database.js';
+import { SQLITE_NOW_MS, sqliteTableNames } from '../../src/stores/sqlite/migrations.js';
+import type { LeaseControls } from './lease-harness.js';
+
+/**
+ * The lease conformance controls for the SQLite store: plain SQL on the side tables, through a connection of
+ * their own. No `lockRelay`: SQLite runs no two statements side by side, so there is no race to provoke.
+ */
+export function sqliteLeaseControls(database: SqliteDatabase, table = 'outbox'): LeaseControls {
+  const { relays, partitioning } = sqliteTableNames(table);
+  return {
+    async expireRelay(relayId) {
+      const changed = await database.write(() => database.run(`UPDATE ${relays} SET expires_at = ${SQLITE_NOW_MS} - 1000 WHERE relay_id = ?`, [relayId]));
+      if (changed !== 1) throw new Error(`no relay ${relayId} to expire`);
+    },
+    async configure({ engine, fenceInSeconds, resizeTo }) {
+      const fence = fenceInSeconds === undefined ? null : Math.round(fenceInSeconds * 1000);
+      await database.write(() => database.run(`UPDATE ${partitioning} SET engine = @engine, resize_to = @resizeTo,
+        fence_until = CASE WHEN @fence IS NULL THEN 0 ELSE ${SQLITE_NOW_MS} + @fence END`, [{ engine, fence, resizeTo: resizeTo ?? null }]));
+    },
+  };
+}
