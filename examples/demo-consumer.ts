@@ -1,25 +1,24 @@
 import { Inbox } from '../src/consumer/inbox.js';
 import type { MessageHandler } from '../src/consumer/message-registry.js';
 import type { OutboxMessage } from '../src/index.js';
-import type { SqlExecutor } from '../src/stores/postgres/database.js';
 import type { DemoDatabase } from './demo-database.js';
 
 type Say = (who: string, text: string) => void;
 
 /** The consumer side of the demo: a shipping service that applies each order event once, through an inbox. */
-export interface Shipping {
-  readonly inbox: Inbox<SqlExecutor>;
+export interface Shipping<Tx = unknown> {
+  readonly inbox: Inbox<Tx>;
   /** Ships the order of one event, in the inbox's transaction. */
-  readonly handler: MessageHandler<SqlExecutor>;
+  readonly handler: MessageHandler<Tx>;
   /** Orders shipped so far (rows in the shipments table). */
   shipped(): Promise<number>;
   /** Copies the inbox recognised and skipped so far. */
   readonly duplicatesSkipped: () => number;
 }
 
-export function createShipping(database: DemoDatabase, say: Say, from: string): Shipping {
+export function createShipping<Tx>(database: DemoDatabase<unknown, Tx>, say: Say, from: string): Shipping<Tx> {
   let duplicates = 0;
-  const inbox = new Inbox<SqlExecutor>(database.inboxStore, {
+  const inbox = new Inbox<Tx>(database.inboxStore, {
     consumer: 'shipping',
     hooks: {
       onDuplicate: (event) => {
@@ -28,19 +27,16 @@ export function createShipping(database: DemoDatabase, say: Say, from: string): 
       },
     },
   });
-  const handler: MessageHandler<SqlExecutor> = async (message, tx) => {
+  const handler: MessageHandler<Tx> = async (message, tx) => {
     const { orderNo } = message.payload as { orderNo: number };
-    await tx.query(`INSERT INTO ${database.shipmentsTable} (order_no, event_id) VALUES ($1, $2)`, [orderNo, message.id]);
+    await database.insertShipment(tx, orderNo, message.id);
     say('shipping', `received ${message.topic} ${message.id} from ${from}${message.deliveryCount > 1 ? ' (redelivered)' : ''}: order ${orderNo} shipped`);
   };
   return {
     inbox,
     handler,
     duplicatesSkipped: () => duplicates,
-    async shipped() {
-      const rows = await database.transaction((tx) => tx.query(`SELECT count(*)::int AS n FROM ${database.shipmentsTable}`, []));
-      return (rows.rows[0] as { n: number }).n;
-    },
+    shipped: () => database.shipped(),
   };
 }
 
@@ -48,7 +44,7 @@ export function createShipping(database: DemoDatabase, say: Say, from: string): 
  * The in-memory hand-over behind the in-memory destination: it hands each stored message to the shipping
  * inbox, and the first one twice (as a broker redelivers), so the inbox has a copy to skip.
  */
-export function createMemoryHandover(shipping: Shipping) {
+export function createMemoryHandover<Tx>(shipping: Shipping<Tx>) {
   const pending = new Set<Promise<void>>();
   let redelivered = false;
   const handle = (message: OutboxMessage, deliveryCount: number) =>

@@ -1,28 +1,59 @@
+import type { InboxStore } from '../src/consumer/inbox-store.js';
+import type { OutboxStore } from '../src/core/ports.js';
 import { redactUrl } from '../src/index.js';
 import { fromPgPool, type PgDatabase, type SqlExecutor } from '../src/stores/postgres/database.js';
 import { fromPglite } from '../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
 import { PostgresInboxStore } from '../src/consumer/postgres/inbox-postgres-store.js';
 
-export interface DemoDatabase {
+/**
+ * One run's database: the outbox and inbox stores, the two services' business tables, and the little SQL the
+ * demo writes itself, in the database's dialect. `Tx` is the order service's transaction, `InboxTx` the one
+ * the inbox hands the shipping handler.
+ */
+export interface DemoDatabase<Tx = unknown, InboxTx = unknown> {
   readonly describe: string;
-  readonly store: PostgresOutboxStore;
-  readonly inboxStore: PostgresInboxStore;
-  readonly ordersTable: string;
-  /** The consumer side's business table: one row per order shipped. */
-  readonly shipmentsTable: string;
-  /** The demo's own schema: a fresh one per run, so runs never meet. */
-  readonly schema: string;
-  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
-  /** Drops the schema (unless `keep`) and closes the connections. */
-  close(keep: boolean): Promise<void>;
+  /** Where this run's tables are, fresh per run so runs never meet: `schema outboxer_demo_1a2b3c`, `tables outboxer_demo_1a2b3c*`. */
+  readonly place: string;
+  readonly store: OutboxStore<Tx>;
+  readonly inboxStore: InboxStore<InboxTx>;
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The order service's own row, in its transaction. */
+  insertOrder(tx: Tx, orderNo: number, totalCents: number): Promise<void>;
+  /** The shipping service's own row, in the inbox's transaction. */
+  insertShipment(tx: InboxTx, orderNo: number, eventId: string): Promise<void>;
+  /** Orders shipped so far (rows in the shipments table). */
+  shipped(): Promise<number>;
+  /** Removes what the run created (unless `keep`) and closes the connections; returns what it did, for the last line. */
+  close(keep: boolean): Promise<string>;
 }
 
-/** PGlite in memory by default; real PostgreSQL when a URL is given (a fresh demo schema either way). */
-export async function openDemoDatabase(url: string | undefined, schema: string): Promise<DemoDatabase> {
+/**
+ * PGlite in memory when no URL is given; otherwise the URL's scheme picks the database: `postgres://`,
+ * `mysql://` (or `mariadb://`), `sqlite:<file>`. `name` names this run's schema or tables.
+ */
+export async function openDemoDatabase(url: string | undefined, name: string): Promise<DemoDatabase> {
+  if (url === undefined || url === '') return openPostgresDemo(undefined, name);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  switch (scheme) {
+    case 'postgres':
+    case 'postgresql':
+      return openPostgresDemo(url, name);
+    case 'sqlite':
+      return (await import('./demo-sqlite.js')).openSqliteDemo(url, name);
+    case 'mysql':
+    case 'mariadb':
+      return (await import('./demo-mysql.js')).openMysqlDemo(url, name);
+    default:
+      throw new Error(`--database takes postgres://…, mysql://… (or mariadb://…) or sqlite:<file>; got ${scheme === undefined ? 'no scheme' : `${scheme}:`}`);
+  }
+}
+
+/** PGlite in memory without a URL, real PostgreSQL with one; a fresh schema either way. */
+async function openPostgresDemo(url: string | undefined, schema: string): Promise<DemoDatabase<SqlExecutor, SqlExecutor>> {
   let database: PgDatabase;
   let describe: string;
-  if (url === undefined || url === '') {
+  if (url === undefined) {
     const { PGlite } = await import('@electric-sql/pglite');
     const db = new PGlite();
     database = fromPglite(db, { ownsDatabase: true });
@@ -45,15 +76,24 @@ export async function openDemoDatabase(url: string | undefined, schema: string):
   await database.query(`CREATE TABLE ${shipmentsTable} (order_no int NOT NULL, event_id uuid NOT NULL)`);
   return {
     describe,
+    place: `schema ${schema}`,
     store,
     inboxStore,
-    ordersTable,
-    shipmentsTable,
-    schema,
     transaction: (work) => database.transaction(work),
+    async insertOrder(tx, orderNo, totalCents) {
+      await tx.query(`INSERT INTO ${ordersTable} (order_no, total_cents) VALUES ($1, $2)`, [orderNo, totalCents]);
+    },
+    async insertShipment(tx, orderNo, eventId) {
+      await tx.query(`INSERT INTO ${shipmentsTable} (order_no, event_id) VALUES ($1, $2)`, [orderNo, eventId]);
+    },
+    async shipped() {
+      const result = await database.transaction((tx) => tx.query(`SELECT count(*)::int AS n FROM ${shipmentsTable}`, []));
+      return (result.rows[0] as { n: number }).n;
+    },
     async close(keep) {
       if (!keep) await database.query(`DROP SCHEMA ${schema} CASCADE`);
       await store.close();
+      return keep ? `kept schema ${schema} (--keep)` : `dropped schema ${schema}`;
     },
   };
 }

@@ -1,24 +1,26 @@
 /**
  * The main job on the embedded default: an order service that writes business rows and outbox
  * messages in one transaction, with the relay in-process, and a shipping service that consumes the
- * events through an inbox. No server needed (PGlite + an in-memory destination); flags switch to real
- * PostgreSQL and RabbitMQ or NATS, where the demo declares what its consumer needs before producing and
- * removes all it created at the end (unless --keep):
+ * events through an inbox. No server needed (PGlite + an in-memory destination); flags switch to an
+ * embedded SQLite file, to real PostgreSQL or MariaDB/MySQL, and to RabbitMQ or NATS, where the demo declares
+ * what its consumer needs before producing and removes all it created at the end (unless --keep):
  *
  *   npm start
+ *   npm start -- --database sqlite:./demo.db
+ *   npm start -- --database mysql://root@127.0.0.1:3306/test
  *   npm start -- --database-url postgres://postgres@127.0.0.1:5432/test --broker rabbitmq
  *   npm start -- --database-url postgres://postgres@127.0.0.1:5432/test --broker nats --broker-url nats://127.0.0.1:4222
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Outbox, type OutboxMessage, type Publisher } from '../src/index.js';
-import type { SqlExecutor } from '../src/stores/postgres/database.js';
+import { Outbox, type OutboxMessage, type Publisher, type TransactionRunner } from '../src/index.js';
 import { openDemoBroker } from './demo-broker.js';
 import { openDemoDatabase } from './demo-database.js';
 
 const { values } = parseArgs({
   options: {
-    'database-url': { type: 'string', default: process.env.OUTBOXER_DATABASE_URL },
+    database: { type: 'string' },
+    'database-url': { type: 'string' },
     broker: { type: 'string', default: process.env.OUTBOXER_PUBLISHER || 'memory' },
     'broker-url': { type: 'string', default: process.env.OUTBOXER_BROKER_URL || undefined },
     orders: { type: 'string', default: '5' },
@@ -51,15 +53,24 @@ async function until(condition: () => Promise<boolean>, deadline: number): Promi
   return true;
 }
 
+/** `--database` and `--database-url` are the same option; OUTBOXER_DATABASE_URL when neither is given. */
+function databaseUrl(): string | undefined {
+  const { database, 'database-url': databaseUrl } = values;
+  if (database !== undefined && databaseUrl !== undefined && database !== databaseUrl) {
+    throw new Error('--database and --database-url name the same thing: give one of them');
+  }
+  return database ?? databaseUrl ?? process.env.OUTBOXER_DATABASE_URL;
+}
+
 async function main(): Promise<void> {
   const orderCount = Number(values.orders);
   const runId = randomBytes(3).toString('hex');
-  const database = await openDemoDatabase(values['database-url'], `outboxer_demo_${runId}`);
+  const database = await openDemoDatabase(databaseUrl(), `outboxer_demo_${runId}`);
   const broker = await openDemoBroker({ kind: values.broker ?? 'memory', url: values['broker-url'], runId, database, say });
-  say('setup', `database: ${database.describe}, schema ${database.schema}; destination: ${broker.describe}`);
+  say('setup', `database: ${database.describe}, ${database.place}; destination: ${broker.describe}`);
   await broker.start();
 
-  const outbox = new Outbox<SqlExecutor>(database.store);
+  const outbox = new Outbox(database.store);
   const publisher = rememberingFirst(broker.publisher);
   const published = new Set<string>();
   outbox
@@ -82,8 +93,8 @@ async function main(): Promise<void> {
   for (let n = 1; n <= orderCount; n++) {
     let eventId = '';
     // Says "committed" the moment the commit returns, before outbox.transaction hands the event to the relay.
-    const saysCommitted = {
-      async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const saysCommitted: TransactionRunner<unknown> = {
+      async transaction(work) {
         const result = await database.transaction(work);
         say('service', `order ${n} committed with event ${eventId}`);
         return result;
@@ -91,7 +102,7 @@ async function main(): Promise<void> {
     };
     try {
       await outbox.transaction(saysCommitted, async (tx) => {
-        await tx.query(`INSERT INTO ${database.ordersTable} (order_no, total_cents) VALUES ($1, $2)`, [n, n * 1250]);
+        await database.insertOrder(tx, n, n * 1250);
         eventId = await outbox.enqueue(tx, {
           topic: 'orders.created',
           type: 'order.created',
@@ -122,8 +133,7 @@ async function main(): Promise<void> {
   say('summary', `shipping applied ${shipped} orders once each; duplicate deliveries skipped by the inbox: ${broker.shipping.duplicatesSkipped()}`);
   const stats = await database.store.stats();
   say('summary', `${committed.length} committed, ${published.size} published, ${orderCount - committed.length} rolled back; outbox now ${JSON.stringify(stats)}`);
-  await database.close(values.keep);
-  say('cleanup', values.keep ? `kept schema ${database.schema} (--keep)` : `dropped schema ${database.schema}`);
+  say('cleanup', await database.close(values.keep));
   if (!done || shipped !== committed.length) {
     say('summary', 'some committed events were not published and shipped within 30 s');
     process.exitCode = 1;

@@ -59,7 +59,7 @@ describe('outboxer CLI: usage', () => {
     [['dead', 'retry', '--all', uuid], {}, /either message ids or --all, not both/],
     [['dead', 'purge', uuid, 'not-a-uuid'], {}, /not a message id \(UUID\): "not-a-uuid"/],
     [['status', '--schema', 'x"; DROP TABLE outbox; --'], {}, /schema must match/],
-    [['status', '--database-url', 'mysql://root@127.0.0.1/test'], {}, /--database-url must start with postgres:\/\//],
+    [['status', '--database-url', 'mongodb://root@127.0.0.1/test'], {}, /--database-url must start with postgres:\/\/ or postgresql:\/\/ or mysql:\/\//],
     [['status'], { OUTBOXER_DATABASE_URL: '' }, /--database-url or OUTBOXER_DATABASE_URL is required/],
     [['relay', '--http-host', '0.0.0.0'], {}, /--http-host applies only with --http-port \(or OUTBOXER_HTTP_PORT\)/],
     [['relay', '--admin-token', 'a-token-long-enough-here'], {}, /--admin-token applies only with --http-port/],

@@ -1,6 +1,9 @@
 import { DiscardPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import amqp from 'amqplib';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, PROMPT_EXIT_MS, startScript } from '../support/cli-runner.js';
 import { freshDatabase, freshVhost, type FreshDatabase, type FreshVhost } from '../support/fresh-services.js';
@@ -67,6 +70,15 @@ describe('the examples the docs show', () => {
     const run = startScript('examples/pglite.ts', [], cliEnv());
     const exit = await run.waitForExit(60_000);
     expect(exit.code).toBe(0);
+    expect(JSON.parse(exit.stdout)).toMatchObject({ pending: 1, dead: 0 });
+  });
+
+  it('README SQLite snippet stores its message and the order in one transaction in a SQLite file', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'outboxer-example-'));
+    cleanups.push(async () => rmSync(directory, { recursive: true, force: true }));
+    const run = startScript('examples/sqlite.ts', [], cliEnv({ SQLITE_FILE: join(directory, 'app.db') }));
+    const exit = await run.waitForExit(60_000);
+    expect(exit.code, exit.stderr).toBe(0);
     expect(JSON.parse(exit.stdout)).toMatchObject({ pending: 1, dead: 0 });
   });
 

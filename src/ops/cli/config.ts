@@ -15,7 +15,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** Everything a command needs, resolved once from flags and environment (flags win), frozen. */
 export interface CliConfig {
   readonly command: CommandName;
-  /** Undefined only for `sql`. */
+  /** Undefined only for `sql` (which then prints PostgreSQL's DDL). */
   readonly databaseUrl: string | undefined;
   readonly schema: string;
   readonly table: string;
@@ -33,6 +33,9 @@ export interface CliConfig {
   readonly migrate: MigrateSettings | undefined;
 }
 
+/** PostgreSQL, MariaDB/MySQL (`mariadb:` is the same) and SQLite (`sqlite:./file.db`). */
+const DATABASE_PROTOCOLS = ['postgres:', 'postgresql:', 'mysql:', 'mariadb:', 'sqlite:'];
+
 /** Resolves and validates the configuration of one command; throws UsageError (exit 2) on bad input. */
 export function resolveConfig(command: CommandName, values: OptionValues, operands: readonly string[], env: Env): CliConfig {
   const reader = new OptionReader(values, env, command);
@@ -44,11 +47,9 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     throw reader.error((error as Error).message);
   }
   let databaseUrl: string | undefined;
-  if (command !== 'sql') {
-    const source = reader.source('database-url');
-    if (source === undefined) throw reader.error('--database-url or OUTBOXER_DATABASE_URL is required');
-    databaseUrl = reader.url('database-url', source, ['postgres:', 'postgresql:']);
-  }
+  const source = reader.source('database-url');
+  if (source === undefined && command !== 'sql') throw reader.error('--database-url or OUTBOXER_DATABASE_URL is required');
+  if (source !== undefined) databaseUrl = reader.url('database-url', source, DATABASE_PROTOCOLS);
   const all = values.all === true;
   if ((command === 'dead retry' || command === 'dead purge') && all === (operands.length > 0)) {
     throw reader.error(all ? 'give either message ids or --all, not both' : 'give the ids of the dead messages, or --all');

@@ -1,77 +1,88 @@
 import { describeError } from '../../core/errors.js';
-import type { Logger, OutboxOperator, OutboxSchema, WakeSignal } from '../../core/ports.js';
-import { pgListenWakeSignal } from '../../stores/postgres/wakeup.js';
-import { fromPgPool, type PgDatabase } from '../../stores/postgres/database.js';
-import { safePoolConfig } from '../../stores/postgres/pool.js';
-import { PostgresOutboxStore, type PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
-import { resolveTableName, type TableName } from '../../stores/postgres/sql.js';
-import type { CliConfig } from './config.js';
+import type { Logger, OutboxOperator, OutboxSchema, PartitionReader, RelayLeases, RelayStore, WakeSignal } from '../../core/ports.js';
+import type { PgDatabase } from '../../stores/postgres/database.js';
+import type { TableName } from '../../stores/postgres/sql.js';
+import type { CliConfig, StoreSettings } from './config.js';
 import { CliFailure } from './errors.js';
 
-export interface OpenStore {
-  readonly store: PostgresOutboxStore;
-  /** Wakes the relay on NOTIFY from writers that use `pgCommitNotifier` (a dedicated connection). */
-  readonly wakeSignal: WakeSignal;
-  /** The same pool as the store's, for commands that need more than the store port (migrate). */
-  readonly database: PgDatabase;
-  readonly tableName: TableName;
+/** The databases the CLI speaks to, told apart by the URL's scheme. */
+export type Dialect = 'postgres' | 'mysql' | 'sqlite';
+
+/** What every command uses of a store, whatever its database. */
+export type CliStore = RelayStore & OutboxOperator & OutboxSchema & {
+  readonly leases: RelayLeases;
+  readonly reader: PartitionReader;
+  readonly retainPublishedMs: number;
+  readonly idempotencyWindowMs: number;
+};
+
+/** One versioned step of a dialect's schema, as `migrate` reports it. */
+export interface MigrationInfo {
+  readonly version: number;
+  readonly description: string;
 }
 
-/** `pg` is an optional peer dependency: loaded only by the commands that connect. */
-async function loadPg(): Promise<typeof import('pg').default> {
+export interface OpenStore {
+  readonly dialect: Dialect;
+  readonly store: CliStore;
+  /** Wakes the relay on a hint from writers in other processes: PostgreSQL's NOTIFY; none elsewhere (the relay polls). */
+  readonly wakeSignal: WakeSignal | undefined;
+  /** Where the outbox is, for messages: `public.outbox`, `shop.outbox`, `./demo.db outbox`. */
+  readonly label: string;
+  readonly migrations: readonly MigrationInfo[];
+  /** Applies the missing migrations (idempotent, safe side by side); returns the versions applied. */
+  migrate(): Promise<readonly number[]>;
+  /** PostgreSQL only: the handle and names the engine commands (switch, resize, engine status) need. */
+  readonly postgres: { readonly database: PgDatabase; readonly tableName: TableName } | undefined;
+}
+
+export type StoreOpenOptions = { readonly max?: number; readonly partitionCount?: number } & Partial<StoreSettings>;
+
+export function dialectOf(url: string): Dialect {
+  const protocol = url.slice(0, url.indexOf(':') + 1).toLowerCase();
+  if (protocol === 'mysql:' || protocol === 'mariadb:') return 'mysql';
+  if (protocol === 'sqlite:') return 'sqlite';
+  return 'postgres';
+}
+
+/** Loads an optional peer dependency, or says which package to install. */
+export async function loadDriver<T>(name: string, load: () => Promise<T>): Promise<T> {
   try {
-    return (await import('pg')).default;
+    return await load();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND') {
-      throw new CliFailure('OUTBOXER_MISSING_DEPENDENCY', "this command needs the 'pg' package: npm install pg");
-    }
+    if (code === 'ERR_MODULE_NOT_FOUND') throw new CliFailure('OUTBOXER_MISSING_DEPENDENCY', `this command needs the '${name}' package: npm install ${name}`);
     throw error;
   }
 }
 
-/**
- * A store over a `pg` pool the CLI owns (closing the store ends it), with keepalive and query
- * timeouts (safePoolConfig). An idle client's network error is logged, never left to crash the process.
- */
-export async function openStore(
-  config: CliConfig,
-  logger: Logger,
-  options: { readonly max?: number } & Omit<PostgresStoreOptions, 'schema' | 'table'> = {},
-): Promise<OpenStore> {
+/** Opens the store of the configured URL; closing the store ends every connection the CLI opened for it. */
+export async function openStore(config: CliConfig, logger: Logger, options: StoreOpenOptions = {}): Promise<OpenStore> {
   if (config.databaseUrl === undefined) throw new CliFailure('OUTBOXER_INVALID_OPTION', 'no database URL');
-  const pg = await loadPg();
-  const pool = new pg.Pool(
-    safePoolConfig({
-      connectionString: config.databaseUrl,
-      max: options.max ?? 2,
-      applicationName: `outboxer ${config.command}`,
-    }),
-  );
-  pool.on('error', (error: Error) => {
-    // The pool drops the broken client and opens a new one on the next query.
-    logger.warn({ error: describeError(error) }, 'idle database connection failed; the pool will reconnect');
-  });
-  const database = fromPgPool(pool, { ownsPool: true });
-  const { max: _max, ...storeOptions } = options;
-  const store = new PostgresOutboxStore(database, { ...storeOptions, schema: config.schema, table: config.table });
-  const databaseUrl = config.databaseUrl;
-  const wakeSignal = pgListenWakeSignal({
-    logger,
-    connect: async () => {
-      const client = new pg.Client(safePoolConfig({ connectionString: databaseUrl, applicationName: `outboxer ${config.command} listen` }));
-      client.on('error', () => undefined);
-      await client.connect();
-      return client;
-    },
-  });
-  return { store, database, wakeSignal, tableName: resolveTableName(config.schema, config.table) };
+  const dialect = dialectOf(config.databaseUrl);
+  if (dialect === 'mysql') return (await import('./mysql-store-opener.js')).openMysqlCliStore(config, config.databaseUrl, logger, options);
+  if (dialect === 'sqlite') return (await import('./sqlite-store-opener.js')).openSqliteCliStore(config, config.databaseUrl, options);
+  const { openPostgresCliStore } = await import('./postgres-store-opener.js');
+  return openPostgresCliStore(config, config.databaseUrl, logger, options);
 }
 
-/** What `status` and `dead` use of a store: the operator role, and `close` (the CLI owns the pool). */
+/** What `status` and `dead` use of a store: the operator role, and `close` (the CLI owns the connections). */
 export type OperatorStore = OutboxOperator & Pick<OutboxSchema, 'close'>;
 
 /** A store on one connection for the operator commands. */
 export async function openOperatorStore(config: CliConfig, logger: Logger): Promise<OperatorStore> {
   return (await openStore(config, logger, { max: 1 })).store;
+}
+
+/** An idle pooled connection's failure, logged, never left to crash the process. */
+export function logIdleFailure(logger: Logger): (error: Error) => void {
+  return (error) => logger.warn({ error: describeError(error) }, 'idle database connection failed; the pool will reconnect');
+}
+
+/** The store settings the flags set, without the ones left to the store's defaults. */
+export function storeOptions(options: StoreOpenOptions): { retainPublishedMs?: number; idempotencyWindowMs?: number } {
+  return {
+    ...(options.retainPublishedMs === undefined ? {} : { retainPublishedMs: options.retainPublishedMs }),
+    ...(options.idempotencyWindowMs === undefined ? {} : { idempotencyWindowMs: options.idempotencyWindowMs }),
+  };
 }

@@ -1,7 +1,7 @@
 import { describeError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
 import type { Relay } from '../../core/relay.js';
-import type { PostgresOutboxStore } from '../../stores/postgres/postgres-store.js';
+import type { CliStore } from './database.js';
 import type { OutboxerMetrics } from '../metrics/index.js';
 import { TargetedFailure } from './errors.js';
 import type { HttpSettings } from './relay-settings.js';
@@ -34,7 +34,7 @@ export interface DaemonOpsServer {
  */
 export async function startDaemonOpsServer(
   settings: HttpSettings,
-  parts: { readonly store: PostgresOutboxStore; readonly relay: Relay; readonly metrics: OutboxerMetrics | undefined; readonly logger: Logger },
+  parts: { readonly store: CliStore; readonly relay: Relay; readonly metrics: OutboxerMetrics | undefined; readonly logger: Logger },
 ): Promise<DaemonOpsServer> {
   const { createOpsServer } = await import('../http/index.js');
   const { store, relay, metrics, logger } = parts;

@@ -60,11 +60,11 @@ const MIGRATE: readonly CommandName[] = ['migrate'];
 
 const connection: readonly OptionDefinition[] = [
   {
-    flag: 'database-url', env: 'OUTBOXER_DATABASE_URL', section: 'connection', commands: CONNECTED, kind: 'text', placeholder: '<url>',
-    summary: 'PostgreSQL URL (`postgres://` or `postgresql://`)', defaultText: 'required',
-    details: 'Query parameters understood by `pg` (e.g. `?sslmode=require`, `?application_name=…`) pass through.',
+    flag: 'database-url', env: 'OUTBOXER_DATABASE_URL', section: 'connection', commands: ALL, kind: 'text', placeholder: '<url>',
+    summary: 'the database: `postgres://…`, `mysql://…` (MariaDB or MySQL; `mariadb://` too) or `sqlite:<file>`', defaultText: 'required (`sql`: PostgreSQL when omitted)',
+    details: 'PostgreSQL: query parameters understood by `pg` (e.g. `?sslmode=require`) pass through. MariaDB/MySQL: the path names the database (`mysql://app@db:3306/shop`). SQLite: `sqlite:./outbox.db` (created when missing, WAL mode). `sql` only reads the scheme, to print that dialect\'s DDL; it connects to nothing.',
   },
-  { flag: 'schema', env: 'OUTBOXER_SCHEMA', section: 'connection', commands: ALL, kind: 'text', placeholder: '<name>', summary: 'schema of the outbox table', defaultText: 'public' },
+  { flag: 'schema', env: 'OUTBOXER_SCHEMA', section: 'connection', commands: ALL, kind: 'text', placeholder: '<name>', summary: 'schema of the outbox table (PostgreSQL; MariaDB/MySQL take the URL\'s database, SQLite the file)', defaultText: 'public' },
   {
     flag: 'table', env: 'OUTBOXER_TABLE', section: 'connection', commands: ALL, kind: 'text', placeholder: '<name>', summary: 'outbox table name',
     defaultText: 'outbox', details: '(At most 40 bytes, so that index names fit.)',

@@ -3,6 +3,7 @@ import type { PgDatabase } from '../../../stores/postgres/database.js';
 import { type EngineState, readEngineState } from '../../../stores/postgres/engine/engine-state.js';
 import { readRelayGroup, type RelayGroup } from '../../../stores/postgres/engine/relay-group.js';
 import type { TableName } from '../../../stores/postgres/sql.js';
+import type { RelayGroup as StoreRelayGroup } from '../../../core/ports.js';
 import { humanDuration, printable, renderTable } from '../format.js';
 
 /** The engine block of `outboxer status --json`; null when the table lacks the migrations engine v2 needs. */
@@ -83,4 +84,27 @@ export function engineStatusText(status: EngineStatus | undefined, now = new Dat
     text += `unowned partitions: ${group.unowned}${lapsed}\n`;
   }
   return text;
+}
+
+/** The engine block of `status --json` for MariaDB/MySQL and SQLite tables: engine v2 at a fixed count, no switch or resize. */
+export function groupStatusJson(group: StoreRelayGroup): EngineStatusJson {
+  return {
+    engine: 'v2',
+    switching: false,
+    partitionCount: group.partitionCount,
+    generation: 1,
+    resizeTo: null,
+    fenceUntil: null,
+    lastV1ClaimFencedAt: null,
+    relays: group.relays.map(({ id, name, leaving, partitions, expiresInMs }) => ({ id, name, leaving, partitions: partitions.length, leaseLeftMs: expiresInMs })),
+    unownedPartitions: group.unowned.length,
+    lapsedPartitions: 0,
+  };
+}
+
+/** The engine block of `outboxer status` for MariaDB/MySQL and SQLite tables. */
+export function groupStatusText(group: StoreRelayGroup): string {
+  const rows = group.relays.map((relay) => [printable(relay.name, 60), relay.id.slice(0, 8), String(relay.partitions.length), `${(relay.expiresInMs / 1000).toFixed(1)} s`, relay.leaving ? 'leaving' : '']);
+  const relays = rows.length === 0 ? 'live relays: none\n' : renderTable(['relay', 'id', 'partitions', 'lease left', ''], rows, new Set([2, 3]));
+  return `engine v2: ${group.partitionCount} partitions\n${relays}unowned partitions: ${group.unowned.length}\n`;
 }

@@ -4,7 +4,6 @@ import type { Logger, Publisher } from '../../../core/ports.js';
 import { redactUrl } from '../../../core/redact.js';
 import { Relay } from '../../../core/relay.js';
 import { resolveRelayOptions } from '../../../core/relay-options.js';
-import { runMigrations } from '../../../stores/postgres/migrations.js';
 import type { CliConfig } from '../config.js';
 import { openStore, type OpenStore } from '../database.js';
 import { CliFailure, describeFailure, EXIT_OK, EXIT_USAGE, TargetedFailure } from '../errors.js';
@@ -60,7 +59,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
   try {
     opened = await openStore(config, logger, { max: 4, ...settings.store });
     if (settings.migrate) {
-      const applied = await untilStopped(runMigrations(opened.database, opened.tableName), stop);
+      const applied = await untilStopped(opened.migrate(), stop);
       if (applied === STOPPED) return EXIT_OK;
       logger.info({ schema: config.schema, table: config.table, applied }, applied.length > 0 ? 'migrations applied' : 'schema up to date');
     }
@@ -74,7 +73,8 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     publisher = tracer === undefined ? created : tracer.wrap(created);
     const metrics = settings.http === undefined ? undefined : await loadDaemonMetrics(logger);
     const hooks = metrics === undefined ? {} : { hooks: metrics.relayHooks() };
-    const relay = new Relay(opened.store, publisher, { ...input, owner, logger, wakeSignal: opened.wakeSignal, ...hooks });
+    const wake = opened.wakeSignal === undefined ? {} : { wakeSignal: opened.wakeSignal };
+    const relay = new Relay(opened.store, publisher, { ...input, owner, logger, ...wake, ...hooks });
     try {
       if ((await untilStopped(relay.verify(), stop)) === STOPPED) return EXIT_OK;
     } catch (error) {
@@ -97,7 +97,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         table: config.table,
         retainPublishedMs: opened.store.retainPublishedMs,
         idempotencyWindowMs: opened.store.idempotencyWindowMs,
-        preparedStatements: opened.store.preparedStatements,
+        ...(opened.dialect === 'postgres' ? { preparedStatements: settings.store.preparedStatements ?? true } : { dialect: opened.dialect }),
         ...(ops === undefined ? {} : { http: ops.url }),
         ...effective,
       },

@@ -1,45 +1,75 @@
 import { createJsonLogger } from '../../../core/logger.js';
 import { readEngineState } from '../../../stores/postgres/engine/engine-state.js';
-import { migrations, migrationScript, runMigrations } from '../../../stores/postgres/migrations.js';
+import { migrationScript } from '../../../stores/postgres/migrations.js';
 import { resolveTableName } from '../../../stores/postgres/sql.js';
+import { mysqlMigrationScript } from '../../../stores/mysql/migration-runner.js';
+import { mysqlMigrations } from '../../../stores/mysql/migrations.js';
+import { DEFAULT_PARTITION_COUNT, mysqlTableNames } from '../../../stores/mysql/table-names.js';
+import { sqliteMigrationScript } from '../../../stores/sqlite/migration-runner.js';
+import { sqliteMigrations, sqliteTableNames } from '../../../stores/sqlite/migrations.js';
 import type { CliConfig } from '../config.js';
-import { openStore } from '../database.js';
-import { EXIT_OK } from '../errors.js';
+import { dialectOf, openStore } from '../database.js';
+import { EXIT_OK, UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { changeEngine } from './engine.js';
 
-/** `outboxer sql`: the DDL `migrate` would apply, on stdout; no database involved. */
+/** `outboxer sql [--database-url URL]`: the DDL `migrate` would apply, for the URL's dialect (PostgreSQL without one), on stdout; connects to nothing. */
 export function sqlCommand(config: CliConfig, io: CliIo): number {
-  io.out(migrationScript(resolveTableName(config.schema, config.table)));
+  const dialect = config.databaseUrl === undefined ? 'postgres' : dialectOf(config.databaseUrl);
+  const partitionCount = config.migrate?.partitions ?? DEFAULT_PARTITION_COUNT;
+  if (dialect === 'mysql') {
+    const names = mysqlTableNames(config.table);
+    const list = mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, { partitionCount }) }));
+    io.out(mysqlMigrationScript('outboxer schema', names, config.table, list));
+  } else if (dialect === 'sqlite') {
+    const names = sqliteTableNames(config.table);
+    const list = sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(names, { partitionCount }) }));
+    io.out(sqliteMigrationScript('outboxer schema', names, config.table, list));
+  } else {
+    io.out(migrationScript(resolveTableName(config.schema, config.table)));
+  }
   return EXIT_OK;
 }
 
 /**
- * `outboxer migrate`: applies what is missing (idempotent, under an advisory lock), then switches the engine and
- * resizes when asked (`--engine`, `--partitions`, `--cancel-resize`), and says what it did.
+ * `outboxer migrate`: applies what is missing (idempotent, under the database's lock), then on PostgreSQL switches
+ * the engine and resizes when asked (`--engine`, `--partitions`, `--cancel-resize`), and says what it did. On
+ * MariaDB/MySQL and SQLite `--partitions` is the count a new table is created with (fixed afterwards).
  */
 export async function migrateCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
-  const { database, tableName } = await openStore(config, logger, { max: 1 });
+  const dialect = config.databaseUrl === undefined ? 'postgres' : dialectOf(config.databaseUrl);
+  const settings = config.migrate;
+  if (dialect !== 'postgres' && (settings?.engine !== undefined || settings?.cancelResize === true || settings?.resizeTimeoutMs !== undefined)) {
+    throw new UsageError('--engine, --cancel-resize and --resize-timeout-ms are for PostgreSQL tables; MariaDB/MySQL and SQLite tables run engine v2 with the partition count they were created with', 'migrate');
+  }
+  const opened = await openStore(config, logger, { max: 1, ...(settings?.partitions === undefined ? {} : { partitionCount: settings.partitions }) });
   try {
-    const applied = await runMigrations(database, tableName);
-    const name = `${tableName.schema}.${tableName.table}`;
-    const latest = migrations.at(-1)?.version ?? 0;
+    const applied = await opened.migrate();
+    const latest = opened.migrations.at(-1)?.version ?? 0;
     if (applied.length === 0) {
-      io.out(`${name} is up to date (schema version ${latest}); nothing to do\n`);
+      io.out(`${opened.label} is up to date (schema version ${latest}); nothing to do\n`);
     } else {
       for (const version of applied) {
-        const description = migrations.find((migration) => migration.version === version)?.description ?? '';
-        io.out(`applied migration ${version} to ${name}: ${description}\n`);
+        const description = opened.migrations.find((migration) => migration.version === version)?.description ?? '';
+        io.out(`applied migration ${version} to ${opened.label}: ${description}\n`);
       }
-      io.out(`${name} is now at schema version ${latest}\n`);
+      io.out(`${opened.label} is now at schema version ${latest}\n`);
     }
-    if (config.migrate !== undefined) await changeEngine(database, tableName, config.migrate, io);
-    if (config.migrate?.engine === undefined && (await readEngineState(database, tableName)).engine === 'v1') {
-      io.out(`${name} still runs engine v1 (relays of this version run engine v2 only and wait on such a table): switch it with \`outboxer migrate --engine v2\`, see docs/upgrading-to-engine-v2.md\n`);
+    const pg = opened.postgres;
+    if (pg === undefined) {
+      const group = await opened.store.relayGroup();
+      if (settings?.partitions !== undefined && group.partitionCount !== settings.partitions) {
+        io.out(`${opened.label} keeps its ${group.partitionCount} partitions: the count is fixed when a MariaDB/MySQL or SQLite table is created\n`);
+      }
+      return EXIT_OK;
+    }
+    if (settings !== undefined) await changeEngine(pg.database, pg.tableName, settings, io);
+    if (settings?.engine === undefined && (await readEngineState(pg.database, pg.tableName)).engine === 'v1') {
+      io.out(`${opened.label} still runs engine v1 (relays of this version run engine v2 only and wait on such a table): switch it with \`outboxer migrate --engine v2\`, see docs/upgrading-to-engine-v2.md\n`);
     }
     return EXIT_OK;
   } finally {
-    await database.close();
+    await opened.store.close();
   }
 }

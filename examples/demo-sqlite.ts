@@ -1,0 +1,71 @@
+import { existsSync, rmSync } from 'node:fs';
+import { SqliteInboxStore } from '../src/consumer/sqlite/sqlite-inbox-store.js';
+import { quoteIdentifier } from '../src/core/identifiers.js';
+import type { SqliteHandle } from '../src/stores/sqlite/database.js';
+import { openSqliteStore } from '../src/stores/sqlite/open-sqlite.js';
+import type { DemoDatabase } from './demo-database.js';
+
+/** `sqlite:./demo.db` -> `./demo.db`; `sqlite:/tmp/demo.db` and `sqlite:///tmp/demo.db` -> `/tmp/demo.db` (as the CLI reads it). */
+function sqlitePath(url: string): string {
+  const rest = decodeURIComponent(url.slice('sqlite:'.length).split('?')[0] ?? '');
+  const path = rest.startsWith('//') ? rest.slice(2) : rest;
+  if (path === '') throw new Error('a SQLite URL names a file: --database sqlite:./demo.db');
+  return path;
+}
+
+/**
+ * The demo in a SQLite file (created if missing), on one connection: the store's. This run's tables are
+ * `<name>` (the outbox, with its `<name>_*` side tables), `<name>_inbox`, `<name>_orders` and `<name>_shipments`.
+ * `close` drops them, and removes the file too when this run created it and nothing else is in it.
+ */
+export async function openSqliteDemo(url: string, name: string): Promise<DemoDatabase<SqliteHandle, SqliteHandle>> {
+  const path = sqlitePath(url);
+  const fileExisted = path === ':memory:' || existsSync(path);
+  const store = await openSqliteStore(path, { table: name });
+  const { database } = store;
+  const bookkeepingExisted = await database.read(() => database.get(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outboxer_migrations'`) !== undefined);
+  await store.migrate();
+  const orders = quoteIdentifier(`${name}_orders`);
+  const shipments = quoteIdentifier(`${name}_shipments`);
+  await database.write(() => database.handle.exec(`CREATE TABLE ${orders} (order_no INTEGER PRIMARY KEY, total_cents INTEGER NOT NULL)`));
+  const inboxStore = new SqliteInboxStore(database, { table: `${name}_inbox` });
+  await inboxStore.migrate();
+  await database.write(() => database.handle.exec(`CREATE TABLE ${shipments} (order_no INTEGER NOT NULL, event_id TEXT NOT NULL)`));
+
+  const ofThisRun = (column: string) => `(${column} = ? OR substr(${column}, 1, ?) = ?)`;
+  const runParams = [name, name.length + 1, `${name}_`];
+  const dropAll = () =>
+    database.write(() => {
+      const tables = database.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND ${ofThisRun('name')}`, runParams);
+      for (const table of tables) database.handle.exec(`DROP TABLE ${quoteIdentifier(String(table.name))}`);
+      database.run(`DELETE FROM outboxer_migrations WHERE ${ofThisRun('table_name')}`, runParams);
+      if (!bookkeepingExisted && database.get('SELECT 1 FROM outboxer_migrations LIMIT 1') === undefined) database.handle.exec('DROP TABLE outboxer_migrations');
+      return database.get(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' LIMIT 1`) === undefined;
+    });
+
+  return {
+    describe: `SQLite ${path} (embedded, ${fileExisted ? 'an existing file' : 'a new file'})`,
+    place: `tables ${name}*`,
+    store,
+    inboxStore,
+    transaction: (work) => database.transaction(work),
+    async insertOrder(tx, orderNo, totalCents) {
+      tx.prepare(`INSERT INTO ${orders} (order_no, total_cents) VALUES (?, ?)`).run(orderNo, totalCents);
+    },
+    async insertShipment(tx, orderNo, eventId) {
+      tx.prepare(`INSERT INTO ${shipments} (order_no, event_id) VALUES (?, ?)`).run(orderNo, eventId);
+    },
+    shipped: () => database.read(() => Number(database.get(`SELECT count(*) AS n FROM ${shipments}`)?.n)),
+    async close(keep) {
+      if (keep) {
+        await store.close();
+        return `kept tables ${name}* in ${path} (--keep)`;
+      }
+      const fileEmpty = await dropAll();
+      await store.close();
+      if (fileExisted || !fileEmpty) return `dropped tables ${name}* from ${path}`;
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+      return `dropped tables ${name}* and removed ${path}, which this run created`;
+    },
+  };
+}
