@@ -135,6 +135,12 @@ describe('outboxer CLI: database URLs', () => {
     expect(result.stderr).toContain('sqlite://');
   });
 
+  it('relay exits 2 with OUTBOXER_WRONG_PROTOCOL for a mysql:// URL at PostgreSQL\'s port (a server that accepts and stays silent)', async () => {
+    const result = await runCli(['relay', '--publisher', 'console'], cliEnv({ OUTBOXER_DATABASE_URL: 'mysql://root@127.0.0.1:5432/test' }), 45_000);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('OUTBOXER_WRONG_PROTOCOL');
+  }, 60_000);
+
   it('says which file it could not open for a SQLite URL in a missing directory', async () => {
     const result = await runCli(['status'], cliEnv({ OUTBOXER_DATABASE_URL: 'sqlite:/nonexistent-dir-outboxer/x.db' }));
     expect(result.code).toBe(1);

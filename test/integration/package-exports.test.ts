@@ -22,12 +22,16 @@ describe('published package surface', () => {
     ['outboxer', ['Outbox', 'Relay', 'OutboxerError', 'MessageValidationError', 'PublishError', 'redactUrl', 'validateMessage', 'failureAction', 'isMisconfiguration']],
     ['outboxer/postgres', ['PostgresOutboxStore', 'fromPgPool', 'safePoolConfig', 'migrationScript']],
     ['outboxer/pglite', ['PostgresOutboxStore', 'fromPglite']],
+    ['outboxer/mysql', ['MysqlOutboxStore', 'fromMysqlPool', 'mysqlMigrations']],
+    ['outboxer/sqlite', ['SqliteOutboxStore', 'openSqliteStore', 'fromBetterSqlite3', 'sqliteMigrations']],
     ['outboxer/rabbitmq', ['createRabbitMqPublisher']],
     ['outboxer/nats', ['createNatsPublisher']],
     ['outboxer/console', ['createConsolePublisher']],
     ['outboxer/consumer', ['Inbox', 'MessageRegistry', 'PostgresInboxStore', 'InboxRetention', 'UnknownMessageTypeError']],
     ['outboxer/consumer/rabbitmq', ['createRabbitMqConsumer']],
     ['outboxer/consumer/nats', ['createNatsConsumer']],
+    ['outboxer/consumer/mysql', ['MysqlInboxStore']],
+    ['outboxer/consumer/sqlite', ['SqliteInboxStore']],
     ['outboxer/metrics', ['OutboxerMetrics']],
     ['outboxer/otel', ['createOtelInstrumentation', 'tracePublisher', 'createEnqueueTracing', 'createDeliveryTracing']],
     ['outboxer/http', ['createOpsServer']],
@@ -39,7 +43,7 @@ describe('published package surface', () => {
   });
 
   it('has no side effects at import: importing every entry point prints nothing and leaves no handle open', async () => {
-    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats','outboxer/metrics','outboxer/otel','outboxer/http']) await import(s);`;
+    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/mysql','outboxer/sqlite','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats','outboxer/consumer/mysql','outboxer/consumer/sqlite','outboxer/metrics','outboxer/otel','outboxer/http']) await import(s);`;
     const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
     expect(stdout).toBe('');
     expect(stderr).toBe('');

@@ -42,6 +42,8 @@ export interface MysqlDatabase extends MysqlExecutor {
   session<T>(work: (session: MysqlExecutor) => Promise<T>): Promise<T>;
   /** Ends the pool when the handle owns it (`fromMysqlPool(pool, { ownsPool: true })`); otherwise a no-op. */
   close(): Promise<void>;
+  /** The server's address when the pool says it: lets `verify` tell a silent foreign server from an outage. */
+  readonly server?: { readonly host: string; readonly port: number };
 }
 
 /** Adapts a mysql2 connection (the caller's, inside `beginTransaction`) or pool to the store's executor. */
@@ -74,7 +76,9 @@ export function fromMysqlPool(pool: MysqlPoolLike, options: { readonly ownsPool?
       else connection.release();
     }
   };
+  const server = serverOf(pool);
   return {
+    ...(server === undefined ? {} : { server }),
     query: executor.query,
     transaction: (work) =>
       withConnection(async (connection) => {
@@ -100,4 +104,11 @@ export function isConnectionLost(error: unknown): boolean {
   const e = error as { fatal?: unknown; code?: unknown } | null;
   if (e?.fatal === true) return true;
   return typeof e?.code === 'string' && ['PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE', 'ER_CONNECTION_KILLED', 'ETIMEDOUT'].includes(e.code);
+}
+
+/** The host and port of a mysql2 pool (its core pool's connection config), when it has them. */
+function serverOf(pool: MysqlPoolLike): { host: string; port: number } | undefined {
+  const config = (pool as { pool?: { config?: { connectionConfig?: { host?: unknown; port?: unknown } } } }).pool?.config?.connectionConfig;
+  if (typeof config?.host !== 'string' || typeof config.port !== 'number') return undefined;
+  return { host: config.host, port: config.port };
 }

@@ -37,6 +37,8 @@ export const MYSQL_NOW = 'UTC_TIMESTAMP(6)';
  * table contract is in docs/table.md ("MariaDB and MySQL"). `key` is a reserved word in MySQL: quoted everywhere.
  * `partition_no` is the row's partition, computed by the database from the key (or the id of an unkeyed row),
  * so a plain-SQL producer or a trigger never computes it; the count is fixed when the table is created.
+ * `held_key` is the key of a scheduled pending row and NULL otherwise (a virtual column): its index is what
+ * PostgreSQL's partial index `<t>_due_key_idx` is, for the read's hold probe (MySQL has no partial indexes).
  */
 export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
   {
@@ -63,9 +65,10 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
   published_at  DATETIME(6) NULL,
   dead_at       DATETIME(6) NULL,
   partition_no  SMALLINT UNSIGNED GENERATED ALWAYS AS (CRC32(COALESCE(\`key\`, id)) % ${partitionCount}) STORED,
+  held_key      VARCHAR(512) ${TEXT} GENERATED ALWAYS AS (IF(state = 'pending' AND due_at IS NOT NULL, \`key\`, NULL)) VIRTUAL,
   UNIQUE KEY ${index('id_key')} (id),
   KEY ${index('read_idx')} (partition_no, state, due_at, seq),
-  KEY ${index('key_idx')} (\`key\`, state, due_at, seq),
+  KEY ${index('held_key_idx')} (held_key, seq),
   KEY ${index('state_idx')} (state, seq),
   KEY ${index('dead_idx')} (state, dead_at, seq),
   KEY ${index('published_idx')} (state, published_at),

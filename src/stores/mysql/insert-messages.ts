@@ -1,0 +1,92 @@
+import { bodyBytes, bodyByteLength, type NewOutboxMessage } from '../../core/message.js';
+import type { MysqlExecutor } from './database.js';
+import { MYSQL_NOW } from './migrations.js';
+import type { MysqlTableNames } from './table-names.js';
+
+/** Rows and body bytes per INSERT statement: well under MariaDB's default 16 MiB `max_allowed_packet` (binary bodies travel as hex). */
+const MAX_ROWS_PER_STATEMENT = 500;
+const MAX_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
+
+/**
+ * Inserts in the caller's transaction: reserves idempotency keys first (a repeated key stores nothing and answers
+ * with the first message's id), then the rows in input order (a multi-row INSERT numbers its rows in order; a batch
+ * too large for one packet is split into several statements, still in order). Returns the effective id of each.
+ */
+export async function insertMessages(tx: MysqlExecutor, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+  if (messages.length === 0) return [];
+  const firstIds = await reserveIdempotencyKeys(tx, names, messages);
+  const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(padded(m.idempotencyKey)) ?? m.id)));
+  const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
+  for (const chunk of statementChunks(fresh)) {
+    const values = chunk.map((m) => `(?, ?, ?, ?, ?, ?, ?, ?, ${dueAt(m)})`).join(', ');
+    await tx.query(
+      `INSERT INTO ${names.outbox} (id, topic, type, \`key\`, payload, payload_bytes, content_type, headers, due_at) VALUES ${values}`,
+      chunk.flatMap(rowParams),
+    );
+  }
+  return ids;
+}
+
+/**
+ * A delayed message (availableAt or delayMs) is scheduled: `due_at` = its time on the server's clock, computed by
+ * the server from a number (a JS Date is never bound: the pool's timezone setting would shift it). A JS number
+ * cannot change the SQL, so the fragment is chosen per row here and the value bound.
+ */
+function dueAt(m: NewOutboxMessage): string {
+  if (m.availableAt !== null) return `TIMESTAMPADD(MICROSECOND, ?, TIMESTAMP '1970-01-01 00:00:00')`;
+  if (m.delayMs > 0) return `TIMESTAMPADD(MICROSECOND, ?, ${MYSQL_NOW})`;
+  return 'NULL';
+}
+
+function rowParams(m: NewOutboxMessage): unknown[] {
+  const binary = typeof m.body !== 'string';
+  const row: unknown[] = [m.id, m.topic, m.type, m.key, binary ? null : m.body, binary ? bodyBytes(m.body) : null, m.contentType, JSON.stringify(m.headers)];
+  if (m.availableAt !== null) row.push(m.availableAt.getTime() * 1000);
+  else if (m.delayMs > 0) row.push(m.delayMs * 1000);
+  return row;
+}
+
+function* statementChunks(messages: readonly NewOutboxMessage[]): Generator<NewOutboxMessage[]> {
+  let chunk: NewOutboxMessage[] = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const size = bodyByteLength(m.body) * (typeof m.body === 'string' ? 1 : 2);
+    if (chunk.length > 0 && (chunk.length >= MAX_ROWS_PER_STATEMENT || bytes + size > MAX_BYTES_PER_STATEMENT)) {
+      yield chunk;
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(m);
+    bytes += size;
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * The key as the idempotency table compares it: `utf8mb4_bin` is a PAD SPACE collation, so `k` and `k ` are one
+ * key to the primary key (unlike PostgreSQL); the lookup of a reserved key must agree with the table.
+ */
+function padded(key: string): string {
+  return key.replace(/ +$/, '');
+}
+
+/**
+ * Maps each idempotency key of the batch to the id of the message stored (or now reserved) under it. Keys are
+ * reserved in sorted order (concurrent batches lock them in the same order), the first message of a repeated key
+ * winning. A concurrent insert of the same key waits on the primary key until the other transaction ends. The
+ * read that follows is a locking read: it sees the latest committed row, not the caller's older snapshot.
+ */
+async function reserveIdempotencyKeys(tx: MysqlExecutor, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
+  const firstByKey = new Map<string, string>();
+  for (const m of messages) {
+    if (m.idempotencyKey !== null && !firstByKey.has(padded(m.idempotencyKey))) firstByKey.set(padded(m.idempotencyKey), m.id);
+  }
+  const firstIds = new Map<string, string>();
+  if (firstByKey.size === 0) return firstIds;
+  const rows = [...firstByKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // ON DUPLICATE KEY rather than INSERT IGNORE: IGNORE would also turn other errors into warnings
+  await tx.query(`INSERT INTO ${names.idempotency} (idempotency_key, message_id) VALUES ? ON DUPLICATE KEY UPDATE message_id = message_id`, [rows]);
+  const found = await tx.query(`SELECT idempotency_key, message_id FROM ${names.idempotency} WHERE idempotency_key IN (?) LOCK IN SHARE MODE`, [rows.map(([key]) => key)]);
+  for (const row of found.rows) firstIds.set(padded(String(row.idempotency_key)), String(row.message_id));
+  return firstIds;
+}

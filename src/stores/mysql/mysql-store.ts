@@ -1,0 +1,223 @@
+import { ConfigurationError, OutboxerError } from '../../core/errors.js';
+import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
+import type {
+  OutboxGauges,
+  OutboxOperator,
+  OutboxSchema,
+  OutboxStats,
+  OutboxWriter,
+  PartitionReader,
+  RelayGroup,
+  RelayLeases,
+  RelayStore,
+  TopicLag,
+  TopicPause,
+} from '../../core/ports.js';
+import { checkProcessPrivilege, isConnectTimeout, isSilentServer, mysqlCheckError, mysqlNotMigrated, type MysqlServerAddress } from './connection-errors.js';
+import { mysqlExecutor, type MysqlDatabase, type MysqlExecutor, type MysqlQueryable } from './database.js';
+import { insertMessages } from './insert-messages.js';
+import { MysqlRelayLeases } from './leases/mysql-relay-leases.js';
+import { applyMysqlMigrations, missingMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from './migration-runner.js';
+import { MYSQL_NOW, mysqlMigrations } from './migrations.js';
+import { listDead, purgeDead, retryDead } from './operator/dead-messages.js';
+import { readGauges } from './operator/gauges.js';
+import { listPausedTopics, pauseTopic, resumeTopic } from './operator/paused-topics.js';
+import { readRelayGroup } from './operator/relay-group.js';
+import { readStats } from './operator/stats.js';
+import { readTopicLag } from './operator/topic-lag.js';
+import { MysqlPartitionReader } from './reader/mysql-partition-reader.js';
+import { checkPartitionCount, DEFAULT_PARTITION_COUNT, mysqlTableNames, type MysqlTableNames } from './table-names.js';
+
+export interface MysqlStoreOptions {
+  /** The database (schema) the tables live in. Default: the connection's current database. */
+  readonly database?: string;
+  /** Name of the outbox table. Default `outbox`. */
+  readonly table?: string;
+  /**
+   * How long published rows are kept, in ms. 0 (the default) deletes a row as soon as its publish is confirmed;
+   * a positive value keeps it with state `published` until `purgePublished` (the relay's housekeeping) removes it.
+   */
+  readonly retainPublishedMs?: number;
+  /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
+  readonly idempotencyWindowMs?: number;
+  /** Partitions of a table `migrate` creates (1 to 1024, default 64); fixed once the table exists. */
+  readonly partitionCount?: number;
+}
+
+/**
+ * The caller's transaction: a mysql2 connection inside `beginTransaction()` (or with autocommit off), or the `tx`
+ * that `MysqlDatabase.transaction` (and so `outbox.transaction(fromMysqlPool(pool), work)`) hands out.
+ */
+export type MysqlTransaction = MysqlQueryable | MysqlExecutor;
+
+/** A database handle that may know its server's address (for telling a silent foreign server from an outage). */
+type AddressedDatabase = MysqlDatabase & { readonly server?: MysqlServerAddress };
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The MariaDB/MySQL store (MariaDB 10.6+, MySQL 8.0.16+), on the partition engine (v2) only. Times are the
+ * server's `UTC_TIMESTAMP(6)`; there is no wake signal (relays wake on `outbox.notifyCommitted()` or poll).
+ */
+export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelayStore, OutboxOperator, OutboxSchema {
+  readonly tableNames: MysqlTableNames;
+  readonly retainPublishedMs: number;
+  readonly idempotencyWindowMs: number;
+  readonly partitionCount: number;
+  /** The partition leases (`RelayLeases`), over the same database and table. */
+  readonly leases: RelayLeases;
+  /** The read path (`PartitionReader`): reads owned partitions without row writes, fenced completion. */
+  readonly reader: PartitionReader;
+  readonly #database: AddressedDatabase;
+  readonly #migrations: readonly ResolvedMysqlMigration[];
+  /** Whether the server has `@@in_transaction` (MariaDB does, MySQL does not); learned at the first insert. */
+  #hasInTransaction: boolean | undefined;
+
+  constructor(database: MysqlDatabase, options: MysqlStoreOptions = {}) {
+    this.#database = database;
+    this.tableNames = mysqlTableNames(options.table ?? 'outbox', options.database ?? null);
+    this.retainPublishedMs = options.retainPublishedMs ?? 0;
+    this.idempotencyWindowMs = options.idempotencyWindowMs ?? DAY_MS;
+    if (!Number.isSafeInteger(this.idempotencyWindowMs) || this.idempotencyWindowMs < 1) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
+    }
+    if (!Number.isSafeInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', { options: ['retainPublishedMs'] });
+    }
+    this.partitionCount = checkPartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
+    const names = this.tableNames;
+    this.#migrations = mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, { partitionCount: this.partitionCount }) }));
+    this.leases = new MysqlRelayLeases(database, names);
+    this.reader = new MysqlPartitionReader(database, names, { retainPublished: this.retainPublishedMs > 0 });
+  }
+
+  async insert(tx: MysqlTransaction, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+    const executor = await this.#inTransaction(tx);
+    return insertMessages(executor, this.tableNames, messages);
+  }
+
+  async purgePublished(limit: number): Promise<number> {
+    if (this.retainPublishedMs <= 0) return 0;
+    const result = await this.#database.query(
+      `DELETE FROM ${this.tableNames.outbox} WHERE state = 'published' AND published_at < TIMESTAMPADD(MICROSECOND, ?, ${MYSQL_NOW})
+        ORDER BY published_at LIMIT ?`,
+      [-this.retainPublishedMs * 1000, limit],
+    );
+    return result.affectedRows;
+  }
+
+  async purgeIdempotencyKeys(limit: number): Promise<number> {
+    const result = await this.#database.query(
+      `DELETE FROM ${this.tableNames.idempotency} WHERE created_at < TIMESTAMPADD(MICROSECOND, ?, ${MYSQL_NOW}) ORDER BY created_at LIMIT ?`,
+      [-this.idempotencyWindowMs * 1000, limit],
+    );
+    return result.affectedRows;
+  }
+
+  stats(): Promise<OutboxStats> {
+    return readStats(this.#database, this.tableNames);
+  }
+
+  /** The gauges of a metrics scrape in a few index reads: counts exact up to 10,000, then estimated (operator/gauges.ts). */
+  gauges(): Promise<OutboxGauges> {
+    return readGauges(this.#database, this.tableNames);
+  }
+
+  listDead(limit: number): Promise<DeadMessage[]> {
+    return listDead(this.#database, this.tableNames, limit);
+  }
+
+  retryDead(ids: readonly string[] | 'all'): Promise<number> {
+    return retryDead(this.#database, this.tableNames, ids);
+  }
+
+  purgeDead(ids: readonly string[] | 'all'): Promise<number> {
+    return purgeDead(this.#database, this.tableNames, ids);
+  }
+
+  /** Pending messages and oldest age per topic; reads every pending row: not for scrapes. */
+  topicLag(limit: number): Promise<TopicLag[]> {
+    return readTopicLag(this.#database, this.tableNames, limit);
+  }
+
+  /** Pauses `topic` for every relay until `resumeTopic` (`<table>_paused_topics`). */
+  pauseTopic(topic: string, reason: string): Promise<boolean> {
+    return pauseTopic(this.#database, this.tableNames, topic, reason);
+  }
+
+  resumeTopic(topic: string): Promise<boolean> {
+    return resumeTopic(this.#database, this.tableNames, topic);
+  }
+
+  pausedTopics(): Promise<TopicPause[]> {
+    return listPausedTopics(this.#database, this.tableNames);
+  }
+
+  /** The live relays, the partitions each holds, and the unowned ones, by the database clock. */
+  relayGroup(): Promise<RelayGroup> {
+    return readRelayGroup(this.#database, this.tableNames);
+  }
+
+  /** Creates what is missing, once across processes (`GET_LOCK`); `partitionCount` counts only for a new table. */
+  async migrate(): Promise<void> {
+    await applyMysqlMigrations(this.#database, this.tableNames, this.tableNames.table, this.#migrations);
+  }
+
+  /**
+   * The start check: connects, confirms the table is migrated to the version this code needs, and that the user
+   * may read `information_schema.INNODB_TRX` (the reader's late-commit horizon needs PROCESS). Maps mysql2's
+   * failures to stable codes: `OUTBOXER_AUTH_FAILED`, `OUTBOXER_DATABASE_NOT_FOUND`, `OUTBOXER_WRONG_PROTOCOL`
+   * (told from a timeout only when the handle knows its server's address), or `OUTBOXER_DATABASE_UNAVAILABLE`.
+   */
+  async verify(): Promise<void> {
+    const names = this.tableNames;
+    let missing: number[];
+    try {
+      missing = await missingMysqlMigrations(this.#database, names, names.table, this.#migrations);
+    } catch (error) {
+      const server = this.#database.server;
+      throw mysqlCheckError(error, names, server !== undefined && isConnectTimeout(error) && (await isSilentServer(server)));
+    }
+    if (missing.length === this.#migrations.length) throw mysqlNotMigrated(names, 'no outboxer table or migrations found');
+    if (missing.length > 0) throw mysqlNotMigrated(names, `versions ${missing.join(', ')} of ${this.#migrations.length} are missing`);
+    await checkProcessPrivilege(this.#database);
+  }
+
+  migrationSql(): string {
+    return mysqlMigrationScript('outboxer outbox schema', this.tableNames, this.tableNames.table, this.#migrations);
+  }
+
+  async close(): Promise<void> {
+    await this.#database.close();
+  }
+
+  /**
+   * The executor of the caller's transaction. Refuses a pool (each statement would commit on its own) and, where
+   * the server can say so (MariaDB's `@@in_transaction`), a connection outside a transaction with autocommit on.
+   */
+  async #inTransaction(tx: MysqlTransaction): Promise<MysqlExecutor> {
+    if ('getConnection' in tx) throw notInTransaction('a connection pool');
+    // a mysql2 connection answers [rows, fields]; the tx of MysqlDatabase.transaction is an executor already
+    const executor = 'beginTransaction' in tx || 'execute' in tx ? mysqlExecutor(tx as MysqlQueryable) : (tx as MysqlExecutor);
+    if (this.#hasInTransaction === false) return executor;
+    let row: Record<string, unknown> | undefined;
+    try {
+      row = (await executor.query('SELECT @@in_transaction AS open, @@autocommit AS autocommit')).rows[0];
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== 'ER_UNKNOWN_SYSTEM_VARIABLE') throw error;
+      this.#hasInTransaction = false;
+      return executor;
+    }
+    this.#hasInTransaction = true;
+    if (Number(row?.open) !== 1 && Number(row?.autocommit) !== 0) throw notInTransaction('a connection outside a transaction');
+    return executor;
+  }
+}
+
+function notInTransaction(what: string): OutboxerError {
+  return new OutboxerError(
+    'OUTBOXER_NOT_IN_TRANSACTION',
+    `insert was given ${what}, on which each statement commits on its own: the message would be stored even if your transaction rolled back. ` +
+      'Pass a mysql2 connection after beginTransaction() (await pool.getConnection(), then await conn.beginTransaction()), or use outbox.transaction(fromMysqlPool(pool), async (tx) => outbox.enqueue(tx, message)).',
+  );
+}

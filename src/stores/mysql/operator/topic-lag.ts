@@ -1,0 +1,32 @@
+import { ConfigurationError } from '../../../core/errors.js';
+import type { TopicLag } from '../../../core/ports.js';
+import type { MysqlExecutor } from '../database.js';
+import type { MysqlTableNames } from '../table-names.js';
+import { secondsSince } from './mysql-time.js';
+
+/** The most topics one call returns (as on PostgreSQL). */
+export const MAX_TOPIC_LAG_LIMIT = 1000;
+
+/**
+ * Pending messages (due or scheduled) per topic and the age of each topic's oldest by `created_at` on the database
+ * clock, largest backlog first, then by topic. It reads every pending row (the `(state, seq)` index and the rows):
+ * for an operator's request, never for a metrics scrape.
+ */
+export async function readTopicLag(executor: MysqlExecutor, names: MysqlTableNames, limit: number): Promise<TopicLag[]> {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TOPIC_LAG_LIMIT) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, { options: ['limit'] });
+  }
+  const result = await executor.query(
+    `SELECT topic, COUNT(*) AS pending, GREATEST(0, ${secondsSince('MIN(created_at)')}) AS oldest_pending_age_seconds
+      FROM ${names.outbox} WHERE state = 'pending'
+      GROUP BY topic
+      ORDER BY COUNT(*) DESC, topic
+      LIMIT ?`,
+    [limit],
+  );
+  return result.rows.map((row) => ({
+    topic: String(row.topic),
+    pending: Number(row.pending),
+    oldestPendingAgeSeconds: Number(row.oldest_pending_age_seconds),
+  }));
+}

@@ -1,0 +1,129 @@
+import type { PartitionCompletion } from '../../../core/ports.js';
+import type { MysqlExecutor } from '../database.js';
+import { FENCED, fenceParams } from '../leases/lease-fence.js';
+import { MYSQL_NOW } from '../migrations.js';
+import type { MysqlTableNames } from '../table-names.js';
+
+/** One message's outcome, flattened from the completions. */
+export interface OutcomeRow {
+  readonly partition: number;
+  readonly id: string;
+  readonly kind: 'published' | 'failed' | 'dead' | 'held';
+  readonly delayMs: number;
+  readonly error: string | null;
+}
+
+export interface PartitionWritten {
+  readonly partition: number;
+  readonly epoch: string;
+  readonly applied: boolean;
+  readonly unclean: number;
+  readonly published: number;
+  readonly changed: number;
+  readonly skipped: string[];
+}
+
+/** A backoff or hold further out than this is written as this (a DATETIME ends in 9999; 100 years is plenty). */
+const MAX_DELAY_MS = 100 * 365 * 24 * 3_600_000;
+
+/**
+ * Writes the outcomes of several partitions in the caller's transaction (READ COMMITTED), each partition whole or
+ * not at all.
+ *
+ * Fencing: the partitions rows that name me at my epoch are share-locked first, in partition order. A grant
+ * (`FOR UPDATE SKIP LOCKED`) passes a locked partition over, and a release or reap waits for this transaction; one
+ * that committed first changed the owner or epoch, which the locking read sees (it reads the latest version), so
+ * the partition drops out and none of its rows is written.
+ *
+ * The rows are locked `FOR UPDATE SKIP LOCKED` by id: a row another session holds (an operator's transaction) is
+ * not waited for, which would stall every partition of the completion behind it; a row still pending that was
+ * passed over this way is reported in `skipped`. Only rows still pending and really in the partition are written:
+ * published rows deleted (or marked `published` when retained); failed rows count the attempt and get `due_at`
+ * (their backoff) or are parked dead; held rows get `due_at` without an attempt (a null reason keeps the stored one).
+ */
+export async function completePartitions(
+  tx: MysqlExecutor,
+  names: MysqlTableNames,
+  relayId: string,
+  completions: readonly PartitionCompletion[],
+  rows: readonly OutcomeRow[],
+  retain: boolean,
+): Promise<PartitionWritten[]> {
+  const locked = await tx.query(
+    `SELECT partition_no, unclean FROM ${names.partitions} WHERE ${FENCED} ORDER BY partition_no LOCK IN SHARE MODE`,
+    fenceParams(relayId, completions),
+  );
+  const unclean = new Map(locked.rows.map((row) => [Number(row.partition_no), Number(row.unclean)]));
+  const wanted = rows.filter((row) => unclean.has(row.partition));
+  const mine = new Map<string, number>();
+  const skipped = new Map<number, string[]>();
+  if (wanted.length > 0) {
+    const ids = [...new Set(wanted.map((row) => row.id))];
+    const lockedRows = await tx.query(
+      `SELECT id, partition_no FROM ${names.outbox} WHERE id IN (?) AND state = 'pending' ORDER BY id FOR UPDATE SKIP LOCKED`,
+      [ids],
+    );
+    for (const row of lockedRows.rows) mine.set(String(row.id), Number(row.partition_no));
+    const passed = ids.filter((id) => !mine.has(id));
+    if (passed.length > 0) {
+      const pending = await tx.query(`SELECT id, partition_no FROM ${names.outbox} WHERE id IN (?) AND state = 'pending'`, [passed]);
+      const partitionOf = new Map(pending.rows.map((row) => [String(row.id), Number(row.partition_no)]));
+      for (const row of wanted) {
+        if (partitionOf.get(row.id) !== row.partition) continue;
+        skipped.set(row.partition, [...(skipped.get(row.partition) ?? []), row.id]);
+        partitionOf.delete(row.id);
+      }
+    }
+  }
+  const writes = wanted.filter((row) => mine.get(row.id) === row.partition);
+  await writeOutcomes(tx, names, writes, retain);
+  const written = new Map<number, { ids: Set<string>; published: Set<string> }>();
+  for (const row of writes) {
+    let w = written.get(row.partition);
+    if (w === undefined) written.set(row.partition, (w = { ids: new Set(), published: new Set() }));
+    w.ids.add(row.id);
+    if (row.kind === 'published') w.published.add(row.id);
+  }
+  return completions.map((c) => ({
+    partition: c.partition,
+    epoch: c.epoch,
+    applied: unclean.has(c.partition),
+    unclean: unclean.get(c.partition) ?? 0,
+    published: written.get(c.partition)?.published.size ?? 0,
+    changed: written.get(c.partition)?.ids.size ?? 0,
+    skipped: skipped.get(c.partition) ?? [],
+  }));
+}
+
+/** The writes of rows this transaction locked: one statement for the published, one per distinct schedule. */
+async function writeOutcomes(tx: MysqlExecutor, names: MysqlTableNames, rows: readonly OutcomeRow[], retain: boolean): Promise<void> {
+  const published = [...new Set(rows.filter((row) => row.kind === 'published').map((row) => row.id))];
+  if (published.length > 0) {
+    await tx.query(
+      retain
+        ? `UPDATE ${names.outbox} SET state = 'published', published_at = ${MYSQL_NOW}, due_at = NULL WHERE id IN (?) AND state = 'pending'`
+        : `DELETE FROM ${names.outbox} WHERE id IN (?) AND state = 'pending'`,
+      [published],
+    );
+  }
+  const schedules = new Map<string, { row: OutcomeRow; ids: string[] }>();
+  for (const row of rows) {
+    if (row.kind === 'published') continue;
+    const key = JSON.stringify([row.kind, row.delayMs, row.error]);
+    const group = schedules.get(key);
+    if (group === undefined) schedules.set(key, { row, ids: [row.id] });
+    else group.ids.push(row.id);
+  }
+  for (const { row, ids } of schedules.values()) {
+    const due = `TIMESTAMPADD(MICROSECOND, ? * 1000, ${MYSQL_NOW})`;
+    const delay = Math.min(row.delayMs, MAX_DELAY_MS);
+    if (row.kind === 'dead') {
+      await tx.query(`UPDATE ${names.outbox} SET attempts = attempts + 1, last_error = ?, state = 'dead', dead_at = ${MYSQL_NOW}, due_at = NULL
+        WHERE id IN (?) AND state = 'pending'`, [row.error, ids]);
+    } else if (row.kind === 'failed') {
+      await tx.query(`UPDATE ${names.outbox} SET attempts = attempts + 1, last_error = ?, due_at = ${due} WHERE id IN (?) AND state = 'pending'`, [row.error, delay, ids]);
+    } else {
+      await tx.query(`UPDATE ${names.outbox} SET last_error = COALESCE(?, last_error), due_at = ${due} WHERE id IN (?) AND state = 'pending'`, [row.error, delay, ids]);
+    }
+  }
+}

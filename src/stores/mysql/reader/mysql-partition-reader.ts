@@ -1,0 +1,110 @@
+import type { OutboxMessage } from '../../../core/message.js';
+import type {
+  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadRequest,
+  PartitionReadResult, TopicPause,
+} from '../../../core/ports.js';
+import type { MysqlDatabase } from '../database.js';
+import { readCommitted } from '../leases/read-committed.js';
+import { listPausedTopics } from '../operator/paused-topics.js';
+import type { MysqlTableNames } from '../table-names.js';
+import { type MessageRow, toMessage } from '../../shared/message-rows.js';
+import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
+import { completePartitions, type OutcomeRow } from './complete-partitions.js';
+import { countAttempt, resetUnclean } from './count-attempt.js';
+import { HorizonProbe, readTag } from './read-horizon.js';
+import { readPartitionsSql } from './read-partitions.js';
+
+interface ReadRow extends MessageRow {
+  partition_no: number | string;
+  source: PartitionMessage['source'];
+  waits: string | null;
+}
+
+/** The read path of engine v2 on MariaDB or MySQL; reached as `store.reader`. */
+export class MysqlPartitionReader implements PartitionReader {
+  readonly #database: MysqlDatabase;
+  readonly #names: MysqlTableNames;
+  readonly #retain: boolean;
+  readonly #horizon: HorizonProbe;
+  /** The table's partition count: fixed when the table is created on this engine (no resize), so read once. */
+  #partitionCount: number | undefined;
+
+  constructor(database: MysqlDatabase, names: MysqlTableNames, options: { readonly retainPublished: boolean }) {
+    this.#database = database;
+    this.#names = names;
+    this.#retain = options.retainPublished;
+    this.#horizon = new HorizonProbe(database);
+  }
+
+  /**
+   * The horizon (before the SELECT), the SELECT (its own snapshot), then the tag only when a fresh branch returned
+   * rows: see docs/design.md, "Late commits", and `read-horizon.ts`. A recheck applies when `horizon >= tag`.
+   */
+  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
+    checkRead(relayId, partitionCount, requests);
+    const horizon = await this.#horizon.horizon();
+    const settled = new Set<number>();
+    if (requests.length === 0 || (await this.#tablePartitionCount()) !== partitionCount) {
+      return { horizon, tag: null, partitions: outcomesOf(requests, [], settled, (i) => requests[i]?.limit ?? 0), messages: [] };
+    }
+    for (const r of requests) if (r.recheck !== null && BigInt(horizon) >= BigInt(r.recheck.tag)) settled.add(r.partition);
+    const { rows } = await this.#database.query(readPartitionsSql(this.#names, requests, settled));
+    const messages = (rows as unknown as ReadRow[]).map(toPartitionMessage).sort(byPartitionAndSeq);
+    const tag = messages.some((m) => m.source === 'fresh') ? await readTag(this.#database) : null;
+    return { horizon, tag, partitions: outcomesOf(requests, messages, settled, (i) => requests[i]?.limit ?? 0), messages };
+  }
+
+  async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {
+    if (completions.length === 0) return [];
+    checkCompletions(relayId, completions);
+    const rows: OutcomeRow[] = completions.flatMap((c) => [
+      ...c.published.map((id) => ({ partition: c.partition, id, kind: 'published' as const, delayMs: 0, error: null })),
+      ...c.failed.map((f) => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? ('dead' as const) : ('failed' as const), delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error })),
+      ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason })),
+    ]);
+    for (const row of rows) checkDelay(relayId, row.id, row.delayMs);
+    const outcomes = await readCommitted(this.#database, (tx) => completePartitions(tx, this.#names, relayId, completions, rows, this.#retain));
+    const progressed = outcomes.filter((o) => o.applied && o.unclean > 0 && o.published > 0);
+    await resetUnclean(this.#database, this.#names, relayId, progressed);
+    return outcomes.map((o) => ({ partition: o.partition, epoch: o.epoch, applied: o.applied, changed: o.changed, skipped: o.skipped }));
+  }
+
+  countAttempt(relayId: string, lease: Pick<PartitionLease, 'partition' | 'epoch'>, id: string): Promise<boolean> {
+    return readCommitted(this.#database, (tx) => countAttempt(tx, this.#names, relayId, lease, id));
+  }
+
+  /** The topics operators paused; a table without the list (not migrated that far) has no operator pause. */
+  async pausedTopics(): Promise<readonly TopicPause[]> {
+    try {
+      return await listPausedTopics(this.#database, this.#names);
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code === 'ER_NO_SUCH_TABLE') return [];
+      throw error;
+    }
+  }
+
+  async #tablePartitionCount(): Promise<number | undefined> {
+    if (this.#partitionCount === undefined) {
+      const { rows } = await this.#database.query(`SELECT partition_count FROM ${this.#names.partitioning}`);
+      const count = rows[0]?.partition_count;
+      if (count !== undefined) this.#partitionCount = Number(count);
+    }
+    return this.#partitionCount;
+  }
+}
+
+function toPartitionMessage(row: ReadRow): PartitionMessage {
+  const message = toMessage({ ...row, attempts: Number(row.attempts) }) as OutboxMessage & {
+    -readonly [K in 'partition' | 'source' | 'waitsFor']: PartitionMessage[K];
+  };
+  message.partition = Number(row.partition_no);
+  message.source = row.source;
+  const [seq, dueInMs] = row.waits === null ? [] : row.waits.split(' ');
+  message.waitsFor = seq === undefined ? null : { seq, dueInMs: Number(dueInMs) };
+  return message;
+}
+
+function byPartitionAndSeq(a: PartitionMessage, b: PartitionMessage): number {
+  if (a.partition !== b.partition) return a.partition - b.partition;
+  return a.seq.length - b.seq.length || (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0);
+}

@@ -1,0 +1,40 @@
+import type { PartitionReadRequest } from '../../../core/ports.js';
+import { MYSQL_NOW } from '../migrations.js';
+import type { MysqlTableNames } from '../table-names.js';
+
+const ISO = '%Y-%m-%dT%H:%i:%s.%fZ';
+
+/**
+ * The read of every requested partition in one statement, writing and locking nothing (an autocommit SELECT reads
+ * one snapshot). Per partition, each branch a subquery on the `(partition_no, state, due_at, seq)` index with its
+ * own LIMIT:
+ * - `fresh`: pending rows above the position, not scheduled (`due_at IS NULL`), in seq order;
+ * - `recheck`: the same in `(from, min(to, position)]`, only for partitions whose recheck the horizon settled;
+ * - `due`: scheduled rows whose `due_at` has come, at any seq.
+ * Every row carries the hold probe (`waits`): the nearest earlier pending scheduled row of its key, due or not, as
+ * `seq dueInMs`, from the `(held_key, seq)` index (held_key is the key of scheduled rows only). Positions, limits and partitions are written into the text
+ * as numbers (`checkRead` allowed only digits), so the server plans each branch with its own constants. The rows come
+ * unsorted (no temporary table for the union); the caller sorts them by partition and seq.
+ */
+export function readPartitionsSql(names: MysqlTableNames, requests: readonly PartitionReadRequest[], settled: ReadonlySet<number>): string {
+  const o = names.outbox;
+  const select = (partition: number, source: string, condition: string, limit: number) => `(SELECT ${partition} AS partition_no, '${source}' AS source,
+      CAST(o.seq AS CHAR) AS seq, o.id, o.topic, o.type, o.\`key\`, o.payload AS payload_json, o.payload_bytes, o.content_type,
+      o.headers, DATE_FORMAT(o.created_at, '${ISO}') AS created_at, o.attempts + 1 AS attempts, o.last_error,
+      (SELECT CONCAT(h.seq, ' ', GREATEST(0, CEIL(TIMESTAMPDIFF(MICROSECOND, ${MYSQL_NOW}, h.due_at) / 1000))) FROM ${o} h
+        WHERE h.held_key = o.\`key\` AND h.seq < o.seq
+        ORDER BY h.seq DESC LIMIT 1) AS waits
+    FROM ${o} o WHERE o.partition_no = ${partition} AND o.state = 'pending' AND ${condition}
+    ORDER BY o.seq LIMIT ${limit})`;
+  const branches = requests.flatMap((r) => {
+    const after = r.after ?? '0';
+    const list = [select(r.partition, 'fresh', `o.due_at IS NULL AND o.seq > ${after}`, r.limit)];
+    if (r.recheck !== null && r.after !== null && settled.has(r.partition)) {
+      const to = BigInt(r.recheck.to) < BigInt(r.after) ? r.recheck.to : r.after;
+      list.push(select(r.partition, 'recheck', `o.due_at IS NULL AND o.seq > ${r.recheck.from ?? '0'} AND o.seq <= ${to}`, r.limit));
+    }
+    list.push(select(r.partition, 'due', `o.due_at IS NOT NULL AND o.due_at <= ${MYSQL_NOW}`, r.limit));
+    return list;
+  });
+  return branches.join('\nUNION ALL\n');
+}
