@@ -8,11 +8,11 @@ import { describeReaderConformance } from './reader-conformance.js';
 import type { ReaderHarness } from './reader-harness.js';
 import { msg } from './store-conformance.js';
 
-const harness: ReaderHarness = {
-  name: 'MariaDB (mysql2)',
+const harnessIn = (timeZone?: string): ReaderHarness => ({
+  name: `MariaDB (mysql2)${timeZone === undefined ? '' : `, session time zone ${timeZone}`}`,
   concurrent: true,
   async setup(options = {}) {
-    const fresh = await freshMysqlDatabase('reader');
+    const fresh = await freshMysqlDatabase('reader', timeZone === undefined ? {} : { timeZone });
     const store = new MysqlOutboxStore(fresh.database, options);
     await store.migrate();
     return {
@@ -25,11 +25,13 @@ const harness: ReaderHarness = {
       cleanup: fresh.cleanup,
     };
   },
-};
+});
 
-describeReaderConformance(harness);
+describeReaderConformance(harnessIn());
 
-describe('MariaDB (mysql2) reader horizon', () => {
+// INNODB_TRX shows start times in the server's system zone: a session in another zone must not move the horizon
+describe.each([undefined, '-07:00', '+09:00'])('MariaDB (mysql2) reader horizon, session time zone %s', (timeZone) => {
+  const harness = harnessIn(timeZone);
   it('stays below an open transaction across many horizon probes, then passes the tag once it committed', async () => {
     const env = await harness.setup();
     try {

@@ -20,7 +20,8 @@ export interface FreshMysqlDatabase {
 /** mysql2 settings every test pool shares: exact 64-bit numbers as text, times as given, several statements never. */
 export const testPoolOptions = { connectionLimit: 4, supportBigNumbers: true, bigNumberStrings: true } as const;
 
-export async function freshMysqlDatabase(prefix: string): Promise<FreshMysqlDatabase> {
+/** `timeZone`: every connection of the pool runs `SET time_zone` to it (the store must not depend on the session's zone). */
+export async function freshMysqlDatabase(prefix: string, options: { readonly timeZone?: string } = {}): Promise<FreshMysqlDatabase> {
   const name = uniqueName(prefix).slice(0, 60);
   const admin = await mysql.createConnection({ uri: services.mysqlUrl });
   try {
@@ -31,6 +32,8 @@ export async function freshMysqlDatabase(prefix: string): Promise<FreshMysqlData
   const url = new URL(services.mysqlUrl);
   url.pathname = `/${name}`;
   const pool = mysql.createPool({ uri: url.toString(), ...testPoolOptions });
+  const timeZone = options.timeZone;
+  if (timeZone !== undefined) pool.on('connection', (connection) => void connection.query('SET time_zone = ?', [timeZone]));
   const database = fromMysqlPool(pool as unknown as MysqlPoolLike);
   return {
     name,

@@ -21,7 +21,7 @@ const KNOWN_OPTIONS = new Set(['database', 'table']);
 const AS_TEXT = (column: string) => `DATE_FORMAT(${column}, '%Y-%m-%dT%H:%i:%s.%fZ')`;
 
 /**
- * The inbox on MariaDB 10.6+ / MySQL 8.0.16+. Handlers get the mysql2 connection inside the transaction
+ * The inbox on MariaDB 10.6+ / MySQL 8.0.29+. Handlers get the mysql2 connection inside the transaction
  * (`tx.query(...)` as in plain mysql2) and write their effects through it.
  */
 export class MysqlInboxStore implements InboxStore<MysqlQueryable> {

@@ -71,7 +71,7 @@ async function appliedVersions(executor: MysqlExecutor, names: Pick<MysqlTableNa
 
 /** Every migration as one script for DBAs who apply it themselves (`outboxer sql`); safe to run again. */
 export function mysqlMigrationScript(title: string, names: Pick<MysqlTableNames, 'migrations'>, table: string, list: readonly ResolvedMysqlMigration[]): string {
-  const parts = [`-- ${title} for ${table} (MariaDB 10.6+ / MySQL 8.0.16+)`, `${mysqlBookkeepingSql(names)};`];
+  const parts = [`-- ${title} for ${table} (MariaDB 10.6+ / MySQL 8.0.29+)`, `${mysqlBookkeepingSql(names)};`];
   for (const migration of list) {
     parts.push(`-- version ${migration.version}: ${migration.description}`);
     for (const statement of migration.statements) parts.push(`${statement};`);

@@ -33,7 +33,7 @@ const JSON_TYPE_REGEXP = '^application/([a-z0-9!#$&^_.+-]*[+])?json( *;[ -~]*)?$
 export const MYSQL_NOW = 'UTC_TIMESTAMP(6)';
 
 /**
- * Written for MariaDB 10.6+ and MySQL 8.0.16+ alike (expression defaults, enforced CHECKs, `SKIP LOCKED`); the
+ * Written for MariaDB 10.6+ and MySQL 8.0.29+ alike (expression defaults, enforced CHECKs, `SKIP LOCKED`); the
  * table contract is in docs/table.md ("MariaDB and MySQL"). `key` is a reserved word in MySQL: quoted everywhere.
  * `partition_no` is the row's partition, computed by the database from the key (or the id of an unkeyed row),
  * so a plain-SQL producer or a trigger never computes it; the count is fixed when the table is created.
@@ -56,7 +56,7 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
   payload       LONGTEXT ${TEXT} NULL,
   payload_bytes LONGBLOB NULL,
   content_type  VARCHAR(255) ${TEXT} NOT NULL DEFAULT 'application/json',
-  headers       LONGTEXT ${TEXT} NOT NULL DEFAULT '{}',
+  headers       LONGTEXT ${TEXT} NOT NULL DEFAULT ('{}'),
   state         VARCHAR(9) ${ASCII} NOT NULL DEFAULT 'pending',
   created_at    DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW}),
   due_at        DATETIME(6) NULL,

@@ -56,7 +56,7 @@ type AddressedDatabase = MysqlDatabase & { readonly server?: MysqlServerAddress 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The MariaDB/MySQL store (MariaDB 10.6+, MySQL 8.0.16+), on the partition engine (v2) only. Times are the
+ * The MariaDB/MySQL store (MariaDB 10.6+, MySQL 8.0.29+), on the partition engine (v2) only. Times are the
  * server's `UTC_TIMESTAMP(6)`; there is no wake signal (relays wake on `outbox.notifyCommitted()` or poll).
  */
 export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelayStore, OutboxOperator, OutboxSchema {
@@ -70,8 +70,6 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   readonly reader: PartitionReader;
   readonly #database: AddressedDatabase;
   readonly #migrations: readonly ResolvedMysqlMigration[];
-  /** Whether the server has `@@in_transaction` (MariaDB does, MySQL does not); learned at the first insert. */
-  #hasInTransaction: boolean | undefined;
 
   constructor(database: MysqlDatabase, options: MysqlStoreOptions = {}) {
     this.#database = database;
@@ -192,27 +190,26 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   }
 
   /**
-   * The executor of the caller's transaction. Refuses a pool (each statement would commit on its own) and, where
-   * the server can say so (MariaDB's `@@in_transaction`), a connection outside a transaction with autocommit on.
+   * The executor of the caller's transaction. Refuses a pool (each statement would commit on its own) and a
+   * connection outside a transaction with autocommit on: `DO 0` costs one round trip, and the server's status
+   * flags in its reply (SERVER_STATUS_IN_TRANS = 1, SERVER_STATUS_AUTOCOMMIT = 2) say where the session stands, on
+   * MariaDB and MySQL alike. The tx of `MysqlDatabase.transaction` is an executor inside its own transaction.
    */
   async #inTransaction(tx: MysqlTransaction): Promise<MysqlExecutor> {
     if ('getConnection' in tx) throw notInTransaction('a connection pool');
-    // a mysql2 connection answers [rows, fields]; the tx of MysqlDatabase.transaction is an executor already
-    const executor = 'beginTransaction' in tx || 'execute' in tx ? mysqlExecutor(tx as MysqlQueryable) : (tx as MysqlExecutor);
-    if (this.#hasInTransaction === false) return executor;
-    let row: Record<string, unknown> | undefined;
-    try {
-      row = (await executor.query('SELECT @@in_transaction AS open, @@autocommit AS autocommit')).rows[0];
-    } catch (error) {
-      if ((error as { code?: unknown } | null)?.code !== 'ER_UNKNOWN_SYSTEM_VARIABLE') throw error;
-      this.#hasInTransaction = false;
-      return executor;
+    if (!('beginTransaction' in tx || 'execute' in tx)) return tx as MysqlExecutor;
+    const connection = tx as MysqlQueryable;
+    const [header] = await connection.query('DO 0');
+    const status = Number((header as { serverStatus?: unknown } | null)?.serverStatus);
+    if (Number.isInteger(status) && (status & IN_TRANSACTION) === 0 && (status & AUTOCOMMIT) !== 0) {
+      throw notInTransaction('a connection outside a transaction');
     }
-    this.#hasInTransaction = true;
-    if (Number(row?.open) !== 1 && Number(row?.autocommit) !== 0) throw notInTransaction('a connection outside a transaction');
-    return executor;
+    return mysqlExecutor(connection);
   }
 }
+
+const IN_TRANSACTION = 1;
+const AUTOCOMMIT = 2;
 
 function notInTransaction(what: string): OutboxerError {
   return new OutboxerError(

@@ -23,6 +23,17 @@ export interface PartitionWritten {
   readonly skipped: string[];
 }
 
+/**
+ * The rows of `ids` (a JSON array, one parameter), reached by the unique `id` index from a derived list:
+ * `STRAIGHT_JOIN` keeps the list first. With `WHERE id IN (...)` MariaDB may plan a small table as a full scan, and
+ * a DELETE or UPDATE then waits for every row the scan meets that another session locks, whether in the list or
+ * not (chaos found a completion waiting 50 s for an operator's lock on another row, its own locks stalling the rest).
+ */
+function listedRows(names: MysqlTableNames): string {
+  return `JSON_TABLE(?, '$[*]' COLUMNS (id VARCHAR(36) CHARACTER SET ascii COLLATE ascii_bin PATH '$')) AS j
+      STRAIGHT_JOIN ${names.outbox} AS o ON o.id = j.id`;
+}
+
 /** A backoff or hold further out than this is written as this (a DATETIME ends in 9999; 100 years is plenty). */
 const MAX_DELAY_MS = 100 * 365 * 24 * 3_600_000;
 
@@ -60,13 +71,13 @@ export async function completePartitions(
   if (wanted.length > 0) {
     const ids = [...new Set(wanted.map((row) => row.id))];
     const lockedRows = await tx.query(
-      `SELECT id, partition_no FROM ${names.outbox} WHERE id IN (?) AND state = 'pending' ORDER BY id FOR UPDATE SKIP LOCKED`,
-      [ids],
+      `SELECT o.id, o.partition_no FROM ${listedRows(names)} WHERE o.state = 'pending' FOR UPDATE SKIP LOCKED`,
+      [JSON.stringify(ids)],
     );
     for (const row of lockedRows.rows) mine.set(String(row.id), Number(row.partition_no));
     const passed = ids.filter((id) => !mine.has(id));
     if (passed.length > 0) {
-      const pending = await tx.query(`SELECT id, partition_no FROM ${names.outbox} WHERE id IN (?) AND state = 'pending'`, [passed]);
+      const pending = await tx.query(`SELECT o.id, o.partition_no FROM ${listedRows(names)} WHERE o.state = 'pending'`, [JSON.stringify(passed)]);
       const partitionOf = new Map(pending.rows.map((row) => [String(row.id), Number(row.partition_no)]));
       for (const row of wanted) {
         if (partitionOf.get(row.id) !== row.partition) continue;
@@ -101,9 +112,9 @@ async function writeOutcomes(tx: MysqlExecutor, names: MysqlTableNames, rows: re
   if (published.length > 0) {
     await tx.query(
       retain
-        ? `UPDATE ${names.outbox} SET state = 'published', published_at = ${MYSQL_NOW}, due_at = NULL WHERE id IN (?) AND state = 'pending'`
-        : `DELETE FROM ${names.outbox} WHERE id IN (?) AND state = 'pending'`,
-      [published],
+        ? `UPDATE ${listedRows(names)} SET o.state = 'published', o.published_at = ${MYSQL_NOW}, o.due_at = NULL WHERE o.state = 'pending'`
+        : `DELETE o FROM ${listedRows(names)} WHERE o.state = 'pending'`,
+      [JSON.stringify(published)],
     );
   }
   const schedules = new Map<string, { row: OutcomeRow; ids: string[] }>();
@@ -117,13 +128,14 @@ async function writeOutcomes(tx: MysqlExecutor, names: MysqlTableNames, rows: re
   for (const { row, ids } of schedules.values()) {
     const due = `TIMESTAMPADD(MICROSECOND, ? * 1000, ${MYSQL_NOW})`;
     const delay = Math.min(row.delayMs, MAX_DELAY_MS);
+    const list = JSON.stringify(ids);
     if (row.kind === 'dead') {
-      await tx.query(`UPDATE ${names.outbox} SET attempts = attempts + 1, last_error = ?, state = 'dead', dead_at = ${MYSQL_NOW}, due_at = NULL
-        WHERE id IN (?) AND state = 'pending'`, [row.error, ids]);
+      await tx.query(`UPDATE ${listedRows(names)} SET o.attempts = o.attempts + 1, o.last_error = ?, o.state = 'dead', o.dead_at = ${MYSQL_NOW}, o.due_at = NULL
+        WHERE o.state = 'pending'`, [list, row.error]);
     } else if (row.kind === 'failed') {
-      await tx.query(`UPDATE ${names.outbox} SET attempts = attempts + 1, last_error = ?, due_at = ${due} WHERE id IN (?) AND state = 'pending'`, [row.error, delay, ids]);
+      await tx.query(`UPDATE ${listedRows(names)} SET o.attempts = o.attempts + 1, o.last_error = ?, o.due_at = ${due} WHERE o.state = 'pending'`, [list, row.error, delay]);
     } else {
-      await tx.query(`UPDATE ${names.outbox} SET last_error = COALESCE(?, last_error), due_at = ${due} WHERE id IN (?) AND state = 'pending'`, [row.error, delay, ids]);
+      await tx.query(`UPDATE ${listedRows(names)} SET o.last_error = COALESCE(?, o.last_error), o.due_at = ${due} WHERE o.state = 'pending'`, [list, row.error, delay]);
     }
   }
 }

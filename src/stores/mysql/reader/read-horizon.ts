@@ -23,13 +23,17 @@ export async function readTag(executor: MysqlExecutor): Promise<string> {
  * anything: a seq it draws later is above every range tagged before the probe, so it is left out (an idle
  * reporting transaction or `mysqldump --single-transaction` does not hold rechecks back). Any other transaction
  * of the server counts, whatever database it writes: the list does not say which tables a transaction wrote.
+ *
+ * `trx_started` is the server's system local time whatever the session's `time_zone`, so it is converted from
+ * SYSTEM to UTC (the tags are UTC): `UNIX_TIMESTAMP` would read it in the session's zone and, in a zone behind the
+ * system's, put the horizon hours ahead and settle a recheck while a transaction below it was still open.
  */
 async function probeHorizon(database: MysqlDatabase): Promise<string | null> {
   return database.session(async (session) => {
     await session.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
     try {
       const { rows } = await session.query(`SELECT MAX(trx_mysql_thread_id = CONNECTION_ID()) AS fresh,
-          CAST(MIN(UNIX_TIMESTAMP(trx_started)) * 1000000 - 1 AS CHAR) AS horizon
+          CAST(MIN(TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', CONVERT_TZ(trx_started, 'SYSTEM', '+00:00'))) * 1000000 - 1 AS CHAR) AS horizon
         FROM information_schema.INNODB_TRX
         WHERE trx_mysql_thread_id = CONNECTION_ID() OR trx_rows_modified > 0 OR trx_query IS NOT NULL OR trx_state <> 'RUNNING'`);
       const row = rows[0];
