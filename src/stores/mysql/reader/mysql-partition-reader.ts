@@ -48,7 +48,12 @@ export class MysqlPartitionReader implements PartitionReader {
       return { horizon, tag: null, partitions: outcomesOf(requests, [], settled, (i) => requests[i]?.limit ?? 0), messages: [] };
     }
     for (const r of requests) if (r.recheck !== null && BigInt(horizon) >= BigInt(r.recheck.tag)) settled.add(r.partition);
-    const { rows } = await this.#database.query(readPartitionsSql(this.#names, requests, settled));
+    // The big SELECT costs about 0.2 ms per partition to parse and plan whether or not it finds rows: first ask, with one
+    // index probe per partition, which partitions hold a pending row at all. A row that commits after that walk is read next
+    // time; one that could settle a recheck has ended before the horizon probe, so the walk sees it.
+    const busy = await this.#partitionsWithPending(requests);
+    const reading = requests.filter((r) => busy.has(r.partition));
+    const { rows } = reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled));
     const messages = (rows as unknown as ReadRow[]).map(toPartitionMessage).sort(byPartitionAndSeq);
     const tag = messages.some((m) => m.source === 'fresh') ? await readTag(this.#database) : null;
     return { horizon, tag, partitions: outcomesOf(requests, messages, settled, (i) => requests[i]?.limit ?? 0), messages };
@@ -81,6 +86,17 @@ export class MysqlPartitionReader implements PartitionReader {
       if ((error as { code?: unknown } | null)?.code === 'ER_NO_SUCH_TABLE') return [];
       throw error;
     }
+  }
+
+  async #partitionsWithPending(requests: readonly PartitionReadRequest[]): Promise<ReadonlySet<number>> {
+    const { rows } = await this.#database.query(
+      // a scalar subquery with LIMIT 1 is one index probe; MariaDB runs EXISTS here as a semi-join over every
+      // pending row (192 ms at 200k rows, against 1-2 ms)
+      `SELECT p.partition_no FROM ${this.#names.partitions} p WHERE p.partition_no IN (?)
+        AND (SELECT o.seq FROM ${this.#names.outbox} o WHERE o.partition_no = p.partition_no AND o.state = 'pending' LIMIT 1) IS NOT NULL`,
+      [requests.map((r) => r.partition)],
+    );
+    return new Set(rows.map((row) => Number(row.partition_no)));
   }
 
   async #tablePartitionCount(): Promise<number | undefined> {
