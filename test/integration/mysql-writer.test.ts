@@ -193,12 +193,13 @@ describe('MariaDB writer, schema and start check', () => {
       await expect(store.verify()).resolves.toBeUndefined();
     });
 
-    it('tells a PostgreSQL port given as a mysql URL from an outage, when the handle knows its address', async () => {
+    it('tells a PostgreSQL port given as a mysql URL from an outage (the handle knows its address from the pool)', async () => {
       const postgres = new URL(services.postgresUrl);
       const server = { host: postgres.hostname, port: Number(postgres.port || 5432) };
       const url = `mysql://root@${server.host}:${server.port}/test`;
       expect(await verifyAt(url, {}, server)).toMatchObject({ code: 'OUTBOXER_WRONG_PROTOCOL', message: expect.stringContaining('PostgreSQL port') });
-      expect(await verifyAt(url)).toMatchObject({ code: 'OUTBOXER_DATABASE_UNAVAILABLE' });
+      // fromMysqlPool reads the address from the pool's own configuration
+      expect(await verifyAt(url)).toMatchObject({ code: 'OUTBOXER_WRONG_PROTOCOL' });
       expect(await verifyAt('mysql://root@127.0.0.1:1/test', {}, { host: '127.0.0.1', port: 1 })).toMatchObject({ code: 'OUTBOXER_DATABASE_UNAVAILABLE' });
     });
 

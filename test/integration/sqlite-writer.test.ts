@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OutboxerError } from '../../src/core/errors.js';
 import type { NewOutboxMessage } from '../../src/core/message.js';
@@ -133,6 +134,18 @@ describe('SQLite writer on the caller\'s own better-sqlite3 connection', () => {
     await store.migrate();
     await store.verify();
     expect(store.migrationSql()).toContain('CREATE TABLE IF NOT EXISTS "outbox"');
+  });
+
+  it('says a file it may only read is read-only for this process, before a relay would fail at its first write', async () => {
+    file = freshSqliteFile('writer');
+    await new SqliteOutboxStore(file.database()).migrate();
+    const readOnly = new Database(file.path, { readonly: true });
+    const store = new SqliteOutboxStore(fromBetterSqlite3(readOnly, { ownsHandle: true }));
+    try {
+      expect(await codeOf(() => store.verify())).toBe('OUTBOXER_PERMISSION_DENIED');
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -160,8 +160,10 @@ const ROW_STATEMENT = /^\s*(?:\(\s*)?(?:SELECT|WITH|SHOW|DESCRIBE|DESC|EXPLAIN|V
 /** mysql2's result shapes from an executor: rows for a statement that reads, a result header for a write. */
 function queryableOf(executor: MysqlExecutor): MysqlQueryable {
   return {
-    async query(sql, values) {
-      const result = await executor.query(sql, values === undefined ? undefined : (values as readonly unknown[]));
+    async query(statement, values) {
+      const sql = typeof statement === 'string' ? statement : statement.sql;
+      const params = typeof statement === 'string' ? values : (statement.values ?? values);
+      const result = await executor.query(sql, params === undefined ? undefined : (params as readonly unknown[]));
       return ROW_STATEMENT.test(sql) ? [result.rows, undefined] : [{ affectedRows: result.affectedRows }, undefined];
     },
   };

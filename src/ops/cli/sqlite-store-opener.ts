@@ -1,5 +1,5 @@
 import { OutboxerError } from '../../core/errors.js';
-import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../../stores/mysql/table-names.js';
+import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../../stores/shared/partition-count.js';
 import { applySqliteMigrations } from '../../stores/sqlite/migration-runner.js';
 import { sqliteMigrations, sqliteTableNames } from '../../stores/sqlite/migrations.js';
 import { openSqliteStore } from '../../stores/sqlite/open-sqlite.js';

@@ -5,7 +5,16 @@
 
 /** A `mysql2/promise` Connection, PoolConnection or Pool: `query` resolves to `[rows or result header, fields]`. */
 export interface MysqlQueryable {
-  query(sql: string, values?: unknown): Promise<[unknown, unknown]>;
+  query(sql: string | MysqlQueryOptions, values?: unknown): Promise<[unknown, unknown]>;
+}
+
+/** The per-query options of mysql2 the store sets, so a pool's own settings never change the rows it reads. */
+export interface MysqlQueryOptions {
+  readonly sql: string;
+  readonly values?: unknown;
+  readonly rowsAsArray?: boolean;
+  readonly nestTables?: boolean;
+  readonly typeCast?: boolean;
 }
 
 /** A connection checked out of a `mysql2/promise` pool. */
@@ -50,7 +59,9 @@ export interface MysqlDatabase extends MysqlExecutor {
 export function mysqlExecutor(connection: MysqlQueryable): MysqlExecutor {
   return {
     async query(sql, params) {
-      const [result] = await connection.query(sql, params === undefined ? undefined : [...params]);
+      // rows as plain objects whatever the pool was configured with (rowsAsArray, nestTables, a typeCast of its own)
+      const options: MysqlQueryOptions = { sql, rowsAsArray: false, nestTables: false, typeCast: true, ...(params === undefined ? {} : { values: [...params] }) };
+      const [result] = await connection.query(options);
       if (Array.isArray(result)) return { rows: result as Record<string, unknown>[], affectedRows: 0 };
       return { rows: [], affectedRows: Number((result as { affectedRows?: unknown } | null)?.affectedRows ?? 0) };
     },

@@ -72,6 +72,11 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   readonly #migrations: readonly ResolvedMysqlMigration[];
 
   constructor(database: MysqlDatabase, options: MysqlStoreOptions = {}) {
+    for (const name of Object.keys(options)) {
+      if (!STORE_OPTIONS.includes(name)) {
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `store option ${name.slice(0, 60)} is not known (known: ${STORE_OPTIONS.join(', ')})`, { options: [name.slice(0, 60)] });
+      }
+    }
     this.#database = database;
     this.tableNames = mysqlTableNames(options.table ?? 'outbox', options.database ?? null);
     this.retainPublishedMs = options.retainPublishedMs ?? 0;
@@ -179,6 +184,14 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
     if (missing.length === this.#migrations.length) throw mysqlNotMigrated(names, 'no outboxer table or migrations found');
     if (missing.length > 0) throw mysqlNotMigrated(names, `versions ${missing.join(', ')} of ${this.#migrations.length} are missing`);
     await checkProcessPrivilege(this.#database);
+    const session = await this.#database.query('SELECT @@autocommit AS autocommit');
+    if (Number(session.rows[0]?.autocommit) !== 1) {
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        `the relay's connections to ${names.outbox} run with autocommit off: its reads would keep one snapshot and never see new rows. Give the store a pool with autocommit on (the server's default)`,
+        { options: ['autocommit'] },
+      );
+    }
   }
 
   migrationSql(): string {
@@ -208,6 +221,7 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   }
 }
 
+const STORE_OPTIONS: readonly string[] = ['database', 'table', 'retainPublishedMs', 'idempotencyWindowMs', 'partitionCount'];
 const IN_TRANSACTION = 1;
 const AUTOCOMMIT = 2;
 

@@ -1,4 +1,3 @@
-import { ConfigurationError } from '../../core/errors.js';
 import { validateIdentifier } from '../../core/identifiers.js';
 
 /** Every table of one outbox on MariaDB/MySQL, quoted (and qualified by database when one was given). */
@@ -19,8 +18,8 @@ export interface MysqlTableNames {
   readonly migrationLock: string;
 }
 
-/** Leaves room for the longest derived name (`<table>_paused_topics`) within MySQL's 64 characters. */
-const MAX_TABLE_BYTES = 40;
+/** Leaves room for the longest derived name (the constraint `<table>_headers_object_of_strings`) within MySQL's 64 characters. */
+const MAX_TABLE_BYTES = 38;
 
 /** Backtick-quoted identifier, inner backticks doubled (names are validated before, so this never matters in practice). */
 export function quoteMysql(name: string): string {
@@ -45,12 +44,4 @@ export function mysqlTableNames(table = 'outbox', database: string | null = null
   });
 }
 
-/** The partition count a new table is created with; 1 to 1024. */
-export const DEFAULT_PARTITION_COUNT = 64;
-
-export function checkPartitionCount(count: number): number {
-  if (!Number.isSafeInteger(count) || count < 1 || count > 1024) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `partitionCount must be a whole number from 1 to 1024; got ${String(count)}`, { options: ['partitionCount'] });
-  }
-  return count;
-}
+export { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';

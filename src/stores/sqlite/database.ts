@@ -72,6 +72,8 @@ export class SqliteDatabase {
   read<T>(work: () => T): Promise<T> {
     return this.#serialized(async () => {
       await this.#outsideForeignTransaction();
+      // a BEGIN elsewhere may have run between that check's last look and this microtask: look again, synchronously
+      while (this.handle.inTransaction) await this.#outsideForeignTransaction();
       return work();
     });
   }
@@ -124,7 +126,9 @@ export class SqliteDatabase {
     return run;
   }
 
+  /** Resolves once no transaction is open on the connection; the caller starts its work in the same tick (no await between). */
   async #outsideForeignTransaction(): Promise<void> {
+    if (!this.handle.inTransaction) return;
     const deadline = Date.now() + this.busyWaitMs;
     for (let pause = 1; this.handle.inTransaction; pause = Math.min(pause * 2, 50)) {
       if (Date.now() >= deadline) {
@@ -138,6 +142,10 @@ export class SqliteDatabase {
     await this.#outsideForeignTransaction();
     const deadline = Date.now() + this.busyWaitMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      if (this.handle.inTransaction) {
+        await this.#outsideForeignTransaction();
+        continue;
+      }
       try {
         this.handle.exec('BEGIN IMMEDIATE');
         return;

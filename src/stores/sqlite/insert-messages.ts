@@ -56,8 +56,11 @@ export function insertSqliteMessages(tx: SqliteHandle, names: SqliteTableNames, 
     s.release.run();
     return ids;
   } catch (error) {
-    s.rollbackTo.run();
-    s.release.run();
+    // SQLite ends the whole transaction itself on some errors (SQLITE_FULL, an I/O error): the savepoint is gone then
+    if (tx.inTransaction) {
+      s.rollbackTo.run();
+      s.release.run();
+    }
     throw error;
   }
 }

@@ -3,7 +3,7 @@ import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
   OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
 } from '../../core/ports.js';
-import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../mysql/table-names.js';
+import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
 import type { SqliteDatabase, SqliteHandle } from './database.js';
 import { insertSqliteMessages } from './insert-messages.js';
 import { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';
@@ -149,12 +149,29 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteHandle>, RelayStore
   /** The start check: `OUTBOXER_NOT_MIGRATED` unless every migration this code needs is recorded for the table. */
   async verify(): Promise<void> {
     const missing = await missingSqliteMigrations(this.database, this.tableNames, this.tableNames.table, this.#migrations);
-    if (missing.length === 0) return;
+    if (missing.length === 0) {
+      await this.#checkWritable();
+      return;
+    }
     const what = missing.length === this.#migrations.length ? 'no outboxer table or migrations found' : `versions ${missing.join(', ')} of ${this.#migrations.length} are missing`;
     throw new OutboxerError(
       'OUTBOXER_NOT_MIGRATED',
       `SQLite outbox table ${this.tableNames.table} in ${this.database.handle.name} is not migrated (${what}): run 'outboxer migrate' with the same file and table (or store.migrate(), or apply 'outboxer sql')`,
     );
+  }
+
+  /** A relay writes every outcome: a read-only file, directory or mount is found here, not at the first completion. */
+  async #checkWritable(): Promise<void> {
+    try {
+      // a write that changes nothing: BEGIN IMMEDIATE alone succeeds on a read-only connection
+      await this.database.write(() => this.database.run(`UPDATE ${this.tableNames.partitioning} SET singleton = 1`));
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code === 'string' && code.startsWith('SQLITE_READONLY')) {
+        throw new OutboxerError('OUTBOXER_PERMISSION_DENIED', `SQLite file ${this.database.handle.name} is read-only for this process (${code}): a relay writes every outcome; give it write access to the file and its directory (WAL files live beside it)`, { cause: error });
+      }
+      throw error;
+    }
   }
 
   migrationSql(): string {

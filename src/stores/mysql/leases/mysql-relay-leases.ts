@@ -6,7 +6,7 @@ import { MYSQL_NOW } from '../migrations.js';
 import type { MysqlTableNames } from '../table-names.js';
 import { drainPartitions, releasePartitions } from './give-back-partitions.js';
 import { grantPartitions } from './grant-partitions.js';
-import { readCommitted } from './read-committed.js';
+import { readCommitted } from '../read-committed.js';
 import { readMembership } from './read-membership.js';
 import { reapRelays, removeRelays } from './reap-relays.js';
 

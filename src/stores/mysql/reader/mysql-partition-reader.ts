@@ -4,14 +4,14 @@ import type {
   PartitionReadResult, TopicPause,
 } from '../../../core/ports.js';
 import type { MysqlDatabase } from '../database.js';
-import { readCommitted } from '../leases/read-committed.js';
+import { readCommitted } from '../read-committed.js';
 import { listPausedTopics } from '../operator/paused-topics.js';
 import type { MysqlTableNames } from '../table-names.js';
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import { completePartitions, type OutcomeRow } from './complete-partitions.js';
 import { countAttempt, resetUnclean } from './count-attempt.js';
-import { HorizonProbe, readTag } from './read-horizon.js';
+import { HorizonProbe, readTag } from './horizon-probe.js';
 import { readPartitionsSql } from './read-partitions.js';
 
 interface ReadRow extends MessageRow {
@@ -38,7 +38,7 @@ export class MysqlPartitionReader implements PartitionReader {
 
   /**
    * The horizon (before the SELECT), the SELECT (its own snapshot), then the tag only when a fresh branch returned
-   * rows: see docs/design.md, "Late commits", and `read-horizon.ts`. A recheck applies when `horizon >= tag`.
+   * rows: see docs/design.md, "Late commits", and `horizon-probe.ts`. A recheck applies when `horizon >= tag`.
    */
   async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
