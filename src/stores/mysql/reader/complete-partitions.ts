@@ -2,7 +2,7 @@ import type { PartitionCompletion } from '../../../core/ports.js';
 import type { MysqlExecutor } from '../database.js';
 import { FENCED, fenceParams } from '../leases/lease-fence.js';
 import { MYSQL_NOW } from '../migrations.js';
-import type { MysqlTableNames } from '../table-names.js';
+import { quoteMysql, type MysqlTableNames } from '../table-names.js';
 
 /** One message's outcome, flattened from the completions. */
 export interface OutcomeRow {
@@ -25,13 +25,14 @@ export interface PartitionWritten {
 
 /**
  * The rows of `ids` (a JSON array, one parameter), reached by the unique `id` index from a derived list:
- * `STRAIGHT_JOIN` keeps the list first. With `WHERE id IN (...)` MariaDB may plan a small table as a full scan, and
+ * `STRAIGHT_JOIN` keeps the list first and `FORCE INDEX` the index lookup (a plain join of a one-id list was still
+ * seen joined by a scan, in chaos). With `WHERE id IN (...)` MariaDB may plan a small table as a full scan, and
  * a DELETE or UPDATE then waits for every row the scan meets that another session locks, whether in the list or
  * not (chaos found a completion waiting 50 s for an operator's lock on another row, its own locks stalling the rest).
  */
 function listedRows(names: MysqlTableNames): string {
   return `JSON_TABLE(?, '$[*]' COLUMNS (id VARCHAR(36) CHARACTER SET ascii COLLATE ascii_bin PATH '$')) AS j
-      STRAIGHT_JOIN ${names.outbox} AS o ON o.id = j.id`;
+      STRAIGHT_JOIN ${names.outbox} AS o FORCE INDEX (${quoteMysql(`${names.table}_id_key`)}) ON o.id = j.id`;
 }
 
 /** A backoff or hold further out than this is written as this (a DATETIME ends in 9999; 100 years is plenty). */
