@@ -30,14 +30,21 @@ export async function readTag(executor: MysqlExecutor): Promise<string> {
  */
 async function probeHorizon(database: MysqlDatabase): Promise<string | null> {
   return database.session(async (session) => {
+    // Before the probe's transaction begins: a transaction missing from a list built after that began later, and
+    // draws its seqs above every range tagged before this time.
+    const startedAt = BigInt(await readTag(session));
     await session.query('START TRANSACTION WITH CONSISTENT SNAPSHOT');
     try {
       const { rows } = await session.query(`SELECT MAX(trx_mysql_thread_id = CONNECTION_ID()) AS fresh,
-          CAST(MIN(TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', CONVERT_TZ(trx_started, 'SYSTEM', '+00:00'))) * 1000000 - 1 AS CHAR) AS horizon
+          CAST(MIN(IF(trx_mysql_thread_id = CONNECTION_ID(), NULL,
+            TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', CONVERT_TZ(trx_started, 'SYSTEM', '+00:00')))) * 1000000 AS CHAR) AS oldest
         FROM information_schema.INNODB_TRX
-        WHERE trx_mysql_thread_id = CONNECTION_ID() OR trx_rows_modified > 0 OR trx_query IS NOT NULL OR trx_state <> 'RUNNING'`);
+        WHERE trx_mysql_thread_id = CONNECTION_ID()
+          OR (trx_autocommit_non_locking = 0 AND (trx_rows_modified > 0 OR trx_query IS NOT NULL OR trx_state <> 'RUNNING'))`);
       const row = rows[0];
-      return Number(row?.fresh) === 1 ? String(row?.horizon) : null;
+      if (Number(row?.fresh) !== 1) return null;
+      const oldest = row?.oldest === null || row?.oldest === undefined ? startedAt : BigInt(String(row.oldest));
+      return ((oldest < startedAt ? oldest : startedAt) - 1n).toString();
     } catch (error) {
       await checkProcessPrivilege(session);
       throw error;
@@ -49,18 +56,17 @@ async function probeHorizon(database: MysqlDatabase): Promise<string | null> {
 
 /**
  * How often one reader probes, jittered. Every read of INNODB_TRX by anyone on the server restarts the cache's idle
- * time, so the probes of all relays on a server together must leave gaps over 100 ms for the list to refresh: at
- * one probe a second per relay, five relays still leave such a gap after most probes. Rechecks settle at whole
- * seconds anyway (trx_started has second precision), so probing more often would gain little.
+ * time, so the probes of all relays on a server together must leave gaps over 100 ms for the list to refresh; a
+ * stale list only keeps the last horizon. A range settles at the first fresh probe after its writers ended.
  */
-const PROBE_EVERY_MS = 750;
-const PROBE_JITTER_MS = 500;
+const PROBE_EVERY_MS = 150;
+const PROBE_JITTER_MS = 100;
 /** Before the first fresh probe, how many times to wait out the cache's idle time and try again. */
 const FIRST_PROBE_TRIES = 4;
 const CACHE_IDLE_MS = 110;
 
 /**
- * One reader's horizon: probed about once a second and reused in between (an older horizon is lower, so a reuse
+ * One reader's horizon: probed every 150-250 ms and reused in between (an older horizon is lower, so a reuse
  * is safe: it only settles fewer rechecks). Never goes backwards.
  */
 export class HorizonProbe {
