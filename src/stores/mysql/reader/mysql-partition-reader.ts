@@ -6,7 +6,7 @@ import type {
 import type { MysqlDatabase } from '../database.js';
 import { readCommitted } from '../read-committed.js';
 import { listPausedTopics } from '../operator/paused-topics.js';
-import type { MysqlTableNames } from '../table-names.js';
+import { quoteMysql, type MysqlTableNames } from '../table-names.js';
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import { completePartitions, type OutcomeRow } from './complete-partitions.js';
@@ -93,7 +93,8 @@ export class MysqlPartitionReader implements PartitionReader {
       // a scalar subquery with LIMIT 1 is one index probe; MariaDB runs EXISTS here as a semi-join over every
       // pending row (192 ms at 200k rows, against 1-2 ms)
       `SELECT p.partition_no FROM ${this.#names.partitions} p WHERE p.partition_no IN (?)
-        AND (SELECT o.seq FROM ${this.#names.outbox} o WHERE o.partition_no = p.partition_no AND o.state = 'pending' LIMIT 1) IS NOT NULL`,
+        AND (SELECT o.seq FROM ${this.#names.outbox} o FORCE INDEX (${quoteMysql(`${this.#names.table}_read_idx`)})
+          WHERE o.partition_no = p.partition_no AND o.state = 'pending' LIMIT 1) IS NOT NULL`,
       [requests.map((r) => r.partition)],
     );
     return new Set(rows.map((row) => Number(row.partition_no)));

@@ -1,6 +1,6 @@
 import type { PartitionReadRequest } from '../../../core/ports.js';
 import { MYSQL_NOW } from '../migrations.js';
-import type { MysqlTableNames } from '../table-names.js';
+import { quoteMysql, type MysqlTableNames } from '../table-names.js';
 
 const ISO = '%Y-%m-%dT%H:%i:%s.%fZ';
 
@@ -14,17 +14,19 @@ const ISO = '%Y-%m-%dT%H:%i:%s.%fZ';
  * Every row carries the hold probe (`waits`): the nearest earlier pending scheduled row of its key, due or not, as
  * `seq dueInMs`, from the `(held_key, seq)` index (held_key is the key of scheduled rows only). Positions, limits and partitions are written into the text
  * as numbers (`checkRead` allowed only digits), so the server plans each branch with its own constants. The rows come
- * unsorted (no temporary table for the union); the caller sorts them by partition and seq.
+ * unsorted (no temporary table for the union); the caller sorts them by partition and seq. The indexes are forced:
+ * once a drain has deleted rows, MariaDB planned a branch as a scan of the primary key from `seq > after` (80-110 ms
+ * a branch, against 0.1 ms on the partition index).
  */
 export function readPartitionsSql(names: MysqlTableNames, requests: readonly PartitionReadRequest[], settled: ReadonlySet<number>): string {
   const o = names.outbox;
   const select = (partition: number, source: string, condition: string, limit: number) => `(SELECT ${partition} AS partition_no, '${source}' AS source,
       CAST(o.seq AS CHAR) AS seq, o.id, o.topic, o.type, o.\`key\`, o.payload AS payload_json, o.payload_bytes, o.content_type,
       o.headers, DATE_FORMAT(o.created_at, '${ISO}') AS created_at, o.attempts + 1 AS attempts, o.last_error,
-      (SELECT CONCAT(h.seq, ' ', GREATEST(0, CEIL(TIMESTAMPDIFF(MICROSECOND, ${MYSQL_NOW}, h.due_at) / 1000))) FROM ${o} h
+      (SELECT CONCAT(h.seq, ' ', GREATEST(0, CEIL(TIMESTAMPDIFF(MICROSECOND, ${MYSQL_NOW}, h.due_at) / 1000))) FROM ${o} h FORCE INDEX (${quoteMysql(`${names.table}_held_key_idx`)})
         WHERE h.held_key = o.\`key\` AND h.seq < o.seq
         ORDER BY h.seq DESC LIMIT 1) AS waits
-    FROM ${o} o WHERE o.partition_no = ${partition} AND o.state = 'pending' AND ${condition}
+    FROM ${o} o FORCE INDEX (${quoteMysql(`${names.table}_read_idx`)}) WHERE o.partition_no = ${partition} AND o.state = 'pending' AND ${condition}
     ORDER BY o.seq LIMIT ${limit})`;
   const branches = requests.flatMap((r) => {
     const after = r.after ?? '0';
