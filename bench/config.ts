@@ -1,8 +1,14 @@
+import { tmpdir } from 'node:os';
+
 /** Where the services are and how big each scenario is; the only knobs of the benchmark. */
 export const services = Object.freeze({
   postgresUrl: process.env.OUTBOXER_BENCH_DATABASE_URL ?? process.env.OUTBOXER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
   amqpUrl: process.env.OUTBOXER_BENCH_AMQP_URL ?? process.env.OUTBOXER_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
   natsUrl: process.env.OUTBOXER_BENCH_NATS_URL ?? process.env.OUTBOXER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
+  /** MariaDB of the `outboxer-mariadb` contender: each contender creates a database of its own there and drops it. */
+  mysqlUrl: process.env.OUTBOXER_BENCH_MYSQL_URL ?? process.env.OUTBOXER_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
+  /** Where the `outboxer-sqlite` contender's files go (a directory each, removed afterwards): a disk, as in production. */
+  sqliteDirectory: process.env.OUTBOXER_BENCH_SQLITE_DIR ?? tmpdir(),
 });
 
 export type SizeName = 'smoke' | 'full';

@@ -44,7 +44,8 @@ export function renderMarkdown(result: BenchResult): string {
     `## Run ${c.date} (size: ${result.size}${overrides.length > 0 ? `, overrides: ${overrides.map(([k, v]) => `${k}=${v}`).join(', ')}` : ''})`,
     '',
     `Machine: ${c.cpus} CPUs (${c.cpuModel}), ${c.memoryGiB} GiB RAM, load average at start ${c.loadAverageAtStart} (shared with other test suites). ` +
-      `Node ${c.node}; PostgreSQL ${c.postgres} (${Object.entries(c.postgresSettings).map(([k, v]) => `${k}=${v}`).join(', ')}); RabbitMQ ${c.rabbitmq}; NATS ${c.nats}; outboxer commit ${c.commit}.`,
+      `Node ${c.node}; PostgreSQL ${c.postgres} (${Object.entries(c.postgresSettings).map(([k, v]) => `${k}=${v}`).join(', ')}); RabbitMQ ${c.rabbitmq}; NATS ${c.nats}; ` +
+      `${c.mariadb === undefined ? '' : `MariaDB ${c.mariadb}; `}${c.sqlite === undefined ? '' : `SQLite ${c.sqlite}; `}outboxer commit ${c.commit}.`,
     '',
   ];
   for (const scenario of result.scenarios) lines.push(scenarioSection(scenario), '');

@@ -6,6 +6,8 @@ import type { ContenderFactory } from './contenders/contender.js';
 import { graphileWorkerContender } from './contenders/graphile-worker.js';
 import { naiveRelayContender } from './contenders/naive-relay.js';
 import { outboxerContender } from './contenders/outboxer.js';
+import { outboxerMysqlContender } from './contenders/outboxer-mysql.js';
+import { outboxerSqliteContender } from './contenders/outboxer-sqlite.js';
 import { pgBossContender } from './contenders/pg-boss.js';
 import { pgTransactionalOutboxContender } from './contenders/pg-transactional-outbox.js';
 import { collectConditions } from './measure/conditions.js';
@@ -32,6 +34,8 @@ interface ContenderEntry {
   readonly scenarios: string;
   /** At `--size smoke`, only with the first broker: keeps the CI run near a minute. */
   readonly oneBrokerAtSmoke?: boolean;
+  /** Its database when that is not PostgreSQL: the report's conditions then name its version and settings. */
+  readonly database?: 'mariadb' | 'sqlite';
 }
 
 function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
@@ -42,9 +46,12 @@ function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
     peer: { factory: pgTransactionalOutboxContender, scenarios: 'abcdef' },
     pgboss: { factory: pgBossContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
     graphile: { factory: graphileWorkerContender, scenarios: 'abcd', oneBrokerAtSmoke: true },
+    // issue 12: the drain and writer targets on the other databases, beside PostgreSQL's in the same run
+    'outboxer-mariadb': { factory: outboxerMysqlContender, scenarios: 'ac', database: 'mariadb' },
+    'outboxer-sqlite': { factory: outboxerSqliteContender, scenarios: 'ac', database: 'sqlite' },
   };
 }
-const DEFAULT_CONTENDERS = 'outboxer,outboxer+ops,naive,peer,pgboss,graphile';
+const DEFAULT_CONTENDERS = 'outboxer,outboxer+ops,naive,peer,pgboss,graphile,outboxer-mariadb,outboxer-sqlite';
 const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|i|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
   [--contenders ${DEFAULT_CONTENDERS}] [--set sizeKey=value ...] [--out bench/results/]`;
 
@@ -99,7 +106,8 @@ async function main(): Promise<number> {
   installQueryCounter();
   const admin = await adminClient();
   const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
-  const result: BenchResult = { size, overrides, conditions: await collectConditions(admin), scenarios: [], errors: [] };
+  const databases = new Set(chosen.flatMap((entry) => (entry.database === undefined ? [] : [entry.database])));
+  const result: BenchResult = { size, overrides, conditions: await collectConditions(admin, databases), scenarios: [], errors: [] };
   const context: Omit<ScenarioContext, 'contenders' | 'contendersOn'> = { size, sizes, brokers, admin, log };
   try {
     for (const id of ids) {

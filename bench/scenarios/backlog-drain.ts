@@ -5,7 +5,7 @@ import type { Workload } from '../support/workload.js';
 import { measureCeiling } from './ceiling-run.js';
 import { withRelaySession, settle } from './relay-session.js';
 import { aheadTargets, newResult, round, type ScenarioContext, type ScenarioResult, target } from './scenario.js';
-import { isOutboxerRelay } from '../contenders/contender.js';
+import { isOutboxerRelay, targetFor } from '../contenders/contender.js';
 
 const RELAY_CONNECTIONS = 8;
 
@@ -84,12 +84,12 @@ async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: S
     });
     result.checks.push({ name: `${broker} ${contender.name}: broker holds every confirmed message`, ok: stored === confirmed && confirmed > 0, detail: `stored ${stored}, confirmed ${confirmed}` });
     if (isOutboxerRelay(contender.name)) {
-      result.checks.push({ name: `${broker} outboxer: per-key order kept`, ok: session.order.violations === 0, detail: `${session.order.violations} publishes out of key order` });
+      result.checks.push({ name: `${broker} ${contender.name}: per-key order kept`, ok: session.order.violations === 0, detail: `${session.order.violations} publishes out of key order` });
     }
     if (!capped) {
       const pending = await contender.pending(admin);
       result.checks.push({ name: `${broker} ${contender.name}: drained all`, ok: drained && confirmed === n && pending === 0, detail: `confirmed ${confirmed}/${n}, pending rows ${pending}, failures ${clock.failures} ${clock.lastError ?? ''}`.trim() });
-      result.targets.push(target(`drain ${broker} >= 0.9 x broker ceiling`, '>= 0.9', round(ratio), (v) => v >= 0.9));
+      result.targets.push(target(targetFor(contender.name, `drain ${broker} >= 0.9 x broker ceiling`), '>= 0.9', round(ratio), (v) => v >= 0.9));
     }
   });
 }

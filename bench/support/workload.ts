@@ -13,7 +13,8 @@ export function keyOf(n: number, workload: Workload): string {
   return `k-${n % workload.keys}`;
 }
 
-function padOf(workload: Workload): number {
+/** Characters of `x` in a payload's `pad`: the payload's JSON text is `payloadBytes` long. */
+export function padOf(workload: Workload): number {
   return Math.max(0, workload.payloadBytes - 24);
 }
 

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { RelayContender } from '../contenders/contender.js';
+import type { ContenderWriter, RelayContender } from '../contenders/contender.js';
 import { LatencyHistogram } from '../measure/latency-histogram.js';
 
 export interface WriterRun {
@@ -15,6 +15,7 @@ export interface WriterRun {
 }
 
 export interface WriterOptions {
+  /** Where the writers connect, unless the contender brings its own database (`contender.writer`). */
   readonly pool: pg.Pool;
   readonly contender: RelayContender;
   readonly connections: number;
@@ -27,6 +28,33 @@ export interface WriterOptions {
   readonly firstMessage?: number | undefined;
   /** After each COMMIT returned: the id committed. */
   readonly onCommit?: ((id: string) => void) | undefined;
+}
+
+/** A writer on a client of the bench's PostgreSQL pool: the contender's transaction runner, or BEGIN, enqueues, COMMIT, after-commit call. */
+function pgWriter(client: pg.PoolClient, contender: RelayContender): ContenderWriter {
+  return {
+    async commit(first, count) {
+      const ids: string[] = [];
+      const enqueueAll = async (tx: pg.PoolClient) => {
+        for (let n = first; n < first + count; n++) ids.push(await contender.enqueue(tx, n));
+      };
+      try {
+        if (contender.transaction !== undefined) {
+          await contender.transaction(client, enqueueAll);
+        } else {
+          await client.query('BEGIN');
+          await enqueueAll(client);
+          await client.query('COMMIT');
+          contender.committed();
+        }
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      return ids;
+    },
+    release: () => client.release(),
+  };
 }
 
 /**
@@ -45,7 +73,7 @@ export async function runWriters(options: WriterOptions): Promise<WriterRun> {
   const started = performance.now();
   const end = started + seconds * 1000;
   const writer = async (index: number): Promise<void> => {
-    const client = await pool.connect();
+    const connection = contender.writer === undefined ? pgWriter(await pool.connect(), contender) : await contender.writer();
     try {
       const interval = rate === undefined ? 0 : (1000 * connections * perTransaction) / rate;
       let due = started + (interval * index) / connections;
@@ -57,30 +85,20 @@ export async function runWriters(options: WriterOptions): Promise<WriterRun> {
           due += interval;
         }
         const begun = performance.now();
+        const first = next;
+        next += perTransaction;
         try {
-          const ids: string[] = [];
-          const enqueueAll = async (tx: pg.PoolClient) => {
-            for (let i = 0; i < perTransaction; i++) ids.push(await contender.enqueue(tx, next++));
-          };
-          if (contender.transaction !== undefined) {
-            await contender.transaction(client, enqueueAll);
-          } else {
-            await client.query('BEGIN');
-            await enqueueAll(client);
-            await client.query('COMMIT');
-            contender.committed();
-          }
+          const ids = await connection.commit(first, perTransaction);
           transactionLatency.record(performance.now() - begun);
           commits++;
           if (onCommit !== undefined) for (const id of ids) onCommit(id);
         } catch (error) {
           errors++;
           lastError = error instanceof Error ? error.message : String(error);
-          await client.query('ROLLBACK').catch(() => undefined);
         }
       }
     } finally {
-      client.release();
+      connection.release();
     }
   };
   await Promise.all(Array.from({ length: connections }, (_, index) => writer(index)));

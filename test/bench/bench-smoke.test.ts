@@ -68,6 +68,18 @@ describe('npm run bench -- --size smoke', () => {
     }
   });
 
+  it('(a, c) run outboxer on MariaDB and SQLite beside PostgreSQL: each drains the whole backlog in key order and has a writer ratio', () => {
+    for (const name of ['outboxer (MariaDB)', 'outboxer (SQLite)']) {
+      for (const broker of ['rabbitmq', 'nats']) {
+        expect(metric(scenario('a'), name, 'confirmed', broker)).toBe(sizes.smoke.drainMessages);
+        expect(metric(scenario('a'), name, 'keyOrderViolations', broker)).toBe(0);
+        expect(Number.isFinite(scenario('a').targets.find((t) => t.name === `drain ${broker} >= 0.9 x broker ceiling (${name})`)?.value)).toBe(true);
+      }
+      expect(metric(scenario('c'), name, 'stoppedTxPerSecond')).toBeGreaterThan(0);
+      expect(Number.isFinite(scenario('c').targets.find((t) => t.name === `writer throughput with relay >= 0.9 x without (${name})`)?.value)).toBe(true);
+    }
+  });
+
   it('(b) measures finite commit-to-confirm latencies and every commit is confirmed', () => {
     const b = scenario('b');
     const rate = sizes.smoke.steadyRates[0] as number;
@@ -87,7 +99,7 @@ describe('npm run bench -- --size smoke', () => {
 
   it('(c, d, e, f) produce numbers for every contender that runs in them', () => {
     const relays = ['outboxer', 'naive relay', 'pg-transactional-outbox (polling)'];
-    for (const [id, name, contenders] of [['c', 'ratio', [...relays, 'pg-boss', 'graphile-worker']], ['d', 'perSecond', [...relays, 'pg-boss', 'graphile-worker']], ['e', 'p99Ratio', relays], ['f', 'ratio', relays]] as const) {
+    for (const [id, name, contenders] of [['c', 'ratio', [...relays, 'pg-boss', 'graphile-worker', 'outboxer (MariaDB)', 'outboxer (SQLite)']], ['d', 'perSecond', [...relays, 'pg-boss', 'graphile-worker']], ['e', 'p99Ratio', relays], ['f', 'ratio', relays]] as const) {
       const s = scenario(id);
       expect(s.rows.map((r) => r.contender)).toEqual(contenders);
       for (const row of s.rows) expect(Number.isFinite(metric(s, row.contender, name))).toBe(true);
