@@ -9,8 +9,8 @@ import { grantPartitions } from './grant-partitions.js';
 import { readCommitted } from '../read-committed.js';
 import { readMembership } from './read-membership.js';
 import { reapRelays, removeRelays } from './reap-relays.js';
+import { checkJoin } from '../../shared/join-checks.js';
 
-const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The partition leases of one outbox table on MariaDB or MySQL; reached as `store.leases`. Every time is the
@@ -26,13 +26,7 @@ export class MysqlRelayLeases implements RelayLeases {
   }
 
   async join(relay: { readonly name: string; readonly leaseMs: number }): Promise<Membership> {
-    if (typeof relay.name !== 'string' || relay.name === '' || Buffer.byteLength(relay.name) > 200) {
-      const got = typeof relay.name === 'string' ? `${Buffer.byteLength(relay.name)} bytes` : typeof relay.name;
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: relay name must be 1 to 200 bytes (host and pid, for operators); got ${got}`);
-    }
-    if (!Number.isSafeInteger(relay.leaseMs) || relay.leaseMs < 1 || relay.leaseMs > MAX_LEASE_MS) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}; got ${String(relay.leaseMs)}`);
-    }
+    checkJoin(relay);
     const relayId = randomUUID();
     await this.#database.query(
       `INSERT INTO ${this.#names.relays} (relay_id, name, lease_ms, expires_at)

@@ -11,6 +11,7 @@ import { joinRelay } from './join-relay.js';
 import { leaseTables, type LeaseStatement, type LeaseTables } from './lease-tables.js';
 import { heartbeat, readMembership } from './membership.js';
 import { deleteRelay, freePartitions, reapRelays } from './reap-relays.js';
+import { checkJoin } from '../../shared/join-checks.js';
 
 interface MembershipRow {
   alive: boolean;
@@ -24,7 +25,6 @@ interface MembershipRow {
   grants_open: boolean;
 }
 
-const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
 
 /** The partition leases of one outbox table on PostgreSQL or PGlite; reached as `store.leases`. */
 export class PostgresRelayLeases implements RelayLeases {
@@ -42,13 +42,7 @@ export class PostgresRelayLeases implements RelayLeases {
   }
 
   async join(relay: { readonly name: string; readonly leaseMs: number }): Promise<Membership> {
-    if (typeof relay.name !== 'string' || relay.name === '' || Buffer.byteLength(relay.name) > 200) {
-      const got = typeof relay.name === 'string' ? `${Buffer.byteLength(relay.name)} bytes` : typeof relay.name;
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: relay name must be 1 to 200 bytes (host and pid, for operators); got ${got}`);
-    }
-    if (!Number.isSafeInteger(relay.leaseMs) || relay.leaseMs < 1 || relay.leaseMs > MAX_LEASE_MS) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}; got ${String(relay.leaseMs)}`);
-    }
+    checkJoin(relay);
     const relayId = randomUUID();
     await this.#run(this.#database, joinRelay, relayId, relay.name, relay.leaseMs);
     return this.membership(relayId);

@@ -6,8 +6,8 @@ import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
 import { sqliteLeaseStatements, type SqliteLeaseStatements } from './sqlite-lease-statements.js';
 import { readMembership } from './sqlite-membership.js';
 import { inReadSnapshot } from './sqlite-read-snapshot.js';
+import { checkJoin } from '../../shared/join-checks.js';
 
-const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
 const NOW = `SELECT ${SQLITE_NOW_MS} AS now`;
 
 type GiveBack = readonly Pick<PartitionLease, 'partition' | 'epoch'>[];
@@ -29,13 +29,7 @@ export class SqliteRelayLeases implements RelayLeases {
   }
 
   async join(relay: { readonly name: string; readonly leaseMs: number }): Promise<Membership> {
-    if (typeof relay.name !== 'string' || relay.name === '' || Buffer.byteLength(relay.name) > 200) {
-      const got = typeof relay.name === 'string' ? `${Buffer.byteLength(relay.name)} bytes` : typeof relay.name;
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: relay name must be 1 to 200 bytes (host and pid, for operators); got ${got}`);
-    }
-    if (!Number.isSafeInteger(relay.leaseMs) || relay.leaseMs < 1 || relay.leaseMs > MAX_LEASE_MS) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}; got ${String(relay.leaseMs)}`);
-    }
+    checkJoin(relay);
     const relayId = randomUUID();
     return this.#database.write(() => {
       const now = this.#now();
