@@ -4,6 +4,7 @@ import { MYSQL_NOW } from '../../stores/mysql/migrations.js';
 import { mysqlTableNames } from '../../stores/mysql/table-names.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
 import { mysqlInboxMigrationScript, runMysqlInboxMigrations, type MysqlInboxTableNames } from './inbox-migrations.js';
+import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
 
 export interface MysqlInboxStoreOptions {
   /** Database of the inbox table (qualifies its name). Default: the connection's current database. */
@@ -76,17 +77,7 @@ export class MysqlInboxStore implements InboxStore<MysqlQueryable> {
 
   async listDead(consumer: string, limit: number): Promise<InboxDeadEntry[]> {
     const { rows } = await this.#database.query(this.#sql.listDead, [consumer, limit]);
-    return rows.map((row) => ({
-      consumer: String(row.consumer),
-      id: String(row.id),
-      type: String(row.type),
-      topic: String(row.topic),
-      key: row.key === null ? null : String(row.key),
-      attempts: Number(row.attempts),
-      reason: String(row.reason),
-      firstSeenAt: new Date(String(row.first_seen_at)),
-      deadAt: new Date(String(row.dead_at)),
-    }));
+    return rows.map(inboxDeadEntryOf);
   }
 
   async purgeDead(consumer: string, ids: readonly string[] | 'all'): Promise<number> {

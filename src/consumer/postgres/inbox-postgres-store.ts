@@ -4,6 +4,7 @@ import type { TableName } from '../../stores/postgres/sql.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
 import { inboxMigrationScript, runInboxMigrations } from './inbox-migrations.js';
 import { buildInboxStatements, resolveInboxTableName, type InboxStatements } from './inbox-sql.js';
+import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
 
 export interface PostgresInboxStoreOptions {
   /** Schema of the inbox table; created by `migrate` if missing. Default `public`. */
@@ -13,18 +14,6 @@ export interface PostgresInboxStoreOptions {
 }
 
 export const POSTGRES_INBOX_DEFAULTS = Object.freeze({ schema: 'public', table: 'outbox_inbox' });
-
-interface DeadRow {
-  consumer: string;
-  id: string;
-  type: string;
-  topic: string;
-  key: string | null;
-  attempts: number;
-  reason: string;
-  first_seen_at: Date | string;
-  dead_at: Date | string;
-}
 
 const BULK_BATCH = 1000;
 const KNOWN_OPTIONS = new Set(['schema', 'table']);
@@ -78,17 +67,7 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
 
   async listDead(consumer: string, limit: number): Promise<InboxDeadEntry[]> {
     const result = await this.#database.query(this.#sql.listDead, [consumer, limit]);
-    return (result.rows as DeadRow[]).map((row) => ({
-      consumer: row.consumer,
-      id: row.id,
-      type: row.type,
-      topic: row.topic,
-      key: row.key,
-      attempts: row.attempts,
-      reason: row.reason,
-      firstSeenAt: new Date(row.first_seen_at),
-      deadAt: new Date(row.dead_at),
-    }));
+    return (result.rows as Record<string, unknown>[]).map(inboxDeadEntryOf);
   }
 
   async purgeDead(consumer: string, ids: readonly string[] | 'all'): Promise<number> {

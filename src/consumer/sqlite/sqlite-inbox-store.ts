@@ -3,6 +3,7 @@ import type { SqliteDatabase, SqliteHandle, SqliteStatementLike } from '../../st
 import { SQLITE_NOW_MS, sqliteTableNames } from '../../stores/sqlite/migrations.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
 import { runSqliteInboxMigrations, sqliteInboxMigrationScript, type SqliteInboxTableNames } from './inbox-migrations.js';
+import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
 
 export interface SqliteInboxStoreOptions {
   /** Name of the inbox table. Default `outbox_inbox`. */
@@ -68,17 +69,7 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
 
   async listDead(consumer: string, limit: number): Promise<InboxDeadEntry[]> {
     const rows = await this.#database.read(() => this.#database.all(this.#sql.listDead, [consumer, limit]));
-    return rows.map((row) => ({
-      consumer: String(row.consumer),
-      id: String(row.id),
-      type: String(row.type),
-      topic: String(row.topic),
-      key: row.key === null ? null : String(row.key),
-      attempts: Number(row.attempts),
-      reason: String(row.reason),
-      firstSeenAt: new Date(Number(row.first_seen_at)),
-      deadAt: new Date(Number(row.dead_at)),
-    }));
+    return rows.map(inboxDeadEntryOf);
   }
 
   purgeDead(consumer: string, ids: readonly string[] | 'all'): Promise<number> {
