@@ -2,6 +2,7 @@ import { ConfigurationError, OutboxerError } from './errors.js';
 import type { NewOutboxMessage, OutboxMessageInput } from './message.js';
 import type { CommitNotifier, OutboxStore, OutboxWriter, OutgoingValidator, Publisher } from './ports.js';
 import type { EnqueueInstrumentation } from './ports/enqueue-instrumentation.js';
+import { isOutboxTransaction } from './ports/outbox-transaction.js';
 import { Relay, type StoreForRelay } from './relay.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
@@ -128,12 +129,24 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   }
 
   /**
-   * Runs `work` in a transaction of `runner` (a `PgDatabase` from `fromPgPool`/`fromPglite`, or anything with
-   * `transaction(work)`) and, once it committed, calls `notifyCommitted()`: the relays of this outbox read at
-   * once, and with a `commitNotifier` so do relays elsewhere.
+   * Runs a transaction and, once it committed, calls `notifyCommitted()`: the relays of this outbox read at once,
+   * and with a `commitNotifier` so do relays elsewhere.
+   * - `outbox.transaction(() => ormTransaction)`: runs your ORM's own transaction (`() => db.transaction().execute(...)`,
+   *   `() => prisma.$transaction(...)`) and wakes the relays after it resolved; enqueue inside it through the ORM's
+   *   adapter (`fromKysely(trx)`, ...). A nested transaction's wake-up is only early, never lost: relays then poll.
+   * - `outbox.transaction(runner, work)`: runs `work` in a transaction of `runner` (a `PgDatabase` from
+   *   `fromPgPool`/`fromPglite`, or anything with `transaction(work)`).
    */
-  async transaction<T>(runner: TransactionRunner<Tx>, work: (tx: Tx) => Promise<T>): Promise<T> {
-    const result = await runner.transaction(work);
+  transaction<T>(run: () => Promise<T>): Promise<T>;
+  transaction<T, X extends Tx = Tx>(runner: TransactionRunner<X>, work: (tx: X) => Promise<T>): Promise<T>;
+  async transaction<T, X extends Tx = Tx>(runner: TransactionRunner<X> | (() => Promise<T>), work?: (tx: X) => Promise<T>): Promise<T> {
+    let result: T;
+    if (work === undefined) {
+      if (typeof runner !== 'function') throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'outbox.transaction takes a function that runs your transaction, or a runner and the work to run in it');
+      result = await (runner as () => Promise<T>)();
+    } else {
+      result = await (runner as TransactionRunner<X>).transaction(work);
+    }
     this.notifyCommitted();
     return result;
   }
@@ -183,7 +196,7 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
 
 /** The run-time half of `RefuseAutocommit`, for JavaScript callers and values typed loosely. */
 function refuseAutocommit(tx: unknown): void {
-  if (typeof tx !== 'object' || tx === null) return;
+  if (typeof tx !== 'object' || tx === null || isOutboxTransaction(tx)) return;
   // `in` only: the caller's transaction object is never read or called
   // a better-sqlite3 connection is the transaction itself: its store checks `inTransaction` at the insert
   if ('inTransaction' in tx) return;

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
+import type { PgTransactionInput } from '../../src/stores/postgres/pg-transaction.js';
 import { services, uniqueName } from '../support/services.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -29,7 +30,7 @@ async function setup(preparedStatements?: boolean) {
   return { schema, client, pool, store, prepared };
 }
 
-async function enqueueOn(client: pg.Client, outbox: Outbox<SqlExecutor>): Promise<void> {
+async function enqueueOn(client: pg.Client, outbox: Outbox<PgTransactionInput, PostgresOutboxStore>): Promise<void> {
   await client.query('BEGIN');
   await outbox.enqueue(client, { topic: 'orders.created', type: 'OrderCreated', key: 'o-1', payload: { n: 1 } });
   await client.query('COMMIT');

@@ -1,3 +1,5 @@
+import { withOwnTransaction } from './own-transactions.js';
+
 /**
  * The structural views of `mysql2/promise` the store needs: no runtime import of mysql2 here, so the subpath
  * loads without it and the types do not depend on its version.
@@ -95,7 +97,8 @@ export function fromMysqlPool(pool: MysqlPoolLike, options: { readonly ownsPool?
       withConnection(async (connection) => {
         await connection.beginTransaction();
         try {
-          const result = await work(mysqlExecutor(connection), connection);
+          const tx = mysqlExecutor(connection);
+          const result = await withOwnTransaction(tx, () => work(tx, connection));
           await connection.commit();
           return result;
         } catch (error) {

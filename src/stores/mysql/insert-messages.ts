@@ -1,5 +1,5 @@
 import { bodyBytes, bodyByteLength, type NewOutboxMessage } from '../../core/message.js';
-import type { MysqlExecutor } from './database.js';
+import type { OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { MYSQL_NOW } from './migrations.js';
 import type { MysqlTableNames } from './table-names.js';
 
@@ -12,7 +12,7 @@ const MAX_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
  * with the first message's id), then the rows in input order (a multi-row INSERT numbers its rows in order; a batch
  * too large for one packet is split into several statements, still in order). Returns the effective id of each.
  */
-export async function insertMessages(tx: MysqlExecutor, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+export async function insertMessages(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
   if (messages.length === 0) return [];
   const firstIds = await reserveIdempotencyKeys(tx, names, messages);
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(padded(m.idempotencyKey)) ?? m.id)));
@@ -76,7 +76,7 @@ function padded(key: string): string {
  * winning. A concurrent insert of the same key waits on the primary key until the other transaction ends. The
  * read that follows is a locking read: it sees the latest committed row, not the caller's older snapshot.
  */
-async function reserveIdempotencyKeys(tx: MysqlExecutor, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
+async function reserveIdempotencyKeys(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
   const firstByKey = new Map<string, string>();
   for (const m of messages) {
     if (m.idempotencyKey !== null && !firstByKey.has(padded(m.idempotencyKey))) firstByKey.set(padded(m.idempotencyKey), m.id);
@@ -84,9 +84,16 @@ async function reserveIdempotencyKeys(tx: MysqlExecutor, names: MysqlTableNames,
   const firstIds = new Map<string, string>();
   if (firstByKey.size === 0) return firstIds;
   const rows = [...firstByKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  // ON DUPLICATE KEY rather than INSERT IGNORE: IGNORE would also turn other errors into warnings
-  await tx.query(`INSERT INTO ${names.idempotency} (idempotency_key, message_id) VALUES ? ON DUPLICATE KEY UPDATE message_id = message_id`, [rows]);
-  const found = await tx.query(`SELECT idempotency_key, message_id FROM ${names.idempotency} WHERE idempotency_key IN (?) LOCK IN SHARE MODE`, [rows.map(([key]) => key)]);
+  // ON DUPLICATE KEY rather than INSERT IGNORE: IGNORE would also turn other errors into warnings. Placeholders
+  // spelled out: an ORM's driver may not expand arrays as mysql2 does
+  await tx.query(
+    `INSERT INTO ${names.idempotency} (idempotency_key, message_id) VALUES ${rows.map(() => '(?, ?)').join(', ')} ON DUPLICATE KEY UPDATE message_id = message_id`,
+    rows.flat(),
+  );
+  const found = await tx.query(
+    `SELECT idempotency_key, message_id FROM ${names.idempotency} WHERE idempotency_key IN (${rows.map(() => '?').join(', ')}) LOCK IN SHARE MODE`,
+    rows.map(([key]) => key),
+  );
   for (const row of found.rows) firstIds.set(padded(String(row.idempotency_key)), String(row.message_id));
   return firstIds;
 }

@@ -1,4 +1,4 @@
-import { ConfigurationError, OutboxerError } from '../../core/errors.js';
+import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
   OutboxGauges,
@@ -14,8 +14,10 @@ import type {
   TopicPause,
 } from '../../core/ports.js';
 import { checkProcessPrivilege, isConnectTimeout, isSilentServer, mysqlCheckError, mysqlNotMigrated, type MysqlServerAddress } from './connection-errors.js';
-import { mysqlExecutor, type MysqlDatabase, type MysqlExecutor, type MysqlQueryable } from './database.js';
+import type { MysqlDatabase } from './database.js';
 import { insertMessages } from './insert-messages.js';
+import { toMysqlTransaction, type MysqlTransactionInput } from './mysql-transaction.js';
+import { proveMysqlTransaction } from './prove-transaction.js';
 import { MysqlRelayLeases } from './leases/mysql-relay-leases.js';
 import { applyMysqlMigrations, missingMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from './migration-runner.js';
 import { MYSQL_NOW, mysqlMigrations } from './migrations.js';
@@ -48,7 +50,7 @@ export interface MysqlStoreOptions {
  * The caller's transaction: a mysql2 connection inside `beginTransaction()` (or with autocommit off), or the `tx`
  * that `MysqlDatabase.transaction` (and so `outbox.transaction(fromMysqlPool(pool), work)`) hands out.
  */
-export type MysqlTransaction = MysqlQueryable | MysqlExecutor;
+export type MysqlTransaction = MysqlTransactionInput;
 
 /** A database handle that may know its server's address (for telling a silent foreign server from an outage). */
 type AddressedDatabase = MysqlDatabase & { readonly server?: MysqlServerAddress };
@@ -94,9 +96,16 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
     this.reader = new MysqlPartitionReader(database, names, { retainPublished: this.retainPublishedMs > 0 });
   }
 
+  /**
+   * Inserts in the caller's open transaction: a mysql2 connection after beginTransaction(), the tx of
+   * `outbox.transaction(fromMysqlPool(pool), ...)`, or an adapter's (`fromKnex(trx)`, ...). A pool, or a handle outside
+   * any transaction, is refused (`OUTBOXER_NOT_IN_TRANSACTION`), writing nothing.
+   */
   async insert(tx: MysqlTransaction, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
-    const executor = await this.#inTransaction(tx);
-    return insertMessages(executor, this.tableNames, messages);
+    if (messages.length === 0) return [];
+    const transaction = toMysqlTransaction(tx);
+    await proveMysqlTransaction(transaction);
+    return insertMessages(transaction, this.tableNames, messages);
   }
 
   async purgePublished(limit: number): Promise<number> {
@@ -201,34 +210,6 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   async close(): Promise<void> {
     await this.#database.close();
   }
-
-  /**
-   * The executor of the caller's transaction. Refuses a pool (each statement would commit on its own) and a
-   * connection outside a transaction with autocommit on: `DO 0` costs one round trip, and the server's status
-   * flags in its reply (SERVER_STATUS_IN_TRANS = 1, SERVER_STATUS_AUTOCOMMIT = 2) say where the session stands, on
-   * MariaDB and MySQL alike. The tx of `MysqlDatabase.transaction` is an executor inside its own transaction.
-   */
-  async #inTransaction(tx: MysqlTransaction): Promise<MysqlExecutor> {
-    if ('getConnection' in tx) throw notInTransaction('a connection pool');
-    if (!('beginTransaction' in tx || 'execute' in tx)) return tx as MysqlExecutor;
-    const connection = tx as MysqlQueryable;
-    const [header] = await connection.query('DO 0');
-    const status = Number((header as { serverStatus?: unknown } | null)?.serverStatus);
-    if (Number.isInteger(status) && (status & IN_TRANSACTION) === 0 && (status & AUTOCOMMIT) !== 0) {
-      throw notInTransaction('a connection outside a transaction');
-    }
-    return mysqlExecutor(connection);
-  }
 }
 
 const STORE_OPTIONS: readonly string[] = ['database', 'table', 'retainPublishedMs', 'idempotencyWindowMs', 'partitionCount'];
-const IN_TRANSACTION = 1;
-const AUTOCOMMIT = 2;
-
-function notInTransaction(what: string): OutboxerError {
-  return new OutboxerError(
-    'OUTBOXER_NOT_IN_TRANSACTION',
-    `insert was given ${what}, on which each statement commits on its own: the message would be stored even if your transaction rolled back. ` +
-      'Pass a mysql2 connection after beginTransaction() (await pool.getConnection(), then await conn.beginTransaction()), or use outbox.transaction(fromMysqlPool(pool), async (tx) => outbox.enqueue(tx, message)).',
-  );
-}

@@ -6,8 +6,14 @@ export interface PgliteLike {
   exec(text: string): Promise<readonly QueryResultLike[]>;
 }
 
+/** A PGlite transaction: `closed` once it committed or rolled back. */
+export interface PgliteTransactionLike extends PgliteLike {
+  readonly closed: boolean;
+  rollback(): Promise<void>;
+}
+
 export interface PgliteInstanceLike extends PgliteLike {
-  transaction<T>(work: (tx: PgliteLike) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: PgliteTransactionLike) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -32,7 +38,8 @@ export function fromPglite(db: PgliteInstanceLike, options: { ownsDatabase?: boo
   const executor = pgliteExecutor(db);
   return {
     query: executor.query,
-    transaction: (work) => db.transaction((tx) => work(pgliteExecutor(tx))),
+    // keeps what tells the store the transaction is open (`closed`, `rollback`) on the handle `work` gets
+    transaction: (work) => db.transaction((tx) => work(Object.assign(pgliteExecutor(tx), { get closed() { return tx.closed; }, rollback: () => tx.rollback() }))),
     session: (work) => work(executor),
     async close() {
       if (options.ownsDatabase === true) await db.close();

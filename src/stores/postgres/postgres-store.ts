@@ -4,7 +4,9 @@ import type { OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, Partition
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
 import { PostgresPartitionReader } from './reader/postgres-partition-reader.js';
-import { insertMessages } from './insert-messages.js';
+import { insertMessages, type PostgresWriter } from './insert-messages.js';
+import { toPgTransaction, type PgTransactionInput } from './pg-transaction.js';
+import { buildWriterStatements } from './writer-statements.js';
 import { PostgresOperatorQueries } from './operator/postgres-operator-queries.js';
 import { readGauges } from './gauges-sql.js';
 import type { OutboxGauges } from '../../core/ports/outbox-operator.js';
@@ -59,7 +61,7 @@ interface StatsRow {
 const BULK_BATCH = 1000;
 
 /** The PostgreSQL store; the same SQL serves `pg` and PGlite (see `fromPgPool` and `fromPglite`). */
-export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStore, OutboxOperator, OutboxSchema {
+export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, RelayStore, OutboxOperator, OutboxSchema {
   readonly tableName: TableName;
   readonly retainPublishedMs: number;
   readonly idempotencyWindowMs: number;
@@ -70,6 +72,7 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
   readonly reader: PartitionReader;
   readonly #database: PgDatabase;
   readonly #run: RunStatement;
+  readonly #writer: PostgresWriter;
   readonly #operator: PostgresOperatorQueries;
 
   constructor(database: PgDatabase, options: PostgresStoreOptions = {}) {
@@ -92,11 +95,16 @@ export class PostgresOutboxStore implements OutboxWriter<SqlExecutor>, RelayStor
     const statements = nameStatements(buildStatements(this.tableName));
     const prepare = this.preparedStatements;
     this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);
+    this.#writer = Object.freeze({ statements: buildWriterStatements(this.tableName), prepare });
     this.#operator = new PostgresOperatorQueries(database, this.tableName, prepare);
   }
 
-  insert(tx: SqlExecutor, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
-    return insertMessages(tx, this.#run, messages);
+  /**
+   * Inserts in the caller's open transaction: a pg client inside BEGIN, a PGlite transaction, or an adapter's
+   * (`fromKysely(trx)`, ...). A handle outside any transaction is refused (`OUTBOXER_NOT_IN_TRANSACTION`), writing nothing.
+   */
+  async insert(tx: PgTransactionInput, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+    return insertMessages(toPgTransaction(tx), this.#writer, messages);
   }
 
   async purgePublished(limit: number): Promise<number> {

@@ -23,23 +23,7 @@ export function buildStatements(name: TableName) {
   const leaseFree = `(lease_until IS NULL OR lease_until <= now())`;
   // a v2 relay schedules a backoff or a hold in due_at; available_at is a delayed enqueue's time (older relays used it too)
   const due = `(available_at <= now() AND (due_at IS NULL OR due_at <= now()))`;
-  const inputRows = `unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[], $9::text[], $10::text[])
-        WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, payload_base64, content_type, ord)`;
   return Object.freeze({
-    /* A delayed message (availableAt or delayMs) is also scheduled: `due_at` = its available time, for the read's due branch. */
-    insert: `INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at, due_at)
-      SELECT m.id, m.topic, m.type, m.key, m.payload::json, decode(m.payload_base64, 'base64'), m.content_type, m.headers::jsonb,
-        a.available, CASE WHEN m.available_at IS NOT NULL OR m.delay_ms > 0 THEN a.available END
-      FROM ${inputRows}
-      CROSS JOIN LATERAL (SELECT COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond') AS available) a
-      ORDER BY m.ord`,
-
-    /* Concurrent enqueues of one key wait on the primary key, so exactly one of them stores its message. */
-    reserveKeys: `INSERT INTO ${keys} (idempotency_key, message_id)
-      SELECT k, m FROM unnest($1::text[], $2::uuid[]) AS r(k, m)
-      ON CONFLICT (idempotency_key) DO NOTHING
-      RETURNING idempotency_key, message_id::text AS message_id`,
-    findKeys: `SELECT idempotency_key, message_id::text AS message_id FROM ${keys} WHERE idempotency_key = ANY($1::text[])`,
     purgeKeys: `DELETE FROM ${keys} WHERE idempotency_key IN (
         SELECT idempotency_key FROM ${keys} WHERE created_at < now() - $1::int8 * interval '1 millisecond'
         ORDER BY created_at LIMIT $2)`,

@@ -5,6 +5,8 @@ import { OutboxerError } from '../../core/errors.js';
  * it and the types do not depend on its version.
  */
 export interface SqliteStatementLike {
+  /** Whether the statement returns rows (better-sqlite3 sets it). */
+  readonly reader?: boolean;
   run(...params: unknown[]): { readonly changes: number; readonly lastInsertRowid: number | bigint };
   all(...params: unknown[]): unknown[];
   get(...params: unknown[]): unknown;

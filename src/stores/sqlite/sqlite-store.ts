@@ -6,6 +6,7 @@ import type {
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
 import type { SqliteDatabase, SqliteHandle } from './database.js';
 import { insertSqliteMessages } from './insert-messages.js';
+import { proveSqliteTransaction, toSqliteTransaction, type SqliteTransactionInput } from './sqlite-transaction.js';
 import { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';
 import { applySqliteMigrations, missingSqliteMigrations, type ResolvedSqliteMigration, sqliteMigrationScript } from './migration-runner.js';
 import { SQLITE_NOW_MS, sqliteMigrations, sqliteTableNames, type SqliteTableNames } from './migrations.js';
@@ -38,7 +39,7 @@ const OPTIONS: readonly string[] = ['table', 'retainPublishedMs', 'idempotencyWi
  * connection, inside their transaction; everything else runs on the store's `database`, one connection with
  * serialized `BEGIN IMMEDIATE` writes. One writer at a time per file, so seq order is commit order.
  */
-export class SqliteOutboxStore implements OutboxWriter<SqliteHandle>, RelayStore, OutboxOperator, OutboxSchema {
+export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, RelayStore, OutboxOperator, OutboxSchema {
   readonly database: SqliteDatabase;
   readonly tableNames: SqliteTableNames;
   readonly retainPublishedMs: number;
@@ -73,15 +74,15 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteHandle>, RelayStore
   }
 
   /**
-   * Inserts synchronously on the caller's better-sqlite3 connection, inside the transaction it has open
-   * (`OUTBOXER_NOT_IN_TRANSACTION` otherwise); never commits or rolls it back.
+   * Inserts in the caller's open transaction: a better-sqlite3 connection inside BEGIN ... COMMIT, or an adapter's
+   * (`fromKysely(trx)`, ...); a handle outside any transaction is refused (`OUTBOXER_NOT_IN_TRANSACTION`), writing
+   * nothing. Never commits or rolls it back.
    */
-  insert(tx: SqliteHandle, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
-    try {
-      return Promise.resolve(insertSqliteMessages(tx, this.tableNames, messages));
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
+  async insert(tx: SqliteTransactionInput, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+    if (messages.length === 0) return [];
+    const transaction = toSqliteTransaction(tx);
+    await proveSqliteTransaction(transaction);
+    return insertSqliteMessages(transaction, this.tableNames, messages);
   }
 
   async purgePublished(limit: number): Promise<number> {

@@ -1,0 +1,47 @@
+import { quoteIdentifier } from '../../core/identifiers.js';
+import { nameStatements, type NamedStatement } from './named-statement.js';
+import type { TableName } from './sql.js';
+
+/** The transaction-local setting the probe sets: it lives exactly as long as the caller's transaction block. */
+export const IN_TRANSACTION_SETTING = 'outboxer.in_transaction';
+
+/**
+ * The probe for a handle whose driver cannot vouch for its transaction. Outside a transaction block, the setting
+ * dies with the probe's own implicit transaction; inside one, it lasts until COMMIT or ROLLBACK. The guarded
+ * statements write only where they still see it, so a handle outside any block writes nothing at all: the proof
+ * is in the same statement as the write, not in a check before it.
+ */
+export const PROBE_SQL = `SELECT set_config('${IN_TRANSACTION_SETTING}', 'on', true)`;
+
+export interface WriterStatements {
+  readonly insert: NamedStatement;
+  readonly reserveKeys: NamedStatement;
+  readonly findKeys: NamedStatement;
+}
+
+/** The writer's statements twice: `vouched` for a transaction the driver vouches for, `guarded` after the probe. */
+export function buildWriterStatements(name: TableName): { readonly vouched: WriterStatements; readonly guarded: WriterStatements } {
+  return Object.freeze({ vouched: writerStatements(name, 'true'), guarded: writerStatements(name, `current_setting('${IN_TRANSACTION_SETTING}', true) = 'on'`) });
+}
+
+function writerStatements(name: TableName, guard: string): WriterStatements {
+  const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
+  const keys = `${quoteIdentifier(name.schema)}.${quoteIdentifier(`${name.table}_idempotency`)}`;
+  return nameStatements({
+    /* A delayed message (availableAt or delayMs) is also scheduled: `due_at` = its available time, for the read's due branch. */
+    insert: `INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at, due_at)
+      SELECT m.id, m.topic, m.type, m.key, m.payload::json, decode(m.payload_base64, 'base64'), m.content_type, m.headers::jsonb,
+        a.available, CASE WHEN m.available_at IS NOT NULL OR m.delay_ms > 0 THEN a.available END
+      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[], $9::text[], $10::text[])
+        WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, payload_base64, content_type, ord)
+      CROSS JOIN LATERAL (SELECT COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond') AS available) a
+      WHERE ${guard}
+      ORDER BY m.ord`,
+    /* Concurrent enqueues of one key wait on the primary key, so exactly one of them stores its message. */
+    reserveKeys: `INSERT INTO ${keys} (idempotency_key, message_id)
+      SELECT k, m FROM unnest($1::text[], $2::uuid[]) AS r(k, m) WHERE ${guard}
+      ON CONFLICT (idempotency_key) DO NOTHING
+      RETURNING idempotency_key, message_id::text AS message_id`,
+    findKeys: `SELECT idempotency_key, message_id::text AS message_id FROM ${keys} WHERE idempotency_key = ANY($1::text[]) AND ${guard}`,
+  });
+}
