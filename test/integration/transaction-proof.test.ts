@@ -64,6 +64,27 @@ describe('the proof that a handle is inside an open transaction', () => {
     }
   });
 
+  it('refuses a pg client whose COMMIT just failed (a deferred constraint), even before its new status arrived', async () => {
+    const fixture = await postgres();
+    const outbox = new Outbox(fixture.store);
+    await fixture.pool.query(`CREATE TABLE "${fixture.schema}".once (id int UNIQUE DEFERRABLE INITIALLY DEFERRED)`);
+    const client = await fixture.pool.connect();
+    try {
+      for (let round = 0; round < 20; round++) {
+        await client.query('BEGIN');
+        await client.query(`INSERT INTO "${fixture.schema}".once VALUES (1), (1)`);
+        const enqueued = client.query('COMMIT').then(
+          () => 'committed',
+          () => outbox.enqueue(client, message).then(() => 'enqueued', (error: { code?: string }) => error.code),
+        );
+        expect(await enqueued).toBe('OUTBOXER_NOT_IN_TRANSACTION');
+      }
+    } finally {
+      client.release();
+    }
+    expect((await fixture.store.stats()).pending).toBe(0);
+  });
+
   it('proves an unvouched PostgreSQL handle in the database: inside BEGIN it writes, outside it writes nothing', async () => {
     const fixture = await postgres();
     const outbox = new Outbox(fixture.store);

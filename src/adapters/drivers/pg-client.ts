@@ -14,13 +14,16 @@ export function isPgClient(value: object): value is PgClientLike {
 }
 
 /**
- * What the protocol said of the client's transaction at its last ReadyForQuery. Only an idle client vouches: a
- * statement still queued (a COMMIT that was not awaited) would run before ours, so then nothing is vouched for and
- * the store asks the database.
+ * What the protocol said of the client's transaction at its last ReadyForQuery. Only an idle client that has seen
+ * the ReadyForQuery of its last statement vouches: a statement still queued (a COMMIT that was not awaited) would
+ * run before ours, so then nothing is vouched for and the store asks the database.
  */
 export function pgClientStatus(client: PgClientLike): TransactionStatus | undefined {
-  const queue = client as { _queryQueue?: unknown; _activeQuery?: unknown };
+  const queue = client as { _queryQueue?: unknown; _activeQuery?: unknown; readyForQuery?: unknown };
   if (!Array.isArray(queue._queryQueue) || queue._queryQueue.length > 0 || (queue._activeQuery ?? null) !== null) return undefined;
+  // a failed statement's promise rejects at its ErrorResponse, before the ReadyForQuery that carries the new status:
+  // until that arrives, the status is the one from before (a failed COMMIT would still say `T`)
+  if (queue.readyForQuery !== true) return undefined;
   const status = typeof client.getTransactionStatus === 'function' ? client.getTransactionStatus() : undefined;
   if (status === 'T') return 'open';
   if (status === 'I') return 'closed';
