@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,13 @@ describe('published package surface', () => {
     ['outboxer/pglite', ['PostgresOutboxStore', 'fromPglite']],
     ['outboxer/mysql', ['MysqlOutboxStore', 'fromMysqlPool', 'mysqlMigrations']],
     ['outboxer/sqlite', ['SqliteOutboxStore', 'openSqliteStore', 'fromBetterSqlite3', 'sqliteMigrations']],
+    ['outboxer/kysely', ['fromKysely']],
+    ['outboxer/knex', ['fromKnex']],
+    ['outboxer/drizzle', ['fromDrizzle', 'betterSqliteTransaction']],
+    ['outboxer/prisma', ['fromPrisma', 'PRISMA_FIX']],
+    ['outboxer/typeorm', ['fromTypeOrm']],
+    ['outboxer/mikro-orm', ['fromMikroOrm']],
+    ['outboxer/sequelize', ['fromSequelize']],
     ['outboxer/rabbitmq', ['createRabbitMqPublisher']],
     ['outboxer/nats', ['createNatsPublisher']],
     ['outboxer/console', ['createConsolePublisher']],
@@ -43,10 +50,23 @@ describe('published package surface', () => {
   });
 
   it('has no side effects at import: importing every entry point prints nothing and leaves no handle open', async () => {
-    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/mysql','outboxer/sqlite','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats','outboxer/consumer/mysql','outboxer/consumer/sqlite','outboxer/metrics','outboxer/otel','outboxer/http']) await import(s);`;
+    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/mysql','outboxer/sqlite','outboxer/kysely','outboxer/knex','outboxer/drizzle','outboxer/prisma','outboxer/typeorm','outboxer/mikro-orm','outboxer/sequelize','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats','outboxer/consumer/mysql','outboxer/consumer/sqlite','outboxer/metrics','outboxer/otel','outboxer/http']) await import(s);`;
     const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
     expect(stdout).toBe('');
     expect(stderr).toBe('');
+  });
+
+  it('loads no ORM or driver at run time from an adapter subpath: each is a structural shim over the ORM you installed', async () => {
+    const adapters = join(ROOT, 'dist', 'adapters');
+    const files = readdirSync(adapters, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'));
+    expect(files.length).toBeGreaterThanOrEqual(7);
+    const bare = files.flatMap((file) =>
+      [...readFileSync(join(adapters, file), 'utf8').matchAll(/^(?:import|export)\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]|^import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)]
+        .map((match) => (match[1] ?? match[2] ?? match[3]) as string)
+        .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:'))
+        .map((specifier) => `${file} imports ${specifier}`),
+    );
+    expect(bare).toEqual([]);
   });
 
   it('is ESM-only, as the README says: require() is refused, import() from CommonJS works', async () => {
