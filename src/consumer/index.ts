@@ -6,6 +6,7 @@ export type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, Inb
 export { MessageRegistry, validateOutgoing, type MessageHandler, type OutgoingValidator } from './message-registry.js';
 export { parsePayloadJson, rebuildMessage, type RawDelivery, type ReceivedMessage } from './received-message.js';
 export { isStandardSchema, type StandardSchemaV1 } from './standard-schema.js';
+export { withOrmTransactions, type OrmTransactionsOptions, type PortClaimingInboxStore } from './with-orm-transactions.js';
 export type { ConsumerHooks } from './delivery-runner.js';
 export type { DeliveryAttempt, DeliveryInstrumentation, DeliverySource } from './delivery-instrumentation.js';
 export {

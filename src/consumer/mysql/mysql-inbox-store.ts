@@ -1,7 +1,11 @@
 import { ConfigurationError } from '../../core/errors.js';
+import { isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { mysqlExecutor, type MysqlDatabase, type MysqlExecutor, type MysqlQueryable } from '../../stores/mysql/database.js';
 import { MYSQL_NOW } from '../../stores/mysql/migrations.js';
+import { toMysqlTransaction } from '../../stores/mysql/mysql-transaction.js';
+import { proveMysqlTransaction } from '../../stores/mysql/prove-transaction.js';
 import { mysqlTableNames } from '../../stores/mysql/table-names.js';
+import { claimInTransaction } from '../claim-in-transaction.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
 import { mysqlInboxMigrationScript, runMysqlInboxMigrations, type MysqlInboxTableNames } from './inbox-migrations.js';
 import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
@@ -48,11 +52,21 @@ export class MysqlInboxStore implements InboxStore<MysqlQueryable> {
     return this.#database.transaction((executor: MysqlExecutor, connection?: MysqlQueryable) => work(connection ?? queryableOf(executor)));
   }
 
-  async claim(tx: MysqlQueryable, entry: InboxEntryRef): Promise<InboxClaim> {
-    const current = await this.#lockEntry(mysqlExecutor(tx), entry);
-    if (current.state !== 'failed') return { state: current.state, attempts: current.attempts };
-    await mysqlExecutor(tx).query(this.#sql.markProcessed, [entry.consumer, entry.id]);
-    return { state: 'claimed', attempts: current.attempts + 1 };
+  /**
+   * `tx`: the mysql2 connection of this store's own `transaction`, or a transaction of the port (an ORM's through
+   * its adapter, see `withOrmTransactions`), refused unless its driver vouches for it or the session says it is
+   * inside a transaction (the writer's proof) before anything is written.
+   */
+  claim(tx: OutboxTransaction, entry: InboxEntryRef): Promise<InboxClaim>;
+  // the handlers' own type last: `new Inbox(store, ...)` infers the handlers' `tx` from it
+  claim(tx: MysqlQueryable, entry: InboxEntryRef): Promise<InboxClaim>;
+  async claim(tx: MysqlQueryable | OutboxTransaction, entry: InboxEntryRef): Promise<InboxClaim> {
+    if (!isOutboxTransaction(tx)) return this.#claim(mysqlExecutor(tx), entry);
+    return claimInTransaction(entry, async () => {
+      const transaction = toMysqlTransaction(tx);
+      await proveMysqlTransaction(transaction);
+      return this.#claim({ query: (sql, params) => transaction.query(sql, params ?? []) }, entry);
+    });
   }
 
   recordFailure(entry: InboxEntryRef, failure: { reason: string; maxAttempts: number; dead: boolean }): Promise<InboxFailureRecord> {
@@ -106,6 +120,13 @@ export class MysqlInboxStore implements InboxStore<MysqlQueryable> {
 
   async close(): Promise<void> {
     await this.#database.close();
+  }
+
+  async #claim(tx: MysqlExecutor, entry: InboxEntryRef): Promise<InboxClaim> {
+    const current = await this.#lockEntry(tx, entry);
+    if (current.state !== 'failed') return { state: current.state, attempts: current.attempts };
+    await tx.query(this.#sql.markProcessed, [entry.consumer, entry.id]);
+    return { state: 'claimed', attempts: current.attempts + 1 };
   }
 
   /**

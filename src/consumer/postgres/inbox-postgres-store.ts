@@ -1,6 +1,11 @@
 import { ConfigurationError } from '../../core/errors.js';
+import { isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from '../../stores/postgres/database.js';
+import { toPgTransaction } from '../../stores/postgres/pg-transaction.js';
 import type { TableName } from '../../stores/postgres/sql.js';
+import { PROBE_SQL } from '../../stores/postgres/writer-statements.js';
+import { notInTransaction, vouchedOpen } from '../../stores/shared/open-transaction.js';
+import { claimInTransaction } from '../claim-in-transaction.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
 import { inboxMigrationScript, runInboxMigrations } from './inbox-migrations.js';
 import { buildInboxStatements, resolveInboxTableName, type InboxStatements } from './inbox-sql.js';
@@ -40,7 +45,33 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
     return this.#database.transaction(work);
   }
 
-  async claim(tx: SqlExecutor, entry: InboxEntryRef): Promise<InboxClaim> {
+  /**
+   * `tx`: the executor of this store's own `transaction`, or a transaction of the port (an ORM's through its
+   * adapter, see `withOrmTransactions`), which is refused unless it is proven open: by its driver, or else by the
+   * writer's probe and a claim statement that writes only where the probe's transaction still runs (inbox-sql.ts).
+   * A claim that wrote is then in the handler's transaction, and the handler's writes go through the same handle's
+   * connection (the port's contract): they commit or roll back together. A refused claim wrote nothing, and the
+   * handler does not run.
+   */
+  claim(tx: OutboxTransaction, entry: InboxEntryRef): Promise<InboxClaim>;
+  // the handlers' own type last: `new Inbox(store, ...)` infers the handlers' `tx` from it
+  claim(tx: SqlExecutor, entry: InboxEntryRef): Promise<InboxClaim>;
+  async claim(tx: SqlExecutor | OutboxTransaction, entry: InboxEntryRef): Promise<InboxClaim> {
+    if (!isOutboxTransaction(tx)) return this.#claim(tx, entry);
+    return claimInTransaction(entry, async () => {
+      const transaction = toPgTransaction(tx);
+      const executor: SqlExecutor = { query: (text, params) => transaction.query(text, params ?? []) };
+      if (await vouchedOpen(transaction)) return this.#claim(executor, entry);
+      await transaction.query(PROBE_SQL, []);
+      const proven = await transaction.query(this.#sql.guardedClaim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
+      const row = proven.rows[0] as { open?: unknown; attempts?: unknown } | undefined;
+      if (Number(row?.open) !== 1) throw notInTransaction(transaction, 'outside any transaction block (the database ran each statement as a transaction of its own)');
+      if (row?.attempts !== null && row?.attempts !== undefined) return { state: 'claimed', attempts: Number(row.attempts) };
+      return (await this.#stateOf(executor, entry)) as InboxClaim;
+    });
+  }
+
+  async #claim(tx: SqlExecutor, entry: InboxEntryRef): Promise<InboxClaim> {
     const claimed = await tx.query(this.#sql.claim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
     const row = claimed.rows[0] as { attempts: number } | undefined;
     if (row !== undefined) return { state: 'claimed', attempts: row.attempts };

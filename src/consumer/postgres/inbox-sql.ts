@@ -1,5 +1,6 @@
 import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
 import type { TableName } from '../../stores/postgres/sql.js';
+import { IN_TRANSACTION_SETTING } from '../../stores/postgres/writer-statements.js';
 
 /** Table names leave room for the index names derived from them within Postgres's 63 bytes. */
 const MAX_TABLE_BYTES = 40;
@@ -26,6 +27,22 @@ export function buildInboxStatements(name: TableName) {
         SET state = 'processed', attempts = i.attempts + 1, processed_at = clock_timestamp(), updated_at = clock_timestamp()
         WHERE i.state = 'failed'
       RETURNING i.attempts`,
+    /*
+     * The claim for a handle its driver does not vouch for, run right after the writer's probe (PROBE_SQL). The
+     * probe's transaction-local setting is still 'on' only inside the transaction block the probe ran in: a handle
+     * outside any block (autocommit, a pool, a transaction that ended) ran the probe in an implicit transaction of
+     * its own, so here the setting is gone and nothing is inserted or taken over. The proof is part of the writing
+     * statement itself, and `open` says which it was, so that "nothing claimed" is never read as "already settled".
+     */
+    guardedClaim: `WITH proof AS (SELECT current_setting('${IN_TRANSACTION_SETTING}', true) = 'on' AS open),
+      claimed AS (
+        INSERT INTO ${t} AS i (consumer, message_id, type, topic, key, state, attempts, processed_at)
+        SELECT $1::text, $2::uuid, $3::text, $4::text, $5::text, 'processed', 1, clock_timestamp() FROM proof WHERE proof.open
+        ON CONFLICT (consumer, message_id) DO UPDATE
+          SET state = 'processed', attempts = i.attempts + 1, processed_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE i.state = 'failed'
+        RETURNING i.attempts)
+      SELECT (SELECT open IS TRUE FROM proof)::int AS open, (SELECT attempts FROM claimed) AS attempts`,
     stateOf: `SELECT state, attempts FROM ${t} WHERE consumer = $1 AND message_id = $2::uuid`,
 
     recordFailure: `INSERT INTO ${t} AS i (consumer, message_id, type, topic, key, state, attempts, last_error, dead_at)

@@ -1,6 +1,9 @@
 import { ConfigurationError } from '../../core/errors.js';
+import { isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import type { SqliteDatabase, SqliteHandle, SqliteStatementLike } from '../../stores/sqlite/database.js';
 import { SQLITE_NOW_MS, sqliteTableNames } from '../../stores/sqlite/migrations.js';
+import { proveSqliteTransaction, toSqliteTransaction } from '../../stores/sqlite/sqlite-transaction.js';
+import { claimInTransaction } from '../claim-in-transaction.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
 import { runSqliteInboxMigrations, sqliteInboxMigrationScript, type SqliteInboxTableNames } from './inbox-migrations.js';
 import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
@@ -40,11 +43,26 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
     return this.#database.transaction(work);
   }
 
-  async claim(tx: SqliteHandle, entry: InboxEntryRef): Promise<InboxClaim> {
-    const current = this.#ensure(tx, entry);
-    if (current.state !== 'failed') return { state: current.state, attempts: current.attempts };
-    this.#statement(tx, this.#sql.markProcessed).run(entry.consumer, entry.id);
-    return { state: 'claimed', attempts: current.attempts + 1 };
+  /**
+   * `tx`: the connection inside this store's own `transaction`, or a transaction of the port (an ORM's through its
+   * adapter, see `withOrmTransactions`), refused unless its driver vouches for it or SQLite says it is inside a
+   * transaction (the writer's `BEGIN` probe) before anything is written.
+   */
+  claim(tx: OutboxTransaction, entry: InboxEntryRef): Promise<InboxClaim>;
+  // the handlers' own type last: `new Inbox(store, ...)` infers the handlers' `tx` from it
+  claim(tx: SqliteHandle, entry: InboxEntryRef): Promise<InboxClaim>;
+  async claim(tx: SqliteHandle | OutboxTransaction, entry: InboxEntryRef): Promise<InboxClaim> {
+    if (!isOutboxTransaction(tx)) {
+      const current = this.#ensure(tx, entry);
+      if (current.state !== 'failed') return { state: current.state, attempts: current.attempts };
+      this.#statement(tx, this.#sql.markProcessed).run(entry.consumer, entry.id);
+      return { state: 'claimed', attempts: current.attempts + 1 };
+    }
+    return claimInTransaction(entry, async () => {
+      const transaction = toSqliteTransaction(tx);
+      await proveSqliteTransaction(transaction);
+      return this.#claimThrough(transaction, entry);
+    });
   }
 
   recordFailure(entry: InboxEntryRef, failure: { reason: string; maxAttempts: number; dead: boolean }): Promise<InboxFailureRecord> {
@@ -100,6 +118,22 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
     return { state: 'failed', attempts: 0 };
   }
 
+  /**
+   * An ORM's transaction may have begun DEFERRED: its first statement here writes, so it takes the write lock at
+   * once (waiting out other writers) on the newest snapshot, where a read first would take a snapshot that a
+   * concurrent writer could make stale and fail the upgrade. The entry cannot be missing after that write in the
+   * same transaction; if it is, the statements did not reach one connection, and nothing may be read as settled.
+   */
+  async #claimThrough(tx: OutboxTransaction<'sqlite'>, entry: InboxEntryRef): Promise<InboxClaim> {
+    await tx.query(this.#sql.ensurePlaceholder, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
+    const [row] = (await tx.query(this.#sql.stateOf, [entry.consumer, entry.id])).rows;
+    if (row === undefined) throw new Error(`inbox ${entry.consumer}: the entry of message ${entry.id}, written in this transaction, is not there: the transaction's statements did not run on one connection`);
+    const current = { state: row.state as EntryState, attempts: Number(row.attempts) };
+    if (current.state !== 'failed') return { state: current.state, attempts: current.attempts };
+    await tx.query(this.#sql.markProcessed, [entry.consumer, entry.id]);
+    return { state: 'claimed', attempts: current.attempts + 1 };
+  }
+
   #statement(tx: SqliteHandle, sql: string): SqliteStatementLike {
     return tx === this.#database.handle ? this.#database.statement(sql) : tx.prepare(sql);
   }
@@ -109,6 +143,8 @@ function buildStatements(t: string) {
   return Object.freeze({
     stateOf: `SELECT state, attempts FROM ${t} WHERE consumer = ? AND message_id = ?`,
     insertPlaceholder: `INSERT INTO ${t} (consumer, message_id, type, topic, "key", state, attempts) VALUES (?, ?, ?, ?, ?, 'failed', 0)`,
+    ensurePlaceholder: `INSERT INTO ${t} (consumer, message_id, type, topic, "key", state, attempts) VALUES (?, ?, ?, ?, ?, 'failed', 0)
+      ON CONFLICT (consumer, message_id) DO NOTHING`,
     markProcessed: `UPDATE ${t} SET state = 'processed', attempts = attempts + 1, processed_at = ${SQLITE_NOW_MS}, updated_at = ${SQLITE_NOW_MS}
       WHERE consumer = ? AND message_id = ?`,
     markFailed: `UPDATE ${t} SET attempts = attempts + 1, last_error = ?, updated_at = ${SQLITE_NOW_MS},
