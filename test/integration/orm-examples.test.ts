@@ -4,21 +4,27 @@ import { freshDatabase, type FreshDatabase } from '../support/fresh-services.js'
 import { ensurePrismaClient, prismaClientDirectories } from '../support/prisma/prisma-clients.js';
 
 /**
- * examples/orms/prisma.ts, the snippet of docs/orms/prisma.md, run as a user runs it on a PostgreSQL database of its
- * own, with the client `prisma generate` made from the doc's schema (offline: no Prisma engine is downloaded).
+ * The snippets of docs/orms/<orm>.md (examples/orms/<orm>.ts), each run as a user runs it on a PostgreSQL database of
+ * its own; Prisma's with the client `prisma generate` made from the doc's schema (offline: no engine is downloaded).
  */
-describe('the Prisma example', () => {
-  beforeAll(() => ensurePrismaClient('postgresql', prismaClientDirectories.example), 180_000);
-
+describe.each([
+  ['Kysely', 'kysely'],
+  ['Drizzle', 'drizzle'],
+  ['MikroORM', 'mikro-orm'],
+  ['Prisma', 'prisma'],
+])('the %s example', (orm, file) => {
   let database: FreshDatabase | undefined;
+  beforeAll(async () => {
+    if (file === 'prisma') await ensurePrismaClient('postgresql', prismaClientDirectories.example);
+  }, 180_000);
   afterEach(async () => {
     await database?.drop();
     database = undefined;
   });
 
-  it("commits Prisma's order row and the outbox message in one transaction", async () => {
+  it(`commits ${orm}'s order row and the outbox message in one transaction; a second run, whose order exists, leaves no second message`, async () => {
     database = await freshDatabase();
-    const run = await startScript('examples/orms/prisma.ts', [], cliEnv({ DATABASE_URL: database.url })).waitForExit(30_000);
+    const run = await startScript(`examples/orms/${file}.ts`, [], cliEnv({ DATABASE_URL: database.url })).waitForExit(75_000);
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     const { id } = JSON.parse(run.stdout) as { id: string };
 
@@ -31,5 +37,13 @@ describe('the Prisma example', () => {
     expect(order.rows).toEqual([{ note: 'two lamps', xmin: expect.any(String) }]);
     expect(message.rows).toEqual([{ topic: 'orders.placed', key: 'order-42', payload: { orderId: 42, note: 'two lamps' }, xmin: order.rows[0]?.xmin }]);
     expect(Number((await database.pool.query('SELECT count(*) AS n FROM outbox')).rows[0].n)).toBe(1);
-  });
+
+    // order 42 exists now: the second run's transaction fails on it (MikroORM: at its flush, after the enqueue) and
+    // leaves no second message
+    const again = await startScript(`examples/orms/${file}.ts`, [], cliEnv({ DATABASE_URL: database.url })).waitForExit(75_000);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/duplicate key|UniqueConstraint|Unique constraint/i);
+    expect(Number((await database.pool.query('SELECT count(*) AS n FROM outbox')).rows[0].n)).toBe(1);
+    expect(Number((await database.pool.query('SELECT count(*) AS n FROM orders')).rows[0].n)).toBe(1);
+  }, 180_000);
 });
