@@ -69,7 +69,7 @@ describe('MariaDB writer, schema and start check', () => {
     }
     const conn = await connection(f);
     const outside = await rejection(store.insert(conn as unknown as MysqlQueryable, [msg()]));
-    expect(outside).toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('not inside an open transaction') });
+    expect(outside).toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('outside any transaction') });
     expect(await count()).toBe(0);
     await conn.query('SET autocommit = 0');
     await store.insert(conn as unknown as MysqlQueryable, [msg()]);

@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import { defineTransaction, type OutboxTransaction, type SqlDialect } from '../../src/core/ports/outbox-transaction.js';
+import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { fromPglite } from '../../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
@@ -112,6 +113,46 @@ describe('the proof that a handle is inside an open transaction', () => {
     expect((await fixture.store.stats()).pending).toBe(2);
   });
 
+  it('writes nothing when an enqueue that was not awaited loses the race with a ROLLBACK (pg client, and the tx of outbox.transaction)', async () => {
+    const fixture = await postgres();
+    const outbox = new Outbox(fixture.store);
+    const client = await fixture.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const enqueued = outbox.enqueue(client, { ...message, idempotencyKey: 'raced' }).catch((error: { code?: string }) => error.code);
+      await client.query('ROLLBACK');
+      await enqueued;
+    } finally {
+      client.release();
+    }
+    let forgotten: Promise<unknown> | undefined;
+    await expect(
+      outbox.transaction(fromPgPool(fixture.pool), async (tx) => {
+        forgotten = outbox.enqueue(tx, message).catch(() => undefined);
+        throw new Error('business rule failed');
+      }),
+    ).rejects.toThrow('business rule failed');
+    await forgotten;
+    expect((await fixture.store.stats()).pending).toBe(0);
+  });
+
+  it('does not take a session value of its setting for the probe: an unvouched handle outside a transaction is still refused', async () => {
+    const fixture = await postgres();
+    const client = await fixture.pool.connect();
+    try {
+      await client.query("SET outboxer.in_transaction = 'on'");
+      const handle = unvouched('postgres', async (text, params) => {
+        const result = await client.query(text, [...params]);
+        return { rows: result.rows, affectedRows: result.rowCount ?? 0 };
+      });
+      await expect(new Outbox(fixture.store).enqueue(handle, message)).rejects.toMatchObject(refused);
+      await client.query('RESET outboxer.in_transaction');
+    } finally {
+      client.release();
+    }
+    expect((await fixture.store.stats()).pending).toBe(0);
+  });
+
   it('refuses a PGlite transaction kept after it committed', async () => {
     const db = new PGlite();
     cleanups.push(() => db.close());
@@ -153,6 +194,52 @@ describe('the proof that a handle is inside an open transaction', () => {
     await connection.rollback();
     await connection.query('SET autocommit = 1');
     expect(Number((await fresh.sql('SELECT count(*) AS n FROM outbox'))[0]?.n)).toBe(1);
+  });
+
+  it('MariaDB: an enqueue not awaited before a ROLLBACK writes nothing, and a batch that failed halfway keeps no key of it', async () => {
+    const fresh: FreshMysqlDatabase = await freshMysqlDatabase('race');
+    cleanups.push(() => fresh.cleanup());
+    const store = new MysqlOutboxStore(fresh.database);
+    await store.migrate();
+    const outbox = new Outbox(store);
+    const connection = await fresh.pool.getConnection();
+    cleanups.push(async () => connection.release());
+    await connection.beginTransaction();
+    const enqueued = outbox.enqueue(connection, { ...message, idempotencyKey: 'raced' }).catch(() => undefined);
+    await connection.rollback();
+    await enqueued;
+    let forgotten: Promise<unknown> | undefined;
+    await expect(
+      outbox.transaction(fresh.database, async (tx) => {
+        forgotten = outbox.enqueue(tx, message).catch(() => undefined);
+        throw new Error('business rule failed');
+      }),
+    ).rejects.toThrow('business rule failed');
+    await forgotten;
+    expect(Number((await fresh.sql('SELECT count(*) AS n FROM outbox'))[0]?.n)).toBe(0);
+
+    const [taken] = await outbox.transaction(fresh.database, (tx) => outbox.enqueueMany(tx, [message]));
+    await connection.beginTransaction();
+    // the second message reuses an id: its INSERT fails after the first one's key was reserved
+    await expect(outbox.enqueueMany(connection, [{ ...message, idempotencyKey: 'order-1' }, { ...message, id: taken }])).rejects.toThrow();
+    await connection.commit(); // the caller caught the error and committed the rest of its work
+    const id = await outbox.transaction(fresh.database, (tx) => outbox.enqueue(tx, { ...message, idempotencyKey: 'order-1' }));
+    expect(await fresh.sql('SELECT id FROM outbox WHERE id = ?', [id])).toEqual([{ id }]);
+  });
+
+  it('SQLite: an enqueue not awaited before a ROLLBACK writes nothing', async () => {
+    const file: FreshSqliteFile = freshSqliteFile('race');
+    cleanups.push(() => file.cleanup());
+    const store = new SqliteOutboxStore(file.database());
+    await store.migrate();
+    const outbox = new Outbox(store);
+    const db = file.connect();
+    db.exec('BEGIN IMMEDIATE');
+    const enqueued = outbox.enqueue(db, message).catch(() => undefined);
+    db.exec('ROLLBACK');
+    await enqueued;
+    expect(db.inTransaction).toBe(false);
+    expect(db.prepare('SELECT count(*) AS n FROM outbox').get()).toEqual({ n: 0 });
   });
 
   it('proves an unvouched SQLite handle with a BEGIN that fails inside a transaction, and leaves a refused one outside any', async () => {

@@ -1,3 +1,4 @@
+import { OutboxerError } from '../../core/errors.js';
 import { defineTransaction, type OutboxTransaction, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
 
 /** The parts of a node-postgres `Client` or `PoolClient` a transaction handle uses: no runtime import of `pg`. */
@@ -38,6 +39,10 @@ export function pgClientTransaction(client: PgClientLike, describe: { readonly s
     ...describe,
     async query(text, params, options) {
       const values = [...params];
+      // checked in the tick that queues the statement: nothing the caller queues later can run before it
+      if (options?.vouched === true && pgClientStatus(client) !== 'open') {
+        throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue was given ${describe.source} whose transaction ended before the enqueue's statements ran (an enqueue not awaited?): nothing was written. ${describe.fix}`);
+      }
       const result = await client.query(options?.name === undefined ? { text, values } : { name: options.name, text, values });
       return { rows: result.rows as Record<string, unknown>[], affectedRows: result.rowCount ?? 0 };
     },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../core/errors.js';
 import { isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from '../../stores/postgres/database.js';
@@ -60,10 +61,12 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
     if (!isOutboxTransaction(tx)) return this.#claim(tx, entry);
     return claimInTransaction(entry, async () => {
       const transaction = toPgTransaction(tx);
-      const executor: SqlExecutor = { query: (text, params) => transaction.query(text, params ?? []) };
-      if (await vouchedOpen(transaction)) return this.#claim(executor, entry);
-      await transaction.query(PROBE_SQL, []);
-      const proven = await transaction.query(this.#sql.guardedClaim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
+      const vouched = await vouchedOpen(transaction);
+      const executor: SqlExecutor = { query: (text, params) => transaction.query(text, params ?? [], { vouched }) };
+      if (vouched) return this.#claim(executor, entry);
+      const token = randomUUID();
+      await transaction.query(PROBE_SQL, [token]);
+      const proven = await transaction.query(this.#sql.guardedClaim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key, token]);
       const row = proven.rows[0] as { open?: unknown; attempts?: unknown } | undefined;
       if (Number(row?.open) !== 1) throw notInTransaction(transaction, 'outside any transaction block (the database ran each statement as a transaction of its own)');
       if (row?.attempts !== null && row?.attempts !== undefined) return { state: 'claimed', attempts: Number(row.attempts) };

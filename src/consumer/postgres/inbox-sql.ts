@@ -29,12 +29,12 @@ export function buildInboxStatements(name: TableName) {
       RETURNING i.attempts`,
     /*
      * The claim for a handle its driver does not vouch for, run right after the writer's probe (PROBE_SQL). The
-     * probe's transaction-local setting is still 'on' only inside the transaction block the probe ran in: a handle
+     * probe's transaction-local setting still holds its token ($6) only inside the transaction block the probe ran in: a handle
      * outside any block (autocommit, a pool, a transaction that ended) ran the probe in an implicit transaction of
      * its own, so here the setting is gone and nothing is inserted or taken over. The proof is part of the writing
      * statement itself, and `open` says which it was, so that "nothing claimed" is never read as "already settled".
      */
-    guardedClaim: `WITH proof AS (SELECT current_setting('${IN_TRANSACTION_SETTING}', true) = 'on' AS open),
+    guardedClaim: `WITH proof AS (SELECT current_setting('${IN_TRANSACTION_SETTING}', true) = $6::text AS open),
       claimed AS (
         INSERT INTO ${t} AS i (consumer, message_id, type, topic, key, state, attempts, processed_at)
         SELECT $1::text, $2::uuid, $3::text, $4::text, $5::text, 'processed', 1, clock_timestamp() FROM proof WHERE proof.open

@@ -8,7 +8,8 @@
  *   (`$1` on PostgreSQL, `?` on MariaDB/MySQL and SQLite) with scalar parameters (string, number, bigint,
  *   boolean, null, Uint8Array; on PostgreSQL also arrays of those, bound as arrays), and resolves to plain rows
  *   keyed by column name. It never begins, commits or rolls back.
- * - `status` is what the driver or ORM knows of the transaction without a round trip: `'open'`, `'closed'`
+ * - `status` is what the driver or ORM knows of the transaction without a round trip: `'open'` (kept, for every
+ *   statement the store then sends with `vouched: true`, by a same-tick check before the send), `'closed'`
  *   (committed, rolled back, or never begun), `'failed'` (PostgreSQL: aborted, waiting for ROLLBACK), or
  *   `undefined` when it cannot tell. Only `'open'` lets a store write without asking the database; on
  *   `undefined` the store proves the transaction open in the database itself (see `SqlDialect`), and on
@@ -28,6 +29,13 @@ export interface SqlRows {
 /** Options of one statement. `name`: a stable name under which a driver that keeps them may prepare it. */
 export interface SqlQueryOptions {
   readonly name?: string;
+  /**
+   * The store relies on `status()`'s `'open'` for this statement: the adapter confirms, synchronously in the same tick
+   * in which it hands the statement to the driver's connection, that the transaction is still open, and throws
+   * `OUTBOXER_NOT_IN_TRANSACTION` otherwise (a ROLLBACK queued after `status()` answered would run first, and the
+   * statement commit on its own). An adapter that cannot confirm it so never answers `'open'`.
+   */
+  readonly vouched?: boolean;
 }
 
 export interface OutboxTransactionSpec<D extends SqlDialect> {

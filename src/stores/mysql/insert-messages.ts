@@ -1,5 +1,6 @@
 import { bodyBytes, bodyByteLength, type NewOutboxMessage } from '../../core/message.js';
 import type { OutboxTransaction } from '../../core/ports/outbox-transaction.js';
+import { notInTransaction } from '../shared/open-transaction.js';
 import { MYSQL_NOW } from './migrations.js';
 import type { MysqlTableNames } from './table-names.js';
 
@@ -8,21 +9,49 @@ const MAX_ROWS_PER_STATEMENT = 500;
 const MAX_BYTES_PER_STATEMENT = 4 * 1024 * 1024;
 
 /**
- * Inserts in the caller's transaction: reserves idempotency keys first (a repeated key stores nothing and answers
- * with the first message's id), then the rows in input order (a multi-row INSERT numbers its rows in order; a batch
- * too large for one packet is split into several statements, still in order). Returns the effective id of each.
+ * The proof, inside every statement that writes: MariaDB's session says whether a transaction is open (or
+ * autocommit is off, so that the statement begins one the caller commits). Outside one, the statements write
+ * nothing, so no ROLLBACK or COMMIT queued between a check and the write can make a row commit on its own.
+ * `'TRUE'` on MySQL, which lacks `@@in_transaction`: there the store proves it before the write (prove-transaction.ts).
  */
-export async function insertMessages(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+export type MysqlWriteGuard = '(@@in_transaction = 1 OR @@autocommit = 0)' | 'TRUE';
+export const MARIADB_GUARD: MysqlWriteGuard = '(@@in_transaction = 1 OR @@autocommit = 0)';
+
+/**
+ * Inserts in the caller's transaction: reserves idempotency keys first (a repeated key stores nothing and answers
+ * with the first message's id), then the rows in input order (ordered by their place in the batch; a batch too large
+ * for one packet is split into several statements, still in order). Returns the effective id of each. Several
+ * statements run under a savepoint: a statement that fails does not end a MariaDB transaction, so without it a
+ * caller that caught the error and committed would keep keys reserved for messages never stored.
+ */
+export async function insertMessages(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[], guard: MysqlWriteGuard): Promise<readonly string[]> {
   if (messages.length === 0) return [];
-  const firstIds = await reserveIdempotencyKeys(tx, names, messages);
+  const keyed = messages.some((m) => m.idempotencyKey !== null);
+  const several = keyed || [...statementChunks(messages)].length > 1;
+  if (several) await tx.query('SAVEPOINT outboxer_insert', []);
+  try {
+    const ids = await insertGuarded(tx, names, messages, guard);
+    if (several) await tx.query('RELEASE SAVEPOINT outboxer_insert', []);
+    return ids;
+  } catch (error) {
+    if (several) await tx.query('ROLLBACK TO SAVEPOINT outboxer_insert', []).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function insertGuarded(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[], guard: MysqlWriteGuard): Promise<readonly string[]> {
+  const firstIds = await reserveIdempotencyKeys(tx, names, messages, guard);
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(padded(m.idempotencyKey)) ?? m.id)));
   const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
   for (const chunk of statementChunks(fresh)) {
-    const values = chunk.map((m) => `(?, ?, ?, ?, ?, ?, ?, ?, ${dueAt(m)})`).join(', ');
-    await tx.query(
-      `INSERT INTO ${names.outbox} (id, topic, type, \`key\`, payload, payload_bytes, content_type, headers, due_at) VALUES ${values}`,
+    const rows = chunk.map((m, i) => `SELECT ? AS id, ? AS topic, ? AS type, ? AS k, ? AS payload, ? AS payload_bytes, ? AS content_type, ? AS headers, ${dueAt(m)} AS due_at, ${i} AS ord`);
+    const inserted = await tx.query(
+      `INSERT INTO ${names.outbox} (id, topic, type, \`key\`, payload, payload_bytes, content_type, headers, due_at)
+        SELECT r.id, r.topic, r.type, r.k, r.payload, r.payload_bytes, r.content_type, r.headers, r.due_at
+        FROM (${rows.join(' UNION ALL ')}) AS r WHERE ${guard} ORDER BY r.ord`,
       chunk.flatMap(rowParams),
     );
+    if (inserted.affectedRows !== chunk.length) throw notInTransaction(tx, 'outside any transaction (autocommit: each statement would commit on its own)');
   }
   return ids;
 }
@@ -76,7 +105,7 @@ function padded(key: string): string {
  * winning. A concurrent insert of the same key waits on the primary key until the other transaction ends. The
  * read that follows is a locking read: it sees the latest committed row, not the caller's older snapshot.
  */
-async function reserveIdempotencyKeys(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[]): Promise<Map<string, string>> {
+async function reserveIdempotencyKeys(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[], guard: MysqlWriteGuard): Promise<Map<string, string>> {
   const firstByKey = new Map<string, string>();
   for (const m of messages) {
     if (m.idempotencyKey !== null && !firstByKey.has(padded(m.idempotencyKey))) firstByKey.set(padded(m.idempotencyKey), m.id);
@@ -87,11 +116,14 @@ async function reserveIdempotencyKeys(tx: OutboxTransaction<'mysql'>, names: Mys
   // ON DUPLICATE KEY rather than INSERT IGNORE: IGNORE would also turn other errors into warnings. Placeholders
   // spelled out: an ORM's driver may not expand arrays as mysql2 does
   await tx.query(
-    `INSERT INTO ${names.idempotency} (idempotency_key, message_id) VALUES ${rows.map(() => '(?, ?)').join(', ')} ON DUPLICATE KEY UPDATE message_id = message_id`,
+    `INSERT INTO ${names.idempotency} (idempotency_key, message_id)
+      SELECT r.k, r.m FROM (${rows.map(() => 'SELECT ? AS k, ? AS m').join(' UNION ALL ')}) AS r WHERE ${guard}
+      ON DUPLICATE KEY UPDATE message_id = ${names.idempotency}.message_id`,
     rows.flat(),
   );
+  // guarded as well: outside a transaction it finds nothing, so every message counts as new and the guarded insert refuses
   const found = await tx.query(
-    `SELECT idempotency_key, message_id FROM ${names.idempotency} WHERE idempotency_key IN (${rows.map(() => '?').join(', ')}) LOCK IN SHARE MODE`,
+    `SELECT idempotency_key, message_id FROM ${names.idempotency} WHERE idempotency_key IN (${rows.map(() => '?').join(', ')}) AND ${guard} LOCK IN SHARE MODE`,
     rows.map(([key]) => key),
   );
   for (const row of found.rows) firstIds.set(padded(String(row.idempotency_key)), String(row.message_id));

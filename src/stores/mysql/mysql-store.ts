@@ -15,9 +15,10 @@ import type {
 } from '../../core/ports.js';
 import { checkProcessPrivilege, isConnectTimeout, isSilentServer, mysqlCheckError, mysqlNotMigrated, type MysqlServerAddress } from './connection-errors.js';
 import type { MysqlDatabase } from './database.js';
-import { insertMessages } from './insert-messages.js';
+import { insertMessages, MARIADB_GUARD, type MysqlWriteGuard } from './insert-messages.js';
 import { toMysqlTransaction, type MysqlTransactionInput } from './mysql-transaction.js';
-import { proveMysqlTransaction } from './prove-transaction.js';
+import { isUnknownVariable, proveMysqlTransaction } from './prove-transaction.js';
+import { vouchedOpen } from '../shared/open-transaction.js';
 import { MysqlRelayLeases } from './leases/mysql-relay-leases.js';
 import { applyMysqlMigrations, missingMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from './migration-runner.js';
 import { MYSQL_NOW, mysqlMigrations } from './migrations.js';
@@ -72,6 +73,8 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   readonly reader: PartitionReader;
   readonly #database: AddressedDatabase;
   readonly #migrations: readonly ResolvedMysqlMigration[];
+  /** MariaDB's guard until the server says it has no `@@in_transaction` (MySQL). */
+  #writeGuard: MysqlWriteGuard = MARIADB_GUARD;
 
   constructor(database: MysqlDatabase, options: MysqlStoreOptions = {}) {
     for (const name of Object.keys(options)) {
@@ -104,8 +107,20 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   async insert(tx: MysqlTransaction, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
     if (messages.length === 0) return [];
     const transaction = toMysqlTransaction(tx);
-    await proveMysqlTransaction(transaction);
-    return insertMessages(transaction, this.tableNames, messages);
+    await vouchedOpen(transaction); // a handle known to be closed is refused before any statement
+    if (this.#writeGuard === 'TRUE') {
+      await proveMysqlTransaction(transaction);
+      return insertMessages(transaction, this.tableNames, messages, 'TRUE');
+    }
+    try {
+      return await insertMessages(transaction, this.tableNames, messages, this.#writeGuard);
+    } catch (error) {
+      if (!isUnknownVariable(error)) throw error;
+      // MySQL: no @@in_transaction to guard the statements with; proven before the write instead
+      this.#writeGuard = 'TRUE';
+      await proveMysqlTransaction(transaction);
+      return insertMessages(transaction, this.tableNames, messages, 'TRUE');
+    }
   }
 
   async purgePublished(limit: number): Promise<number> {

@@ -1,5 +1,5 @@
 import { OutboxerError } from '../../core/errors.js';
-import { defineTransaction, isOutboxTransaction, type OutboxTransaction, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
+import { defineTransaction, isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { checkDialect } from '../shared/open-transaction.js';
 import { mysqlExecutor, type MysqlExecutor, type MysqlQueryable } from './database.js';
 import { isOwnOpenTransaction } from './own-transactions.js';
@@ -12,24 +12,13 @@ export const MYSQL_FIX =
   "outbox.transaction(fromMysqlPool(pool), async (tx) => ...), or your ORM's transaction through its adapter (fromKysely(trx), fromKnex(trx), " +
   'fromDrizzle(tx), fromPrisma(tx), fromTypeOrm(manager), fromMikroOrm(em), fromSequelize(t)).';
 
-const IN_TRANSACTION = 1;
-const AUTOCOMMIT = 2;
-
 /**
- * The session's state from the server status flags of `DO 0`'s reply (SERVER_STATUS_IN_TRANS = 1,
- * SERVER_STATUS_AUTOCOMMIT = 2), on MariaDB and MySQL alike: open inside a transaction or with autocommit off.
+ * A mysql2 connection as a transaction handle: rows as plain objects. It vouches for nothing: on MariaDB every writing
+ * statement carries its own proof (insert-messages.ts), which a status read a round trip earlier could not match.
  */
-export async function mysql2Status(connection: MysqlQueryable): Promise<TransactionStatus | undefined> {
-  const [header] = await connection.query('DO 0');
-  const status = Number((header as { serverStatus?: unknown } | null)?.serverStatus);
-  if (!Number.isInteger(status)) return undefined;
-  return (status & IN_TRANSACTION) !== 0 || (status & AUTOCOMMIT) === 0 ? 'open' : 'closed';
-}
-
-/** A mysql2 connection as a transaction handle: rows as plain objects, its status from the server's flags. */
 export function mysql2Transaction(connection: MysqlQueryable, describe: { readonly source: string; readonly fix: string }): OutboxTransaction<'mysql'> {
   const executor = mysqlExecutor(connection);
-  return defineTransaction({ dialect: 'mysql', ...describe, query: (sql, params) => executor.query(sql, params), status: () => mysql2Status(connection) });
+  return defineTransaction({ dialect: 'mysql', ...describe, query: (sql, params) => executor.query(sql, params) });
 }
 
 /** The caller's handle as a transaction of the port; a pool is refused at once (each statement would commit on its own). */

@@ -5,7 +5,7 @@ const UNKNOWN_SYSTEM_VARIABLE = 1193;
 const SAVEPOINT_DOES_NOT_EXIST = 1305;
 
 const errno = (error: unknown): unknown => (error as { errno?: unknown } | null)?.errno;
-const isUnknownVariable = (error: unknown) =>
+export const isUnknownVariable = (error: unknown): boolean =>
   errno(error) === UNKNOWN_SYSTEM_VARIABLE || /unknown system variable/i.test(error instanceof Error ? error.message : '');
 const isMissingSavepoint = (error: unknown) =>
   errno(error) === SAVEPOINT_DOES_NOT_EXIST || /savepoint .* does not exist/i.test(error instanceof Error ? error.message : '');

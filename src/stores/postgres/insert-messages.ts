@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { bodyBytes, type NewOutboxMessage } from '../../core/message.js';
 import type { OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { notInTransaction, vouchedOpen } from '../shared/open-transaction.js';
@@ -17,10 +18,22 @@ export interface PostgresWriter {
  */
 export async function insertMessages(tx: OutboxTransaction<'postgres'>, writer: PostgresWriter, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
   if (messages.length === 0) return [];
+  try {
+    return await insertProven(tx, writer, messages);
+  } catch (error) {
+    // 25P02: the transaction failed earlier and ignores every statement until its ROLLBACK
+    if ((error as { code?: unknown } | null)?.code === '25P02') throw notInTransaction(tx, 'whose transaction failed and waits for its ROLLBACK');
+    throw error;
+  }
+}
+
+async function insertProven(tx: OutboxTransaction<'postgres'>, writer: PostgresWriter, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
   const vouched = await vouchedOpen(tx);
-  if (!vouched) await tx.query(PROBE_SQL, []);
+  const token = vouched ? undefined : randomUUID();
+  if (token !== undefined) await tx.query(PROBE_SQL, [token]);
   const statements = vouched ? writer.statements.vouched : writer.statements.guarded;
-  const run = (statement: NamedStatement, params: unknown[]) => tx.query(statement.text, params, writer.prepare && statement.prepare ? { name: statement.name } : {});
+  const run = (statement: NamedStatement, params: unknown[]) =>
+    tx.query(statement.text, token === undefined ? params : [...params, token], { ...(writer.prepare && statement.prepare ? { name: statement.name } : {}), vouched });
   const firstIds = await reserveIdempotencyKeys(run, statements, messages);
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(m.idempotencyKey) ?? m.id)));
   const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);

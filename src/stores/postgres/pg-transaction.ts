@@ -27,7 +27,8 @@ const rowsOf = (result: QueryResultLike) => ({ rows: result.rows as Record<strin
 
 /**
  * The caller's handle as a transaction of the port. A pg client vouches through the protocol's transaction
- * status, a PGlite transaction by being open; any other executor is probed in the database by the writer.
+ * status (checked again in the tick each statement is queued); a PGlite transaction only says when it is closed;
+ * any other executor is proven in the database by the writer's probe and guarded statements.
  */
 export function toPgTransaction(input: unknown): OutboxTransaction<'postgres'> {
   if (typeof input !== 'object' || input === null) {
@@ -45,6 +46,7 @@ export function toPgTransaction(input: unknown): OutboxTransaction<'postgres'> {
     source: pglite === undefined ? 'a SQL executor' : 'a PGlite transaction',
     fix: PG_FIX,
     query: async (text, params) => rowsOf(await executor.query(text, [...params])),
-    ...(pglite === undefined ? {} : { status: () => (pglite.closed ? 'closed' : 'open') }),
+    // closed once PGlite ended it; open is left to the database's proof, which no later ROLLBACK can fool
+    ...(pglite === undefined ? {} : { status: () => (pglite.closed ? 'closed' : undefined) }),
   });
 }

@@ -9,9 +9,11 @@ export const IN_TRANSACTION_SETTING = 'outboxer.in_transaction';
  * The probe for a handle whose driver cannot vouch for its transaction. Outside a transaction block, the setting
  * dies with the probe's own implicit transaction; inside one, it lasts until COMMIT or ROLLBACK. The guarded
  * statements write only where they still see it, so a handle outside any block writes nothing at all: the proof
- * is in the same statement as the write, not in a check before it.
+ * is in the same statement as the write, not in a check before it, and no ROLLBACK or COMMIT queued between the two
+ * can fool it. The value is new for every enqueue (a random token, the guarded statements' last parameter), so a
+ * value set for the session, the role or the database never passes for the probe's.
  */
-export const PROBE_SQL = `SELECT set_config('${IN_TRANSACTION_SETTING}', 'on', true)`;
+export const PROBE_SQL = `SELECT set_config('${IN_TRANSACTION_SETTING}', $1, true)`;
 
 export interface WriterStatements {
   readonly insert: NamedStatement;
@@ -21,10 +23,12 @@ export interface WriterStatements {
 
 /** The writer's statements twice: `vouched` for a transaction the driver vouches for, `guarded` after the probe. */
 export function buildWriterStatements(name: TableName): { readonly vouched: WriterStatements; readonly guarded: WriterStatements } {
-  return Object.freeze({ vouched: writerStatements(name, 'true'), guarded: writerStatements(name, `current_setting('${IN_TRANSACTION_SETTING}', true) = 'on'`) });
+  const guard = (parameter: number) => `current_setting('${IN_TRANSACTION_SETTING}', true) = $${parameter}::text`;
+  return Object.freeze({ vouched: writerStatements(name, () => 'true'), guarded: writerStatements(name, guard) });
 }
 
-function writerStatements(name: TableName, guard: string): WriterStatements {
+/** `guard(n)`: the condition, given the number its own parameter (the probe's token) takes after the statement's. */
+function writerStatements(name: TableName, guard: (parameter: number) => string): WriterStatements {
   const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
   const keys = `${quoteIdentifier(name.schema)}.${quoteIdentifier(`${name.table}_idempotency`)}`;
   return nameStatements({
@@ -35,13 +39,13 @@ function writerStatements(name: TableName, guard: string): WriterStatements {
       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[], $9::text[], $10::text[])
         WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, payload_base64, content_type, ord)
       CROSS JOIN LATERAL (SELECT COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond') AS available) a
-      WHERE ${guard}
+      WHERE ${guard(11)}
       ORDER BY m.ord`,
     /* Concurrent enqueues of one key wait on the primary key, so exactly one of them stores its message. */
     reserveKeys: `INSERT INTO ${keys} (idempotency_key, message_id)
-      SELECT k, m FROM unnest($1::text[], $2::uuid[]) AS r(k, m) WHERE ${guard}
+      SELECT k, m FROM unnest($1::text[], $2::uuid[]) AS r(k, m) WHERE ${guard(3)}
       ON CONFLICT (idempotency_key) DO NOTHING
       RETURNING idempotency_key, message_id::text AS message_id`,
-    findKeys: `SELECT idempotency_key, message_id::text AS message_id FROM ${keys} WHERE idempotency_key = ANY($1::text[]) AND ${guard}`,
+    findKeys: `SELECT idempotency_key, message_id::text AS message_id FROM ${keys} WHERE idempotency_key = ANY($1::text[]) AND ${guard(2)}`,
   });
 }

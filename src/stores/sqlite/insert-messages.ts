@@ -7,8 +7,15 @@ import { SQLITE_NOW_MS, type SqliteTableNames } from './migrations.js';
  * stores nothing and answers with the first message's id), then the rows in input order. A savepoint makes the
  * batch all or nothing without ending the caller's transaction.
  */
-export async function insertSqliteMessages(tx: OutboxTransaction<'sqlite'>, names: SqliteTableNames, messages: readonly NewOutboxMessage[]): Promise<string[]> {
+export async function insertSqliteMessages(
+  transaction: OutboxTransaction<'sqlite'>,
+  names: SqliteTableNames,
+  messages: readonly NewOutboxMessage[],
+  proof: { readonly vouched: boolean },
+): Promise<string[]> {
   if (messages.length === 0) return [];
+  const options = { vouched: proof.vouched };
+  const tx: Pick<OutboxTransaction<'sqlite'>, 'query'> = { query: (sql, params) => transaction.query(sql, params, options) };
   await tx.query('SAVEPOINT outboxer_insert', []);
   try {
     const ids: string[] = [];
@@ -25,7 +32,7 @@ export async function insertSqliteMessages(tx: OutboxTransaction<'sqlite'>, name
   }
 }
 
-async function insertOne(tx: OutboxTransaction<'sqlite'>, names: SqliteTableNames, m: NewOutboxMessage): Promise<string> {
+async function insertOne(tx: Pick<OutboxTransaction<'sqlite'>, 'query'>, names: SqliteTableNames, m: NewOutboxMessage): Promise<string> {
   if (m.idempotencyKey !== null) {
     const reserved = await tx.query(`INSERT OR IGNORE INTO ${names.idempotency} (idempotency_key, message_id) VALUES (?, ?)`, [m.idempotencyKey, m.id]);
     if (reserved.affectedRows === 0) {

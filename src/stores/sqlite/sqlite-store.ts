@@ -81,8 +81,7 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
   async insert(tx: SqliteTransactionInput, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
     if (messages.length === 0) return [];
     const transaction = toSqliteTransaction(tx);
-    await proveSqliteTransaction(transaction);
-    return insertSqliteMessages(transaction, this.tableNames, messages);
+    return insertSqliteMessages(transaction, this.tableNames, messages, await proveSqliteTransaction(transaction));
   }
 
   async purgePublished(limit: number): Promise<number> {

@@ -31,7 +31,11 @@ export function betterSqlite3Transaction(db: SqliteHandle, describe: { readonly 
   return defineTransaction({
     dialect: 'sqlite',
     ...describe,
-    query(sql, params) {
+    query(sql, params, options) {
+      // synchronous: nothing can run between this check and the statement
+      if (options?.vouched === true && !db.inTransaction) {
+        return Promise.reject(notInTransaction(describe, 'whose transaction ended before the enqueue\'s statements ran (an enqueue not awaited?)'));
+      }
       const prepared = statement(db, sql);
       if (prepared.reader === true) return Promise.resolve({ rows: prepared.all(...params) as Record<string, unknown>[], affectedRows: 0 });
       return Promise.resolve({ rows: [], affectedRows: prepared.run(...params).changes });
@@ -50,14 +54,16 @@ export function toSqliteTransaction(input: unknown): OutboxTransaction<'sqlite'>
 
 /**
  * Refuses a handle outside a transaction. Where the driver cannot vouch, SQLite says: `BEGIN` fails inside a
- * transaction and succeeds outside one (then rolled back at once, before anything else runs on the handle).
+ * transaction and succeeds outside one (then rolled back at once, before anything else runs on the handle). Vouched:
+ * every statement then carries `vouched`, checked by the driver in the tick it runs. Not vouched, the proof holds for
+ * the probe's moment only (SQLite has no in-statement test of autocommit): an adapter that can vouch, should.
  */
-export async function proveSqliteTransaction(tx: OutboxTransaction<'sqlite'>): Promise<void> {
-  if (await vouchedOpen(tx)) return;
+export async function proveSqliteTransaction(tx: OutboxTransaction<'sqlite'>): Promise<{ readonly vouched: boolean }> {
+  if (await vouchedOpen(tx)) return { vouched: true };
   try {
     await tx.query('BEGIN', []);
   } catch (error) {
-    if (/within a transaction/i.test(error instanceof Error ? error.message : '')) return;
+    if (/within a transaction/i.test(error instanceof Error ? error.message : '')) return { vouched: false };
     throw error;
   }
   await tx.query('ROLLBACK', []);
