@@ -48,6 +48,11 @@ export interface Sizes {
   readonly lateCommitRounds: number;
   /** (i) rounds of a relay joining and dying, then another joining and leaving. */
   readonly rebalanceRounds: number;
+  /** (j) rounds in which every path (raw pg, then each ORM adapter) runs `ormTransactions` timed enqueues in turn. */
+  readonly ormRounds: number;
+  readonly ormTransactions: number;
+  /** (j) commit-to-confirm samples per path, one message at a time. */
+  readonly ormConfirmSamples: number;
   /** Relay engine of the outboxer contender and of (g) (default v2): sets the table's engine, and passes the relay option / CLI flag when it is not the relay's default. */
   readonly engine: Engine;
 }
@@ -78,6 +83,9 @@ const smoke: Sizes = {
   scaleRelays: [1, 2],
   lateCommitRounds: 1,
   rebalanceRounds: 1,
+  ormRounds: 2,
+  ormTransactions: 10,
+  ormConfirmSamples: 5,
   engine: 'v2',
 };
 
@@ -103,6 +111,9 @@ const full: Sizes = {
   scaleRelays: [1, 2, 4],
   lateCommitRounds: 200,
   rebalanceRounds: 5,
+  ormRounds: 20,
+  ormTransactions: 250,
+  ormConfirmSamples: 200,
   engine: 'v2',
 };
 

@@ -18,6 +18,7 @@ import { claimScaling } from './scenarios/claim-scaling.js';
 import { heldSnapshot } from './scenarios/held-snapshot.js';
 import { idleQueries } from './scenarios/idle-queries.js';
 import { lateCommit } from './scenarios/late-commit.js';
+import { ormAdapters } from './scenarios/orm-adapters.js';
 import { rebalance } from './scenarios/rebalance.js';
 import { scaleOut } from './scenarios/scale-out.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
@@ -26,7 +27,7 @@ import { writerThroughput } from './scenarios/writer-throughput.js';
 import { adminClient } from './support/database.js';
 import type { BrokerKind } from './support/broker-target.js';
 
-const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot, g: scaleOut, h: lateCommit, i: rebalance };
+const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot, g: scaleOut, h: lateCommit, i: rebalance, j: ormAdapters };
 
 interface ContenderEntry {
   readonly factory: ContenderFactory;
@@ -52,7 +53,7 @@ function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
   };
 }
 const DEFAULT_CONTENDERS = 'outboxer,outboxer+ops,naive,peer,pgboss,graphile,outboxer-mariadb,outboxer-sqlite';
-const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|i|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
+const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|i|j|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
   [--contenders ${DEFAULT_CONTENDERS}] [--set sizeKey=value ...] [--out bench/results/]`;
 
 function applyOverrides(base: Sizes, sets: readonly string[]): { sizes: Sizes; overrides: Record<string, string> } {
