@@ -12,10 +12,10 @@ import { integer as sqliteInteger, sqliteTable, text as sqliteText } from 'drizz
 import { drizzle as sqliteProxyDrizzle } from 'drizzle-orm/sqlite-proxy';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { betterSqliteTransaction, fromDrizzle, type DrizzleBetterSqliteTransaction } from '../../src/adapters/drizzle/index.js';
 import { ConfigurationError, OutboxerError } from '../../src/core/errors.js';
-import { Outbox } from '../../src/core/outbox.js';
+import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
@@ -27,6 +27,7 @@ import { services, uniqueName } from '../support/services.js';
 import { freshSqliteFile, type FreshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
+import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
@@ -420,7 +421,11 @@ describe('fromDrizzle', () => {
       await db.transaction(async (tx) => {
         kept = fromDrizzle(tx);
         expect(kept.status?.()).toBe('open');
+        // pg rejects at the ErrorResponse; the status ('E') comes with the ReadyForQuery after it
+        const client = (tx as unknown as { session: { client: { connection: { once(event: 'readyForQuery', listener: () => void): unknown } } } }).session.client;
+        const statusArrived = new Promise<void>((resolve) => client.connection.once('readyForQuery', resolve));
         await expect(kept.query('SELECT 1 / 0', [])).rejects.toThrow(/division by zero/);
+        await statusArrived;
         expect(kept.status?.()).toBe('failed');
         await expect(outbox.enqueue(kept, message(1))).rejects.toThrow(expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringMatching(/failed/) }));
       });
@@ -566,18 +571,16 @@ describe('fromDrizzle', () => {
       expect(await noteIds()).toEqual([1]);
     });
 
-    it("reports the server's word on the connection: open inside, closed after a raw COMMIT and once the transaction ended", async () => {
+    it('vouches for nothing (each write carries its own proof): an enqueue after a raw COMMIT, or on a transaction that ended, is refused', async () => {
       let kept: OutboxTransaction | undefined;
       await db.transaction(async (tx) => {
         kept = fromDrizzle(tx);
-        expect(await kept.status?.()).toBe('open');
+        expect(kept.status).toBeUndefined();
       });
-      expect(await defined(kept).status?.()).toBe('closed');
+      await expect(outbox.enqueue(defined(kept), message(2))).rejects.toThrow(refusedAsNotInTransaction);
       await db.transaction(async (tx) => {
         await tx.execute(sql`commit`);
-        const ended = fromDrizzle(tx);
-        expect(await ended.status?.()).toBe('closed');
-        await expect(outbox.enqueue(ended, message(1))).rejects.toThrow(refusedAsNotInTransaction);
+        await expect(outbox.enqueue(fromDrizzle(tx), message(1))).rejects.toThrow(refusedAsNotInTransaction);
       });
       expect(await outboxRows()).toBe(0);
     });
@@ -698,3 +701,63 @@ describe('fromDrizzle', () => {
     });
   });
 });
+
+class Rollback extends Error {}
+
+/** The enqueue-not-awaited sweep on one Drizzle driver; `rawRollback` ends the transaction with SQL Drizzle does not see. */
+function describeFloatingEnqueue<Tx>(name: string, open: () => Promise<DrizzleDatabase<Tx>>, rawRollback: (tx: Tx) => Promise<unknown>): void {
+  describe(`fromDrizzle on ${name}: an enqueue not awaited, then the transaction rolls back`, () => {
+    let database: DrizzleDatabase<Tx> | undefined;
+    afterEach(async () => {
+      await database?.close();
+      database = undefined;
+    });
+    const floatingRig = async (rollBack: (tx: Tx) => Promise<void>): Promise<FloatingEnqueueRig> => {
+      const current = (database = await open());
+      return {
+        outbox: new Outbox(current.store as unknown as StoreForOutbox<OutboxTransaction>),
+        rowCount: () => current.controls.rowCount(),
+        rollBackAfter: (turns, enqueue) =>
+          current
+            .begin(async (tx) => {
+              enqueue(current.adapt(tx));
+              await microtaskTurns(turns);
+              await rollBack(tx);
+            })
+            .then(
+              () => expect.fail('the transaction was to roll back'),
+              () => undefined,
+            ),
+        commit: (work) => current.begin((tx) => work(current.adapt(tx))),
+      };
+    };
+    const throwFromCallback = () => Promise.reject(new Rollback('roll back'));
+    // Drizzle still counts the transaction open: only the driver knows it ended
+    const behindDrizzle = async (tx: Tx) => {
+      await rawRollback(tx);
+      throw new Rollback('and let Drizzle end it too');
+    };
+
+    it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
+
+      await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
+
+    });
+
+
+    for (const idempotent of [false, true]) {
+      const keyed = idempotent ? ' (with an idempotency key)' : '';
+      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
+      });
+      it(`commits nothing when a raw ROLLBACK ends the transaction behind Drizzle${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(behindDrizzle), { idempotent });
+      });
+    }
+  });
+}
+
+describeFloatingEnqueue('node-postgres', postgresDatabase, (tx) => tx.execute(sql`rollback`));
+describeFloatingEnqueue('PGlite', pgliteDatabase, (tx) => tx.execute(sql`rollback`));
+describeFloatingEnqueue('mysql2 (MariaDB)', mariadbDatabase, (tx) => tx.execute(sql`rollback`));
+describeFloatingEnqueue('better-sqlite3 (betterSqliteTransaction)', sqliteDatabase, async (tx) => tx.run(sql`rollback`));

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fromKnex } from '../../src/adapters/knex/index.js';
 import { ConfigurationError, OutboxerError } from '../../src/core/errors.js';
-import { Outbox } from '../../src/core/outbox.js';
+import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
@@ -17,6 +17,7 @@ import { services, uniqueName } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
+import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
@@ -305,7 +306,13 @@ describe('fromKnex', () => {
         kept = fromKnex(trx);
         await kept.query('SELECT 1', []);
         expect(await kept.status?.()).toBe('open');
+        // pg rejects at the ErrorResponse; the status ('E') comes with the ReadyForQuery after it
+        const client = (await (trx.client as { acquireConnection(): Promise<unknown> }).acquireConnection()) as {
+          readonly connection: { once(event: 'readyForQuery', listener: () => void): unknown };
+        };
+        const statusArrived = new Promise<void>((resolve) => client.connection.once('readyForQuery', resolve));
         await expect(kept.query('SELECT 1 / 0', [])).rejects.toThrow(/division by zero/);
+        await statusArrived;
         expect(await kept.status?.()).toBe('failed');
         throw new RolledBack('end the failed transaction');
       }).catch(onlyRolledBack);
@@ -466,4 +473,63 @@ describe('fromKnex', () => {
 async function statusAfterConnection(tx: OutboxTransaction): Promise<unknown> {
   await tx.query('SELECT 1', []);
   return tx.status?.();
+}
+
+const knexDatabases: readonly { readonly name: string; readonly open: () => Promise<KnexDatabase> }[] = [
+  { name: 'PostgreSQL (pg)', open: postgresDatabase },
+  { name: 'MariaDB (mysql2)', open: mariadbDatabase },
+  { name: 'SQLite (better-sqlite3)', open: sqliteDatabase },
+];
+
+for (const { name, open } of knexDatabases) {
+  describe(`fromKnex on ${name}: an enqueue not awaited, then the transaction rolls back`, () => {
+    let database: KnexDatabase | undefined;
+    afterEach(async () => {
+      await database?.db.destroy();
+      await database?.drop();
+      database = undefined;
+    });
+    const floatingRig = async (rollBack: (trx: Knex.Transaction) => Promise<void>): Promise<FloatingEnqueueRig> => {
+      const { db, store, controls } = (database = await open());
+      return {
+        outbox: new Outbox(store as unknown as StoreForOutbox<OutboxTransaction>),
+        rowCount: () => controls.rowCount(),
+        rollBackAfter: (turns, enqueue) =>
+          db
+            .transaction(async (trx) => {
+              enqueue(fromKnex(trx));
+              await microtaskTurns(turns);
+              await rollBack(trx);
+            })
+            .then(
+              () => expect.fail('the transaction was to roll back'),
+              () => undefined,
+            ),
+        commit: (work) => db.transaction((trx) => work(fromKnex(trx))),
+      };
+    };
+    const throwFromCallback = () => Promise.reject(new RolledBack('roll back'));
+    // Knex still counts the transaction open: only the driver knows it ended
+    const rawRollback = async (trx: Knex.Transaction) => {
+      await trx.raw('ROLLBACK');
+      throw new RolledBack('and let Knex end it too');
+    };
+
+    it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
+
+      await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
+
+    });
+
+
+    for (const idempotent of [false, true]) {
+      const keyed = idempotent ? ' (with an idempotency key)' : '';
+      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
+      });
+      it(`commits nothing when a ROLLBACK through trx.raw ends the transaction behind Knex${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
+      });
+    }
+  });
 }

@@ -16,7 +16,8 @@ import { createPool } from 'mysql2';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromKysely } from '../../src/adapters/kysely/index.js';
-import type { SqlDialect } from '../../src/core/ports/outbox-transaction.js';
+import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
+import type { OutboxTransaction, SqlDialect } from '../../src/core/ports/outbox-transaction.js';
 import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
@@ -26,6 +27,7 @@ import { services, uniqueName } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
+import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
@@ -338,20 +340,48 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromKysely on %s', (d
     }
   });
 
-  it("says 'closed' for a controlled transaction once committed or rolled back, and never vouches for an open one", async () => {
+  it("says 'closed' for a controlled transaction once committed or rolled back; vouches for an open one only as SQLite itself says it", async () => {
     const { db } = await setup();
-    const executed = await db.transaction().execute(async (trx) => fromKysely(trx));
-    expect(executed.status).toBeUndefined();
+    // on PostgreSQL and MariaDB, Kysely's "active" is no proof: the store asks the database
+    const openStatus = database === 'sqlite' ? 'open' : undefined;
+    let insideStatus: unknown;
+    const executed = await db.transaction().execute(async (trx) => {
+      const tx = fromKysely(trx);
+      insideStatus = await tx.status?.();
+      return tx;
+    });
+    expect(insideStatus).toBe(openStatus);
+    if (database === 'sqlite') expect(await executed.status?.()).toBe('closed');
+    else expect(executed.status).toBeUndefined();
     const committed = await db.startTransaction().execute();
     const open = fromKysely(committed);
     expect(open.source).toBe('a Kysely controlled transaction');
-    expect(open.status?.()).toBeUndefined();
+    expect(await open.status?.()).toBe(openStatus);
     await committed.commit().execute();
-    expect(open.status?.()).toBe('closed');
+    expect(await open.status?.()).toBe('closed');
     const rolledBack = await db.startTransaction().execute();
     await rolledBack.rollback().execute();
-    expect(fromKysely(rolledBack).status?.()).toBe('closed');
+    expect(await fromKysely(rolledBack).status?.()).toBe('closed');
   });
+
+  if (database === 'sqlite') {
+    it("says 'closed' once a raw COMMIT ended the transaction behind Kysely, and leaves the connection outside any transaction", async () => {
+      const { db } = await setup();
+      const trx = await db.startTransaction().execute();
+      try {
+        await sql`commit`.execute(trx);
+        expect(trx.isCommitted).toBe(false);
+        const tx = fromKysely(trx);
+        expect(await tx.status?.()).toBe('closed');
+        await expect(tx.query('SELECT 1 AS one', [], { vouched: true })).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION' });
+        // the BEGIN that asked was rolled back at once: a transaction still begins on the connection
+        await sql`begin`.execute(trx);
+        await sql`rollback`.execute(trx);
+      } finally {
+        await trx.rollback().execute().catch(() => undefined);
+      }
+    });
+  }
 
   it('refuses a statement on a transaction kept after execute() returned, before anything is sent', async () => {
     const { db } = await setup();
@@ -383,4 +413,57 @@ describe('fromKysely on a database outboxer has no store for', () => {
       message: expect.stringMatching(/PostgresDialect, MysqlDialect \(MariaDB or MySQL\) and SqliteDialect.*select @1 as/),
     });
   });
+});
+
+class Rollback extends Error {}
+
+describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromKysely on %s: an enqueue not awaited, then the transaction rolls back', (database) => {
+  let backend: KyselyBackend | undefined;
+  afterEach(async () => {
+    await backend?.cleanup();
+    backend = undefined;
+  });
+  const floatingRig = async (rollBack: (trx: Transaction<Shop>) => Promise<void>): Promise<FloatingEnqueueRig> => {
+    const { db, store, controls } = (backend = await backends[database]());
+    return {
+      outbox: new Outbox(store as unknown as StoreForOutbox<OutboxTransaction>),
+      rowCount: () => controls.rowCount(),
+      rollBackAfter: (turns, enqueue) =>
+        db
+          .transaction()
+          .execute(async (trx) => {
+            enqueue(fromKysely(trx));
+            await microtaskTurns(turns);
+            await rollBack(trx);
+          })
+          .then(
+            () => expect.fail('the transaction was to roll back'),
+            () => undefined,
+          ),
+      commit: (work) => db.transaction().execute((trx) => work(fromKysely(trx))),
+    };
+  };
+  const throwFromCallback = () => Promise.reject(new Rollback('roll back'));
+  // Kysely still counts the transaction open: only the driver knows it ended
+  const rawRollback = async (trx: Transaction<Shop>) => {
+    await sql`rollback`.execute(trx);
+    throw new Rollback('and let Kysely end it too');
+  };
+
+  it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
+
+    await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
+
+  });
+
+
+  for (const idempotent of [false, true]) {
+    const keyed = idempotent ? ' (with an idempotency key)' : '';
+    it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+      await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
+    });
+    it(`commits nothing when a raw ROLLBACK ends the transaction behind Kysely${keyed}`, async () => {
+      await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
+    });
+  }
 });

@@ -5,7 +5,7 @@ import { MariaDbKnexDialect, MySqlDriver } from '@mikro-orm/mysql';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromMikroOrm } from '../../src/adapters/mikro-orm/index.js';
-import { Outbox } from '../../src/core/outbox.js';
+import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction, TransactionStatus } from '../../src/core/ports/outbox-transaction.js';
 import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
@@ -16,6 +16,7 @@ import { services } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
+import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
@@ -290,7 +291,13 @@ describe('fromMikroOrm: what each driver binds', () => {
     const status = await database.orm.em
       .transactional(async (em) => {
         const tx = fromMikroOrm(em);
+        // pg rejects at the ErrorResponse; the status ('E') comes with the ReadyForQuery after it
+        const client = (await (em.getTransactionContext() as { client: { acquireConnection(): Promise<unknown> } }).client.acquireConnection()) as {
+          readonly connection: { once(event: 'readyForQuery', listener: () => void): unknown };
+        };
+        const statusArrived = new Promise<void>((resolve) => client.connection.once('readyForQuery', resolve));
         await expect(tx.query('SELECT 1 / $1::int AS n', [0])).rejects.toThrow(/division by zero/);
+        await statusArrived;
         throw new Rollback(String(await statusOf(tx)));
       })
       .catch((error: unknown) => (error instanceof Rollback ? error.message : Promise.reject(error)));
@@ -465,4 +472,54 @@ describe('fromMikroOrm: what it refuses before any statement', () => {
       await file.cleanup();
     }
   });
+});
+
+describe.each(DATABASES)('fromMikroOrm on %s: an enqueue not awaited, then the transaction rolls back', (_name, open) => {
+  let database: Database | undefined;
+  afterEach(async () => {
+    await database?.cleanup();
+    database = undefined;
+  });
+  const floatingRig = async (rollBack: (em: EntityManager) => Promise<void>): Promise<FloatingEnqueueRig> => {
+    const { orm, store, controls } = (database = await open());
+    return {
+      outbox: new Outbox(store as unknown as StoreForOutbox<OutboxTransaction>),
+      rowCount: () => controls.rowCount(),
+      rollBackAfter: (turns, enqueue) =>
+        orm.em
+          .transactional(async (em) => {
+            enqueue(fromMikroOrm(em));
+            await microtaskTurns(turns);
+            await rollBack(em);
+          })
+          .then(
+            () => expect.fail('the transaction was to roll back'),
+            () => undefined,
+          ),
+      commit: (work) => orm.em.transactional((em) => work(fromMikroOrm(em))),
+    };
+  };
+  const throwFromCallback = () => Promise.reject(new Rollback('roll back'));
+  // MikroORM (and the Knex transaction under it) still count the transaction open: only the driver knows it ended
+  const rawRollback = async (em: EntityManager) => {
+    await em.getConnection().execute('ROLLBACK', [], 'run', em.getTransactionContext());
+    throw new Rollback('and let MikroORM end it too');
+  };
+
+  it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
+
+    await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
+
+  });
+
+
+  for (const idempotent of [false, true]) {
+    const keyed = idempotent ? ' (with an idempotency key)' : '';
+    it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+      await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
+    });
+    it(`commits nothing when a ROLLBACK on the transaction's connection ends the transaction behind MikroORM${keyed}`, async () => {
+      await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
+    });
+  }
 });

@@ -20,6 +20,7 @@ import { services, uniqueName } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
+import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
@@ -385,4 +386,56 @@ describe('which statements answer with rows ($queryRawUnsafe) and which with a c
   ] as const)('%s (%s): %s', (sql, dialect, rows) => {
     expect(returnsRows(sql, dialect)).toBe(rows);
   });
+});
+
+class Rollback extends Error {}
+
+describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s: an enqueue not awaited, then the transaction rolls back', (database) => {
+  let backend: PrismaBackend | undefined;
+  afterEach(async () => {
+    await backend?.cleanup();
+    backend = undefined;
+  });
+  const floatingRig = async (rollBack: (tx: ShopTransaction) => Promise<void>): Promise<FloatingEnqueueRig> => {
+    const { prisma, store, controls } = (backend = await backends[database]());
+    return {
+      outbox: new Outbox(store as unknown as StoreForOutbox<OutboxTransaction>),
+      rowCount: () => controls.rowCount(),
+      rollBackAfter: (turns, enqueue) =>
+        prisma
+          .$transaction(async (tx) => {
+            enqueue(fromPrisma(tx));
+            await microtaskTurns(turns);
+            await rollBack(tx);
+          })
+          .then(
+            () => expect.fail('the transaction was to roll back'),
+            () => undefined,
+          ),
+      commit: (work) => prisma.$transaction((tx) => work(fromPrisma(tx))),
+    };
+  };
+  const throwFromCallback = () => Promise.reject(new Rollback('roll back'));
+  // Prisma still counts the transaction open: only the driver knows it ended
+  const rawRollback = async (tx: ShopTransaction) => {
+    await tx.$executeRawUnsafe('ROLLBACK');
+    throw new Rollback('and let Prisma end it too');
+  };
+
+  it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
+
+    await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
+
+  });
+
+
+  for (const idempotent of [false, true]) {
+    const keyed = idempotent ? ' (with an idempotency key)' : '';
+    it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+      await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
+    });
+    it(`commits nothing when a raw ROLLBACK ends the transaction behind Prisma${keyed}`, async () => {
+      await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
+    });
+  }
 });

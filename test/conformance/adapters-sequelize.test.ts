@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { DataTypes, QueryTypes, Sequelize, Transaction, type Model, type ModelStatic, type Options } from 'sequelize';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fromSequelize } from '../../src/adapters/sequelize/index.js';
 import { ConfigurationError, OutboxerError } from '../../src/core/errors.js';
 import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
@@ -14,6 +14,7 @@ import { freshSqliteFile } from '../support/sqlite-file.js';
 import { waitFor } from '../support/wait-for.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
+import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 
@@ -288,7 +289,11 @@ describe('fromSequelize', () => {
         .transaction(async (t) => {
           kept = fromSequelize(t);
           expect(kept.status?.()).toBe('open');
+          // pg rejects at the ErrorResponse; the status ('E') comes with the ReadyForQuery after it
+          const client = connectionOf(t) as { readonly connection: { once(event: 'readyForQuery', listener: () => void): unknown } };
+          const statusArrived = new Promise<void>((resolve) => client.connection.once('readyForQuery', resolve));
           await expect(database.sequelize.query('SELECT 1 / 0', { transaction: t })).rejects.toThrow(/division by zero/);
+          await statusArrived;
           expect(kept.status?.()).toBe('failed');
           await expect(outbox.enqueue(kept, message(1))).rejects.toThrow(/whose transaction failed and waits for its ROLLBACK/);
           throw new Error('roll back');
@@ -403,7 +408,9 @@ describe('fromSequelize', () => {
           const tx = fromSequelize(victim);
           await tx.query('UPDATE orders SET note = ? WHERE id = ?', ['victim', 1000]);
           const heavyWaits = Order.update({ note: 'heavy' }, { where: { id: 1000 }, transaction: heavy });
-          const waiting = `SELECT 1 FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND trx_mysql_thread_id = ?`;
+          // the processlist, not information_schema.innodb_trx: InnoDB refreshes that one only after 100 ms without a read,
+          // which polling (here or by any other test on the server) never leaves it
+          const waiting = `SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ? AND STATE = 'Updating' AND INFO LIKE 'UPDATE%'`;
           await waitFor(async () => (await sequelize.query(waiting, { type: QueryTypes.SELECT, replacements: [defined(heavyConnection).thread] })).length > 0, { what: 'the heavy transaction to wait for the victim' });
           await expect(tx.query('UPDATE orders SET note = ? WHERE id = ?', ['victim', 1001])).rejects.toMatchObject({ errno: 1213 });
           expect(tx.status?.()).toBe('closed');
@@ -447,3 +454,64 @@ describe('fromSequelize', () => {
     });
   });
 });
+
+const sequelizeDatabases: readonly { readonly name: string; readonly open: () => Promise<SequelizeDatabase> }[] = [
+  { name: 'PostgreSQL (pg)', open: postgresDatabase },
+  { name: 'MariaDB (mysql2)', open: () => mariadbDatabase('mysql') },
+  { name: 'MariaDB (MariaDB connector)', open: () => mariadbDatabase('mariadb') },
+];
+
+class Rollback extends Error {}
+
+for (const { name, open } of sequelizeDatabases) {
+  describe(`fromSequelize on ${name}: an enqueue not awaited, then the transaction rolls back`, () => {
+    let database: SequelizeDatabase | undefined;
+    afterEach(async () => {
+      await database?.sequelize.close();
+      await database?.drop();
+      database = undefined;
+    });
+    const floatingRig = async (rollBack: (sequelize: Sequelize, t: Transaction) => Promise<void>): Promise<FloatingEnqueueRig> => {
+      const { sequelize, store, controls } = (database = await open());
+      return {
+        outbox: new Outbox(store as unknown as StoreForOutbox<OutboxTransaction>),
+        rowCount: () => controls.rowCount(),
+        rollBackAfter: (turns, enqueue) =>
+          sequelize
+            .transaction(async (t) => {
+              enqueue(fromSequelize(t));
+              await microtaskTurns(turns);
+              await rollBack(sequelize, t);
+            })
+            .then(
+              () => expect.fail('the transaction was to roll back'),
+              () => undefined,
+            ),
+        commit: (work) => sequelize.transaction((t) => work(fromSequelize(t))),
+      };
+    };
+    const throwFromCallback = () => Promise.reject(new Rollback('roll back'));
+    // Sequelize still counts the transaction open: only the driver knows it ended
+    const rawRollback = async (sequelize: Sequelize, t: Transaction) => {
+      await sequelize.query('ROLLBACK', { transaction: t });
+      throw new Rollback('and let Sequelize end it too');
+    };
+
+    it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
+
+      await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
+
+    });
+
+
+    for (const idempotent of [false, true]) {
+      const keyed = idempotent ? ' (with an idempotency key)' : '';
+      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
+      });
+      it(`commits nothing when a ROLLBACK through sequelize.query ends the transaction behind Sequelize${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
+      });
+    }
+  });
+}

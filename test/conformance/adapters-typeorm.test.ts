@@ -12,6 +12,7 @@ import { services } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
+import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
@@ -276,6 +277,61 @@ for (const { database, target } of databases.filter(({ orm }) => orm === 'TypeOR
           await runner.release();
         }
         expect(await rig.controls.rowCount()).toBe(0);
+      });
+    }
+  });
+}
+
+class Rollback extends Error {}
+
+for (const { orm, database, target } of databases) {
+  describe(`fromTypeOrm (${orm}) on ${database}: an enqueue not awaited, then the transaction rolls back`, () => {
+    let rig: TypeOrmRig | undefined;
+    afterEach(async () => {
+      await rig?.cleanup();
+      rig = undefined;
+    });
+    const floatingRig = async (rollBack: (manager: EntityManager) => Promise<void>): Promise<FloatingEnqueueRig> => {
+      const current = (rig = await typeOrmRig(await target()));
+      const { dataSource } = current;
+      return {
+        outbox: new Outbox(current.store as unknown as StoreForOutbox<OutboxTransaction>),
+        rowCount: () => current.controls.rowCount(),
+        rollBackAfter: (turns, enqueue) =>
+          dataSource
+            .transaction(async (manager) => {
+              enqueue(fromTypeOrm(manager));
+              await microtaskTurns(turns);
+              await rollBack(manager);
+            })
+            .then(
+              () => expect.fail('the transaction was to roll back'),
+              () => undefined,
+            ),
+        commit: (work) => dataSource.transaction((manager) => work(fromTypeOrm(manager))),
+      };
+    };
+    const throwFromCallback = () => Promise.reject(new Rollback('roll back'));
+    // TypeORM still counts the transaction active: only the driver knows it ended
+    const rawRollback = async (manager: EntityManager) => {
+      await manager.query('ROLLBACK');
+      throw new Rollback('and let TypeORM end it too');
+    };
+
+    it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
+
+      await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
+
+    });
+
+
+    for (const idempotent of [false, true]) {
+      const keyed = idempotent ? ' (with an idempotency key)' : '';
+      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
+      });
+      it(`commits nothing when a ROLLBACK through manager.query ends the transaction behind TypeORM${keyed}`, async () => {
+        await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
       });
     }
   });

@@ -16,7 +16,7 @@ import type { TablesRelationalConfig } from 'drizzle-orm';
 import type { MySqlQueryResultHKT, MySqlTransaction, PreparedQueryHKTBase } from 'drizzle-orm/mysql-core';
 import type { PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
-import type { OutboxTransaction } from '../../core/ports/outbox-transaction.js';
+import { defineTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { mysql2Transaction } from '../../stores/mysql/mysql-transaction.js';
 import type { MysqlQueryable } from '../../stores/mysql/database.js';
 import { betterSqliteOutboxTransaction } from './better-sqlite-outbox-transaction.js';
@@ -44,7 +44,7 @@ const SUPPORTED = "Drizzle's node-postgres and PGlite drivers (PostgreSQL), mysq
  * - node-postgres: the transaction's client; the protocol's transaction status vouches (open, failed, idle), and a
  *   client that went back to the pool is refused;
  * - PGlite: PGlite's transaction object; once it is closed it is refused, before that the store proves it open;
- * - mysql2: the transaction's connection; the server's status flags (`DO 0`) say whether it is inside a transaction;
+ * - mysql2: the transaction's connection; no status (each of the store's writes carries its own proof);
  * - better-sqlite3: the `tx` of `betterSqliteTransaction` (Drizzle's own `db.transaction` there is synchronous),
  *   open while that transaction runs and the connection says it is inside one.
  *
@@ -75,7 +75,7 @@ export function fromDrizzle(tx: unknown): OutboxTransaction {
     throw unsupported('PostgreSQL', driver);
   }
   if (kinds.includes('MySqlTransaction')) {
-    if (driver === 'MySql2Session') return mysql2Transaction(client as MysqlQueryable, { source: 'a Drizzle transaction (mysql2)', fix: DRIZZLE_FIX });
+    if (driver === 'MySql2Session') return mysql2DrizzleTransaction(client as MysqlQueryable);
     throw unsupported('MariaDB/MySQL', driver);
   }
   if (kinds.includes('SQLiteTransaction')) {
@@ -94,6 +94,25 @@ export function fromDrizzle(tx: unknown): OutboxTransaction {
     );
   }
   throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `fromDrizzle was given ${describe(tx)}, not a Drizzle transaction. ${DRIZZLE_FIX}`);
+}
+
+/**
+ * The transaction's mysql2 connection. It vouches for nothing (each of the MariaDB store's writes carries its own
+ * proof), so a statement sent as vouched for is refused: nothing could confirm it.
+ */
+function mysql2DrizzleTransaction(connection: MysqlQueryable): OutboxTransaction<'mysql'> {
+  const description = { source: 'a Drizzle transaction (mysql2)', fix: DRIZZLE_FIX };
+  const onConnection = mysql2Transaction(connection, description);
+  return defineTransaction({
+    dialect: 'mysql',
+    ...description,
+    query(sql, params, options) {
+      if (options?.vouched === true) {
+        return Promise.reject(new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue was given ${description.source}, which vouches for no transaction: nothing was written. ${DRIZZLE_FIX}`));
+      }
+      return onConnection.query(sql, params, options);
+    },
+  });
 }
 
 const ROOT_DATABASES: ReadonlySet<string> = new Set(['PgDatabase', 'MySqlDatabase', 'BaseSQLiteDatabase']);

@@ -24,6 +24,9 @@ const FIX =
 
 const ENDED = 'a Knex transaction that has already ended (committed, rolled back, or its savepoint released)';
 
+const ENDED_BEFORE_STATEMENT =
+  "a Knex transaction whose connection was no longer inside it (or about to end it) when the enqueue's statement was to be sent (an enqueue not awaited before a ROLLBACK?), so nothing was written";
+
 /** The Knex drivers whose connection the adapter reaches, and the dialect each speaks. */
 const DIALECT_OF_DRIVER: Readonly<Record<string, SqlDialect>> = { pg: 'postgres', mysql2: 'mysql', 'better-sqlite3': 'sqlite' };
 
@@ -57,6 +60,8 @@ export function fromKnex(trx: KnexTransactionLike): OutboxTransaction {
       const runner = runners.get(trx) ?? (await pending);
       // checked in the same tick as the driver call: after Knex's COMMIT the connection may serve someone else
       if (trx.isCompleted()) throw notInTransaction(ENDED);
+      // the store wrote on the driver's word 'open': a ROLLBACK queued since (a raw one Knex did not see) would run first
+      if (options?.vouched === true && runner.transactionStatus() !== 'open') throw notInTransaction(ENDED_BEFORE_STATEMENT);
       return runner.run(sql, params, options);
     },
     status() {

@@ -11,10 +11,11 @@
  *
  * Kysely is an optional peer dependency: this module imports only its types.
  */
-import type { CompiledQuery, QueryResult, RawNode } from 'kysely';
+import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
 import { OutboxerError } from '../../core/errors.js';
 import { defineTransaction, type OutboxTransaction, type SqlDialect, type SqlRows, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
 import { kyselyDialect, type SelectNoFromCompiler } from './kysely-dialect.js';
+import { rawQuery, sqliteTransactionState } from './sqlite-transaction-state.js';
 
 /**
  * What `fromKysely` takes: a Kysely `Transaction` (the `trx` of `db.transaction().execute(...)`) or a
@@ -26,6 +27,7 @@ export interface KyselyTransactionLike extends SelectNoFromCompiler {
   readonly isTransaction: true;
   executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
   withoutPlugins(): KyselyTransactionLike;
+  getExecutor(): { provideConnection<T>(consumer: (connection: DatabaseConnection) => Promise<T>): Promise<T> };
 }
 
 /** A `ControlledTransaction` (Kysely 0.28+) knows whether it was committed or rolled back. */
@@ -43,10 +45,11 @@ const KYSELY_FIX =
  * through Kysely (its plugins left out, so rows keep their column names), on whichever database its dialect speaks.
  *
  * Refused at once (`OUTBOXER_NOT_IN_TRANSACTION`): the root `db` or a `db.connection()` handle, on which each
- * statement commits on its own. A controlled transaction already committed or rolled back is refused by the store;
- * any other transaction is proved open by the store in the database itself, because Kysely's own bookkeeping can
- * say "active" after the database ended the transaction (a raw `COMMIT`, MariaDB's implicit commit before DDL,
- * a deadlock that rolled it back).
+ * statement commits on its own. A controlled transaction already committed or rolled back is refused by the store.
+ * Kysely's own bookkeeping can say "active" after the database ended the transaction (a raw `COMMIT`, MariaDB's
+ * implicit commit before DDL, a deadlock that rolled it back), so that word is never taken: on PostgreSQL and MariaDB
+ * the store proves the transaction open in the database itself; on SQLite (Kysely's SqliteDialect) SQLite itself is
+ * asked on the connection, for the status and again in the tick each vouched statement is sent (`sqliteTransactionState`).
  */
 export function fromKysely(trx: KyselyTransactionLike): OutboxTransaction {
   const handle = checkTransaction(trx);
@@ -59,17 +62,49 @@ export function fromKysely(trx: KyselyTransactionLike): OutboxTransaction {
     dialect,
     source,
     fix: KYSELY_FIX,
-    async query(sql, params): Promise<SqlRows> {
+    async query(sql, params, options): Promise<SqlRows> {
+      const statement = rawQuery(sql, bind(params));
       let result: QueryResult<unknown>;
       try {
-        result = await unplugged.executeQuery(rawQuery(sql, bind(params)));
+        result = await (options?.vouched === true ? executeVouched(unplugged, dialect, statement, source) : unplugged.executeQuery(statement));
       } catch (error) {
         throw endedTransaction(error, source) ?? error;
       }
       return { rows: result.rows as Record<string, unknown>[], affectedRows: Number(result.numAffectedRows ?? 0n) };
     },
-    ...(controlled === undefined ? {} : { status: () => controlledStatus(controlled) }),
+    ...(dialect === 'sqlite'
+      ? { status: () => sqliteStatus(unplugged, controlled, source) }
+      : controlled === undefined
+        ? {}
+        : { status: () => controlledStatus(controlled) }),
   });
+}
+
+/**
+ * A statement the store sends on `status()`'s word `'open'`: SQLite is asked again on the transaction's connection,
+ * and the statement handed to it, in one tick (a ROLLBACK queued since the status would otherwise run first).
+ */
+function executeVouched(trx: KyselyTransactionLike, dialect: SqlDialect, statement: CompiledQuery<unknown>, source: string): Promise<QueryResult<unknown>> {
+  return trx.getExecutor().provideConnection(async (connection) => {
+    if (dialect !== 'sqlite' || sqliteTransactionState(connection) !== 'open') {
+      throw new OutboxerError(
+        'OUTBOXER_NOT_IN_TRANSACTION',
+        `enqueue was given ${source} whose connection was no longer inside a transaction when the enqueue's statement was to be sent (an enqueue not awaited before a ROLLBACK?), so nothing was written. ${KYSELY_FIX}`,
+      );
+    }
+    return connection.executeQuery(statement);
+  });
+}
+
+/** SQLite's own word, asked on the transaction's connection; `'closed'` once Kysely ended the transaction. */
+async function sqliteStatus(trx: KyselyTransactionLike, controlled: ControlledTransactionLike | undefined, source: string): Promise<TransactionStatus | undefined> {
+  if (controlled !== undefined && controlledStatus(controlled) === 'closed') return 'closed';
+  try {
+    return await trx.getExecutor().provideConnection(async (connection) => sqliteTransactionState(connection));
+  } catch (error) {
+    if (endedTransaction(error, source) !== undefined) return 'closed';
+    throw error;
+  }
 }
 
 /** A transaction's database, kept while it lives: each enqueue makes its own `fromKysely(trx)`, and compiling costs ~15 µs. */
@@ -86,7 +121,8 @@ function dialectOf(trx: KyselyTransactionLike, unplugged: KyselyTransactionLike)
 
 function checkTransaction(trx: unknown): KyselyTransactionLike {
   const candidate = (typeof trx === 'object' && trx !== null ? trx : {}) as Partial<Record<keyof KyselyTransactionLike, unknown>>;
-  if (typeof candidate.executeQuery !== 'function' || typeof candidate.withoutPlugins !== 'function' || typeof candidate.selectNoFrom !== 'function') {
+  const methods = [candidate.executeQuery, candidate.withoutPlugins, candidate.selectNoFrom, candidate.getExecutor];
+  if (methods.some((method) => typeof method !== 'function')) {
     throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `fromKysely was given ${describe(trx)}, not a Kysely transaction. ${KYSELY_FIX}`);
   }
   if (candidate.isTransaction !== true) {
@@ -136,12 +172,3 @@ function endedTransaction(error: unknown, source: string): OutboxerError | undef
 function sqliteParams(params: readonly unknown[]): readonly unknown[] {
   return params.some((value) => typeof value === 'boolean') ? params.map((value) => (typeof value === 'boolean' ? Number(value) : value)) : params;
 }
-
-/** The statement as `CompiledQuery.raw(sql, params)` builds it, without loading Kysely at run time. */
-function rawQuery(sql: string, parameters: readonly unknown[]): CompiledQuery<unknown> {
-  const node: RawNode = Object.freeze({ kind: 'RawNode', sqlFragments: Object.freeze([sql]), parameters: Object.freeze([]) });
-  return Object.freeze({ sql, parameters: Object.freeze([...parameters]), query: node, queryId: RAW_QUERY_ID });
-}
-
-/** Kysely hands the id only to plugins, which these statements run without. */
-const RAW_QUERY_ID = Object.freeze({ queryId: 'outboxer' });

@@ -13,6 +13,7 @@ export interface DriverSession<D extends SqlDialect = SqlDialect> {
   readonly driver: string;
   /** Whether the connection is the one this session speaks to (a connection of another driver is refused). */
   fits(connection: unknown): boolean;
+  /** Hands the statement to the driver before it returns (no await first), so a check made just before it still holds. */
   query(connection: unknown, sql: string, params: readonly unknown[], options?: SqlQueryOptions): Promise<SqlRows>;
   /** What the driver itself knows of the connection's transaction, without a round trip (`undefined`: it cannot tell). */
   status(connection: unknown): TransactionStatus | undefined;

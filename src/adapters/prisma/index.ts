@@ -14,7 +14,7 @@
  * generated per schema).
  */
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
-import { defineTransaction, type OutboxTransaction, type SqlDialect, type SqlRows, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
+import { defineTransaction, type OutboxTransaction, type SqlDialect, type SqlQueryOptions, type SqlRows, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
 import { returnsRows } from './returns-rows.js';
 
 /**
@@ -68,8 +68,10 @@ export function fromPrisma(tx: PrismaTransactionClient, options: FromPrismaOptio
     dialect,
     source: SOURCE,
     fix: PRISMA_FIX,
-    async query(sql: string, params: readonly unknown[]): Promise<SqlRows> {
+    async query(sql: string, params: readonly unknown[], options?: SqlQueryOptions): Promise<SqlRows> {
       if (scopeStatus(client) === 'closed') throw notInTransaction('a transaction client whose transaction has ended');
+      // status() never says 'open' (Prisma keeps no word on the database transaction), so nothing could confirm one
+      if (options?.vouched === true) throw notInTransaction('a statement sent as vouched for, which this adapter never vouches (Prisma says nothing of the database transaction)');
       try {
         if (returnsRows(sql, dialect)) {
           const rows = await client.$queryRawUnsafe(sql, ...params);

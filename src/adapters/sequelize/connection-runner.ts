@@ -7,6 +7,7 @@ export const DIALECT_OF_SEQUELIZE: Readonly<Record<string, SqlDialect>> = { post
 
 /** One statement on the driver connection a Sequelize transaction holds, and what the driver knows of its transaction. */
 export interface ConnectionRunner {
+  /** Hands the statement to the driver before it returns (no await first), so a check made just before it still holds. */
   run(sql: string, params: readonly unknown[], options?: SqlQueryOptions): Promise<SqlRows>;
   /** The driver's own word on the transaction: `undefined` when it keeps none the adapter can trust. */
   transactionStatus(): TransactionStatus | undefined;

@@ -23,6 +23,10 @@ const SQLITE_REFUSAL =
   'and two copies in one process do not see each other\'s file locks, so writes through both corrupt the database. Use PostgreSQL or MariaDB/MySQL with Sequelize, ' +
   'or for SQLite an ORM whose driver is better-sqlite3 (Knex, Kysely, Drizzle, Prisma, TypeORM, MikroORM).';
 
+/** The store wrote on the driver's word 'open', but a ROLLBACK queued since (a raw one Sequelize did not see) would run first. */
+const NO_LONGER_OPEN =
+  "a Sequelize transaction whose connection was no longer inside it (or about to end it) when the enqueue's statement was to be sent (an enqueue not awaited before a ROLLBACK?)";
+
 /** The fields of Sequelize 6's `Transaction` the adapter reads; its typings declare none of them. */
 interface TransactionFields {
   readonly sequelize: { getDialect(): string };
@@ -64,7 +68,7 @@ export function fromSequelize(transaction: SequelizeTransaction): OutboxTransact
     fix: FIX,
     async query(sql, params, options) {
       // checked in the same tick as the driver call: a finished transaction's connection may serve someone else
-      const refusal = ended ?? whyClosed(fields);
+      const refusal = ended ?? whyClosed(fields) ?? (options?.vouched === true && runner.transactionStatus() !== 'open' ? NO_LONGER_OPEN : undefined);
       if (refusal !== undefined) throw notInTransaction(refusal);
       try {
         return await runner.run(sql, params, options);

@@ -13,16 +13,11 @@
  */
 import type { EntityManager } from 'typeorm';
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
-import { defineTransaction, type OutboxTransaction, type SqlDialect, type SqlRows, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
+import { defineTransaction, type OutboxTransaction, type OutboxTransactionSpec, type SqlDialect, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
 import { mysqlExecutor } from '../../stores/mysql/database.js';
-import {
-  isMysqlCallbackConnection,
-  isPgClient,
-  isSqliteConnection,
-  type TypeOrmDataSourceView,
-  type TypeOrmManagerView,
-  type TypeOrmQueryRunnerView,
-} from './typeorm-views.js';
+import { pgClientStatus } from '../drivers/pg-client.js';
+import { isMysqlCallbackConnection, type TypeOrmDataSourceView, type TypeOrmManagerView, type TypeOrmQueryRunnerView } from './typeorm-views.js';
+import { betterSqliteConnectionOf, betterSqliteVouchedQuery, isActive, pgClientOf, pgVouchedQuery, type VouchedDriverQuery } from './vouched-driver-query.js';
 
 /** The TypeORM database types this adapter speaks, each with the dialect of the store that takes it. */
 const DIALECT_OF_TYPE: Readonly<Record<string, SqlDialect>> = {
@@ -53,6 +48,8 @@ export const TYPEORM_FIX =
  * - MariaDB/MySQL: TypeORM's flag says only `'closed'`; when it says active the store asks the server
  *   (`@@in_transaction`), as a DDL statement or a `COMMIT` run through `manager.query` ends it unseen by TypeORM;
  * - SQLite: TypeORM's flag, then better-sqlite3's `inTransaction` of the driver's one connection.
+ * Where `status()` vouched (`'open'`), each statement goes to the driver connection itself, after the same check
+ * made in the tick the driver gets it: TypeORM's runner awaits before sending, time enough for a ROLLBACK to go first.
  */
 export function fromTypeOrm(manager: EntityManager): OutboxTransaction {
   const handle: unknown = manager;
@@ -69,7 +66,7 @@ export function fromTypeOrm(manager: EntityManager): OutboxTransaction {
     dialect,
     source: SOURCE,
     fix: TYPEORM_FIX,
-    query: dialect === 'mysql' ? mysqlQuery(runner) : typeOrmQuery(runner, dialect),
+    query: dialect === 'mysql' ? mysqlQuery(runner) : typeOrmQuery(runner, dialect, dialect === 'postgres' ? pgVouchedQuery(runner) : betterSqliteVouchedQuery(runner, dataSource)),
     status,
   });
 }
@@ -94,22 +91,15 @@ function dialectOf(type: string): SqlDialect {
   );
 }
 
-function isActive(runner: TypeOrmQueryRunnerView): boolean {
-  return runner.isTransactionActive && !runner.isReleased;
-}
-
 /** What TypeORM and the driver know of the transaction, without a round trip (see `fromTypeOrm`). */
 function statusOf(dialect: SqlDialect, runner: TypeOrmQueryRunnerView, dataSource: TypeOrmDataSourceView): () => TransactionStatus | undefined {
   switch (dialect) {
     case 'postgres':
       return () => {
         if (!isActive(runner)) return 'closed';
-        const client = runner.databaseConnection;
-        // pg settles a failed statement's promise at its ErrorResponse, before the ReadyForQuery that brings the
-        // new status: until then 'T' may be stale (a failed COMMIT left no transaction), as it is while one runs
-        if (!isPgClient(client) || client.readyForQuery !== true) return undefined;
-        const status = client.getTransactionStatus();
-        return status === 'T' ? 'open' : status === 'E' ? 'failed' : status === 'I' ? 'closed' : undefined;
+        // pg's word only when no statement is under way or queued on the client (a ROLLBACK asked for would run first)
+        const client = pgClientOf(runner);
+        return client === undefined ? undefined : pgClientStatus(client);
       };
     case 'mysql':
       return () => (isActive(runner) ? undefined : 'closed');
@@ -117,16 +107,21 @@ function statusOf(dialect: SqlDialect, runner: TypeOrmQueryRunnerView, dataSourc
       return () => {
         if (!isActive(runner)) return 'closed';
         // the better-sqlite3 driver runs every query runner on its one connection
-        const connection = dataSource.driver?.databaseConnection;
-        if (!isSqliteConnection(connection)) return undefined;
+        const connection = betterSqliteConnectionOf(dataSource);
+        if (connection === undefined) return undefined;
         return connection.inTransaction ? 'open' : 'closed';
       };
   }
 }
 
-/** PostgreSQL and SQLite: through TypeORM's own runner (its logging and subscribers see the statement), as structured results. */
-function typeOrmQuery(runner: TypeOrmQueryRunnerView, dialect: SqlDialect): (sql: string, params: readonly unknown[]) => Promise<SqlRows> {
-  return async (sql, params) => {
+/**
+ * PostgreSQL and SQLite: through TypeORM's own runner (its logging and subscribers see the statement), as structured
+ * results; a statement the store sends on `status()`'s word `'open'` goes to the driver itself, checked open in the
+ * tick the driver gets it (TypeORM's runner awaits before sending: see `VouchedDriverQuery`).
+ */
+function typeOrmQuery(runner: TypeOrmQueryRunnerView, dialect: SqlDialect, vouchedQuery: VouchedDriverQuery): OutboxTransactionSpec<SqlDialect>['query'] {
+  return async (sql, params, options) => {
+    if (options?.vouched === true) return vouchedQuery(sql, params, options, () => notInTransaction(NO_LONGER_OPEN));
     refuseReleased(runner);
     const result = await runner.query(sql, [...params], true);
     const rows = Array.isArray(result.records) ? (result.records as Record<string, unknown>[]) : [];
@@ -139,8 +134,10 @@ function typeOrmQuery(runner: TypeOrmQueryRunnerView, dialect: SqlDialect): (sql
  * MariaDB/MySQL: on the runner's mysql2 connection with the store's own per-statement options, so `extra`
  * settings of the DataSource (`rowsAsArray`, `nestTables`, a `typeCast` of its own) never change the rows read.
  */
-function mysqlQuery(runner: TypeOrmQueryRunnerView): (sql: string, params: readonly unknown[]) => Promise<SqlRows> {
-  return async (sql, params) => {
+function mysqlQuery(runner: TypeOrmQueryRunnerView): OutboxTransactionSpec<SqlDialect>['query'] {
+  return async (sql, params, options) => {
+    // never vouched for here (`status()` is never 'open' on MariaDB/MySQL): nothing to confirm it by
+    if (options?.vouched === true) throw notInTransaction(NO_LONGER_OPEN);
     refuseReleased(runner);
     const connection = runner.databaseConnection;
     if (!isMysqlCallbackConnection(connection)) throw notInTransaction('the EntityManager of a TypeORM query runner that holds no connection');
@@ -152,6 +149,9 @@ function mysqlQuery(runner: TypeOrmQueryRunnerView): (sql: string, params: reado
 function refuseReleased(runner: TypeOrmQueryRunnerView): void {
   if (runner.isReleased) throw notInTransaction(endedTransaction(runner));
 }
+
+const NO_LONGER_OPEN =
+  "the EntityManager of a TypeORM transaction whose connection was no longer inside it (or about to end it) when the enqueue's statement was to be sent (an enqueue not awaited before a ROLLBACK?)";
 
 function endedTransaction(runner: TypeOrmQueryRunnerView): string {
   return runner.isReleased

@@ -32,31 +32,9 @@ export interface TypeOrmManagerView {
   readonly connection?: TypeOrmDataSourceView;
 }
 
-/**
- * A node-postgres client: the transaction status of its last ReadyForQuery (`'I'` idle, `'T'` in, `'E'` failed),
- * and whether that message ended the last statement (`readyForQuery`; false while one runs or waits to run).
- */
-export interface PgClientView {
-  getTransactionStatus(): string | null;
-  readonly readyForQuery?: boolean;
-}
-
-/** A better-sqlite3 Database. */
-export interface SqliteConnectionView {
-  readonly inTransaction: boolean;
-}
-
 /** mysql2's callback connection as TypeORM holds it; `promise()` wraps it without a second connection. */
 export interface MysqlCallbackConnectionView {
   promise(): MysqlQueryable;
-}
-
-export function isPgClient(connection: unknown): connection is PgClientView {
-  return typeof (connection as Partial<PgClientView> | null)?.getTransactionStatus === 'function';
-}
-
-export function isSqliteConnection(connection: unknown): connection is SqliteConnectionView {
-  return typeof (connection as Partial<SqliteConnectionView> | null)?.inTransaction === 'boolean';
 }
 
 export function isMysqlCallbackConnection(connection: unknown): connection is MysqlCallbackConnectionView {
