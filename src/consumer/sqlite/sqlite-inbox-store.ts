@@ -60,8 +60,8 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
     }
     return claimInTransaction(entry, async () => {
       const transaction = toSqliteTransaction(tx);
-      await proveSqliteTransaction(transaction);
-      return this.#claimThrough(transaction, entry);
+      const { vouched } = await proveSqliteTransaction(transaction);
+      return this.#claimThrough({ query: (sql, params) => transaction.query(sql, params, { vouched }) }, entry);
     });
   }
 
@@ -124,7 +124,7 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
    * concurrent writer could make stale and fail the upgrade. The entry cannot be missing after that write in the
    * same transaction; if it is, the statements did not reach one connection, and nothing may be read as settled.
    */
-  async #claimThrough(tx: OutboxTransaction<'sqlite'>, entry: InboxEntryRef): Promise<InboxClaim> {
+  async #claimThrough(tx: Pick<OutboxTransaction<'sqlite'>, 'query'>, entry: InboxEntryRef): Promise<InboxClaim> {
     await tx.query(this.#sql.ensurePlaceholder, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
     const [row] = (await tx.query(this.#sql.stateOf, [entry.consumer, entry.id])).rows;
     if (row === undefined) throw new Error(`inbox ${entry.consumer}: the entry of message ${entry.id}, written in this transaction, is not there: the transaction's statements did not run on one connection`);
