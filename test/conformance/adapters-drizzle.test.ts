@@ -3,7 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
-import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
+import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { closeSharedPglite, drizzleHarnesses, mariadbDatabase, pgliteDatabase, postgresDatabase, sqliteDatabase, type DrizzleDatabase } from './drizzle-adapter-rigs.js';
 
 afterAll(closeSharedPglite);
@@ -47,21 +47,10 @@ function describeFloatingEnqueue<Tx>(name: string, open: () => Promise<DrizzleDa
     };
 
     it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
-
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
-
     });
 
-
-    for (const idempotent of [false, true]) {
-      const keyed = idempotent ? ' (with an idempotency key)' : '';
-      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
-      });
-      it(`commits nothing when a raw ROLLBACK ends the transaction behind Drizzle${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(behindDrizzle), { idempotent });
-      });
-    }
+    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: behindDrizzle, rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Drizzle' });
   });
 }
 

@@ -4,7 +4,7 @@ import { fromKnex } from '../../src/adapters/knex/index.js';
 import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
-import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
+import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { knexDatabases, knexHarnesses, RolledBack, type KnexDatabase } from './knex-adapter-rigs.js';
 
 for (const harness of knexHarnesses) describeAdapterConformance(harness);
@@ -44,20 +44,9 @@ for (const { name, open } of knexDatabases) {
     };
 
     it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
-
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
-
     });
 
-
-    for (const idempotent of [false, true]) {
-      const keyed = idempotent ? ' (with an idempotency key)' : '';
-      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
-      });
-      it(`commits nothing when a ROLLBACK through trx.raw ends the transaction behind Knex${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
-      });
-    }
+    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK through trx.raw ends the transaction behind Knex' });
   });
 }

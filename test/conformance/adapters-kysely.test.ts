@@ -4,7 +4,7 @@ import { fromKysely } from '../../src/adapters/kysely/index.js';
 import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
-import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
+import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { kyselyBackends, kyselyHarness, type KyselyBackend, type Shop } from './kysely-adapter-rigs.js';
 
 for (const database of ['postgres', 'mariadb', 'sqlite'] as const) {
@@ -48,19 +48,8 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromKysely on %s: an 
   };
 
   it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
-
     await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
-
   });
 
-
-  for (const idempotent of [false, true]) {
-    const keyed = idempotent ? ' (with an idempotency key)' : '';
-    it(`commits nothing when the callback throws right after it${keyed}`, async () => {
-      await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
-    });
-    it(`commits nothing when a raw ROLLBACK ends the transaction behind Kysely${keyed}`, async () => {
-      await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
-    });
-  }
+  floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Kysely' });
 });

@@ -4,7 +4,7 @@ import { fromMikroOrm } from '../../src/adapters/mikro-orm/index.js';
 import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
-import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
+import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { DATABASES, mikroOrmHarnesses, Rollback, type MikroOrmDatabase } from './mikro-orm-adapter-rigs.js';
 
 for (const harness of mikroOrmHarnesses) describeAdapterConformance(harness);
@@ -42,19 +42,8 @@ describe.each(DATABASES)('fromMikroOrm on %s: an enqueue not awaited, then the t
   };
 
   it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
-
     await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
-
   });
 
-
-  for (const idempotent of [false, true]) {
-    const keyed = idempotent ? ' (with an idempotency key)' : '';
-    it(`commits nothing when the callback throws right after it${keyed}`, async () => {
-      await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
-    });
-    it(`commits nothing when a ROLLBACK on the transaction's connection ends the transaction behind MikroORM${keyed}`, async () => {
-      await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
-    });
-  }
+  floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK on the transaction\'s connection ends the transaction behind MikroORM' });
 });

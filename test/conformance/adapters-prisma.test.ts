@@ -4,7 +4,7 @@ import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { ensureTestPrismaClients } from '../support/prisma/prisma-clients.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
-import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
+import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { prismaBackends, prismaHarness, type PrismaBackend, type ShopTransaction } from './prisma-adapter-rigs.js';
 
 beforeAll(() => ensureTestPrismaClients(), 180_000);
@@ -46,19 +46,8 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s: an 
   };
 
   it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
-
     await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
-
   });
 
-
-  for (const idempotent of [false, true]) {
-    const keyed = idempotent ? ' (with an idempotency key)' : '';
-    it(`commits nothing when the callback throws right after it${keyed}`, async () => {
-      await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
-    });
-    it(`commits nothing when a raw ROLLBACK ends the transaction behind Prisma${keyed}`, async () => {
-      await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
-    });
-  }
+  floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Prisma' });
 });

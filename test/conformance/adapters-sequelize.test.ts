@@ -4,7 +4,7 @@ import { fromSequelize } from '../../src/adapters/sequelize/index.js';
 import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
-import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
+import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { sequelizeDatabases, sequelizeHarnesses, type SequelizeDatabase } from './sequelize-adapter-rigs.js';
 
 for (const harness of sequelizeHarnesses) describeAdapterConformance(harness);
@@ -46,20 +46,9 @@ for (const { name, open } of sequelizeDatabases) {
     };
 
     it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
-
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
-
     });
 
-
-    for (const idempotent of [false, true]) {
-      const keyed = idempotent ? ' (with an idempotency key)' : '';
-      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
-      });
-      it(`commits nothing when a ROLLBACK through sequelize.query ends the transaction behind Sequelize${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
-      });
-    }
+    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK through sequelize.query ends the transaction behind Sequelize' });
   });
 }

@@ -12,7 +12,7 @@ import { services } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
-import { expectNothingCommittedAlone, expectVouchedOnlyWhereOpen, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
+import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
@@ -319,20 +319,9 @@ for (const { orm, database, target } of databases) {
     };
 
     it('runs a statement sent as vouched only where status() says open, confirming it as it sends', async () => {
-
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
-
     });
 
-
-    for (const idempotent of [false, true]) {
-      const keyed = idempotent ? ' (with an idempotency key)' : '';
-      it(`commits nothing when the callback throws right after it${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(throwFromCallback), { idempotent });
-      });
-      it(`commits nothing when a ROLLBACK through manager.query ends the transaction behind TypeORM${keyed}`, async () => {
-        await expectNothingCommittedAlone(await floatingRig(rawRollback), { idempotent });
-      });
-    }
+    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK through manager.query ends the transaction behind TypeORM' });
   });
 }

@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import type { OutboxMessageInput } from '../../src/core/message.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 
@@ -81,4 +81,20 @@ export async function expectVouchedOnlyWhereOpen(rig: FloatingEnqueueRig): Promi
     if (status === 'open') expect((await attempt).rows.map((row) => Number(row.one))).toEqual([1]);
     else await expect(attempt).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION' });
   });
+}
+
+/**
+ * The floating-enqueue cases every adapter runs: the enqueue not awaited meets the callback's throw, or a ROLLBACK
+ * sent behind the ORM's back (`rawRollbackIs` names how), each with and without an idempotency key.
+ */
+export function floatingEnqueueCases<End>(rigFor: (end: End) => Promise<FloatingEnqueueRig>, ends: { readonly thrown: End; readonly rawRollback: End; readonly rawRollbackIs: string }): void {
+  for (const idempotent of [false, true]) {
+    const keyed = idempotent ? ' (with an idempotency key)' : '';
+    it(`commits nothing when the callback throws right after it${keyed}`, async () => {
+      await expectNothingCommittedAlone(await rigFor(ends.thrown), { idempotent });
+    });
+    it(`commits nothing when ${ends.rawRollbackIs}${keyed}`, async () => {
+      await expectNothingCommittedAlone(await rigFor(ends.rawRollback), { idempotent });
+    });
+  }
 }
