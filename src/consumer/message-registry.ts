@@ -9,7 +9,7 @@ export type MessageHandler<Tx, Payload = unknown> = (message: ReceivedMessage<Pa
 /** What `Outbox` enqueue needs from a registry: validate a payload before it is stored. */
 export interface OutgoingValidator {
   /** Returns the schema's output (what to store), or throws MessageValidationError; never resolves a type by name. */
-  validateOutgoing(type: string, payload: unknown): unknown;
+  validateOutgoing(type: string, payload: unknown, where?: string): unknown;
 }
 
 interface Entry<Tx> {
@@ -61,29 +61,30 @@ export class MessageRegistry<Tx = unknown> implements OutgoingValidator {
 
   /**
    * Validates synchronously; returns the schema's output. Throws UnknownMessageTypeError, a
-   * MessageValidationError with code OUTBOXER_PAYLOAD_NOT_JSON naming the failing paths (never the values),
-   * or a ConfigurationError if the schema validates asynchronously (use `parseAsync`).
+   * MessageValidationError with code OUTBOXER_SCHEMA_MISMATCH naming the failing paths (never the values),
+   * or a ConfigurationError if the schema validates asynchronously (use `parseAsync`). `where` starts the
+   * error's message (`message <id>`).
    */
-  parse(type: string, payload: unknown): unknown {
+  parse(type: string, payload: unknown, where?: string): unknown {
     const result = this.#entry(type).schema['~standard'].validate(payload);
     if (result instanceof Promise) {
       result.catch(() => undefined);
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `message registry: the schema for ${JSON.stringify(type)} validates asynchronously; use parseAsync`);
     }
-    return unwrap(type, result);
+    return unwrap(type, result, where);
   }
 
   /** Like `parse`, for schemas that may validate asynchronously (what consumers use). */
-  async parseAsync(type: string, payload: unknown): Promise<unknown> {
-    return unwrap(type, await this.#entry(type).schema['~standard'].validate(payload));
+  async parseAsync(type: string, payload: unknown, where?: string): Promise<unknown> {
+    return unwrap(type, await this.#entry(type).schema['~standard'].validate(payload), where);
   }
 
   /**
    * A JSON payload is stored as the schema's output; a binary payload (`Uint8Array`) is checked by the schema
    * (which sees the bytes, as a consumer's does) and stored as given, so its bytes are never re-encoded.
    */
-  validateOutgoing(type: string, payload: unknown): unknown {
-    const output = this.parse(type, payload);
+  validateOutgoing(type: string, payload: unknown, where?: string): unknown {
+    const output = this.parse(type, payload, where);
     return payload instanceof Uint8Array ? payload : output;
   }
 
@@ -94,9 +95,17 @@ export class MessageRegistry<Tx = unknown> implements OutgoingValidator {
   }
 }
 
-function unwrap(type: string, result: StandardSchemaV1.Result<unknown>): unknown {
+/**
+ * The schema's output, or OUTBOXER_SCHEMA_MISMATCH: the payload is valid JSON (or bytes) that the schema of its
+ * type refuses, a fault of the data or of the schema, never of the encoding (that is OUTBOXER_PAYLOAD_NOT_JSON).
+ */
+function unwrap(type: string, result: StandardSchemaV1.Result<unknown>, where: string | undefined): unknown {
   if (result.issues !== undefined) {
-    throw new MessageValidationError('OUTBOXER_PAYLOAD_NOT_JSON', `payload of type ${JSON.stringify(type.slice(0, 100))} does not match its schema: ${describeIssues(result.issues)}`);
+    const quoted = JSON.stringify(type.slice(0, 100));
+    throw new MessageValidationError(
+      'OUTBOXER_SCHEMA_MISMATCH',
+      `${where === undefined ? '' : `${where}: `}payload of type ${quoted} does not match its schema (${describeIssues(result.issues)}); fix the payload where it is produced, or the schema registered for ${quoted}`,
+    );
   }
   return result.value;
 }

@@ -152,7 +152,8 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   }
 
   async #checkSchema(message: OutboxMessageInput): Promise<OutboxMessageInput> {
-    const payload = await (this.#registry as OutgoingValidator).validateOutgoing(message.type, message.payload);
+    const where = message.id === undefined ? undefined : `message ${message.id}`;
+    const payload = await (this.#registry as OutgoingValidator).validateOutgoing(message.type, message.payload, where);
     return { ...message, payload };
   }
 

@@ -2,22 +2,14 @@ import { MessageValidationError } from './errors.js';
 import { isUuid, newMessageId } from './ids.js';
 import { bodyByteLength, type NewOutboxMessage, type OutboxMessageInput } from './message.js';
 import { toBody } from './message-body.js';
+import { headersFault, keyFault, MAX_KEY_BYTES, MessageRules, topicFault, typeFault } from './message-rules.js';
 
 export interface MessageLimits {
   /** Largest body accepted at enqueue, in the bytes that will be published (UTF-8 of the JSON text, or the binary's length). */
   readonly maxPayloadBytes: number;
 }
 
-const TOPIC = /^[A-Za-z0-9_:\-/]+(\.[A-Za-z0-9_:\-/]+)*$/;
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
-const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.\-]*$/;
-const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
-const MAX_TOPIC_BYTES = 255;
-const MAX_KEY_BYTES = 512;
-const MAX_TYPE_BYTES = 255;
-const MAX_HEADER_NAME_BYTES = 128;
-const MAX_HEADER_VALUE_BYTES = 4096;
-const MAX_HEADERS = 64;
 
 /**
  * Checks one message before it is stored, inside the caller's transaction, so that a message the
@@ -31,21 +23,17 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
   refuseUnknownFields(input, where);
 
   if (typeof input.topic !== 'string' || input.topic === '') {
-    fail('OUTBOXER_TOPIC_REQUIRED', `${where}: topic is required (e.g. "orders.created")`);
+    fail('OUTBOXER_TOPIC_REQUIRED', `${where}: topic is required (e.g. "orders.created"); ${MessageRules.topic}`);
   }
-  if (!TOPIC.test(input.topic) || Buffer.byteLength(input.topic) > MAX_TOPIC_BYTES) {
-    fail(
-      'OUTBOXER_INVALID_TOPIC',
-      `${where}: topic ${JSON.stringify(input.topic.slice(0, 80))} must match ${TOPIC.source} and be at most ${MAX_TOPIC_BYTES} bytes (no spaces or wildcards)`,
-    );
-  }
-  if (typeof input.type !== 'string' || input.type === '' || Buffer.byteLength(input.type) > MAX_TYPE_BYTES || CONTROL_CHARACTER.test(input.type)) {
-    fail('OUTBOXER_TYPE_REQUIRED', `${where}: type is required, a non-empty string of at most ${MAX_TYPE_BYTES} bytes without control characters`);
-  }
+  const topic = topicFault(input.topic);
+  if (topic !== undefined) fail('OUTBOXER_INVALID_TOPIC', `${where}: ${topic}`);
+  if (typeof input.type !== 'string') fail('OUTBOXER_TYPE_REQUIRED', `${where}: type is required (e.g. "order.created"); ${MessageRules.type}`);
+  const type = typeFault(input.type);
+  if (type !== undefined) fail('OUTBOXER_TYPE_REQUIRED', `${where}: ${type}`);
   const key = input.key ?? null;
-  if (key !== null && (typeof key !== 'string' || key === '' || Buffer.byteLength(key) > MAX_KEY_BYTES || CONTROL_CHARACTER.test(key))) {
-    fail('OUTBOXER_INVALID_KEY', `${where}: key must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`);
-  }
+  if (key !== null && typeof key !== 'string') fail('OUTBOXER_INVALID_KEY', `${where}: key must be a string; ${MessageRules.key}`);
+  const keyProblem = keyFault(key);
+  if (keyProblem !== undefined) fail('OUTBOXER_INVALID_KEY', `${where}: ${keyProblem}`);
 
   const idempotencyKey = input.idempotencyKey ?? null;
   if (idempotencyKey !== null && (typeof idempotencyKey !== 'string' || idempotencyKey === '' || Buffer.byteLength(idempotencyKey) > MAX_KEY_BYTES || CONTROL_CHARACTER.test(idempotencyKey))) {
@@ -102,29 +90,10 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
-function validateHeaders(headers: Readonly<Record<string, string>>, where: string): Readonly<Record<string, string>> {
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    fail('OUTBOXER_INVALID_HEADER', `${where}: headers must be an object of string values`);
-  }
-  const entries = Object.entries(headers);
-  if (entries.length > MAX_HEADERS) fail('OUTBOXER_INVALID_HEADER', `${where}: at most ${MAX_HEADERS} headers are allowed`);
-  const result: Record<string, string> = {};
-  for (const [name, value] of entries) {
-    if (!HEADER_NAME.test(name) || Buffer.byteLength(name) > MAX_HEADER_NAME_BYTES) {
-      fail('OUTBOXER_INVALID_HEADER', `${where}: header name ${JSON.stringify(name.slice(0, 60))} must match ${HEADER_NAME.source}`);
-    }
-    if (typeof value !== 'string') {
-      fail('OUTBOXER_INVALID_HEADER', `${where}: header "${name}" must be a string; got ${typeof value}`);
-    }
-    if (/[\r\n\0]/.test(value) || Buffer.byteLength(value) > MAX_HEADER_VALUE_BYTES) {
-      fail('OUTBOXER_INVALID_HEADER', `${where}: header "${name}" must be at most ${MAX_HEADER_VALUE_BYTES} bytes with no CR, LF or NUL`);
-    }
-    if (name === 'traceparent' && !TRACEPARENT.test(value)) {
-      fail('OUTBOXER_INVALID_HEADER', `${where}: header "traceparent" is not a W3C trace context (00-<32 hex>-<16 hex>-<2 hex>)`);
-    }
-    result[name] = value;
-  }
-  return Object.freeze(result);
+function validateHeaders(headers: unknown, where: string): Readonly<Record<string, string>> {
+  const problem = headersFault(headers);
+  if (problem !== undefined) fail('OUTBOXER_INVALID_HEADER', `${where}: ${problem}`);
+  return Object.freeze({ ...(headers as Record<string, string>) });
 }
 
 function validateSchedule(input: OutboxMessageInput, where: string): { availableAt: Date | null; delayMs: number } {

@@ -189,7 +189,7 @@ export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness
       expect(outcome.status === 'dead' && outcome.reason).toMatch(/^OUTBOXER_UNKNOWN_TYPE: /);
       const invalid = message({ payload: { n: 'not a number' } });
       const invalidOutcome = await inbox.handle(invalid);
-      expect(invalidOutcome.status === 'dead' && invalidOutcome.reason).toMatch(/^OUTBOXER_PAYLOAD_NOT_JSON: .*n:/);
+      expect(invalidOutcome.status === 'dead' && invalidOutcome.reason).toMatch(new RegExp(`^OUTBOXER_SCHEMA_MISMATCH: message ${invalid.id}: .*\\(n: .*fix the payload`));
       const raw: RawDelivery = { id: newMessageId(), type: 'order.created', key: undefined, topic: 't', headers: {}, body: Buffer.from('{"n": 1'), contentType: 'application/json', deliveryCount: 1 };
       expect(await inbox.handleDelivery(raw)).toMatchObject({ status: 'dead', reason: expect.stringMatching(/OUTBOXER_PAYLOAD_NOT_JSON/) });
       expect(await entry('typed', raw.id!)).toMatchObject({ state: 'dead', attempts: 1 });

@@ -123,7 +123,7 @@ describe('RabbitMQ consumer with an inbox', () => {
     expect(reasons).toEqual({
       [unknown.id]: expect.stringMatching(/^1 OUTBOXER_UNKNOWN_TYPE/),
       [cursed.id]: '3 Error: cannot ever work',
-      [invalid.id]: expect.stringMatching(/^1 OUTBOXER_PAYLOAD_NOT_JSON/),
+      [invalid.id]: expect.stringMatching(new RegExp(`^1 OUTBOXER_SCHEMA_MISMATCH: message ${invalid.id}: payload of type "order.created" does not match its schema`)),
     });
     await waitFor(async () => (await fixture.appliedCount(fine.id)) === 1, { what: 'the good one applied' });
     expect(await fixture.appliedCount()).toBe(1);

@@ -99,7 +99,7 @@ describe.each([
     await store.migrate();
     await store.migrate();
     const versions = await db.sql(`SELECT version FROM "${db.schema}".outboxer_migrations ORDER BY version`);
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(versions.map((row) => row.version)).toEqual(migrations.map((m) => m.version));
     expect(await store.retryDead('all')).toBe(1);
     const fresh = validateMessage({ topic: 't', key: 'k', type: 'x', payload: { b: 1, a: 'é' } }, { maxPayloadBytes: 1024 });
     await db.database.transaction((tx) => store.insert(tx, [fresh]));

@@ -35,6 +35,15 @@ describe('typed enqueue through a message registry', () => {
     expect(await stored()).toHaveLength(1);
   });
 
+  it('names the message id it was given when its payload does not match the schema, with its own code', async () => {
+    const id = '01936b2e-5a2b-7c3d-8e4f-0123456789ab';
+    const error = await db
+      .transaction((tx) => outbox.enqueue(tx, { id, topic: 'orders.paid', type: 'order.paid', payload: { orderId: 1.5, amountCents: 1 } }))
+      .then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ code: 'OUTBOXER_SCHEMA_MISMATCH' });
+    expect(String((error as Error).message)).toContain(`message ${id}`);
+  });
+
   it('refuses a type the registry does not know, without resolving it by name', async () => {
     const error = await db
       .transaction((tx) => outbox.enqueue(tx, { topic: 'orders.paid', type: 'constructor', payload: {} }))

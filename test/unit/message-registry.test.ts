@@ -28,17 +28,18 @@ describe('MessageRegistry', () => {
     expect(validateOutgoing(registry, 'order.created', { orderId: 1, total: '1' })).toEqual({ orderId: 1, total: '1' });
   });
 
-  it('refuses an invalid payload with OUTBOXER_PAYLOAD_NOT_JSON, naming the path but never the value', () => {
+  // Valid JSON that the schema refuses is no encoding fault: its own code, so that a dead reason says which it is.
+  it('refuses an invalid payload with OUTBOXER_SCHEMA_MISMATCH, naming the message, the path and the fix but never the value', () => {
     const registry = new MessageRegistry().register('order.created', orderCreated);
     let caught: unknown;
     try {
-      registry.parse('order.created', { orderId: 'secret-value-123', total: '1' });
+      registry.parse('order.created', { orderId: 'secret-value-123', total: '1' }, 'message 018f3c1e-7b2a-7cde-8f01-23456789abcd');
     } catch (error) {
       caught = error;
     }
     expect(caught).toBeInstanceOf(MessageValidationError);
-    expect((caught as MessageValidationError).code).toBe('OUTBOXER_PAYLOAD_NOT_JSON');
-    expect((caught as Error).message).toContain('orderId');
+    expect((caught as MessageValidationError).code).toBe('OUTBOXER_SCHEMA_MISMATCH');
+    expect((caught as Error).message).toMatch(/^message 018f3c1e-7b2a-7cde-8f01-23456789abcd: payload of type "order.created" does not match its schema \(orderId: .*\); fix the payload where it is produced, or the schema registered for "order.created"$/);
     expect((caught as Error).message).not.toContain('secret-value-123');
   });
 

@@ -95,17 +95,12 @@ describe('validateMessage: payload', () => {
     expectCode({ payload }, 'OUTBOXER_PAYLOAD_NOT_JSON');
   });
 
-  // The serializer's own error text describes the payload (V8 names the properties on the circle; a toJSON
-  // may put data in its error): it must not be copied into the message.
-  const keyedCircle: Record<string, unknown> = {};
-  keyedCircle[SECRET] = { back: keyedCircle };
+  // The serializer's own error text describes the payload (a toJSON may put data in its error): it must not be
+  // copied into the message. A cycle is named by its path instead (keys, as for NaN; never values).
   const throwingToJson = { toJSON: () => { throw new Error(`cannot serialize ${SECRET}`); } };
-  it.each([['a circle through a secret property name', keyedCircle], ['a toJSON that throws with data', throwingToJson]])(
-    'does not echo the serializer error for %s',
-    (_label, payload) => {
-      expectCode({ payload }, 'OUTBOXER_PAYLOAD_NOT_JSON');
-    },
-  );
+  it('does not echo the serializer error for a toJSON that throws with data', () => {
+    expectCode({ payload: { order: throwingToJson } }, 'OUTBOXER_PAYLOAD_NOT_JSON');
+  });
 
   it('rejects a NUL character in a value or a property name', () => {
     expectCode({ payload: { note: `a\0b ${SECRET}` } }, 'OUTBOXER_PAYLOAD_NOT_JSON');

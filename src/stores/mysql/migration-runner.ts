@@ -69,12 +69,18 @@ async function appliedVersions(executor: MysqlExecutor, names: Pick<MysqlTableNa
   return new Set(done.rows.map((row) => Number(row.version)));
 }
 
-/** Every migration as one script for DBAs who apply it themselves (`outboxer sql`); safe to run again. */
+/** A trigger whose body is a compound statement (`BEGIN … END`): its inner `;` would end it early in the `mysql` client. */
+const COMPOUND = /\nBEGIN\n[\s\S]*\nEND$/;
+
+/**
+ * Every migration as one script for DBAs who apply it themselves (`outboxer sql`) with the `mysql`/`mariadb` client;
+ * safe to run again. A compound statement is wrapped in `DELIMITER //` … `DELIMITER ;`, as that client needs.
+ */
 export function mysqlMigrationScript(title: string, names: Pick<MysqlTableNames, 'migrations'>, table: string, list: readonly ResolvedMysqlMigration[]): string {
   const parts = [`-- ${title} for ${table} (MariaDB 10.6+ / MySQL 8.0.29+)`, `${mysqlBookkeepingSql(names)};`];
   for (const migration of list) {
     parts.push(`-- version ${migration.version}: ${migration.description}`);
-    for (const statement of migration.statements) parts.push(`${statement};`);
+    for (const statement of migration.statements) parts.push(COMPOUND.test(statement) ? `DELIMITER //\n${statement} //\nDELIMITER ;` : `${statement};`);
     parts.push(`INSERT IGNORE INTO ${names.migrations} (table_name, version) VALUES ('${table}', ${migration.version});`);
   }
   return `${parts.join('\n')}\n`;
