@@ -21,6 +21,8 @@ const relayOptionsSchema = z.object({
   maxPollIntervalMs: positiveInt.default(2000),
   errorBackoffMs: positiveInt.default(500),
   maxErrorBackoffMs: positiveInt.default(15_000),
+  handoverCheckMs: z.number().int().min(0).max(60_000).default(250),
+  brokerTroubleAfterMs: positiveInt.optional(),
   housekeepingIntervalMs: positiveInt.default(60_000),
   housekeepingBatchSize: positiveInt.max(100_000).default(1000),
   retry: z
@@ -84,6 +86,17 @@ export interface RelayOptions {
   readonly maxPollIntervalMs: number;
   readonly errorBackoffMs: number;
   readonly maxErrorBackoffMs: number;
+  /**
+   * Between beats, how often the relay reads the group (who is live, leaving or in broker trouble; how many
+   * partitions are free) and beats at once when it changed, so a join, leave or release is acted on within one
+   * check instead of one heartbeat. 0 turns the check off (hand-overs then wait for the beats, lease/3).
+   */
+  readonly handoverCheckMs: number;
+  /**
+   * How long the broker may be unreachable (the publisher not connected, or every publish finding it
+   * unavailable) before this relay reports trouble and gives its partitions to healthy relays. Default lease/3.
+   */
+  readonly brokerTroubleAfterMs: number;
   readonly housekeepingIntervalMs: number;
   readonly housekeepingBatchSize: number;
   readonly retry: RetryPolicy;
@@ -116,6 +129,7 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
   return Object.freeze({
     ...options,
     owner: options.owner ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
+    brokerTroubleAfterMs: options.brokerTroubleAfterMs ?? Math.floor(options.leaseMs / 3),
     retry: Object.freeze({ ...options.retry }),
     logger: logger ?? silentLogger,
     hooks: Object.freeze({ ...hooks }),

@@ -200,6 +200,23 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       expect(seen).toEqual(byId([{ id: a, name: 'a', leaving: true, held: 2 }, { id: b, name: 'b', leaving: false, held: 0 }]));
     });
 
+    it('a relay reports broker trouble with its join and beats; every member sees it, and a beat without it clears it', async () => {
+      const e = await setup();
+      const a = (await e.leases.join({ name: 'a', leaseMs: lease, trouble: 'broker unreachable at join' })).relayId;
+      const b = await join(e, 'b');
+      const troubleOf = async (viewer: string, id: string) => (await e.leases.membership(viewer)).relays.find((r) => r.id === id)?.trouble;
+      expect(await troubleOf(b, a)).toBe('broker unreachable at join');
+      expect(await troubleOf(a, b)).toBeNull();
+      await e.leases.heartbeat(b, { trouble: 'x'.repeat(600) });
+      const long = await troubleOf(a, b);
+      expect(Buffer.byteLength(long ?? '')).toBeLessThanOrEqual(500);
+      expect(long?.endsWith('...')).toBe(true);
+      const beat = await e.leases.heartbeat(a);
+      expect(beat.relays.find((r) => r.id === a)?.trouble).toBeNull();
+      expect(await troubleOf(b, a)).toBeNull();
+      await expect(e.leases.heartbeat(a, { trouble: '' })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION' });
+    });
+
     it('membership shows the live relays with their holdings, my partitions, and what can be granted', async () => {
       const e = await setup();
       const [a, b, gone] = [await join(e, 'a'), await join(e, 'b'), await join(e, 'gone')];

@@ -30,6 +30,8 @@ describe('resolveRelayOptions: defaults', () => {
       maxPollIntervalMs: 2000,
       errorBackoffMs: 500,
       maxErrorBackoffMs: 15_000,
+      handoverCheckMs: 250,
+      brokerTroubleAfterMs: 10_000,
       housekeepingIntervalMs: 60_000,
       housekeepingBatchSize: 1000,
       retry: { baseDelayMs: 1000, maxDelayMs: 300_000, maxAttempts: 10, jitter: 0.5 },

@@ -2,7 +2,7 @@ import { BEATS_PER_LEASE, nextHeartbeatAt, publishDeadline, validUntil, type Lea
 import type { Membership, RelayLeases } from '../ports.js';
 import type { RelayOptions } from '../relay-options.js';
 import { bounded } from './bounded-statement.js';
-import { beatVerdict, grantsClosed, nextShareStep, peerExpiryAt } from './membership-step.js';
+import { beatVerdict, grantsClosed, groupShape, nextShareStep, peerExpiryAt } from './membership-step.js';
 import { adoptEntry, type PartitionEntry, reconcile } from './partition-book.js';
 
 /** Looks again this long after a peer's announced expiry, for the database's clock to pass it too. */
@@ -11,6 +11,8 @@ const PEER_EXPIRY_MARGIN_MS = 50;
 export interface SessionHooks {
   /** Whether a batch of this partition is still publishing or completing (it is released only after). */
   isBusy(partition: number): boolean;
+  /** Why this relay cannot publish now (its broker unreachable), or `null`: reported with each join and beat. */
+  trouble(): string | null;
 }
 
 /**
@@ -36,6 +38,11 @@ export class LeaseSession {
   #engineWaiting = false;
   #nextBeatAt = 0;
   #peerExpiryAt = Number.POSITIVE_INFINITY;
+  #nextCheckAt = Number.POSITIVE_INFINITY;
+  /** The group as the last beat, join or check showed it (`groupShape`). */
+  #shape = '';
+  /** Whether the last join or beat sent said this relay was in trouble. */
+  #reportedTrouble = false;
 
   constructor(leases: RelayLeases, options: RelayOptions, hooks: SessionHooks) {
     this.#leases = leases;
@@ -67,7 +74,12 @@ export class LeaseSession {
   /** When the session must act next without being asked: a heartbeat, a peer's expiry, or its own lapse. */
   get dueAt(): number {
     const lapse = this.#beatSentAt === undefined || this.#standby ? Number.POSITIVE_INFINITY : validUntil(this.#beatSentAt, this.#timing);
-    return Math.min(this.#nextBeatAt, this.#peerExpiryAt, lapse);
+    return Math.min(this.#nextBeatAt, this.#peerExpiryAt, lapse, this.#nextCheckAt);
+  }
+
+  /** Whether this relay said it is in broker trouble with its last join or beat. */
+  get reportedTrouble(): boolean {
+    return this.#reportedTrouble;
   }
 
   /** Joins, beats when due, lapses when the lease is no longer trusted, and takes the next fair-share step. */
@@ -76,7 +88,8 @@ export class LeaseSession {
     let failure: { readonly error: unknown } | undefined;
     try {
       if (this.#relayId === undefined) await this.#join();
-      else if (now >= this.#nextBeatAt || now >= this.#peerExpiryAt) await this.#beat();
+      else if (now >= this.#nextBeatAt || now >= this.#peerExpiryAt || this.#troubleChanged()) await this.#beat();
+      else if (now >= this.#nextCheckAt && (await this.#groupChanged())) await this.#beat();
     } catch (error) {
       failure = { error };
     }
@@ -104,7 +117,9 @@ export class LeaseSession {
   async #join(): Promise<void> {
     const sentAt = performance.now();
     this.#nextBeatAt = Number.POSITIVE_INFINITY;
-    const membership = await this.#statement(this.#leases.join({ name: this.#options.owner, leaseMs: this.#options.leaseMs }), 'join');
+    const trouble = this.#hooks.trouble();
+    const membership = await this.#statement(this.#leases.join({ name: this.#options.owner, leaseMs: this.#options.leaseMs, trouble }), 'join');
+    this.#reportedTrouble = trouble !== null;
     this.#relayId = membership.relayId;
     this.#beatSentAt = sentAt;
     this.#nextBeatAt = nextHeartbeatAt(sentAt, this.#timing);
@@ -116,8 +131,10 @@ export class LeaseSession {
     const relayId = this.#relayId as string;
     const sentAt = performance.now();
     this.#nextBeatAt = nextHeartbeatAt(sentAt, this.#timing);
-    const membership = await this.#statement(this.#leases.heartbeat(relayId, { leaving: this.#standby }), `heartbeat of relay ${relayId}`, !this.#standby);
+    const trouble = this.#hooks.trouble();
+    const membership = await this.#statement(this.#leases.heartbeat(relayId, { leaving: this.#standby, trouble }), `heartbeat of relay ${relayId}`, !this.#standby);
     if (relayId !== this.#relayId) return;
+    this.#reportedTrouble = trouble !== null;
     const verdict = beatVerdict(sentAt, performance.now(), membership, this.#timing);
     if (verdict === 'rejoin') {
       this.#options.logger.warn({ owner: this.#options.owner, relayId }, 'lease ran out on the database clock; dropping every partition and joining as a new relay');
@@ -135,6 +152,8 @@ export class LeaseSession {
   #apply(membership: Membership, trusted: boolean): void {
     this.#membership = membership;
     this.#peerExpiryAt = peerExpiryAt(membership, performance.now(), PEER_EXPIRY_MARGIN_MS);
+    this.#shape = groupShape(membership);
+    this.#nextCheckAt = this.#options.handoverCheckMs > 0 ? performance.now() + this.#options.handoverCheckMs : Number.POSITIVE_INFINITY;
     const { drop, adopt } = reconcile(this.book, membership.owned);
     for (const partition of drop) this.book.delete(partition);
     if (trusted && !this.#standby) for (const held of adopt) this.book.set(held.partition, adoptEntry(held));
@@ -164,11 +183,13 @@ export class LeaseSession {
     const relayId = this.#relayId;
     const membership = this.#membership;
     if (relayId === undefined || membership === undefined) return;
-    const step = nextShareStep(membership, this.book);
+    const step = nextShareStep(membership, this.book, this.#reportedTrouble);
     if (step.kind === 'drain') {
       const entries = step.partitions.map((p) => this.book.get(p)).filter((e): e is PartitionEntry => e !== undefined);
       for (const entry of entries) entry.draining = true;
       await this.#statement(this.#leases.drain(relayId, entries), `drain by relay ${relayId}`);
+      // what has no batch in flight goes at once; the rest when its batch ends (the relay's loop turns then)
+      await this.#releaseDrained();
     }
     if (step.kind === 'acquire') {
       const granted = await this.#statement(this.#leases.acquire(relayId, step.count), `acquire by relay ${relayId}`);
@@ -214,7 +235,30 @@ export class LeaseSession {
     this.#standby = false;
     this.#stepDue = false;
     this.#peerExpiryAt = Number.POSITIVE_INFINITY;
+    this.#nextCheckAt = Number.POSITIVE_INFINITY;
+    this.#shape = '';
     this.#nextBeatAt = 0;
+  }
+
+  /** Whether this relay's trouble began or ended since its last join or beat said otherwise. */
+  #troubleChanged(): boolean {
+    return !this.#standby && (this.#hooks.trouble() !== null) !== this.#reportedTrouble;
+  }
+
+  /**
+   * The group check between beats (`handoverCheckMs`): reads the membership, writing nothing, and says whether
+   * anything a share depends on changed since the last beat, join or check showed it.
+   */
+  async #groupChanged(): Promise<boolean> {
+    const relayId = this.#relayId as string;
+    this.#nextCheckAt = performance.now() + this.#options.handoverCheckMs;
+    if (this.#standby) return false;
+    const membership = await this.#statement(this.#leases.membership(relayId), `group check of relay ${relayId}`);
+    if (relayId !== this.#relayId) return false;
+    const shape = groupShape(membership);
+    if (shape === this.#shape) return false;
+    this.#shape = shape;
+    return true;
   }
 
   async #statement<T>(statement: Promise<T>, what: string, keepsLease = false): Promise<T> {

@@ -28,22 +28,39 @@ export function mustGiveBack(membership: Pick<Membership, 'config'>): boolean {
 }
 
 /**
- * The next fair-share step (all partitions drained while `mustGiveBack`): shares over the live relays that are not leaving, my own holding counted from
- * memory (the reply may predate a grant or release of mine), every share capped at the partition count.
+ * The next fair-share step (all partitions drained while `mustGiveBack`): shares over the live relays that are
+ * neither leaving nor in broker trouble (when none is healthy, nothing held is drained: free partitions are
+ * taken up to the fair share over all that are not leaving, so nothing moves while every broker is down), my own holding counted from memory (the reply may predate a grant or
+ * release of mine) and my own trouble as I know it now (`troubled`), every share capped at the partition count.
  */
-export function nextShareStep(membership: Membership, book: ReadonlyMap<number, PartitionEntry>): ShareStep {
+export function nextShareStep(membership: Membership, book: ReadonlyMap<number, PartitionEntry>, troubled = false): ShareStep {
   if (mustGiveBack(membership)) {
     const { owned } = ownPartitions(book);
     return owned.length === 0 ? { kind: 'none' } : { kind: 'drain', partitions: owned };
   }
   if (grantsClosed(membership)) return { kind: 'none' };
-  const relays = membership.relays
+  const staying = membership.relays
     .filter((relay) => !relay.leaving)
-    .map((relay) => ({ id: relay.id, held: relay.id === membership.relayId ? book.size : relay.held }));
-  if (!relays.some((relay) => relay.id === membership.relayId)) return { kind: 'none' };
+    .map((relay) => (relay.id === membership.relayId ? { id: relay.id, held: book.size, troubled } : { id: relay.id, held: relay.held, troubled: relay.trouble !== null }));
+  if (!staying.some((relay) => relay.id === membership.relayId)) return { kind: 'none' };
+  const healthy = staying.filter((relay) => !relay.troubled);
   const count = membership.config.partitionCount;
-  const target = fairShares(count, relays, count).get(membership.relayId) ?? 0;
+  if (healthy.length === 0) {
+    // every broker is down: free partitions are taken up to the fair share, and nothing held is given back
+    const step = shareStep(fairShares(count, staying, count).get(membership.relayId) ?? 0, ownPartitions(book), membership.grantable);
+    return step.kind === 'drain' ? { kind: 'none' } : step;
+  }
+  const target = fairShares(count, healthy, count).get(membership.relayId) ?? 0;
   return shareStep(target, ownPartitions(book), membership.grantable);
+}
+
+/**
+ * What of a membership a share depends on: who is live, leaving or in trouble, and how many partitions are
+ * grantable. The group check beats at once when it changes.
+ */
+export function groupShape(membership: Pick<Membership, 'relays' | 'grantable'>): string {
+  const relays = membership.relays.map((relay) => `${relay.id}${relay.leaving ? ':leaving' : ''}${relay.trouble === null ? '' : ':trouble'}`);
+  return `${relays.join(',')}|${membership.grantable}`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { describeError } from '../errors.js';
 import { runHousekeeping } from '../housekeeping.js';
 import { BEATS_PER_LEASE } from '../partitions/lease-clock.js';
 import { newOwner } from '../partitions/settlement.js';
-import type { PartitionMessage, PartitionReader, Publisher, RelayLeases, RelayStore } from '../ports.js';
+import type { FailedMessage, PartitionMessage, PartitionReader, Publisher, RelayLeases, RelayStore } from '../ports.js';
 import type { RelayHealth } from '../relay-health.js';
 import { reportOutcome } from '../publish-report.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from '../relay-options.js';
@@ -10,6 +10,7 @@ import { PublishWindow } from '../publish-window.js';
 import { TopicPauses } from '../topic-pauses.js';
 import { Waker } from '../waker.js';
 import { bounded, persistently } from './bounded-statement.js';
+import { BrokerWatch } from './broker-watch.js';
 import { CompletionBatcher } from './completion-batcher.js';
 import { LeaseSession } from './lease-session.js';
 import { OperatorPauseRefresh, PAUSE_REFRESH_MS } from './operator-pause-refresh.js';
@@ -26,6 +27,8 @@ export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly re
 /** Completions wait this long for those of other partitions, to go in one statement. */
 const COMPLETION_DELAY_MS = 5;
 const COMPLETION_ATTEMPTS = 4;
+/** A due read comes this long after the row's due time, for the database's clock to have passed it too. */
+const DUE_MARGIN_MS = 5;
 
 /**
  * The engine v2 relay (docs/design.md, "The v2 relay loop"): it leases partitions (`LeaseSession`), reads the
@@ -46,6 +49,7 @@ export class PartitionRelay {
   readonly #busy = new Set<number>();
   readonly #batches = new Set<Promise<void>>();
   readonly #window: PublishWindow;
+  readonly #broker: BrokerWatch;
   #batchesRead = 0;
   /** Batches publishing now (at most `lanes`); a batch whose publishes ended and that is completing no longer counts. */
   #publishing = 0;
@@ -53,6 +57,8 @@ export class PartitionRelay {
   #stopping = false;
   #woken = false;
   #readBlockedUntil = 0;
+  /** When (monotonic ms) the earliest row this relay scheduled (a retry, a hold) falls due: a read is made then. */
+  #nextDueAt = Number.POSITIVE_INFINITY;
   #brokerDelay: number;
   #lastHousekeeping = 0;
   /** The last failed database statement of the loop, until its next clean pass. */
@@ -66,7 +72,11 @@ export class PartitionRelay {
     this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
     this.#statementMs = Math.floor(this.options.leaseMs / BEATS_PER_LEASE);
     this.#operatorPauses = new OperatorPauseRefresh(store.reader, this.#pauses, { periodMs: Math.min(PAUSE_REFRESH_MS, this.#statementMs), statementMs: this.#statementMs }, this.options);
-    this.#session = new LeaseSession(store.leases, this.options, { isBusy: (p) => this.#busy.has(p) });
+    this.#broker = new BrokerWatch(publisher, this.options);
+    this.#session = new LeaseSession(store.leases, this.options, {
+      isBusy: (p) => this.#busy.has(p),
+      trouble: () => this.#broker.reason({ relayId: this.#session.relayId, partitions: this.#session.book.size }),
+    });
     this.#completions = new CompletionBatcher((relayId, completions) => bounded(store.reader.complete(relayId, completions), this.#statementMs, 'completion'), COMPLETION_DELAY_MS);
     this.#brokerDelay = this.options.errorBackoffMs;
     this.#window = new PublishWindow(this.options.maxInFlight);
@@ -139,6 +149,7 @@ export class PartitionRelay {
         this.options.logger.warn({ owner: this.options.owner, error: describeError(error) }, 'wake signal unavailable; relying on polling');
       }
     }
+    await this.#broker.firstConnection();
     try {
       await this.#loop();
     } finally {
@@ -164,6 +175,10 @@ export class PartitionRelay {
         // the operators' pauses are at most one period old whenever a read starts
         if (!this.#stopping && this.#session.book.size > 0) await this.#operatorPauses.refreshIfDue(performance.now());
         const now = performance.now();
+        if (now >= this.#nextDueAt) {
+          this.#nextDueAt = Number.POSITIVE_INFINITY;
+          this.#woken = true;
+        }
         if (!this.#stopping && (this.#woken || now >= pollAt) && now >= this.#readBlockedUntil) {
           this.#woken = false;
           const read = await this.#read();
@@ -173,6 +188,7 @@ export class PartitionRelay {
           if (read > 0 && this.#publishing < options.lanes && hasIdleBacklog(this.#session.book.values(), (p) => this.#busy.has(p))) this.wake();
         }
         this.#retryUnwritten();
+        this.#broker.probeIfDue(() => this.#waker.wake());
         await this.#housekeeping();
         errorDelay = options.errorBackoffMs;
         this.#databaseError = undefined;
@@ -185,7 +201,7 @@ export class PartitionRelay {
       }
       // a wake that came while reads were blocked is served as soon as the block ends, not at the next poll
       const readAt = this.#woken ? this.#readBlockedUntil : Math.max(pollAt, this.#readBlockedUntil);
-      const until = this.#stopping ? this.#session.dueAt : Math.min(this.#session.dueAt, readAt);
+      const until = this.#stopping ? this.#session.dueAt : Math.min(this.#session.dueAt, readAt, this.#nextDueAt);
       await this.#waker.wait(Math.max(0, until - performance.now()));
     }
   }
@@ -235,6 +251,7 @@ export class PartitionRelay {
         this.wake();
       });
       for (const partition of lost) this.#fenced(entries.get(partition) as PartitionEntry, messages.filter((m) => m.partition === partition).length);
+      this.#broker.observe(outcome);
       if (outcome.brokerUnavailable !== undefined) {
         this.#readBlockedUntil = performance.now() + this.#brokerDelay;
         this.#brokerDelay = Math.min(this.#brokerDelay * 2, this.options.maxErrorBackoffMs);
@@ -265,10 +282,23 @@ export class PartitionRelay {
       let tries = 0;
       const outcome = await persistently(() => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)), COMPLETION_ATTEMPTS, this.options.errorBackoffMs, (error) => this.#report('mark', error));
       if (!outcome.applied) return this.#fenced(entry, expected);
+      this.#readWhenDue(completion);
       if (completion.published.length > 0 && this.#session.book.get(entry.partition) === entry) entry.unclean = 0;
       if (outcome.skipped.length > 0) this.#keepUnwritten(entry, skippedOutcomes(tries > 1 ? uncounted(completion) : completion, outcome.skipped, messageOf));
     }
     if (result.reread && this.#session.book.get(entry.partition) === entry) entry.settlement = newOwner;
+  }
+
+  /**
+   * The rows this completion scheduled (retries, holds) fall due on the database clock after their delay,
+   * counted from the statement, which ran before now: a read at now + delay finds the earliest of them, so
+   * the time a log line states is the time the row is tried again, not the next poll after it.
+   */
+  #readWhenDue(completion: { readonly failed: readonly FailedMessage[]; readonly held: readonly { readonly delayMs: number }[] }): void {
+    const delays = [...completion.failed.flatMap((f) => ('retryInMs' in f ? [f.retryInMs] : [])), ...completion.held.map((h) => h.delayMs)];
+    if (delays.length === 0) return;
+    this.#nextDueAt = Math.min(this.#nextDueAt, performance.now() + Math.min(...delays) + DUE_MARGIN_MS);
+    this.#waker.wake();
   }
 
   #keepUnwritten(entry: PartitionEntry, outcomes: ReadonlyMap<string, UnwrittenOutcome>): void {

@@ -25,6 +25,17 @@ export interface LiveRelay {
   readonly held: number;
   /** Time left on its lease, measured by the database clock at the read. */
   readonly expiresInMs: number;
+  /**
+   * Why it cannot publish (its broker unreachable), as it said with its last beat; `null` while it publishes.
+   * A relay in trouble counts for no share while a healthy relay is live (docs/design.md, "Hand-over and broker trouble").
+   */
+  readonly trouble: string | null;
+}
+
+/** What a relay says about itself with its join and every beat. */
+export interface RelayReport {
+  /** Why it cannot publish now (its broker unreachable), or `null`. Written to its relays row with `trouble_since`. */
+  readonly trouble?: string | null;
 }
 
 /** The engine configuration of the table (one row, written by migrations and operators, never by relays). */
@@ -84,13 +95,14 @@ export interface RelayLeases {
    * membership. The id is made here, fresh on every call, so a restarted or reaped relay is never confused with
    * its earlier self.
    */
-  join(relay: { readonly name: string; readonly leaseMs: number }): Promise<Membership>;
+  join(relay: { readonly name: string; readonly leaseMs: number } & RelayReport): Promise<Membership>;
   /**
    * Extends my lease to `leaseMs` (given at join) from now, in one statement that also reads the membership.
    * Refused once the lease ran out (`alive: false`, nothing written): the relay must stop publishing and join
-   * again. With `leaving`, marks me as leaving (for good): I take nothing more and count for no share.
+   * again. With `leaving`, marks me as leaving (for good): I take nothing more and count for no share. `trouble`
+   * replaces what my row says (`trouble_since` kept while it stays non-null); omitted means `null`.
    */
-  heartbeat(relayId: string, options?: { readonly leaving?: boolean }): Promise<Membership>;
+  heartbeat(relayId: string, options?: { readonly leaving?: boolean } & RelayReport): Promise<Membership>;
   /**
    * Reaps relays whose lease ran out (their partitions become free, each `unclean + 1`), then grants me up to
    * `max` free partitions of the current generation, lowest first, skipping those another acquire is granting

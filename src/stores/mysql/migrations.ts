@@ -1,4 +1,6 @@
+import { MAX_TROUBLE_BYTES } from '../../core/relay-trouble.js';
 import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
+import { tableContractStatements } from './migration-table-contract.js';
 import { quoteMysql, type MysqlTableNames } from './table-names.js';
 
 /** What a migration's DDL depends on besides the names: fixed when the table is created. */
@@ -135,6 +137,22 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
       ];
     },
+  },
+  {
+    version: 2,
+    description: 'the table contract at INSERT: the id, topic, type, key and header rules of the library, refused in its words by triggers (rows stored before stay; publishers park them dead)',
+    statements: (n) => tableContractStatements(n),
+  },
+  {
+    version: 3,
+    description: 'broker trouble: <table>_relay_trouble, one row per relay while its broker is unreachable, written with its beats',
+    statements: (n) => [
+      `CREATE TABLE IF NOT EXISTS ${n.relayTrouble} (
+  relay_id      CHAR(36) ${ASCII} NOT NULL PRIMARY KEY,
+  trouble       VARCHAR(${MAX_TROUBLE_BYTES}) ${TEXT} NOT NULL CHECK (LENGTH(trouble) BETWEEN 1 AND ${MAX_TROUBLE_BYTES}),
+  trouble_since DATETIME(6) NOT NULL
+) ENGINE=InnoDB`,
+    ],
   },
 ]);
 

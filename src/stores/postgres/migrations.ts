@@ -5,7 +5,9 @@ import { applyMigrations, type Migration, migrationScriptOf } from './migration-
 import { partitionLeasesMigration } from './migration-partition-leases.js';
 import { engineSwitchMigration, newTableEngineSql } from './migration-engine-switch.js';
 import { readPathIndexes, readPathMigration } from './migration-read-path.js';
+import { relayTroubleMigration } from './migration-relay-trouble.js';
 import { pausedTopicsMigration } from './migration-paused-topics.js';
+import { tableContractMigration } from './migration-table-contract.js';
 import type { TableName } from './sql.js';
 
 export type { Migration } from './migration-runner.js';
@@ -165,6 +167,16 @@ $do$;
     version: 9,
     description: 'operator pauses, expand only: the topics operators paused (<table>_paused_topics), held by every relay until resumed',
     sql: pausedTopicsMigration,
+  },
+  {
+    version: 10,
+    description: 'the table contract at INSERT, expand only: the topic, type, key and header rules of the library, refused in its words by a trigger (rows stored before stay; publishers park them dead)',
+    sql: tableContractMigration,
+  },
+  {
+    version: 11,
+    description: 'broker trouble, expand only: trouble and trouble_since on the relays rows, written by each relay with its beats',
+    sql: relayTroubleMigration,
   },
 ]);
 

@@ -1,4 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
+import type { RelayReport } from '../../core/ports.js';
+import { boundedTrouble } from '../../core/relay-trouble.js';
 
 /** The longest lease a relay may ask for at `join`: a day. */
 export const MAX_LEASE_MS = 24 * 60 * 60 * 1000;
@@ -12,4 +14,13 @@ export function checkJoin(relay: { readonly name: string; readonly leaseMs: numb
   if (!Number.isSafeInteger(relay.leaseMs) || relay.leaseMs < 1 || relay.leaseMs > MAX_LEASE_MS) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}; got ${String(relay.leaseMs)}`);
   }
+}
+
+/** The trouble a relay reports with its join or beat, as every store writes it: `null`, or a reason cut to `MAX_TROUBLE_BYTES`. */
+export function troubleOf(report: RelayReport): string | null {
+  const trouble = report.trouble ?? null;
+  if (trouble !== null && (typeof trouble !== 'string' || trouble === '')) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay trouble must be a non-empty reason or null; got ${typeof trouble === 'string' ? 'an empty string' : typeof trouble}`);
+  }
+  return trouble === null ? null : boundedTrouble(trouble);
 }

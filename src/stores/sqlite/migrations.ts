@@ -1,5 +1,7 @@
 import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+import { MAX_TROUBLE_BYTES } from '../../core/relay-trouble.js';
 import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
+import { tableContractSql } from './migration-table-contract.js';
 
 /** Every table of one outbox in a SQLite file, quoted. */
 export interface SqliteTableNames {
@@ -10,6 +12,8 @@ export interface SqliteTableNames {
   readonly partitions: string;
   readonly partitioning: string;
   readonly pausedTopics: string;
+  /** Each relay's broker trouble, one row while it lasts (docs/design.md, "Hand-over and broker trouble"). */
+  readonly relayTrouble: string;
   /** The bookkeeping of applied migrations, shared by every outboxer table of the file (outbox and inbox). */
   readonly migrations: string;
 }
@@ -25,6 +29,7 @@ export function sqliteTableNames(table = 'outbox'): SqliteTableNames {
     partitions: q('_partitions'),
     partitioning: q('_partitioning'),
     pausedTopics: q('_paused_topics'),
+    relayTrouble: q('_relay_trouble'),
     migrations: quoteIdentifier('outboxer_migrations'),
   });
 }
@@ -166,6 +171,22 @@ CREATE TABLE IF NOT EXISTS ${n.pausedTopics} (
 );
 `;
     },
+  },
+  {
+    version: 2,
+    description: 'the table contract at INSERT: the id, topic, type, key and header rules of the library, refused in its words by triggers (rows stored before stay; publishers park them dead)',
+    sql: (n) => tableContractSql(n),
+  },
+  {
+    version: 3,
+    description: 'broker trouble: <table>_relay_trouble, one row per relay while its broker is unreachable, written with its beats',
+    sql: (n) => `
+CREATE TABLE IF NOT EXISTS ${n.relayTrouble} (
+  relay_id      TEXT PRIMARY KEY,
+  trouble       TEXT NOT NULL CHECK (length(CAST(trouble AS BLOB)) BETWEEN 1 AND ${MAX_TROUBLE_BYTES}),
+  trouble_since INTEGER NOT NULL
+);
+`,
   },
 ]);
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { newOwner } from '../../../src/core/partitions/settlement.js';
-import { beatVerdict, grantsClosed, nextShareStep, peerExpiryAt } from '../../../src/core/partition-relay/membership-step.js';
+import { beatVerdict, grantsClosed, groupShape, nextShareStep, peerExpiryAt } from '../../../src/core/partition-relay/membership-step.js';
 import type { PartitionEntry } from '../../../src/core/partition-relay/partition-book.js';
 import type { LiveRelay, Membership } from '../../../src/core/ports.js';
 
 const timing = { leaseMs: 3000, publishTimeoutMs: 1000 };
-const relay = (id: string, held: number, fields: Partial<LiveRelay> = {}): LiveRelay => ({ id, name: id, leaving: false, held, expiresInMs: 3000, ...fields });
+const relay = (id: string, held: number, fields: Partial<LiveRelay> = {}): LiveRelay => ({ id, name: id, leaving: false, held, expiresInMs: 3000, trouble: null, ...fields });
 const membership = (fields: Partial<Membership> = {}): Membership => ({
   relayId: 'b',
   alive: true,
@@ -59,5 +59,46 @@ describe('peerExpiryAt', () => {
     const m = membership({ relays: [relay('a', 1, { expiresInMs: 900 }), relay('b', 1, { expiresInMs: 10 }), relay('c', 1, { expiresInMs: 2000 })] });
     expect(peerExpiryAt(m, 5000, 50)).toBe(5950);
     expect(peerExpiryAt(membership({ relays: [relay('b', 1)] }), 5000, 50)).toBe(Number.POSITIVE_INFINITY);
+  });
+});
+
+describe('nextShareStep with broker trouble', () => {
+  it('gives a relay in trouble no share while a healthy relay is live: it drains all it holds', () => {
+    const m = membership({ relays: [relay('a', 4), relay('b', 4)] });
+    expect(nextShareStep(m, book(0, 1, 2, 3), true)).toEqual({ kind: 'drain', partitions: [3, 2, 1, 0] });
+  });
+
+  it('lets a healthy relay take what a relay in trouble gave back', () => {
+    const m = membership({ relays: [relay('a', 0, { trouble: 'broker unreachable' }), relay('b', 4)], grantable: 4 });
+    expect(nextShareStep(m, book(4, 5, 6, 7))).toEqual({ kind: 'acquire', count: 4 });
+  });
+
+  it('drains nothing when every relay is in trouble, and takes free partitions only up to the fair share', () => {
+    const m = membership({ relays: [relay('a', 4, { trouble: 'broker unreachable' }), relay('b', 4)] });
+    expect(nextShareStep(m, book(4, 5, 6, 7), true)).toEqual({ kind: 'none' });
+    const lopsided = membership({ relays: [relay('a', 8, { trouble: 'broker unreachable' }), relay('b', 0, { trouble: 'broker unreachable' })] });
+    expect(nextShareStep({ ...lopsided, relayId: 'a' }, book(0, 1, 2, 3, 4, 5, 6, 7), true)).toEqual({ kind: 'none' });
+    const freed = membership({ relays: [relay('a', 4, { trouble: 'broker unreachable' }), relay('b', 0)], grantable: 4 });
+    expect(nextShareStep(freed, book(), true)).toEqual({ kind: 'acquire', count: 4 });
+  });
+
+  it('gives a relay back its share once its broker is reachable again', () => {
+    const m = membership({ relays: [relay('a', 8), relay('b', 0)], grantable: 0 });
+    expect(nextShareStep(m, book(), false)).toEqual({ kind: 'none' });
+    const holder = membership({ relayId: 'a', relays: [relay('a', 8), relay('b', 0)] });
+    expect(nextShareStep(holder, book(0, 1, 2, 3, 4, 5, 6, 7))).toEqual({ kind: 'drain', partitions: [7, 6, 5, 4] });
+  });
+});
+
+describe('groupShape', () => {
+  it('changes with a join, a leave, leaving, trouble and the grantable count, not with expiries or holdings', () => {
+    const base = membership({ relays: [relay('a', 4), relay('b', 4)], grantable: 0 });
+    const shape = groupShape(base);
+    expect(groupShape({ ...base, relays: [relay('a', 3, { expiresInMs: 10 }), relay('b', 5)] })).toBe(shape);
+    expect(groupShape({ ...base, relays: [relay('a', 4), relay('b', 4), relay('c', 0)] })).not.toBe(shape);
+    expect(groupShape({ ...base, relays: [relay('a', 4)] })).not.toBe(shape);
+    expect(groupShape({ ...base, relays: [relay('a', 4, { leaving: true }), relay('b', 4)] })).not.toBe(shape);
+    expect(groupShape({ ...base, relays: [relay('a', 4, { trouble: 'down' }), relay('b', 4)] })).not.toBe(shape);
+    expect(groupShape({ ...base, grantable: 4 })).not.toBe(shape);
   });
 });

@@ -10,10 +10,11 @@ import type { MysqlTableNames } from '../table-names.js';
  * free partitions of the current generation and those whose owner is no longer live (an acquire reaps that owner
  * first). Time left is measured against the statement's clock, so it never exceeds the lease.
  */
-function membershipSql({ relays, partitions, partitioning }: MysqlTableNames): string {
+function membershipSql({ relays, partitions, partitioning, relayTrouble }: MysqlTableNames): string {
   return `SELECT
     EXISTS (SELECT 1 FROM ${relays} WHERE relay_id = ? AND expires_at > ${MYSQL_NOW}) AS alive,
     (SELECT JSON_ARRAYAGG(JSON_OBJECT('id', r.relay_id, 'name', r.name, 'leaving', r.leaving <> 0,
+        'trouble', (SELECT t.trouble FROM ${relayTrouble} t WHERE t.relay_id = r.relay_id),
         'held', (SELECT COUNT(*) FROM ${partitions} p WHERE p.owner = r.relay_id),
         'expiresInMs', GREATEST(0, FLOOR(TIMESTAMPDIFF(MICROSECOND, ${MYSQL_NOW}, r.expires_at) / 1000))))
       FROM ${relays} r WHERE r.expires_at > ${MYSQL_NOW}) AS relays,
@@ -34,6 +35,7 @@ export async function readMembership(executor: MysqlExecutor, names: MysqlTableN
   }
   const relays = jsonList<LiveRelay>(row.relays).map((r) => ({
     id: String(r.id), name: String(r.name), leaving: Boolean(r.leaving), held: Number(r.held), expiresInMs: Number(r.expiresInMs),
+    trouble: typeof r.trouble === 'string' ? r.trouble : null,
   }));
   const owned = jsonList<HeldPartition>(row.owned).map((p) => ({ partition: Number(p.partition), epoch: String(p.epoch), state: p.state, unclean: Number(p.unclean) }));
   return {

@@ -29,6 +29,8 @@ export async function removeRelays(tx: MysqlExecutor, names: MysqlTableNames, re
   if (relayIds.length === 0) return 0;
   const deleted = await tx.query(`DELETE FROM ${names.relays} WHERE relay_id IN (?)`, [relayIds]);
   if (deleted.affectedRows === 0) return 0;
+  // with any report a beat wrote while the reap waited for its row
+  await tx.query(`DELETE FROM ${names.relayTrouble} WHERE relay_id IN (?) OR relay_id NOT IN (SELECT relay_id FROM ${names.relays})`, [relayIds]);
   const freed = await tx.query(
     `UPDATE ${names.partitions} SET owner = NULL, state = 'free', unclean = unclean + ? WHERE owner IN (?)`,
     [unclean, relayIds],

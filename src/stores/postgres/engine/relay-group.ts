@@ -13,6 +13,8 @@ export interface GroupRelay {
   readonly held: number;
   /** Time left on its lease, by the database clock. */
   readonly leaseLeftMs: number;
+  /** What it reported with its last beat about its broker, or null while it can publish. */
+  readonly trouble: { readonly reason: string; readonly since: Date } | null;
 }
 
 /** The relays of a table and who holds its partitions, read without writing (`outboxer status`). */
@@ -25,8 +27,15 @@ export interface RelayGroup {
   readonly lapsed: number;
 }
 
+/**
+ * A relay's reported trouble (migration 11), read through the row as JSON so that `status` also reads a table
+ * migrated by an earlier version, which has no such columns (they read as NULL then).
+ */
+export const TROUBLE_COLUMNS = `to_jsonb(r) ->> 'trouble' AS trouble,
+  floor(extract(epoch FROM (to_jsonb(r) ->> 'trouble_since')::timestamptz) * 1000) AS trouble_since_ms`;
+
 interface GroupRow {
-  relays: { id: string; name: string; leaving: boolean; held: number | string; leaseLeftMs: number | string }[];
+  relays: { id: string; name: string; leaving: boolean; held: number | string; leaseLeftMs: number | string; trouble: string | null; troubleSinceMs: number | string | null }[];
   unowned: number;
   lapsed: number;
 }
@@ -38,10 +47,10 @@ interface GroupRow {
 export async function readRelayGroup(executor: SqlExecutor, name: TableName): Promise<RelayGroup> {
   const { relays, partitions, partitioning } = leaseTables(name);
   const result = await executor.query(
-    `WITH live AS (SELECT relay_id, name, leaving, expires_at FROM ${relays} WHERE expires_at > now())
+    `WITH live AS (SELECT relay_id, name, leaving, expires_at, ${TROUBLE_COLUMNS} FROM ${relays} r WHERE expires_at > now())
     SELECT
       (SELECT COALESCE(json_agg(json_build_object(
-          'id', r.relay_id, 'name', r.name, 'leaving', r.leaving,
+          'id', r.relay_id, 'name', r.name, 'leaving', r.leaving, 'trouble', r.trouble, 'troubleSinceMs', r.trouble_since_ms,
           'held', (SELECT count(*) FROM ${partitions} p WHERE p.owner = r.relay_id),
           'leaseLeftMs', greatest(0, floor(extract(epoch FROM r.expires_at - clock_timestamp()) * 1000))) ORDER BY r.name, r.relay_id), '[]'::json)
         FROM live r) AS relays,
@@ -60,6 +69,7 @@ export async function readRelayGroup(executor: SqlExecutor, name: TableName): Pr
       leaving: relay.leaving,
       held: Number(relay.held),
       leaseLeftMs: Number(relay.leaseLeftMs),
+      trouble: relay.trouble === null ? null : { reason: relay.trouble, since: new Date(Number(relay.troubleSinceMs)) },
     })),
     unowned: row.unowned,
     lapsed: row.lapsed,

@@ -10,7 +10,7 @@ import type { LeaseStatement, LeaseTables } from './lease-tables.js';
 function membershipSelect({ partitions, partitioning }: LeaseTables, alive: string): string {
   return `SELECT ${alive} AS alive,
     (SELECT COALESCE(json_agg(json_build_object(
-        'id', r.relay_id, 'name', r.name, 'leaving', r.leaving,
+        'id', r.relay_id, 'name', r.name, 'leaving', r.leaving, 'trouble', r.trouble,
         'held', (SELECT count(*) FROM ${partitions} p WHERE p.owner = r.relay_id),
         'expiresInMs', greatest(0, floor(extract(epoch FROM r.expires_at - clock_timestamp()) * 1000))) ORDER BY r.relay_id), '[]'::json)
       FROM live r) AS relays,
@@ -27,7 +27,7 @@ function membershipSelect({ partitions, partitioning }: LeaseTables, alive: stri
 /** Reads without writing: for status, and for a relay that wants to look before it acts. */
 export const readMembership: LeaseStatement<[relayId: string]> = {
   sql: (tables) => `WITH live AS (
-      SELECT relay_id, name, leaving, expires_at FROM ${tables.relays} WHERE expires_at > now())
+      SELECT relay_id, name, leaving, expires_at, trouble FROM ${tables.relays} WHERE expires_at > now())
     ${membershipSelect(tables, 'EXISTS (SELECT 1 FROM live WHERE relay_id = $1::uuid)')}`,
   params: (relayId) => [relayId],
 };
@@ -40,16 +40,18 @@ export const readMembership: LeaseStatement<[relayId: string]> = {
  * Only my own row is written; `heartbeat_at` and `expires_at` are not indexed, so the update stays HOT.
  * The membership merges my new row (the CTE's) with the others as the statement's snapshot shows them.
  */
-export const heartbeat: LeaseStatement<[relayId: string, leaving: boolean]> = {
+export const heartbeat: LeaseStatement<[relayId: string, leaving: boolean, trouble: string | null]> = {
   sql: (tables) => `WITH beat AS (
       UPDATE ${tables.relays} SET heartbeat_at = clock_timestamp(),
-        expires_at = clock_timestamp() + lease_ms * interval '1 millisecond', leaving = leaving OR $2::boolean
+        expires_at = clock_timestamp() + lease_ms * interval '1 millisecond', leaving = leaving OR $2::boolean,
+        trouble = $3::text,
+        trouble_since = CASE WHEN $3::text IS NULL THEN NULL ELSE COALESCE(trouble_since, clock_timestamp()) END
       WHERE relay_id = $1::uuid AND expires_at > clock_timestamp()
-      RETURNING relay_id, name, leaving, expires_at
+      RETURNING relay_id, name, leaving, expires_at, trouble
     ), live AS (
       SELECT * FROM beat
       UNION ALL
-      SELECT relay_id, name, leaving, expires_at FROM ${tables.relays} WHERE expires_at > now() AND relay_id <> $1::uuid)
+      SELECT relay_id, name, leaving, expires_at, trouble FROM ${tables.relays} WHERE expires_at > now() AND relay_id <> $1::uuid)
     ${membershipSelect(tables, 'EXISTS (SELECT 1 FROM beat)')}`,
-  params: (relayId, leaving) => [relayId, leaving],
+  params: (relayId, leaving, trouble) => [relayId, leaving, trouble],
 };

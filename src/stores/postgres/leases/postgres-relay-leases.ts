@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../../core/errors.js';
-import type { HeldPartition, LiveRelay, Membership, PartitionLease, RelayLeases } from '../../../core/ports.js';
+import type { HeldPartition, LiveRelay, Membership, PartitionLease, RelayLeases, RelayReport } from '../../../core/ports.js';
+import { checkJoin, troubleOf } from '../../shared/join-checks.js';
 import { notMigrated } from '../connection-errors.js';
 import { affectedRows, type PgDatabase, type QueryResultLike, type SqlExecutor } from '../database.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
@@ -11,7 +12,6 @@ import { joinRelay } from './join-relay.js';
 import { leaseTables, type LeaseStatement, type LeaseTables } from './lease-tables.js';
 import { heartbeat, readMembership } from './membership.js';
 import { deleteRelay, freePartitions, reapRelays } from './reap-relays.js';
-import { checkJoin } from '../../shared/join-checks.js';
 
 interface MembershipRow {
   alive: boolean;
@@ -41,15 +41,15 @@ export class PostgresRelayLeases implements RelayLeases {
     this.#prepare = preparedStatements;
   }
 
-  async join(relay: { readonly name: string; readonly leaseMs: number }): Promise<Membership> {
+  async join(relay: { readonly name: string; readonly leaseMs: number } & RelayReport): Promise<Membership> {
     checkJoin(relay);
     const relayId = randomUUID();
-    await this.#run(this.#database, joinRelay, relayId, relay.name, relay.leaseMs);
+    await this.#run(this.#database, joinRelay, relayId, relay.name, relay.leaseMs, troubleOf(relay));
     return this.membership(relayId);
   }
 
-  async heartbeat(relayId: string, options: { readonly leaving?: boolean } = {}): Promise<Membership> {
-    return this.#membership(relayId, await this.#run(this.#database, heartbeat, relayId, options.leaving === true));
+  async heartbeat(relayId: string, options: { readonly leaving?: boolean } & RelayReport = {}): Promise<Membership> {
+    return this.#membership(relayId, await this.#run(this.#database, heartbeat, relayId, options.leaving === true, troubleOf(options)));
   }
 
   async acquire(relayId: string, max: number): Promise<readonly PartitionLease[]> {
@@ -108,7 +108,7 @@ function toMembership(relayId: string, row: MembershipRow): Membership {
   return {
     relayId,
     alive: row.alive,
-    relays: row.relays.map((r) => ({ id: r.id, name: r.name, leaving: r.leaving, held: Number(r.held), expiresInMs: Number(r.expiresInMs) })),
+    relays: row.relays.map((r) => ({ id: r.id, name: r.name, leaving: r.leaving, held: Number(r.held), expiresInMs: Number(r.expiresInMs), trouble: r.trouble ?? null })),
     owned: row.owned.map((p) => ({ partition: p.partition, epoch: p.epoch, state: p.state, unclean: p.unclean })),
     grantable: Number(row.grantable),
     config: { engine: row.engine, partitionCount: row.partition_count, generation: row.generation, resizeTo: row.resize_to, grantsOpen: row.grants_open },

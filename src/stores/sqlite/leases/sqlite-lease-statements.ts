@@ -13,6 +13,12 @@ export interface SqliteLeaseStatements {
   readonly join: string;
   /** `{ now, leaving, relayId }`: extends a lease still running, never one that ran out. */
   readonly heartbeat: string;
+  /** `{ relayId, trouble, now }`: my broker trouble, `trouble_since` kept from the first report while it lasts. */
+  readonly reportTrouble: string;
+  /** `(relayId)`: my trouble ended. */
+  readonly clearTrouble: string;
+  /** `()`: the trouble of relays that are gone, deleted with them. */
+  readonly forgetTrouble: string;
   /** `(now)`: deletes every relay whose lease ran out; returns their ids. */
   readonly reap: string;
   /** `(relayId)`: a leaving relay's own row, whether or not its lease still runs. */
@@ -30,13 +36,17 @@ export interface SqliteLeaseStatements {
   readonly release: string;
 }
 
-export function sqliteLeaseStatements({ relays, partitions, partitioning }: SqliteTableNames): SqliteLeaseStatements {
+export function sqliteLeaseStatements({ relays, partitions, partitioning, relayTrouble }: SqliteTableNames): SqliteLeaseStatements {
   const mine = 'partition_no = ? AND epoch = CAST(? AS INTEGER) AND owner = ?';
   return Object.freeze({
     join: `INSERT INTO ${relays} (relay_id, name, lease_ms, joined_at, heartbeat_at, expires_at)
       VALUES (@relayId, @name, @leaseMs, @now, @now, @now + @leaseMs)`,
     heartbeat: `UPDATE ${relays} SET heartbeat_at = @now, expires_at = @now + lease_ms, leaving = (leaving OR @leaving)
       WHERE relay_id = @relayId AND expires_at > @now`,
+    reportTrouble: `INSERT INTO ${relayTrouble} (relay_id, trouble, trouble_since) VALUES (@relayId, @trouble, @now)
+      ON CONFLICT (relay_id) DO UPDATE SET trouble = excluded.trouble`,
+    clearTrouble: `DELETE FROM ${relayTrouble} WHERE relay_id = ?`,
+    forgetTrouble: `DELETE FROM ${relayTrouble} WHERE relay_id NOT IN (SELECT relay_id FROM ${relays})`,
     reap: `DELETE FROM ${relays} WHERE expires_at <= ? RETURNING relay_id`,
     deleteRelay: `DELETE FROM ${relays} WHERE relay_id = ? RETURNING relay_id`,
     freePartitions: `UPDATE ${partitions} SET owner = NULL, state = 'free', unclean = unclean + ?

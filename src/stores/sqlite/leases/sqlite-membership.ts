@@ -26,6 +26,7 @@ export function readMembership(database: SqliteDatabase, names: SqliteTableNames
     throw new OutboxerError('OUTBOXER_NOT_MIGRATED', `SQLite outbox table ${names.outbox} is not migrated (its partitioning row is missing): run 'outboxer migrate' with the same file and table (or store.migrate())`);
   }
   const live = database.all(`SELECT r.relay_id AS id, r.name, r.leaving, r.expires_at,
+      (SELECT t.trouble FROM ${names.relayTrouble} t WHERE t.relay_id = r.relay_id) AS trouble,
       (SELECT count(*) FROM ${partitions} p WHERE p.owner = r.relay_id) AS held
     FROM ${relays} r WHERE r.expires_at > ? ORDER BY r.relay_id`, [now]);
   const owned = database.all(`SELECT partition_no AS partition, CAST(epoch AS TEXT) AS epoch, state, unclean
@@ -39,6 +40,7 @@ export function readMembership(database: SqliteDatabase, names: SqliteTableNames
     leaving: Number(r.leaving) !== 0,
     held: Number(r.held),
     expiresInMs: Math.max(0, Number(r.expires_at) - now),
+    trouble: typeof r.trouble === 'string' ? r.trouble : null,
   }));
   return {
     relayId,

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigurationError } from '../../../core/errors.js';
-import type { Membership, PartitionLease, RelayLeases } from '../../../core/ports.js';
+import type { Membership, PartitionLease, RelayLeases, RelayReport } from '../../../core/ports.js';
 import type { SqliteDatabase } from '../database.js';
 import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
 import { sqliteLeaseStatements, type SqliteLeaseStatements } from './sqlite-lease-statements.js';
 import { readMembership } from './sqlite-membership.js';
 import { inReadSnapshot } from './sqlite-read-snapshot.js';
-import { checkJoin } from '../../shared/join-checks.js';
+import { checkJoin, troubleOf } from '../../shared/join-checks.js';
 
 const NOW = `SELECT ${SQLITE_NOW_MS} AS now`;
 
@@ -28,20 +28,29 @@ export class SqliteRelayLeases implements RelayLeases {
     this.#sql = sqliteLeaseStatements(names);
   }
 
-  async join(relay: { readonly name: string; readonly leaseMs: number }): Promise<Membership> {
+  async join(relay: { readonly name: string; readonly leaseMs: number } & RelayReport): Promise<Membership> {
     checkJoin(relay);
     const relayId = randomUUID();
+    const trouble = troubleOf(relay);
     return this.#database.write(() => {
       const now = this.#now();
       this.#database.run(this.#sql.join, [{ relayId, name: relay.name, leaseMs: relay.leaseMs, now }]);
+      this.#report(relayId, trouble, now);
       return readMembership(this.#database, this.#names, relayId, now, true);
     });
   }
 
-  heartbeat(relayId: string, options: { readonly leaving?: boolean } = {}): Promise<Membership> {
+  heartbeat(relayId: string, options: { readonly leaving?: boolean } & RelayReport = {}): Promise<Membership> {
+    let trouble: string | null;
+    try {
+      trouble = troubleOf(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#database.write(() => {
       const now = this.#now();
       const beat = this.#database.run(this.#sql.heartbeat, [{ now, leaving: options.leaving === true ? 1 : 0, relayId }]);
+      if (beat === 1) this.#report(relayId, trouble, now);
       return readMembership(this.#database, this.#names, relayId, now, beat === 1);
     });
   }
@@ -82,9 +91,15 @@ export class SqliteRelayLeases implements RelayLeases {
   }
 
   /** Deletes relays rows, then frees their partitions in the same write, so no partition names a relay without a row. */
+  #report(relayId: string, trouble: string | null, now: number): void {
+    if (trouble === null) this.#database.run(this.#sql.clearTrouble, [relayId]);
+    else this.#database.run(this.#sql.reportTrouble, [{ relayId, trouble, now }]);
+  }
+
   #remove(remove: string, params: readonly unknown[], unclean: 0 | 1): number {
     const removed = this.#database.all(remove, params).map((row) => String(row.relay_id));
     if (removed.length === 0) return 0;
+    this.#database.run(this.#sql.forgetTrouble, []);
     return this.#database.run(this.#sql.freePartitions, [unclean, JSON.stringify(removed)]);
   }
 
