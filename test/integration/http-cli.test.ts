@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
-import { cliEnv, type CliProcess, runCli } from '../support/cli-runner.js';
+import { fileURLToPath } from 'node:url';
+import { cliEnv, CliProcess, runCli } from '../support/cli-runner.js';
 
 const { start, migrated, insert, countRows } = cliFixtures();
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The URL the daemon's HTTP server listens on, from its log line. */
 async function listeningUrl(relay: CliProcess): Promise<string> {
@@ -93,6 +95,31 @@ describe('outboxer relay --http-port', () => {
       expect(result.stderr).not.toContain('relay started');
     } finally {
       await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it('without prom-client installed, it serves the rest and /metrics answers 501 saying what to install; a warning says it too', async () => {
+    const { env, table } = await migrated();
+    // node --import tsx --import <hook> main.ts: prom-client cannot be resolved, as where it was never installed.
+    const relay = new CliProcess(['--import', 'tsx', '--import', './test/support/hide-prom-client.ts', 'src/ops/cli/main.ts', 'relay', '--poll-interval-ms', '50', '--http-port', '0'], env, { command: process.execPath, cwd: ROOT });
+    try {
+      const url = await listeningUrl(relay);
+      const metrics = await fetch(`${url}/metrics`);
+      expect(metrics.status).toBe(501);
+      expect(metrics.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await metrics.json()).toEqual({
+        error: { code: 'OUTBOXER_NOT_SUPPORTED', message: 'prom-client is not installed, so this relay has no metrics: install it next to outboxer (npm install prom-client) and restart the relay' },
+      });
+      await waitUntil(async () => (await fetch(`${url}/health/ready`)).status === 200, 'ready', relay);
+      const [id] = await insert(table, 1);
+      await waitUntil(async () => (await countRows(table)) === 0, 'the row to be published', relay);
+      expect(relay.stdout).toContain(`id=${id}`);
+      const result = await relay.stop('SIGTERM');
+      expect(result.code, result.stderr).toBe(0);
+      const warning = result.stderr.split('\n').filter((line) => line.includes('prom-client is not installed')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(warning).toEqual([expect.objectContaining({ level: 'warn', msg: expect.stringContaining('npm install prom-client') })]);
+    } finally {
+      if (relay.running) await relay.stop('SIGKILL');
     }
   });
 });

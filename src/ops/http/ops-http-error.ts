@@ -18,9 +18,10 @@ export type OpsHttpErrorCode =
   | 'OUTBOXER_UNSUPPORTED_MEDIA_TYPE'
   | 'OUTBOXER_NOT_SUPPORTED'
   | 'OUTBOXER_DATABASE_UNAVAILABLE'
+  | 'OUTBOXER_BUSY'
   | 'OUTBOXER_STORE_FAILED';
 
-/** A request the server refuses or cannot serve: its HTTP status, stable code, message and extra headers (`Allow`, `WWW-Authenticate`). */
+/** A request the server refuses or cannot serve: its HTTP status, stable code, message and extra headers (`Allow`, `WWW-Authenticate`, `Retry-After`). */
 export class OpsHttpError extends Error {
   readonly status: number;
   readonly code: OpsHttpErrorCode;

@@ -5,6 +5,7 @@ import type { Logger } from '../../core/ports.js';
 import type { OutboxOperator } from '../../core/ports/outbox-operator.js';
 import type { RelayHealth } from '../../core/relay-health.js';
 import { adminTokenCheck, type AdminTokenCheck, adminTokenProblem } from './admin-token.js';
+import { DEFAULT_STORE_GATE_LIMITS, type StoreGateLimits } from './store-gate.js';
 
 /**
  * The default port: near Prometheus exporters' range, one above the OpenTelemetry Prometheus exporter's 9464, so
@@ -31,9 +32,18 @@ export interface OpsServerOptions {
   readonly port?: number | undefined;
   /** Bearer token for changes (and for reads beyond loopback); at least 16 visible ASCII characters. Without one, every change is refused. */
   readonly adminToken?: string | undefined;
-  /** Default false. Dead messages carry no payload today; true only makes `/api/info` say `payloads: "shown"`. */
+  /**
+   * Default false. True shows a pending message's header values and body in `GET /api/pending/message` (each such
+   * read audited) and makes `/api/info` say `payloads: "shown"`; false shows header names and the body's size only.
+   */
   readonly exposePayloads?: boolean | undefined;
-  /** Audit lines for changes, and failures of the store. Default: silent. */
+  /**
+   * Default 2: store calls the server makes at once, so at most this many of the store's connections; 16 more may
+   * wait up to 5 s for a turn, and beyond that a request is refused at once (503 `OUTBOXER_BUSY`). Give the server a
+   * store on a small pool of its own (the daemon does), so that it never takes the relay's connections.
+   */
+  readonly storeConcurrency?: number | undefined;
+  /** Audit lines for changes, failures of the store, and refusals when busy. Default: silent. */
   readonly logger?: Logger | undefined;
 }
 
@@ -46,6 +56,8 @@ export interface ResolvedOpsServerOptions {
   readonly port: number;
   readonly token: AdminTokenCheck | undefined;
   readonly exposePayloads: boolean;
+  /** What the server asks of the store at once, and how many requests wait for a turn (StoreGate). */
+  readonly storeLimits: StoreGateLimits;
   readonly logger: Logger;
 }
 
@@ -81,11 +93,14 @@ export function checkOpsServerSettings(settings: OpsServerSettings): CheckedOpsS
   throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, { options: path === '' ? [] : [path] });
 }
 
+/** The most store calls a server may make at once (`storeConcurrency`). */
+const MAX_STORE_CONCURRENCY = 32;
+
 const OPERATOR_METHODS = ['stats', 'listDead', 'retryDead', 'purgeDead'] as const;
 
 /** Resolves the server's options once: documented defaults, validated, frozen. */
 export function resolveOpsServerOptions(options: OpsServerOptions): ResolvedOpsServerOptions {
-  const { operator, relay, metrics, logger, ...settings } = options;
+  const { operator, relay, metrics, logger, storeConcurrency = DEFAULT_STORE_GATE_LIMITS.concurrency, ...settings } = options;
   const missing = OPERATOR_METHODS.filter((name) => typeof operator?.[name] !== 'function');
   if (missing.length > 0) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option operator: needs a store with ${missing.join(', ')} (a PostgresOutboxStore has them)`, { options: ['operator'] });
@@ -96,6 +111,9 @@ export function resolveOpsServerOptions(options: OpsServerOptions): ResolvedOpsS
   if (metrics !== undefined && (typeof metrics.metrics !== 'function' || typeof metrics.contentType !== 'string')) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'http option metrics: needs metrics() and contentType (an OutboxerMetrics or a prom-client Registry)', { options: ['metrics'] });
   }
+  if (!Number.isInteger(storeConcurrency) || storeConcurrency < 1 || storeConcurrency > MAX_STORE_CONCURRENCY) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option storeConcurrency: must be a whole number from 1 to ${MAX_STORE_CONCURRENCY}`, { options: ['storeConcurrency'] });
+  }
   const { host, port, adminToken, exposePayloads } = checkOpsServerSettings(settings);
   return Object.freeze({
     operator,
@@ -105,6 +123,7 @@ export function resolveOpsServerOptions(options: OpsServerOptions): ResolvedOpsS
     port,
     token: adminToken === undefined ? undefined : adminTokenCheck(adminToken),
     exposePayloads,
+    storeLimits: Object.freeze({ ...DEFAULT_STORE_GATE_LIMITS, concurrency: storeConcurrency }),
     logger: logger ?? silentLogger,
   });
 }

@@ -4,12 +4,14 @@ import { describeError, OutboxerError } from '../../core/errors.js';
 import { type AccessPolicy, authorize, isLoopbackAddress } from './access-control.js';
 import { readJsonBody } from './json-body.js';
 import { OpsHttpError } from './ops-http-error.js';
+import { OperatorAccess } from './operator-access.js';
 import { type OpsServerOptions, type ResolvedOpsServerOptions, resolveOpsServerOptions } from './ops-server-options.js';
 import { readQuery } from './query-parameters.js';
 import { parseRequestTarget } from './request-target.js';
 import type { Reply } from './route.js';
 import { Router } from './router.js';
 import { deadRoutes } from './routes/api-dead-routes.js';
+import { pendingRoutes } from './routes/api-pending-routes.js';
 import { relaysRoutes } from './routes/api-relays-routes.js';
 import { statsRoutes } from './routes/api-stats-routes.js';
 import { topicsRoutes } from './routes/api-topics-routes.js';
@@ -18,6 +20,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import { metricsRoute } from './routes/metrics-route.js';
 import { securityHeaders } from './security-headers.js';
 import { storeFailure } from './store-failure.js';
+import { StoreGate } from './store-gate.js';
 
 /** Where a listening server can be reached. */
 export interface OpsServerAddress {
@@ -56,14 +59,17 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
 
 class NodeOpsServer implements OpsServer {
   readonly #options: ResolvedOpsServerOptions;
-  readonly #router = new Router([...healthRoutes, metricsRoute, ...statsRoutes, ...deadRoutes, ...topicsRoutes, ...relaysRoutes, ...dashboardRoutes]);
+  readonly #router = new Router([...healthRoutes, metricsRoute, ...statsRoutes, ...deadRoutes, ...pendingRoutes, ...topicsRoutes, ...relaysRoutes, ...dashboardRoutes]);
   readonly #server: Server;
+  /** The store as every route reaches it: bounded calls, shared reads. */
+  readonly #store: OperatorAccess;
   #policy: AccessPolicy = { token: undefined, readRequiresToken: true };
   #listening: Promise<OpsServerAddress> | undefined;
   #closing = false;
 
   constructor(options: ResolvedOpsServerOptions) {
     this.#options = options;
+    this.#store = new OperatorAccess(options.operator, new StoreGate(options.storeLimits, options.logger));
     this.#server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (request, response) => {
       void this.#serve(request, response);
     });
@@ -135,7 +141,7 @@ class NodeOpsServer implements OpsServer {
     authorize(route.access, { authorization: request.headers.authorization, host: request.headers.host }, this.#policy);
     const query = readQuery(target.query, route.query);
     const body = route.method === 'POST' ? await readJsonBody(request) : undefined;
-    return route.handle({ options: this.#options, query, body, readRequiresToken: this.#policy.readRequiresToken, remoteAddress: request.socket.remoteAddress });
+    return route.handle({ options: this.#options, store: this.#store, query, body, readRequiresToken: this.#policy.readRequiresToken, remoteAddress: request.socket.remoteAddress });
   }
 
   #send(request: IncomingMessage, response: ServerResponse, reply: Reply, extra: Readonly<Record<string, string>>): void {

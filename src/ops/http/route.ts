@@ -1,11 +1,18 @@
 import type { Access } from './access-control.js';
+import type { OperatorAccess } from './operator-access.js';
 import type { ResolvedOpsServerOptions } from './ops-server-options.js';
-import type { QueryParameters } from './query-parameters.js';
+import type { QueryParameters, QueryValues } from './query-parameters.js';
 
-/** What a handler gets: the server's options, the checked query, the JSON body (POST), and who asked (for audit lines). */
+/**
+ * What a handler gets: the server's options, the store as the server may use it (bounded, reads shared: never
+ * `options.operator` directly), the checked query, the JSON body (POST), and who asked (for audit lines).
+ */
 export interface RouteContext {
-  readonly options: ResolvedOpsServerOptions;
-  readonly query: Readonly<Record<string, number>>;
+  /** Without the operator: a route reaches the store through `store` only, so that no client can make it unbounded. */
+  readonly options: Omit<ResolvedOpsServerOptions, 'operator'>;
+  readonly store: OperatorAccess;
+  /** The checked query: whole numbers by name; text parameters through `queryText(query, name)`. */
+  readonly query: QueryValues;
   readonly body: unknown;
   readonly readRequiresToken: boolean;
   readonly remoteAddress: string | undefined;

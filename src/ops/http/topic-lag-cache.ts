@@ -18,6 +18,8 @@ interface Entry {
 /**
  * Shares `topicLag` between requests, per limit: one read at a time, shared by every request that arrives while
  * it runs, and its result served for `ttlMs` after it finished. A failed read is not kept: the next request reads again.
+ * The server asks with one limit only, the largest (`OperatorAccess`), and cuts each answer to its own limit: a
+ * limit per read would make every distinct `limit` a read of every pending row.
  */
 export class TopicLagCache {
   readonly #read: (limit: number) => Promise<TopicLag[]>;

@@ -1,5 +1,4 @@
 import { json, type Route } from '../route.js';
-import { supported } from '../store-failure.js';
 
 /** `GET /api/relays`: the live relays of the table with the partitions each holds, and which one is this process's. */
 export const relaysRoutes: readonly Route[] = [
@@ -7,8 +6,8 @@ export const relaysRoutes: readonly Route[] = [
     method: 'GET',
     path: '/api/relays',
     access: 'read',
-    async handle({ options: { operator, relay } }) {
-      const group = await supported(operator.relayGroup, 'relayGroup').call(operator);
+    async handle({ options: { relay }, store }) {
+      const group = await store.relayGroup();
       return json({ self: relay?.health().relayId ?? null, group });
     },
   },
