@@ -5,7 +5,8 @@ import type { OutboxSchema } from './ports/outbox-schema.js';
 import type { OutboxWriter } from './ports/outbox-writer.js';
 import type { RelayStore } from './ports/relay-store.js';
 
-export type { OutboxGauges, OutboxOperator, OutboxStats, RelayGroup, RelayGroupMember, TopicLag, TopicPause } from './ports/outbox-operator.js';
+export type { OutboxGauges, OutboxOperator, OutboxStats, RelayGroup, RelayGroupMember, RelayTopicPause, TopicLag, TopicPause } from './ports/outbox-operator.js';
+export type { PendingMessage, PendingMessageDetail, PendingMessageOperator, PendingQuery } from './ports/pending-messages.js';
 export type { OutboxSchema } from './ports/outbox-schema.js';
 export type { OutboxWriter } from './ports/outbox-writer.js';
 export type {
@@ -19,7 +20,7 @@ export type {
   PartitionReadResult,
   RecheckRange,
 } from './ports/partition-reader.js';
-export type { HeldPartition, LiveRelay, Membership, PartitionLease, PartitioningConfig, RelayLeases } from './ports/relay-leases.js';
+export type { HeldPartition, LiveRelay, Membership, PartitionLease, PartitioningConfig, RelayLeases, RelayReport } from './ports/relay-leases.js';
 export type { FailedMessage, RelayStore } from './ports/relay-store.js';
 
 /**
@@ -80,7 +81,8 @@ export interface WakeSignal {
  * type is refused, never resolved by name.
  */
 export interface OutgoingValidator {
-  validateOutgoing(type: string, payload: unknown): unknown;
+  /** `where` names the message in the error (`message <id>`) when the caller gave it an id. */
+  validateOutgoing(type: string, payload: unknown, where?: string): unknown;
 }
 
 /** Tells relays in other processes that a transaction with outbox messages committed. */

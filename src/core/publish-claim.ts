@@ -1,7 +1,7 @@
 import { describeError, PublishError } from './errors.js';
 import { bodyByteLength, type OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
-import { failureAction } from './publish-failure.js';
+import { deadReason, failureAction } from './publish-failure.js';
 import type { RelayOptions } from './relay-options.js';
 import { retryDelayMs, shouldPark } from './retry-policy.js';
 import type { PublishPermits } from './publish-window.js';
@@ -113,7 +113,7 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
     return false;
   }
   if (message.attempts > options.retry.maxAttempts) {
-    const reason = `gave up after ${message.attempts - 1} attempts: the relay holding it stopped or lost its lease each time (last error: ${message.lastError ?? 'none'})`;
+    const reason = deadReason({ kind: 'abandoned', attempts: message.attempts - 1, lastError: message.lastError });
     outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
     return true;
   }
@@ -133,15 +133,16 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
     case 'pause-topic': {
       const { delayMs, started } = pauses.pause(message.topic, description, performance.now());
       if (started) outcome.topicEvents.push({ kind: 'paused', topic: message.topic, error: description, retryInMs: delayMs });
-      hold(outcome, message.topic, chain.slice(index), delayMs, description);
+      // the held rows say since when (`relayHoldReason`): what operators read from any process
+      hold(outcome, message.topic, chain.slice(index), delayMs, pauses.reason(message.topic) ?? description);
       return false;
     }
     case 'dead':
-      outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
+      outcome.failed.push({ message, failure: { id: message.id, error: deadReason({ kind: 'dead', error }), dead: true } });
       return true;
     case 'retry':
       if (shouldPark(options.retry, message.attempts)) {
-        outcome.failed.push({ message, failure: { id: message.id, error: description, dead: true } });
+        outcome.failed.push({ message, failure: { id: message.id, error: deadReason({ kind: 'attempts', error, attempts: message.attempts }), dead: true } });
         return true;
       }
       outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs: retryDelayMs(options.retry, message.attempts) } });

@@ -1,3 +1,5 @@
+import type { RelayTopicPause } from './ports/outbox-operator.js';
+
 /** A topic pause that began in this batch (reported once per episode) or a paused topic that published again. */
 export type TopicEvent =
   | { readonly kind: 'paused'; readonly topic: string; readonly error: string; readonly retryInMs: number }
@@ -5,6 +7,8 @@ export type TopicEvent =
 
 interface Pause {
   readonly since: number;
+  /** When the episode began, by this relay's wall clock (ms since the epoch): what held rows say. */
+  readonly sinceAt: number;
   until: number;
   delayMs: number;
   error: string;
@@ -30,8 +34,9 @@ export interface OperatorPauseChange {
  * publish then probes: success ends the episode, a failure pauses it again for twice as long (up to `maxMs`).
  * An operator's pause holds the same way, in windows that double from `baseMs` up to `maxMs`, but it is never
  * probed: a held message is due again at the end of the current window and is held again until the operator
- * resumes the topic (`setOperatorPauses`). Pure: the caller passes the monotonic time. One entry per topic that
- * was ever paused and never published again.
+ * resumes the topic (`setOperatorPauses`). Pure: the caller passes the monotonic time (and, when an episode
+ * starts, the wall-clock time the held rows record; `Date.now()` by default). One entry per topic that was ever
+ * paused and never published again.
  */
 export class TopicPauses {
   readonly #paused = new Map<string, Pause>();
@@ -53,9 +58,15 @@ export class TopicPauses {
     return pause === undefined ? 0 : Math.max(0, Math.ceil(pause.until - now));
   }
 
-  /** Why `topic` is paused: the operator's reason, or the error of the publish that found its destination missing. */
+  /**
+   * Why `topic` is paused, as its held rows' `last_error` says it: the operator's reason, or the error of the
+   * publish that found its destination missing with when this episode began (`relayHoldReason`).
+   */
   reason(topic: string): string | undefined {
-    return this.#operator.get(topic)?.reason ?? this.#paused.get(topic)?.error;
+    const operator = this.#operator.get(topic);
+    if (operator !== undefined) return operator.reason;
+    const pause = this.#paused.get(topic);
+    return pause === undefined ? undefined : relayHoldReason(new Date(pause.sinceAt), pause.error);
   }
 
   /** Whether an operator paused `topic` (as of the last `setOperatorPauses`). */
@@ -66,13 +77,14 @@ export class TopicPauses {
   /**
    * A publish of `topic` found its destination missing. Starts an episode (`started`), or after a failed probe
    * doubles the pause; a pause still running (another publish found it first) is left as it is.
-   * Returns how long to hold the topic's messages from now.
+   * Returns how long to hold the topic's messages from now. `at` is the wall-clock time of `now` (ms since the
+   * epoch), kept as when an episode began: operators read it from the held rows.
    */
-  pause(topic: string, error: string, now: number): { readonly delayMs: number; readonly started: boolean } {
+  pause(topic: string, error: string, now: number, at: number = Date.now()): { readonly delayMs: number; readonly started: boolean } {
     const current = this.#paused.get(topic);
     if (current === undefined) {
       const delayMs = Math.min(this.baseMs, this.maxMs);
-      this.#paused.set(topic, { since: now, until: now + delayMs, delayMs, error });
+      this.#paused.set(topic, { since: now, sinceAt: at, until: now + delayMs, delayMs, error });
       return { delayMs, started: true };
     }
     current.error = error;
@@ -135,6 +147,39 @@ export class TopicPauses {
     if (start + length <= elapsed) start += Math.floor((elapsed - start) / length) * length;
     return Math.max(1, Math.ceil(start + length - elapsed));
   }
+}
+
+/**
+ * How `last_error` of a row held because its topic's destination is missing begins. Every relay writes it, so any
+ * process reads from the rows which topics relays hold, why and since when (`TopicLag.relayPause`).
+ */
+export const RELAY_HOLD_PREFIX = 'destination missing since ';
+
+/** What `last_error` says of a row held because its destination is missing: `destination missing since <ISO time>: <error>`. */
+export function relayHoldReason(since: Date, error: string): string {
+  return `${RELAY_HOLD_PREFIX}${since.toISOString()}: ${error}`;
+}
+
+const RELAY_HOLD = /^destination missing since (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z): ([\s\S]*)$/;
+
+/** The episode start and the error of a `relayHoldReason` text; undefined for any other `last_error`. */
+export function readRelayHold(lastError: string | null | undefined): { readonly since: Date; readonly error: string } | undefined {
+  const match = RELAY_HOLD.exec(lastError ?? '');
+  if (match === null) return undefined;
+  const since = new Date(match[1] as string);
+  return Number.isNaN(since.getTime()) ? undefined : { since, error: match[2] as string };
+}
+
+/**
+ * A topic's relay pause from its held rows: how many there are, and the smallest and largest of their
+ * `relayHoldReason` texts (the time follows the fixed prefix, so the smallest is the earliest episode and the
+ * largest the latest). Null when no row is held for a missing destination.
+ */
+export function relayPauseOf(held: number, firstHold: string | null, lastHold: string | null): RelayTopicPause | null {
+  const first = readRelayHold(firstHold);
+  const last = readRelayHold(lastHold) ?? first;
+  if (!(held > 0) || first === undefined || last === undefined) return null;
+  return { reason: last.error, since: first.since, held };
 }
 
 /** What `last_error` says of a row held by an operator's pause. */

@@ -4,7 +4,8 @@ import type { Publisher } from '../../src/core/ports.js';
 import type { BrokerConnectionState } from '../../src/core/relay-health.js';
 import type { Relay } from '../../src/core/relay.js';
 import type { RelayOptionsInput } from '../../src/core/relay-options.js';
-import { createOpsServer, type OpsServer } from '../../src/ops/http/index.js';
+import type { OutboxOperator } from '../../src/core/ports/outbox-operator.js';
+import { createOpsServer, type OpsServer, type OpsServerOptions } from '../../src/ops/http/index.js';
 import { OutboxerMetrics } from '../../src/ops/metrics/index.js';
 import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
@@ -64,13 +65,15 @@ export interface DashboardScenario {
   readonly metrics: OutboxerMetrics;
   /** The relay the ops server reports (not started: call `relay.start()`). */
   readonly relay: Relay;
-  /** Another relay on the same table, with its own publisher (started). */
-  addRelay(owner?: string): Relay;
+  /** Another relay on the same table, with its own publisher, or the one given (started). */
+  addRelay(owner?: string, publisher?: Publisher): Relay;
   topic(name: string): string;
-  /** Commits `count` messages of `topic` (keys `<topic>#0` to `#15`) in one transaction; returns their ids. */
-  enqueue(topic: string, count: number, payload?: (i: number) => unknown, type?: string): Promise<readonly string[]>;
+  /** Commits `count` messages of `topic` (keys `<topic>#0` to `#15`, with `headers` if given) in one transaction; returns their ids. */
+  enqueue(topic: string, count: number, payload?: (i: number) => unknown, type?: string, headers?: Readonly<Record<string, string>>): Promise<readonly string[]>;
   /** Another ops server on the same store, without an admin token (read-only). */
   readOnlyServer(): Promise<string>;
+  /** Another ops server with the same admin token, and these options (payloads shown, another operator); returns its URL. */
+  server(options: Pick<OpsServerOptions, 'exposePayloads'> & { readonly operator?: OutboxOperator }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -111,18 +114,23 @@ export async function startDashboardScenario(relayOptions: RelayOptionsInput = {
       publisher,
       metrics,
       relay,
-      addRelay(owner) {
-        const other = outbox.createRelay(new SizeLimitedPublisher(services.amqpUrl, exchange.exchange), owner === undefined ? options : { ...options, owner });
+      addRelay(owner, publisher = new SizeLimitedPublisher(services.amqpUrl, exchange.exchange)) {
+        const other = outbox.createRelay(publisher, owner === undefined ? options : { ...options, owner });
         other.start();
         return other;
       },
       topic: (name) => exchange.topic(name),
-      enqueue: (topic, count, payload = (i) => ({ n: i }), type = 'test.event') =>
-        outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: count }, (_, i) => ({ topic, type, key: `${topic}#${i % 16}`, payload: payload(i) })))),
+      enqueue: (topic, count, payload = (i) => ({ n: i }), type = 'test.event', headers) =>
+        outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: count }, (_, i) => ({ topic, type, key: `${topic}#${i % 16}`, payload: payload(i), ...(headers && { headers }) })))),
       async readOnlyServer() {
         const readOnly = createOpsServer({ operator: fixture.store, relay, port: 0 });
         servers.push(readOnly);
         return (await readOnly.listen()).url;
+      },
+      async server({ exposePayloads, operator = fixture.store }) {
+        const other = createOpsServer({ operator, relay, adminToken: token, exposePayloads, port: 0 });
+        servers.push(other);
+        return (await other.listen()).url;
       },
       close,
     };

@@ -3,6 +3,7 @@ import { freshMysqlDatabase } from '../support/mysql-database.js';
 import { mysqlLeaseControls } from './mysql-lease-controls.js';
 import { mysqlTestControls } from './mysql-test-controls.js';
 import { describeOperatorConformance, type OperatorHarness } from './operator-conformance.js';
+import { describePendingConformance } from './pending-conformance.js';
 
 const harness: OperatorHarness = {
   name: 'MariaDB (mysql2)',
@@ -23,3 +24,4 @@ const harness: OperatorHarness = {
 };
 
 describeOperatorConformance(harness);
+describePendingConformance(harness);

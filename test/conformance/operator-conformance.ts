@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import type { NewOutboxMessage } from '../../src/core/message.js';
-import type { OutboxOperator, PartitionReader, RelayLeases } from '../../src/core/ports.js';
+import type { OutboxOperator, PartitionLease, PartitionReader, RelayLeases } from '../../src/core/ports.js';
+import { operatorReason, relayHoldReason } from '../../src/core/topic-pauses.js';
 import { validateMessage } from '../../src/core/validate-message.js';
 import type { LeaseControls } from './lease-harness.js';
 import type { TestControls } from './store-harness.js';
@@ -76,6 +77,45 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         for (const l of aged) expect(l.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(600);
       });
 
+      it('says which topics relays hold for a missing destination (why, since when, how many) from the held rows, and lists them first', async () => {
+        const e = await setup();
+        await e.enqueue([msg('busy'), msg('busy'), msg('busy'), msg('busy'), msg('late', { key: 'k' }), msg('late', { key: 'k' }), msg('late'), msg('retried'), msg('halted')]);
+        expect((await e.operator.topicLag(10)).every((lag) => lag.relayPause === null)).toBe(true);
+        // what a relay's completion writes: a hold for a missing destination (two episodes: two relays, or a restart),
+        // a counted retry, an operator's hold; only the first kind is a relay pause
+        const { relayId } = await e.leases.join({ name: 'operator-conformance', leaseMs: 60_000 });
+        const leases = await e.leases.acquire(relayId, 64);
+        const read = await e.reader.read(relayId, 64, leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })));
+        const earlier = new Date('2026-11-25T16:30:00.000Z');
+        const later = new Date('2026-11-25T16:45:00.000Z');
+        const late = read.messages.filter((m) => m.topic === 'late');
+        const holdOf = (m: { readonly id: string; readonly topic: string }) => {
+          if (m.topic === 'late') return { id: m.id, delayMs: 60_000, reason: relayHoldReason(m.id === late[0]?.id ? earlier : later, m.id === late[0]?.id ? 'OUTBOXER_UNROUTABLE: first' : 'OUTBOXER_NO_STREAM: latest') };
+          return m.topic === 'halted' ? { id: m.id, delayMs: 60_000, reason: operatorReason('maintenance') } : undefined;
+        };
+        const completions = leases.map((lease: PartitionLease) => {
+          const mine = read.messages.filter((m) => m.partition === lease.partition);
+          return {
+            partition: lease.partition,
+            epoch: lease.epoch,
+            published: [],
+            failed: mine.filter((m) => m.topic === 'retried').map((m) => ({ id: m.id, error: 'OUTBOXER_PUBLISH_TIMEOUT: destination missing since 2026-11-25T16:30:00.000Z', retryInMs: 60_000 })),
+            held: mine.flatMap((m) => holdOf(m) ?? []),
+          };
+        }).filter((c) => c.failed.length + c.held.length > 0);
+        await e.reader.complete(relayId, completions);
+
+        const lag = await e.operator.topicLag(10);
+        expect(lag.map(({ topic, pending, relayPause }) => ({ topic, pending, relayPause }))).toEqual([
+          { topic: 'late', pending: 3, relayPause: { reason: 'OUTBOXER_NO_STREAM: latest', since: earlier, held: 3 } },
+          { topic: 'busy', pending: 4, relayPause: null },
+          { topic: 'halted', pending: 1, relayPause: null },
+          { topic: 'retried', pending: 1, relayPause: null },
+        ]);
+        // first even when the limit cuts the list: a held topic is never left out for a larger backlog
+        expect((await e.operator.topicLag(1)).map((l) => l.topic)).toEqual(['late']);
+      });
+
       it.each([0, -1, 1.5, 1001, Number.NaN])('refuses a limit of %s', async (limit) => {
         const e = await setup();
         const error = await refusal(e.operator.topicLag(limit));
@@ -109,6 +149,25 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         expect(b?.expiresInMs).toBeGreaterThan(50_000);
         expect(b?.expiresInMs).toBeLessThanOrEqual(60_000);
         expect(group.unowned).toEqual(range(5, 64));
+      });
+
+      it("shows each relay's broker trouble with its reason and since when, kept across beats while it lasts, gone once it ends", async () => {
+        const e = await setup();
+        const before = Date.now();
+        const sick = (await e.leases.join({ name: 'sick', leaseMs: 60_000, trouble: 'broker unreachable: connection refused' })).relayId;
+        await e.leases.join({ name: 'well', leaseMs: 60_000 });
+        const first = await e.operator.relayGroup();
+        expect(first.relays.find((r) => r.name === 'well')?.trouble).toBeNull();
+        const trouble = first.relays.find((r) => r.id === sick)?.trouble;
+        expect(trouble?.reason).toBe('broker unreachable: connection refused');
+        // the database's clock and this process's may differ a little
+        expect(Math.abs((trouble?.since.getTime() ?? 0) - before)).toBeLessThan(5_000);
+        await e.leases.heartbeat(sick, { trouble: 'broker unreachable for 10 s' });
+        const kept = (await e.operator.relayGroup()).relays.find((r) => r.id === sick)?.trouble;
+        expect(kept?.reason).toBe('broker unreachable for 10 s');
+        expect(kept?.since.getTime()).toBe(trouble?.since.getTime());
+        await e.leases.heartbeat(sick, {});
+        expect((await e.operator.relayGroup()).relays.find((r) => r.id === sick)?.trouble).toBeNull();
       });
 
       it('drops a relay whose lease ran out by the database clock, and counts its partitions as unowned before any reap', async () => {

@@ -1,6 +1,7 @@
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import { describeOperatorConformance, type OperatorHarness } from './operator-conformance.js';
+import { describePendingConformance } from './pending-conformance.js';
 import { postgresLeaseControls } from './postgres-lease-controls.js';
 import { postgresTestControls } from './postgres-test-controls.js';
 
@@ -24,5 +25,7 @@ function harness(name: string, open: (prefix: string) => Promise<SchemaDatabase>
   };
 }
 
-describeOperatorConformance(harness('PostgreSQL (pg)', postgresSchema));
-describeOperatorConformance(harness('PGlite (embedded)', pgliteSchema));
+for (const each of [harness('PostgreSQL (pg)', postgresSchema), harness('PGlite (embedded)', pgliteSchema)]) {
+  describeOperatorConformance(each);
+  describePendingConformance(each);
+}

@@ -1,10 +1,11 @@
 import { SqliteOutboxStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
-import { describeOperatorConformance } from './operator-conformance.js';
+import { describeOperatorConformance, type OperatorHarness } from './operator-conformance.js';
+import { describePendingConformance } from './pending-conformance.js';
 import { sqliteLeaseControls } from './sqlite-lease-controls.js';
 import { sqliteTestControls } from './sqlite-test-controls.js';
 
-describeOperatorConformance({
+const harness: OperatorHarness = {
   name: 'SQLite (better-sqlite3)',
   async setup() {
     const file = freshSqliteFile('operator');
@@ -21,4 +22,7 @@ describeOperatorConformance({
       cleanup: () => file.cleanup(),
     };
   },
-});
+};
+
+describeOperatorConformance(harness);
+describePendingConformance(harness);

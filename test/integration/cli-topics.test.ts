@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/core/redact.js';
+import { operatorReason, relayHoldReason } from '../../src/core/topic-pauses.js';
 import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
 import { type CliResult, runCli } from '../support/cli-runner.js';
 import { services } from '../support/services.js';
@@ -53,16 +54,16 @@ describe('outboxer CLI: topics', () => {
 
     const table = await run(['topics', 'list']);
     expect(table.stdout.split('\n')).toEqual([
-      expect.stringMatching(/^topic\s+paused at\s+reason$/),
-      expect.stringMatching(new RegExp(`^orders\\.created\\s+${first}\\s+broker maintenance$`)),
-      expect.stringMatching(new RegExp(`^payments\\.refunded\\s+${second}\\s+-$`)),
-      `2 paused topic(s): every relay of ${schema}.outbox holds their messages`,
+      expect.stringMatching(/^topic\s+paused by\s+paused at\s+reason$/),
+      expect.stringMatching(new RegExp(`^orders\\.created\\s+operator\\s+${first}\\s+broker maintenance$`)),
+      expect.stringMatching(new RegExp(`^payments\\.refunded\\s+operator\\s+${second}\\s+-$`)),
+      `2 topic(s) paused by an operator: every relay of ${schema}.outbox holds their messages until 'outboxer topics resume <topic>'`,
       '',
     ]);
     const json = await run(['topics', 'list', '--json']);
     expect(JSON.parse(json.stdout)).toEqual([
-      { topic: 'orders.created', reason: 'broker maintenance', pausedAt: first },
-      { topic: 'payments.refunded', reason: '', pausedAt: second },
+      { topic: 'orders.created', pausedBy: 'operator', reason: 'broker maintenance', pausedAt: first },
+      { topic: 'payments.refunded', pausedBy: 'operator', reason: '', pausedAt: second },
     ]);
 
     // Paused already: exit 0, the first reason and time are kept and shown.
@@ -80,6 +81,41 @@ describe('outboxer CLI: topics', () => {
     expect((await pausesOf(schema)).map((pause) => pause.topic)).toEqual(['payments.refunded']);
 
     for (const result of results) expect(`${result.stdout}${result.stderr}`).not.toContain(password);
+  });
+
+  it("lists the topics relays hold for a missing destination after the operators' pauses, read from the held rows, as a table and JSON", async () => {
+    const { env, schema, table } = await migrated();
+    const earlier = new Date('2026-11-25T16:30:00.000Z');
+    const later = new Date('2026-11-25T16:45:00.000Z');
+    // rows as a relay's completion leaves them (held: due later, attempts uncounted), two episodes on one topic
+    const hold = (topic: string, lastError: string) =>
+      pool.query(`INSERT INTO ${table} (topic, type, payload, due_at, last_error) VALUES ($1, 'x', '{}', now() + interval '1 hour', $2)`, [topic, lastError]);
+    await hold('orders.created', relayHoldReason(later, 'OUTBOXER_NO_STREAM: no stream captures "orders.created"'));
+    await hold('orders.created', relayHoldReason(earlier, 'OUTBOXER_UNROUTABLE: no queue is bound'));
+    await hold('audit.log', relayHoldReason(later, 'OUTBOXER_NO_EXCHANGE: exchange "events" does not exist'));
+    await hold('billing.paid', operatorReason('maintenance')); // an operator's hold is not the relay's
+    await hold('billing.paid', 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation'); // nor a retried failure
+    expect((await runCli(['topics', 'pause', 'billing.paid', '--reason', 'maintenance'], env)).code).toBe(0);
+    const [operatorPause] = await pausesOf(schema);
+
+    const json = await runCli(['topics', 'list', '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([
+      { topic: 'billing.paid', pausedBy: 'operator', reason: 'maintenance', pausedAt: operatorPause?.paused_at.toISOString() },
+      { topic: 'orders.created', pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream captures "orders.created"', pausedAt: earlier.toISOString(), held: 2 },
+      { topic: 'audit.log', pausedBy: 'relay', reason: 'OUTBOXER_NO_EXCHANGE: exchange "events" does not exist', pausedAt: later.toISOString(), held: 1 },
+    ]);
+    const text = await runCli(['topics', 'list'], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.split('\n')).toEqual([
+      expect.stringMatching(/^topic\s+paused by\s+paused at\s+reason$/),
+      expect.stringMatching(/^billing\.paid\s+operator\s+\S+Z\s+maintenance$/),
+      expect.stringMatching(/^orders\.created\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream captures "orders\.created" \(2 message\(s\) held\)$/),
+      expect.stringMatching(/^audit\.log\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: .* \(1 message\(s\) held\)$/),
+      `1 topic(s) paused by an operator: every relay of ${schema}.outbox holds their messages until 'outboxer topics resume <topic>'`,
+      '2 topic(s) held by the relays: their destination is missing (no queue bound, no exchange or stream); each relay probes it with backoff and publishes by itself once it exists',
+      '',
+    ]);
   });
 
   it('refuses a bad topic or reason with exit 2 and the code the store gives, before writing anything', async () => {

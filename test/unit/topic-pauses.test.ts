@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TopicPauses } from '../../src/core/topic-pauses.js';
+import { readRelayHold, relayHoldReason, relayPauseOf, TopicPauses } from '../../src/core/topic-pauses.js';
 
 describe('TopicPauses', () => {
   it('holds nothing that was never paused', () => {
@@ -11,15 +11,17 @@ describe('TopicPauses', () => {
 
   it('starts an episode once, then doubles the pause after each failed probe, up to the maximum', () => {
     const pauses = new TopicPauses(500, 1500);
-    expect(pauses.pause('orders', 'no route', 0)).toEqual({ delayMs: 500, started: true });
+    expect(pauses.pause('orders', 'no route', 0, Date.parse('2026-11-25T16:30:00.000Z'))).toEqual({ delayMs: 500, started: true });
     expect(pauses.remainingMs('orders', 200)).toBe(300);
-    expect(pauses.reason('orders')).toBe('no route');
+    expect(pauses.reason('orders')).toBe('destination missing since 2026-11-25T16:30:00.000Z: no route');
     // Another publish that failed while the pause runs changes nothing.
     expect(pauses.pause('orders', 'no route', 300)).toEqual({ delayMs: 200, started: false });
     expect(pauses.remainingMs('orders', 500)).toBe(0); // ran out: the next publish probes
     expect(pauses.pause('orders', 'no route', 500)).toEqual({ delayMs: 1000, started: false });
     expect(pauses.pause('orders', 'no route', 1500)).toEqual({ delayMs: 1500, started: false });
-    expect(pauses.pause('orders', 'no route', 3000)).toEqual({ delayMs: 1500, started: false });
+    // a failed probe keeps when the episode began and takes the latest error
+    expect(pauses.pause('orders', 'still no route', 3000, Date.parse('2026-11-25T16:30:03.000Z'))).toEqual({ delayMs: 1500, started: false });
+    expect(pauses.reason('orders')).toBe('destination missing since 2026-11-25T16:30:00.000Z: still no route');
   });
 
   it('ends the episode on a confirmed publish and says how long it lasted; the next one starts afresh', () => {
@@ -59,12 +61,12 @@ describe('TopicPauses: operator pauses', () => {
 
   it('says the operator reason, which wins over a missing destination while both hold, and leaves the destination episode to run on after a resume', () => {
     const pauses = new TopicPauses(500, 4000);
-    pauses.pause('orders', 'OUTBOXER_UNROUTABLE: no route', 0);
+    pauses.pause('orders', 'OUTBOXER_UNROUTABLE: no route', 0, Date.parse('2026-11-25T16:30:00.000Z'));
     pauses.setOperatorPauses(paused('orders'), 100);
     expect(pauses.reason('orders')).toBe('paused by an operator: maintenance of orders');
     expect(pauses.remainingMs('orders', 10_000)).toBeGreaterThan(0); // no probe while an operator holds it
     expect(pauses.setOperatorPauses([], 10_000)).toEqual({ paused: [], resumed: ['orders'] });
-    expect(pauses.reason('orders')).toBe('OUTBOXER_UNROUTABLE: no route');
+    expect(pauses.reason('orders')).toBe('destination missing since 2026-11-25T16:30:00.000Z: OUTBOXER_UNROUTABLE: no route');
     expect(pauses.remainingMs('orders', 10_000)).toBe(0); // the destination pause ran out: the next publish probes
     expect(pauses.resume('orders', 10_000)).toBe(10_000);
   });
@@ -91,5 +93,27 @@ describe('TopicPauses: operator pauses', () => {
     expect(pauses.size).toBe(2);
     expect(pauses.isOperatorPaused('a')).toBe(true);
     expect(pauses.isOperatorPaused('z')).toBe(false);
+  });
+});
+
+describe('relay holds in last_error: what any process reads of a missing destination', () => {
+  const since = new Date('2026-11-25T16:30:00.000Z');
+
+  it('writes the episode start before the error, and reads both back; any other text is no relay hold', () => {
+    const text = relayHoldReason(since, 'OUTBOXER_UNROUTABLE: no queue is bound: "a: b"\nsecond line');
+    expect(text).toBe('destination missing since 2026-11-25T16:30:00.000Z: OUTBOXER_UNROUTABLE: no queue is bound: "a: b"\nsecond line');
+    expect(readRelayHold(text)).toEqual({ since, error: 'OUTBOXER_UNROUTABLE: no queue is bound: "a: b"\nsecond line' });
+    for (const other of [null, undefined, '', 'OUTBOXER_UNROUTABLE: no route', 'paused by an operator: destination missing since 2026-11-25T16:30:00.000Z: x',
+      'destination missing since yesterday: x', 'destination missing since 2026-13-45T16:30:00.000Z: x']) {
+      expect(readRelayHold(other), String(other)).toBeUndefined();
+    }
+  });
+
+  it('sorts by the time, so the smallest text of a topic is its earliest episode and the largest its latest', () => {
+    const texts = [relayHoldReason(new Date('2026-11-25T16:31:00.000Z'), 'A: later'), relayHoldReason(since, 'Z: earlier'), relayHoldReason(new Date('2026-11-26T09:00:00.000Z'), 'B: latest')];
+    const sorted = [...texts].sort();
+    expect(relayPauseOf(3, sorted[0] as string, sorted[2] as string)).toEqual({ since, reason: 'B: latest', held: 3 });
+    expect(relayPauseOf(0, null, null)).toBeNull();
+    expect(relayPauseOf(2, 'not a hold', 'not a hold')).toBeNull();
   });
 });

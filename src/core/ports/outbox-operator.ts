@@ -1,4 +1,5 @@
 import type { DeadMessage } from '../message.js';
+import type { PendingMessageOperator } from './pending-messages.js';
 
 export interface OutboxStats {
   /** Ready to publish now. */
@@ -27,11 +28,30 @@ export interface OutboxGauges {
   readonly oldestPendingAgeSeconds: number;
 }
 
-/** One topic's backlog: pending messages and the age of the oldest. */
+/** One topic's backlog: pending messages and the age of the oldest; and whether relays hold it for a missing destination. */
 export interface TopicLag {
   readonly topic: string;
   readonly pending: number;
   readonly oldestPendingAgeSeconds: number;
+  /**
+   * Set when relays hold this topic because its destination is missing (no queue bound, no exchange, no stream),
+   * as its held rows record it; null (or absent, from a store that does not read it) otherwise.
+   */
+  readonly relayPause?: RelayTopicPause | null;
+}
+
+/**
+ * A topic that relays hold by themselves because its destination is missing: what its held rows' `last_error`
+ * says (`destination missing since <time>: <error>`, see `relayHoldReason`). Each relay probes it with backoff and
+ * publishes again by itself once the destination exists; nothing is for an operator to resume.
+ */
+export interface RelayTopicPause {
+  /** The publisher's error of the latest episode, e.g. `OUTBOXER_UNROUTABLE: …`. */
+  readonly reason: string;
+  /** When a relay found the destination missing: the earliest episode its held rows still record (that relay's clock). */
+  readonly since: Date;
+  /** Pending messages held for it (the rest of its backlog waits behind them or is not read yet). */
+  readonly held: number;
 }
 
 /** A topic an operator paused: every relay holds its messages (uncounted) until it is resumed. */
@@ -53,6 +73,8 @@ export interface RelayGroupMember {
   readonly expiresInMs: number;
   /** Partitions it owns or is draining, ascending. */
   readonly partitions: readonly number[];
+  /** What it reported with its last beat about its broker (why it cannot publish, since when), or null while it can. */
+  readonly trouble: { readonly reason: string; readonly since: Date } | null;
 }
 
 /** The relays of a table and its partitions: who holds what, and which partitions nobody holds. */
@@ -77,7 +99,7 @@ export interface RelayGroup {
  *   resuming write only the store's list of paused topics, never a message. Both are idempotent and validate
  *   their input (`checkTopicPause`: a topic of at most 255 bytes, a reason of at most 500, no control characters).
  */
-export interface OutboxOperator {
+export interface OutboxOperator extends PendingMessageOperator {
   stats(): Promise<OutboxStats>;
   /** At most `limit` dead messages, in the order they died, each with the reason it was parked. */
   listDead(limit: number): Promise<DeadMessage[]>;
@@ -88,8 +110,9 @@ export interface OutboxOperator {
   /** The gauges of a metrics scrape, in a few index reads (never a count of every row). */
   gauges?(): Promise<OutboxGauges>;
   /**
-   * Pending messages (due or scheduled) and oldest age per topic, largest backlog first, at most `limit`
-   * topics. It reads every pending row: for an operator's request, not for a metrics scrape.
+   * Pending messages (due or scheduled) and oldest age per topic, at most `limit` topics: those relays hold for a
+   * missing destination first (with `relayPause`), then largest backlog first. It reads every pending row: for an
+   * operator's request, not for a metrics scrape.
    */
   topicLag(limit: number): Promise<TopicLag[]>;
   /**

@@ -3,7 +3,7 @@ import { isUuid } from '../../core/ids.js';
 import { checkTopicPause } from '../../core/topic-pause-input.js';
 import { OpsHttpError } from './ops-http-error.js';
 
-/** Most ids in one retry or purge request. */
+/** Most ids in one retry, purge or delete request. */
 export const MAX_IDS_PER_REQUEST = 400;
 /** No reason given: the held rows then read `paused by an operator`, as with `outboxer topics pause` without `--reason`. */
 export const DEFAULT_PAUSE_REASON = '';
@@ -27,7 +27,15 @@ export function deadSelection(body: unknown): readonly string[] | 'all' {
     if (fields.all !== true) throw invalid('all must be true');
     return 'all';
   }
-  const ids = fields.ids;
+  return messageIds(fields.ids);
+}
+
+/** `{"ids": [uuid, ...]}` (1 to 400, lower-cased, duplicates dropped): which pending messages to delete. No `all`. */
+export function pendingDeletion(body: unknown): readonly string[] {
+  return messageIds(object(body, '{"ids": ["<uuid>", ...]}', ['ids']).ids);
+}
+
+function messageIds(ids: unknown): readonly string[] {
   if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_IDS_PER_REQUEST) {
     throw invalid(`ids must be an array of 1 to ${MAX_IDS_PER_REQUEST} message ids`);
   }

@@ -13,6 +13,7 @@ import type {
   TopicLag,
   TopicPause,
 } from '../../core/ports.js';
+import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { checkProcessPrivilege, isConnectTimeout, isSilentServer, mysqlCheckError, mysqlNotMigrated, type MysqlServerAddress } from './connection-errors.js';
 import type { MysqlDatabase } from './database.js';
 import { insertMessages, MARIADB_GUARD, type MysqlWriteGuard } from './insert-messages.js';
@@ -23,6 +24,7 @@ import { MysqlRelayLeases } from './leases/mysql-relay-leases.js';
 import { applyMysqlMigrations, missingMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from './migration-runner.js';
 import { MYSQL_NOW, mysqlMigrations } from './migrations.js';
 import { listDead, purgeDead, retryDead } from './operator/dead-messages.js';
+import { deletePending, inspectPending, listPending } from './operator/pending-messages.js';
 import { readGauges } from './operator/gauges.js';
 import { listPausedTopics, pauseTopic, resumeTopic } from './operator/paused-topics.js';
 import { readRelayGroup } from './operator/relay-group.js';
@@ -183,6 +185,21 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   /** The live relays, the partitions each holds, and the unowned ones, by the database clock. */
   relayGroup(): Promise<RelayGroup> {
     return readRelayGroup(this.#database, this.tableNames);
+  }
+
+  /** Pending messages in store order, filtered (operator/pending-messages.ts); never their bodies. */
+  listPending(query: PendingQuery): Promise<PendingMessage[]> {
+    return listPending(this.#database, this.tableNames, query);
+  }
+
+  /** One pending message; its headers' values and body only with `{ body: true }`. */
+  inspectPending(id: string, options?: { readonly body?: boolean }): Promise<PendingMessageDetail | undefined> {
+    return inspectPending(this.#database, this.tableNames, id, options);
+  }
+
+  /** Deletes these messages where they are still pending; a relay may still publish one it read before (once). */
+  deletePending(ids: readonly string[]): Promise<number> {
+    return deletePending(this.#database, this.tableNames, ids);
   }
 
   /** Creates what is missing, once across processes (`GET_LOCK`); `partitionCount` counts only for a new table. */

@@ -10,6 +10,7 @@ import { buildWriterStatements } from './writer-statements.js';
 import { PostgresOperatorQueries } from './operator/postgres-operator-queries.js';
 import { readGauges } from './gauges-sql.js';
 import type { OutboxGauges } from '../../core/ports/outbox-operator.js';
+import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { databaseCheckError, notMigrated } from './connection-errors.js';
 import { missingMigrations } from './migration-runner.js';
 import { migrations, migrationScript, runMigrations } from './migrations.js';
@@ -179,6 +180,21 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
   /** The live relays, the partitions each holds, and the unowned ones, by the database clock. */
   relayGroup(): Promise<RelayGroup> {
     return this.#operator.relayGroup();
+  }
+
+  /** Pending messages in store order, filtered (operator/pending-messages.ts); never their bodies. */
+  listPending(query: PendingQuery): Promise<PendingMessage[]> {
+    return this.#operator.listPending(query);
+  }
+
+  /** One pending message; its headers' values and body only with `{ body: true }`. */
+  inspectPending(id: string, options?: { readonly body?: boolean }): Promise<PendingMessageDetail | undefined> {
+    return this.#operator.inspectPending(id, options);
+  }
+
+  /** Deletes these messages where they are still pending; a relay may still publish one it read before (once). */
+  deletePending(ids: readonly string[]): Promise<number> {
+    return this.#operator.deletePending(ids);
   }
 
   async migrate(): Promise<void> {

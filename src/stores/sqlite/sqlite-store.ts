@@ -3,6 +3,7 @@ import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
   OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
 } from '../../core/ports.js';
+import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
 import type { SqliteDatabase, SqliteHandle } from './database.js';
 import { insertSqliteMessages } from './insert-messages.js';
@@ -11,6 +12,7 @@ import { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';
 import { applySqliteMigrations, missingSqliteMigrations, type ResolvedSqliteMigration, sqliteMigrationScript } from './migration-runner.js';
 import { SQLITE_NOW_MS, sqliteMigrations, sqliteTableNames, type SqliteTableNames } from './migrations.js';
 import { listDeadMessages, purgeDeadMessages, retryDeadMessages } from './operator/sqlite-dead-messages.js';
+import { deleteSqlitePending, inspectSqlitePending, listSqlitePending } from './operator/sqlite-pending-messages.js';
 import { readSqliteGauges } from './operator/sqlite-gauges.js';
 import { listPausedTopics, pauseSqliteTopic, resumeSqliteTopic } from './operator/paused-topics.js';
 import { readSqliteRelayGroup } from './operator/sqlite-relay-group.js';
@@ -139,6 +141,21 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
 
   relayGroup(): Promise<RelayGroup> {
     return readSqliteRelayGroup(this.database, this.tableNames);
+  }
+
+  /** Pending messages in store order, filtered (operator/sqlite-pending-messages.ts); never their bodies. */
+  listPending(query: PendingQuery): Promise<PendingMessage[]> {
+    return listSqlitePending(this.database, this.tableNames, query);
+  }
+
+  /** One pending message; its headers' values and body only with `{ body: true }`. */
+  inspectPending(id: string, options?: { readonly body?: boolean }): Promise<PendingMessageDetail | undefined> {
+    return inspectSqlitePending(this.database, this.tableNames, id, options);
+  }
+
+  /** Deletes these messages where they are still pending; a relay may still publish one it read before (once). */
+  deletePending(ids: readonly string[]): Promise<number> {
+    return deleteSqlitePending(this.database, this.tableNames, ids);
   }
 
   /** Applies what is missing in one `BEGIN IMMEDIATE`: processes migrating the same file at once apply it once. */

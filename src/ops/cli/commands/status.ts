@@ -5,12 +5,14 @@ import { openStore } from '../database.js';
 import { EXIT_OK } from '../errors.js';
 import { humanDuration, renderTable } from '../format.js';
 import type { CliIo } from '../io.js';
-import { type EngineStatus, engineStatusJson, engineStatusText, groupStatusJson, groupStatusText, readEngineStatus } from './engine-status.js';
+import { type EngineStatus, engineStatusJson, engineStatusText, groupStatusJson, groupStatusText, readEngineStatus, v1Relevant } from './engine-status.js';
+import { isMissingTable, type PauseListing, pausesJson, pausesText, readPauses } from './paused-topic-list.js';
 import type { RelayGroup } from '../../../core/ports.js';
 
 /**
- * `outboxer status [--json]`: counts per state, the age of the oldest unpublished message, and the engine: its
- * configuration and, under v2, the live relays and what they hold. Read only: it writes nothing, joins no group.
+ * `outboxer status [--json]`: counts per state, the age of the oldest unpublished message, the engine (its
+ * configuration and, under v2, the live relays and what they hold), and the paused topics: by an operator, or
+ * held by the relays for a missing destination. Read only: it writes nothing, joins no group.
  */
 export async function statusCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
@@ -18,24 +20,33 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   let stats: OutboxStats;
   let engine: EngineStatus | undefined;
   let group: RelayGroup | undefined;
+  let paused: PauseListing;
   try {
     stats = await store.stats();
     if (postgres !== undefined) engine = await readEngineStatus(postgres.database, postgres.tableName);
     else group = await store.relayGroup();
+    paused = await readPauses(store).catch((error: unknown) => {
+      // a table without the list of operator pauses (schema version 9 on PostgreSQL) still shows the relays' pauses
+      if (isMissingTable(error)) return readPauses(store, false);
+      throw error;
+    });
   } finally {
     await store.close();
   }
   if (config.json) {
     const { pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds } = stats;
     const engineJson = group === undefined ? engineStatusJson(engine) : groupStatusJson(group);
-    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds, engine: engineJson })}\n`);
+    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses) })}\n`);
     return EXIT_OK;
   }
   const age = stats.oldestPendingAgeSeconds;
+  // v1 rows only where v1 concerns the table: MariaDB/MySQL and SQLite tables never ran v1
+  const v1Leases = stats.inFlight > 0;
+  const v1 = group === undefined ? v1Relevant(engine, v1Leases) : v1Leases;
   const rows: string[][] = [
     ['pending', String(stats.pending), 'ready to publish now'],
-    ['scheduled', String(stats.scheduled), 'delayed or backing off after a failure'],
-    ['in flight', String(stats.inFlight), 'leased row by row by a relay of an older version (engine v1)'],
+    ['scheduled', String(stats.scheduled), 'delayed, backing off after a failure, or held (a paused topic)'],
+    ...(v1 ? [['in flight', String(stats.inFlight), 'leased row by row by a relay of an older version (engine v1)']] : []),
     ['published', String(stats.published), 'published, retained until purged'],
     ['dead', String(stats.dead), "parked: see 'outboxer dead list'"],
   ];
@@ -43,6 +54,7 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   io.out(renderTable(['state', 'count', ''], rows, new Set([1])));
   const waiting = stats.pending + stats.scheduled + stats.inFlight;
   io.out(`oldest pending message: ${waiting > 0 ? `${humanDuration(age)} old (${age.toFixed(1)} s)` : 'none'}\n`);
-  io.out(group === undefined ? engineStatusText(engine) : groupStatusText(group));
+  io.out(group === undefined ? engineStatusText(engine, new Date(), v1Leases) : groupStatusText(group));
+  io.out(paused.pauses.length === 0 ? 'paused topics: none\n' : `paused topics:\n${pausesText(paused, label)}`);
   return EXIT_OK;
 }

@@ -7,8 +7,9 @@ import { writeAuditLine } from '../audit-line.js';
 import type { CliConfig } from '../config.js';
 import { openOperatorStore, type OperatorStore } from '../database.js';
 import { CliFailure, EXIT_OK, UsageError } from '../errors.js';
-import { printable, renderTable } from '../format.js';
+import { printable } from '../format.js';
 import type { CliIo } from '../io.js';
+import { pausesJson, pausesText, readPauses } from './paused-topic-list.js';
 
 /** A topic and a reason are bounded by the store (255 and 500 bytes): shown whole. */
 const SHOWN_MAX_LENGTH = 600;
@@ -37,25 +38,21 @@ function requiredTopic(config: CliConfig): string {
   return config.topic;
 }
 
-/** `outboxer topics list [--json]`: the topics operators paused, oldest pause first. */
+/**
+ * `outboxer topics list [--json]`: the topics operators paused (oldest pause first), then those the relays hold by
+ * themselves because their destination is missing (earliest first, read from their held rows).
+ */
 export async function topicsListCommand(config: CliConfig, io: CliIo): Promise<number> {
-  const pauses = await withOperatorStore(config, io, (store) => store.pausedTopics());
+  const listing = await withOperatorStore(config, io, (store) => readPauses(store));
   if (config.json) {
-    const rows = pauses.map((pause) => ({ topic: pause.topic, reason: pause.reason, pausedAt: pause.pausedAt.toISOString() }));
-    io.out(`${JSON.stringify(rows, null, 2)}\n`);
+    io.out(`${JSON.stringify(pausesJson(listing.pauses), null, 2)}\n`);
     return EXIT_OK;
   }
-  if (pauses.length === 0) {
+  if (listing.pauses.length === 0) {
     io.out(`no paused topics in ${config.schema}.${config.table}\n`);
     return EXIT_OK;
   }
-  const rows = pauses.map((pause) => [
-    printable(pause.topic, SHOWN_MAX_LENGTH),
-    pause.pausedAt.toISOString(),
-    pause.reason === '' ? '-' : printable(pause.reason, SHOWN_MAX_LENGTH),
-  ]);
-  io.out(renderTable(['topic', 'paused at', 'reason'], rows));
-  io.out(`${pauses.length} paused topic(s): every relay of ${config.schema}.${config.table} holds their messages\n`);
+  io.out(pausesText(listing, `${config.schema}.${config.table}`));
   return EXIT_OK;
 }
 

@@ -82,8 +82,15 @@ main { padding: 20px 24px; display: grid; grid-template-columns: minmax(0, 1fr);
 .state-ok { color: var(--ok); }
 .state-warn { color: var(--warn); }
 .state-bad { color: var(--bad); }
+.state-bad .trouble { display: block; color: var(--muted); font-size: 11.5px; font-weight: 450; text-align: left; overflow-wrap: anywhere; }
 
 .tag { font-size: 12px; font-weight: 600; color: var(--warn); background: var(--warn-soft); border-radius: 4px; padding: 2px 7px; }
+.tag.bad { color: var(--bad); background: var(--bad-soft); }
+td .hold { display: block; color: var(--bad); font-size: 12px; }
+td .hold:empty { display: none; }
+td.topic { overflow-wrap: anywhere; min-width: 10em; }
+td.reason { min-width: 200px; overflow-wrap: anywhere; }
+td.reason .detail { color: var(--muted); font-size: 12px; }
 .pill { font-size: 12px; font-weight: 600; padding: 2px 9px; border-radius: 999px; background: var(--bad-soft); color: var(--bad); }
 .partition-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(18px, 1fr)); gap: 3px; }
 .cell { aspect-ratio: 1; border-radius: 3px; background: var(--soft); }
@@ -94,6 +101,7 @@ main { padding: 20px 24px; display: grid; grid-template-columns: minmax(0, 1fr);
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 3px; margin-right: 8px; vertical-align: -1px; }
 .self { font-size: 11px; font-weight: 600; color: var(--accent); background: var(--accent-soft); border-radius: 4px; padding: 1px 6px; margin-left: 8px; white-space: nowrap; }
 .relay-table td:last-child { font-weight: 550; }
+.relay-table td.state-bad { white-space: normal; max-width: 22em; }
 
 table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th { text-align: left; font-size: 12px; font-weight: 600; color: var(--muted); padding: 6px 10px 6px 0; border-bottom: 1px solid var(--line); white-space: nowrap; }
@@ -107,6 +115,33 @@ td .button + .button { margin-left: 6px; }
 .dead-table .reason { color: var(--bad); min-width: 240px; }
 .dead-table .type { display: block; font-weight: 550; }
 .dead-table .id { display: block; color: var(--muted); font-size: 11.5px; white-space: nowrap; }
+.link { font: inherit; color: var(--accent); background: none; border: 0; padding: 0; cursor: pointer; text-align: left; overflow-wrap: anywhere; }
+.link:hover { text-decoration: underline; }
+.link:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; border-radius: 3px; }
+.filter-form { display: flex; flex-wrap: wrap; align-items: end; gap: 10px; }
+.field-narrow { flex: 0 1 150px; }
+input[type="checkbox"] { width: 15px; height: 15px; margin: 0; padding: 0; vertical-align: -2px; accent-color: var(--accent); }
+.pending-scroll { max-height: 460px; overflow-y: auto; border-bottom: 1px solid var(--line); }
+.pending-scroll thead th { position: sticky; top: 0; z-index: 1; background: var(--panel); }
+.pending-table .pick { width: 26px; }
+.pending-table .type { display: block; font-weight: 550; }
+.pending-table .id { display: block; color: var(--muted); font-size: 11.5px; white-space: nowrap; }
+.pending-table .num, .pending-table td:nth-child(7), .pending-table .due { white-space: nowrap; }
+.pending-table .reason { color: var(--muted); font-size: 12.5px; min-width: 200px; }
+.pending-table .reason.failed { color: var(--bad); }
+.pending-table tr.scheduled td:first-child { box-shadow: inset 3px 0 0 var(--warn); padding-left: 8px; }
+.pending-table tr.scheduled .due { color: var(--warn); font-weight: 600; }
+.pending-table tr.shown td { background: var(--accent-soft); }
+.detail { display: grid; gap: 10px; padding: 12px 14px; border: 1px solid var(--line); border-radius: var(--radius); background: var(--soft); }
+.detail:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
+.detail h3, .detail h4 { text-transform: none; letter-spacing: 0; color: var(--text); font-size: 13px; margin: 0; }
+.detail h4 { color: var(--muted); font-weight: 600; font-size: 12px; }
+.detail .facts { grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); column-gap: 28px; }
+.detail .facts div:last-child { border-bottom: 1px solid var(--line); }
+.payload { display: grid; gap: 8px; }
+.payload th:first-child { width: 30%; }
+.payload th:last-child, .payload td:last-child { text-align: left; white-space: normal; overflow-wrap: anywhere; }
+.payload pre { margin: 0; padding: 10px 12px; background: var(--panel); border: 1px solid var(--line); border-radius: 7px; max-height: 320px; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; font: 12px/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .pause-form { display: flex; flex-wrap: wrap; align-items: end; gap: 10px; padding-top: 4px; border-top: 1px dashed var(--line); }
 .field { display: grid; gap: 3px; flex: 1 1 140px; }
 .field label { font-size: 12px; color: var(--muted); }

@@ -80,6 +80,7 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
       <div class="panel-head">
         <h2 id="partitions-title">Relays and partitions</h2>
         <span class="pill" id="unowned-pill" hidden></span>
+        <span class="pill" id="trouble-pill" hidden></span>
       </div>
       <p class="error" id="relays-error" hidden></p>
       <div class="partition-grid" id="partition-grid" role="img" aria-label="Partitions by owner"></div>
@@ -106,8 +107,9 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
       <h2 id="paused-title">Paused topics</h2>
       <p class="error" id="paused-error" hidden></p>
       <table>
-        <thead><tr><th scope="col">Topic</th><th scope="col">Reason</th><th scope="col">Paused for</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col">Topic</th><th scope="col">By</th><th scope="col">Reason</th><th scope="col">Paused for</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody id="paused-body"></tbody>
+        <tbody id="held-body"></tbody>
       </table>
       <p class="empty" id="paused-empty" hidden>No topic is paused.</p>
       <form class="pause-form" id="pause-form">
@@ -118,6 +120,56 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
       </form>
     </section>
   </div>
+
+  <section class="panel" id="pending-panel" aria-labelledby="pending-title">
+    <div class="panel-head">
+      <h2 id="pending-title">Pending messages</h2>
+      <span class="hint" id="pending-picked" hidden></span>
+      <div class="actions">
+        <button type="button" class="button danger" id="pending-delete" data-mutation data-idle="Select the messages to delete first">Delete selected</button>
+      </div>
+    </div>
+    <form class="filter-form" id="pending-filter" role="search" aria-label="Filter pending messages">
+      <div class="field"><label for="pending-topic">Topic filter</label><input id="pending-topic" name="topic" maxlength="255" list="topic-names" autocomplete="off" placeholder="any topic"></div>
+      <div class="field"><label for="pending-key">Key filter</label><input id="pending-key" name="key" maxlength="512" autocomplete="off" placeholder="any key"></div>
+      <div class="field field-narrow"><label for="pending-older">Older than (seconds)</label><input id="pending-older" name="olderThanSeconds" type="number" min="0" max="9999999" step="1" inputmode="numeric" placeholder="0"></div>
+      <button type="submit" class="button">Refresh</button>
+    </form>
+    <p class="hint"><span id="pending-read">Not listed yet.</span> <span id="pending-payloads"></span></p>
+    <p class="error" id="pending-error" hidden></p>
+    <div class="scroll pending-scroll">
+      <table class="pending-table">
+        <thead><tr><th scope="col"><input type="checkbox" id="pending-all" aria-label="Select every listed message"></th><th scope="col">Message</th><th scope="col" class="num">Seq</th><th scope="col">Topic</th><th scope="col">Key</th><th scope="col" class="num">Attempts</th><th scope="col">Age</th><th scope="col">Due</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <tbody id="pending-body"></tbody>
+      </table>
+    </div>
+    <p class="empty" id="pending-empty" hidden></p>
+    <p class="hint" id="pending-more" hidden></p>
+    <section class="detail" id="pending-detail" aria-labelledby="pending-detail-title" tabindex="-1" hidden>
+      <div class="panel-head">
+        <h3 id="pending-detail-title">Message</h3>
+        <button type="button" class="button" id="pending-detail-close">Close</button>
+      </div>
+      <p class="error" id="pending-detail-error" hidden></p>
+      <dl class="facts" id="pending-detail-facts" hidden>
+        <div><dt>Type</dt><dd id="pending-detail-type">–</dd></div>
+        <div><dt>Content type</dt><dd id="pending-detail-content-type">–</dd></div>
+        <div><dt>Header names</dt><dd id="pending-detail-header-names">–</dd></div>
+        <div><dt>Body size</dt><dd id="pending-detail-size">–</dd></div>
+        <div><dt>Created</dt><dd id="pending-detail-created">–</dd></div>
+        <div><dt>Due</dt><dd id="pending-detail-due">–</dd></div>
+      </dl>
+      <p class="empty" id="pending-detail-hidden" hidden>Payload hidden (server started without exposePayloads).</p>
+      <div class="payload" id="pending-detail-payload" hidden>
+        <table id="pending-detail-headers">
+          <thead><tr><th scope="col">Header</th><th scope="col">Value</th></tr></thead>
+          <tbody id="pending-detail-header-body"></tbody>
+        </table>
+        <h4 id="pending-detail-body-label">Body</h4>
+        <pre class="body" id="pending-detail-body" tabindex="0" aria-labelledby="pending-detail-body-label"></pre>
+      </div>
+    </section>
+  </section>
 
   <section class="panel" aria-labelledby="dead-title">
     <div class="panel-head">

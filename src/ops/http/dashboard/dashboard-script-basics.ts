@@ -8,7 +8,7 @@ export const DASHBOARD_SCRIPT_BASICS = String.raw`
   var SPARK_POINTS = 30;
   var OWNER_COLOURS = 10;
   var SVG = 'http://www.w3.org/2000/svg';
-  var state = { token: '', info: null, readsNeedToken: false, last: null, rates: [], timer: 0, polling: false, again: false, deadTotal: 0, listedDead: 0, paused: new Set() };
+  var state = { token: '', info: null, readsNeedToken: false, last: null, rates: [], timer: 0, polling: false, again: false, deadTotal: 0, listedDead: 0, paused: new Set(), held: new Map(), heldCount: 0 };
   var integer = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
   var decimal = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 });
 
@@ -71,11 +71,17 @@ export const DASHBOARD_SCRIPT_BASICS = String.raw`
     existing.forEach(function (row) { row.remove(); });
   }
   function cells(row, count) { for (var i = 0; i < count; i++) row.appendChild(document.createElement('td')); return row.cells; }
+  /** A button that changes something: enabled by the admin token only (data-mutation). */
   function button(label, className, onClick) {
-    var node = make('button', className ? 'button ' + className : 'button', label);
-    node.type = 'button';
+    var node = control(label, className, onClick);
     node.dataset.mutation = '';
     allowMutation(node, canMutate());
+    return node;
+  }
+  /** A button that only shows or reads: always enabled. */
+  function control(label, className, onClick) {
+    var node = make('button', className ? 'button ' + className : 'button', label);
+    node.type = 'button';
     node.addEventListener('click', function () { onClick(node); });
     return node;
   }
@@ -90,9 +96,11 @@ export const DASHBOARD_SCRIPT_BASICS = String.raw`
     setText('notice', notice);
     show('notice', notice !== '');
   }
+  /** A change control is enabled by the token; one with data-idle (its reason) has nothing to act on yet, and says so. */
   function allowMutation(node, allowed) {
-    node.disabled = !allowed;
-    node.title = allowed ? '' : mutationHint();
+    var idle = node.dataset.idle;
+    node.disabled = !allowed || !!idle;
+    node.title = !allowed ? mutationHint() : idle || '';
   }
   function mutationHint() {
     if (!state.info) return 'Waiting for the server';
@@ -105,9 +113,13 @@ export const DASHBOARD_SCRIPT_BASICS = String.raw`
     node.classList.toggle('failed', !!failed);
   }
   function mutate(node, path, body, describe) {
-    if (!canMutate()) return;
+    return change(node, function () { return request('POST', path, body); }, describe);
+  }
+  /** A change the operator asked for (send makes its requests): its button disabled meanwhile, the outcome flashed, then the page read again. */
+  function change(node, send, describe) {
+    if (!canMutate()) return Promise.resolve();
     node.disabled = true;
-    request('POST', path, body)
+    return send()
       .then(function (result) { flash(describe(result), false); }, function (error) { flash(error.message, true); })
       .then(function () { updateControls(); poll(); });
   }

@@ -109,25 +109,43 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
       row.cells[0].title = 'relay id ' + relay.id;
       row.cells[1].textContent = integer.format(relay.partitions.length);
       row.cells[2].textContent = decimal.format(Math.max(0, relay.expiresInMs) / 1000) + ' s';
-      row.cells[3].textContent = relay.leaving ? 'leaving' : 'active';
-      row.cells[3].className = relay.leaving ? 'state-warn' : 'state-ok';
+      var state = row.cells[3];
+      if (relay.trouble) {
+        state.replaceChildren(make('span', '', 'broker trouble for '), since(relay.trouble.since), make('span', 'trouble', relay.trouble.reason));
+        state.className = 'state-bad';
+        state.title = relay.trouble.reason;
+      } else {
+        state.textContent = relay.leaving ? 'leaving' : 'active';
+        state.className = relay.leaving ? 'state-warn' : 'state-ok';
+        state.title = '';
+      }
     });
     show('relays-empty', group.relays.length === 0);
+    var troubled = group.relays.filter(function (r) { return !!r.trouble; }).length;
+    setText('trouble-pill', plural(troubled, 'relay') + ' cannot reach ' + (troubled === 1 ? 'its' : 'their') + ' broker');
+    show('trouble-pill', troubled > 0);
   }
 
   function renderTopics(data) {
+    state.held = new Map();
+    data.topics.forEach(function (t) { if (t.relayPause) state.held.set(t.topic, t.relayPause); });
     syncRows(el('topics-body'), data.topics, function (t) { return t.topic; }, function (topic) {
       var row = document.createElement('tr');
       var td = cells(row, 4);
+      td[0].append(pendingTopicButton(), make('span', 'hold'));
       td[1].className = 'num'; td[2].className = 'num';
       td[3].appendChild(make('span', 'tag', 'paused'));
+      td[3].appendChild(make('span', 'tag bad', 'destination missing'));
       td[3].appendChild(button('Pause', '', function () {
         el('pause-topic').value = row.dataset.key;
         el('pause-reason').focus();
       }));
       return row;
     }, function (row, topic) {
-      row.cells[0].textContent = topic.topic;
+      row.cells[0].firstChild.textContent = topic.topic;
+      var hold = topic.relayPause;
+      row.cells[0].lastChild.textContent = hold ? 'Destination missing: held by the relay for ' + age((Date.now() - Date.parse(hold.since)) / 1000) : '';
+      row.cells[0].lastChild.title = hold ? hold.reason + ' (since ' + new Date(hold.since).toLocaleString() + ')' : '';
       row.cells[1].textContent = integer.format(topic.pending);
       row.cells[2].textContent = age(topic.oldestPendingAgeSeconds);
     });
@@ -135,32 +153,61 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
     show('topics-empty', data.topics.length === 0);
     var names = el('topic-names');
     names.replaceChildren.apply(names, data.topics.map(function (t) { var option = make('option'); option.value = t.topic; return option; }));
+    renderHeld(data.topics.filter(function (t) { return !!t.relayPause; }));
   }
 
   function renderPaused(data) {
     syncRows(el('paused-body'), data.paused, function (p) { return p.topic; }, function () {
       var row = document.createElement('tr');
-      var td = cells(row, 4);
-      td[3].appendChild(button('Resume', '', function (node) {
+      var td = cells(row, 5);
+      td[0].className = 'topic';
+      td[1].textContent = 'operator';
+      td[4].appendChild(button('Resume', '', function (node) {
         var topic = row.dataset.key;
         mutate(node, '/api/topics/resume', { topic: topic }, function (r) { return r.resumed ? 'Resumed ' + topic + '.' : topic + ' was not paused.'; });
       }));
       return row;
     }, function (row, pause) {
       row.cells[0].textContent = pause.topic;
-      row.cells[1].textContent = pause.reason;
-      row.cells[2].replaceChildren(since(pause.pausedAt));
+      row.cells[2].textContent = pause.reason;
+      row.cells[3].replaceChildren(since(pause.pausedAt));
     });
-    show('paused-empty', data.paused.length === 0);
     state.paused = new Set(data.paused.map(function (p) { return p.topic; }));
+    pausedEmpty();
     markPaused();
   }
-  /** A topic already paused shows a tag in the lag table instead of its Pause button. */
+  /** Topics the relays hold by themselves (destination missing), from the lag read: no Resume, they resume when it exists. */
+  function renderHeld(held) {
+    syncRows(el('held-body'), held, function (t) { return t.topic; }, function () {
+      var row = document.createElement('tr');
+      var td = cells(row, 5);
+      td[1].textContent = 'relay';
+      td[0].className = 'topic';
+      td[2].className = 'reason';
+      td[2].append(make('span', 'summary'), make('span', 'detail'));
+      td[4].appendChild(make('span', 'muted', 'resumes by itself'));
+      td[4].title = 'Each relay probes the destination with backoff and publishes the held messages once it exists: bind a queue or create the stream.';
+      return row;
+    }, function (row, topic) {
+      var hold = topic.relayPause;
+      row.cells[0].textContent = topic.topic;
+      row.cells[2].firstChild.textContent = 'Destination missing (' + plural(hold.held, 'message') + ' held): ';
+      row.cells[2].lastChild.textContent = hold.reason;
+      row.cells[3].replaceChildren(since(hold.since));
+    });
+    state.heldCount = held.length;
+    pausedEmpty();
+  }
+  function pausedEmpty() { show('paused-empty', state.paused.size === 0 && state.heldCount === 0); }
+  /** The lag table shows a paused topic's state instead of its Pause button: paused by an operator, or held by the relay. */
   function markPaused() {
     Array.prototype.forEach.call(el('topics-body').rows, function (row) {
+      var actions = row.cells[3].children;
       var paused = state.paused.has(row.dataset.key);
-      row.cells[3].firstChild.hidden = !paused;
-      row.cells[3].lastChild.hidden = paused;
+      var held = !paused && state.held.has(row.dataset.key);
+      actions[0].hidden = !paused;
+      actions[1].hidden = !held;
+      actions[2].hidden = paused || held;
     });
   }
 

@@ -1,7 +1,8 @@
 import { DASHBOARD_SCRIPT_BASICS } from './dashboard-script-basics.js';
+import { DASHBOARD_SCRIPT_PENDING } from './dashboard-script-pending.js';
 import { DASHBOARD_SCRIPT_VIEWS } from './dashboard-script-views.js';
 
-/** The last part: the refresh every 2 s (the lag per topic every 10 s; each part drawn as its answer arrives), and the page's own controls. */
+/** The last part: the refresh every 2 s (the lag per topic every 10 s; each part drawn as its answer arrives; the pending messages only when asked), and the page's own controls. */
 const DASHBOARD_SCRIPT_MAIN = String.raw`
   function connection(ok, text) {
     var node = el('connection');
@@ -51,6 +52,7 @@ const DASHBOARD_SCRIPT_MAIN = String.raw`
     }).then(function () {
       state.polling = false;
       updateControls();
+      pendingAfterPoll();
       state.timer = setTimeout(poll, state.again ? 0 : POLL_MS);
       state.again = false;
     });
@@ -86,7 +88,7 @@ const DASHBOARD_SCRIPT_MAIN = String.raw`
     if (!window.confirm('Delete every dead message for good? This cannot be undone.')) return;
     mutate(event.currentTarget, '/api/dead/purge', { all: true }, function (r) { return plural(r.purged, 'dead message') + ' purged.'; });
   });
-  document.addEventListener('visibilitychange', function () { if (!document.hidden) poll(); });
+  document.addEventListener('visibilitychange', function () { if (!document.hidden) { poll(); loadPending(false); } });
   updateControls();
   poll();
 `;
@@ -96,6 +98,6 @@ const DASHBOARD_SCRIPT_MAIN = String.raw`
  * per topic every 10 s) and writes every value with `textContent`, never as markup. The admin token lives in a variable of this page
  * only: no cookie, no storage; it is sent as `Authorization: Bearer` on changes, and on reads when
  * `/api/info` says reads need it. Rows are kept by id between polls, so focus and clicks survive a refresh.
- * The three parts share one function scope.
+ * The four parts share one function scope.
  */
-export const DASHBOARD_SCRIPT = `(function () {\n  'use strict';\n${DASHBOARD_SCRIPT_BASICS}\n${DASHBOARD_SCRIPT_VIEWS}\n${DASHBOARD_SCRIPT_MAIN}})();\n`;
+export const DASHBOARD_SCRIPT = `(function () {\n  'use strict';\n${DASHBOARD_SCRIPT_BASICS}\n${DASHBOARD_SCRIPT_VIEWS}\n${DASHBOARD_SCRIPT_PENDING}\n${DASHBOARD_SCRIPT_MAIN}})();\n`;

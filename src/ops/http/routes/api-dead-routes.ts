@@ -1,4 +1,5 @@
 import type { DeadMessage } from '../../../core/message.js';
+import { MAX_LIST_LIMIT } from '../operator-access.js';
 import { deadSelection } from '../request-bodies.js';
 import { json, type Route, type RouteContext } from '../route.js';
 import { audit } from './audit.js';
@@ -11,8 +12,8 @@ function shown(message: DeadMessage) {
 
 async function change(context: RouteContext, action: 'retry' | 'purge'): Promise<number> {
   const selection = deadSelection(context.body);
-  const { operator } = context.options;
-  const changed = action === 'retry' ? await operator.retryDead(selection) : await operator.purgeDead(selection);
+  const { store } = context;
+  const changed = action === 'retry' ? await store.retryDead(selection) : await store.purgeDead(selection);
   const requested = selection === 'all' ? 'all' : selection.length;
   const message = action === 'retry' ? 'dead messages moved back to pending' : 'dead messages purged';
   audit(context, `dead.${action}`, message, { requested, ...(selection === 'all' ? {} : { ids: selection }), changed });
@@ -25,9 +26,9 @@ export const deadRoutes: readonly Route[] = [
     method: 'GET',
     path: '/api/dead',
     access: 'read',
-    query: { limit: { min: 1, max: 1000, default: 100 } },
-    async handle({ options: { operator }, query }) {
-      const dead = await operator.listDead(query.limit ?? 100);
+    query: { limit: { min: 1, max: MAX_LIST_LIMIT, default: 100 } },
+    async handle({ store, query }) {
+      const dead = await store.listDead(query.limit ?? 100);
       return json({ dead: dead.map(shown) });
     },
   },

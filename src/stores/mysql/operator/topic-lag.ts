@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../../../core/errors.js';
 import type { TopicLag } from '../../../core/ports.js';
+import { RELAY_HOLD_PREFIX, relayPauseOf } from '../../../core/topic-pauses.js';
 import type { MysqlExecutor } from '../database.js';
 import type { MysqlTableNames } from '../table-names.js';
 import { secondsSince } from './mysql-time.js';
@@ -9,18 +10,22 @@ export const MAX_TOPIC_LAG_LIMIT = 1000;
 
 /**
  * Pending messages (due or scheduled) per topic and the age of each topic's oldest by `created_at` on the database
- * clock, largest backlog first, then by topic. It reads every pending row (the `(state, seq)` index and the rows):
- * for an operator's request, never for a metrics scrape.
+ * clock; topics that relays hold for a missing destination first (their rows' `last_error` begins
+ * `destination missing since <ISO time>: `, compared byte-wise: the column is `utf8mb4_bin`), then the largest
+ * backlog first, then by topic. It reads every pending row (the `(state, seq)` index and the rows): for an
+ * operator's request, never for a metrics scrape.
  */
 export async function readTopicLag(executor: MysqlExecutor, names: MysqlTableNames, limit: number): Promise<TopicLag[]> {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TOPIC_LAG_LIMIT) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, { options: ['limit'] });
   }
+  const held = `COALESCE(last_error LIKE '${RELAY_HOLD_PREFIX}%', 0)`;
   const result = await executor.query(
-    `SELECT topic, COUNT(*) AS pending, GREATEST(0, ${secondsSince('MIN(created_at)')}) AS oldest_pending_age_seconds
+    `SELECT topic, COUNT(*) AS pending, GREATEST(0, ${secondsSince('MIN(created_at)')}) AS oldest_pending_age_seconds,
+        SUM(${held}) AS held, MIN(CASE WHEN ${held} THEN last_error END) AS first_hold, MAX(CASE WHEN ${held} THEN last_error END) AS last_hold
       FROM ${names.outbox} WHERE state = 'pending'
       GROUP BY topic
-      ORDER BY COUNT(*) DESC, topic
+      ORDER BY SUM(${held}) > 0 DESC, COUNT(*) DESC, topic
       LIMIT ?`,
     [limit],
   );
@@ -28,5 +33,11 @@ export async function readTopicLag(executor: MysqlExecutor, names: MysqlTableNam
     topic: String(row.topic),
     pending: Number(row.pending),
     oldestPendingAgeSeconds: Number(row.oldest_pending_age_seconds),
+    relayPause: relayPauseOf(Number(row.held), textOrNull(row.first_hold), textOrNull(row.last_hold)),
   }));
+}
+
+function textOrNull(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }

@@ -1,14 +1,16 @@
 import type { RelayGroup, TopicLag, TopicPause } from '../../../core/ports.js';
+import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../../core/ports/pending-messages.js';
 import type { PgDatabase } from '../database.js';
 import type { NamedStatement } from '../named-statement.js';
 import type { TableName } from '../sql.js';
+import { deletePending, inspectPending, listPending, pendingMessageStatements, type PendingMessageStatements } from './pending-messages.js';
 import { listPausedTopics, pauseTopic, pausedTopicStatements, type PausedTopicStatements, resumeTopic } from './paused-topics.js';
 import { readRelayGroupPartitions, relayGroupStatement } from './relay-group-partitions.js';
 import { readTopicLag, topicLagStatement } from './topic-lag.js';
 
 /**
- * The operator methods added for operations (issue 11) on PostgreSQL and PGlite: lag per topic, operator pauses
- * and the relay group. `PostgresOutboxStore` delegates to it; each statement is built once per table and
+ * The operator methods added for operations (issue 11) on PostgreSQL and PGlite: lag per topic, operator pauses,
+ * the relay group, and the pending-message tools. `PostgresOutboxStore` delegates to it; each statement is built once per table and
  * prepared where the driver allows it.
  */
 export class PostgresOperatorQueries {
@@ -17,6 +19,7 @@ export class PostgresOperatorQueries {
   readonly #pauses: PausedTopicStatements;
   readonly #topicLag: NamedStatement;
   readonly #relayGroup: NamedStatement;
+  readonly #pending: PendingMessageStatements;
 
   constructor(database: PgDatabase, name: TableName, prepare: boolean) {
     this.#database = database;
@@ -24,6 +27,7 @@ export class PostgresOperatorQueries {
     this.#pauses = pausedTopicStatements(name);
     this.#topicLag = topicLagStatement(name);
     this.#relayGroup = relayGroupStatement(name);
+    this.#pending = pendingMessageStatements(name);
   }
 
   topicLag(limit: number): Promise<TopicLag[]> {
@@ -44,5 +48,17 @@ export class PostgresOperatorQueries {
 
   relayGroup(): Promise<RelayGroup> {
     return readRelayGroupPartitions(this.#database, this.#relayGroup, this.#prepare);
+  }
+
+  listPending(query: PendingQuery): Promise<PendingMessage[]> {
+    return listPending(this.#database, this.#pending, this.#prepare, query);
+  }
+
+  inspectPending(id: string, options?: { readonly body?: boolean }): Promise<PendingMessageDetail | undefined> {
+    return inspectPending(this.#database, this.#pending, this.#prepare, id, options);
+  }
+
+  deletePending(ids: readonly string[]): Promise<number> {
+    return deletePending(this.#database, this.#pending, this.#prepare, ids);
   }
 }
