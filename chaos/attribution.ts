@@ -15,6 +15,8 @@ export interface JournalEvent {
   readonly tok?: string;
   readonly ids?: readonly string[];
   readonly n?: number;
+  /** The process id, on the `start` record. */
+  readonly pid?: number;
 }
 
 interface Send {

@@ -2,6 +2,7 @@ import { attributeDuplicates, duplicateBudget, type IncarnationRecord, indexSend
 import { measureDelays } from './delays.js';
 import type { FaultRecord } from './fault-log.js';
 import type { LoadName } from './load.js';
+import type { OwnershipFigures } from './ownership-figures.js';
 import { relayActivity } from './relay-activity.js';
 import type { MessageKind, RelayEngine, RelaySpec } from './spec.js';
 
@@ -70,6 +71,8 @@ export interface ScenarioReport extends CheckReport {
   readonly engine: RelayEngine;
   /** Start of the scenario to its report, environment set-up and drain included. */
   readonly durationMs: number;
+  /** Hand-over, broker-cut and latency figures, for scenarios that sample partition ownership. */
+  readonly ownership?: OwnershipFigures;
 }
 
 /** Faults that restart the broker: acks in flight may be lost and the broker delivers again. */

@@ -41,6 +41,8 @@ export interface Environment {
   readonly urls: { readonly relayPg: string; readonly directPg: string; readonly relayBroker: string; readonly consumerBroker: string };
   /** The relays' connection string to PostgreSQL through another proxy on `port` (a relay's own). */
   relayPgVia(port: number): string;
+  /** The relays' connection string to the broker through another proxy on `port` (a relay's own). */
+  relayBrokerVia(port: number): string;
   /** Gives the late topics a destination: binds them to the queue (RabbitMQ) or adds them to the stream (NATS). */
   createLateTopology(): Promise<void>;
   destroy(): Promise<void>;
@@ -64,7 +66,7 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
   const user = `chaos_${tag}`;
   let nats: PrivateNatsServer | undefined;
   let brokerProxy: TcpProxy;
-  let relayBroker: string;
+  let brokerUrl: (port: number) => string;
   let consumerBroker: string;
   if (broker === 'rabbitmq') {
     await run('rabbitmqctl', ['add_user', user, canary]);
@@ -76,8 +78,8 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
     await channel.bindQueue(queue, exchange, `${topicPrefix}.#`);
     await connection.close();
     brokerProxy = await TcpProxy.start(SERVICES.amqpPort);
-    relayBroker = `amqp://${user}:${canary}@127.0.0.1:${brokerProxy.port}`;
-    consumerBroker = `amqp://${user}:${canary}@127.0.0.1:${SERVICES.amqpPort}`;
+    brokerUrl = (port) => `amqp://${user}:${canary}@127.0.0.1:${port}`;
+    consumerBroker = brokerUrl(SERVICES.amqpPort);
   } else {
     nats = await PrivateNatsServer.create({ user: 'chaos', pass: canary });
     await nats.start();
@@ -86,16 +88,17 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
     await nadmin.jsm.consumers.add(queue, { durable_name: 'chaos', ack_policy: AckPolicy.Explicit });
     await nadmin.close();
     brokerProxy = await TcpProxy.start(nats.port);
-    relayBroker = `nats://chaos:${canary}@127.0.0.1:${brokerProxy.port}`;
-    consumerBroker = `nats://chaos:${canary}@127.0.0.1:${nats.port}`;
+    brokerUrl = (port) => `nats://chaos:${canary}@127.0.0.1:${port}`;
+    consumerBroker = brokerUrl(nats.port);
   }
   const pgUrl = (port: number) => `postgres://postgres:${canary}@${SERVICES.pgHost}:${port}/${SERVICES.pgDatabase}`;
   return {
     name, canary, schema, admin, broker, exchange, queue, durable: 'chaos', topicPrefix,
     lateTopicPrefix,
     pgProxy, brokerProxy, nats,
-    urls: { relayPg: pgUrl(pgProxy.port), directPg: pgUrl(SERVICES.pgPort), relayBroker, consumerBroker },
+    urls: { relayPg: pgUrl(pgProxy.port), directPg: pgUrl(SERVICES.pgPort), relayBroker: brokerUrl(brokerProxy.port), consumerBroker },
     relayPgVia: pgUrl,
+    relayBrokerVia: brokerUrl,
     async createLateTopology() {
       if (broker === 'rabbitmq') {
         const connection = await amqp.connect(SERVICES.amqpAdminUrl);

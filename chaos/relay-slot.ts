@@ -31,6 +31,8 @@ export class RelaySlot {
     private readonly killPlan: (slot: number, incarnation: number) => RelayConfig['killPoint'],
     /** The slot's own way to the database, when the scenario gives each relay one. */
     readonly databaseProxy?: TcpProxy,
+    /** The slot's own way to the broker, when the scenario gives each relay one. */
+    readonly brokerProxy?: TcpProxy,
   ) {}
 
   get current(): Incarnation | undefined {

@@ -10,6 +10,8 @@ import type { LoadName } from './load.js';
 import { Prng } from './prng.js';
 import { RelaySlot } from './relay-slot.js';
 import { readJournal } from './journal.js';
+import { ownershipFigures } from './ownership-figures.js';
+import { OwnershipSampler } from './ownership-sampler.js';
 import { RoleProcess } from './role-process.js';
 import type { FaultContext, Scenario } from './scenario.js';
 import { resolveSpecs } from './resolve-specs.js';
@@ -37,19 +39,25 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
   const slots: RelaySlot[] = [];
   const slotProxies: TcpProxy[] = [];
   let consumer: RoleProcess | undefined;
+  let sampler: OwnershipSampler | undefined;
   try {
     const consumerJournal = join(outDir, 'consumer.jsonl');
     consumer = new RoleProcess('consumer', { role: 'consumer', broker: env.broker, queue: env.queue, durable: env.durable, journal: consumerJournal }, { [ENV_BROKER_URL]: env.urls.consumerBroker }, outDir);
     await poll(() => readJournal(consumerJournal).some((r) => r.e === 'connected'), 30_000, 'the consumer to connect');
     await useEngine(env, options.engine);
+    if (scenario.ownership !== undefined) sampler = await OwnershipSampler.start(env, join(outDir, 'ownership.jsonl'));
     const killPrng = prng.fork('kill-plan');
     for (let index = 0; index < relay.count; index++) {
       const proxy = scenario.privateDatabaseProxies === true ? await TcpProxy.start(env.pgProxy.port) : undefined;
-      if (proxy !== undefined) slotProxies.push(proxy);
+      const brokerProxy = scenario.privateBrokerProxies === true ? await TcpProxy.start(env.brokerProxy.port) : undefined;
+      for (const own of [proxy, brokerProxy]) if (own !== undefined) slotProxies.push(own);
       const slot = new RelaySlot(
         index,
         { role: 'relay', schema: env.schema, broker: env.broker, exchange: env.exchange, relay, appPrefix: `chaos-relay-${env.schema}` },
-        { [ENV_PG_URL]: proxy === undefined ? env.urls.relayPg : env.relayPgVia(proxy.port), [ENV_BROKER_URL]: env.urls.relayBroker },
+        {
+          [ENV_PG_URL]: proxy === undefined ? env.urls.relayPg : env.relayPgVia(proxy.port),
+          [ENV_BROKER_URL]: brokerProxy === undefined ? env.urls.relayBroker : env.relayBrokerVia(brokerProxy.port),
+        },
         outDir,
         500,
         (incarnation, exit) => {
@@ -59,6 +67,7 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
         },
         (slotIndex, incarnation) => scenario.killPlan?.(killPrng, slotIndex, incarnation),
         proxy,
+        brokerProxy,
       );
       slots.push(slot);
       if (index < (scenario.initialRelays ?? relay.count)) slot.start();
@@ -73,34 +82,56 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
     let writing = true;
     const writersDone = Promise.all(writers.map((w) => w.exited)).then(() => { writing = false; });
     const ctx: FaultContext = { prng: prng.fork('faults'), env, slots, log, relay, writing: () => writing, sleep };
+    const scheduleStart = Date.now();
     await Promise.all([writersDone, scenario.faults(ctx)]);
     const quiesced = Date.now();
     const drainMs = await drain(env, outDir, consumerJournal, writerJournals, quiesced);
+    const samples = await sampler?.stop();
+    sampler = undefined;
     await Promise.all(slots.map((slot) => slot.close()));
     await queueEmpty(env);
     await consumer.stop('SIGTERM');
     const database = await readDatabase(env);
+    const commitTimes = readCommitTimes(writerJournals);
+    const deliveries = readDeliveries(consumerJournal);
+    const incarnations = readIncarnations(slots);
     const report = check({
       scenario: scenario.name, seed, relay, ...database,
-      commitTimes: readCommitTimes(writerJournals),
-      deliveries: readDeliveries(consumerJournal),
-      incarnations: readIncarnations(slots),
+      commitTimes,
+      deliveries,
+      incarnations,
       faults: log.records,
       drainMs,
       canaryLeaks: [],
       writerFailures: countWriterFailures(writerJournals),
     });
+    const targets = typeof scenario.ownership === 'function' ? scenario.ownership(relay) : scenario.ownership;
+    const ownership = samples === undefined || targets === undefined ? undefined : ownershipFigures({
+      samples, incarnations, faults: log.records, scheduleStart, commitTimes, firstDelivery: firstDeliveries(deliveries), targets,
+    });
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     const leaks = scanForCanary(outDir, env.canary);
-    const final: ScenarioReport = { ...report, load: options.load, engine: options.engine, durationMs: Date.now() - started, canaryLeaks: leaks, pass: report.pass && leaks.length === 0 };
+    const final: ScenarioReport = {
+      ...report, load: options.load, engine: options.engine, durationMs: Date.now() - started, canaryLeaks: leaks,
+      ...(ownership === undefined ? {} : { ownership }),
+      pass: report.pass && leaks.length === 0 && (ownership?.missed.length ?? 0) === 0,
+    };
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(final, null, 2)}\n`);
     return final;
   } finally {
+    await sampler?.stop();
     await Promise.all(slots.map((slot) => slot.close()));
     await consumer?.stop('SIGTERM');
     await Promise.all(slotProxies.map((proxy) => proxy.close()));
     await env.destroy();
   }
+}
+
+/** The first delivery of each id. */
+function firstDeliveries(deliveries: readonly { readonly t: number; readonly id: string }[]): Map<string, number> {
+  const first = new Map<string, number>();
+  for (const d of deliveries) if (!first.has(d.id)) first.set(d.id, d.t);
+  return first;
 }
 
 /** Waits (bounded) until every committed message is delivered or dead and nothing is pending; null if it never drains. */

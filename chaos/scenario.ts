@@ -1,5 +1,6 @@
 import type { Environment } from './environment.js';
 import type { FaultLog } from './fault-log.js';
+import type { OwnershipTargets } from './ownership-figures.js';
 import type { Prng } from './prng.js';
 import type { RelaySlot } from './relay-slot.js';
 import type { BrokerKind, RelayConfig, RelaySpec, WorkloadSpec } from './spec.js';
@@ -34,6 +35,17 @@ export interface Scenario {
    * shared faults still hit it): a schedule can cut one relay off while the others run.
    */
   readonly privateDatabaseProxies?: boolean;
+  /**
+   * Each relay slot reaches the broker through a proxy of its own (in front of the shared one, so that shared
+   * broker faults still hit it): a schedule can cut one relay's broker off while the others keep theirs.
+   */
+  readonly privateBrokerProxies?: boolean;
+  /**
+   * Sample the partitions and relays tables while the scenario runs (`chaos/ownership-sampler.ts`) and report
+   * hand-over, broker-cut and latency figures (`chaos/ownership-figures.ts`); the targets given are part of the
+   * verdict. A function when they depend on the relays' settings.
+   */
+  readonly ownership?: OwnershipTargets | ((relay: RelaySpec) => OwnershipTargets);
   /** Named kill points: which incarnation of which relay kills itself where. */
   readonly killPlan?: (prng: Prng, slot: number, incarnation: number) => RelayConfig['killPoint'];
   /** The fault schedule; resolves once every fault it injected has healed. */

@@ -1,4 +1,5 @@
 import type { ScenarioReport } from './checker.js';
+import type { LatencyFigures, OwnershipFigures } from './ownership-figures.js';
 
 const COLUMNS: readonly [string, (r: ScenarioReport) => string][] = [
   ['scenario', (r) => r.scenario],
@@ -34,6 +35,31 @@ export function formatSummary(reports: readonly ScenarioReport[]): string {
     for (const [what, samples] of Object.entries(r.samples)) if (samples.length > 0) out.push(`  ${what}: ${samples.join('; ')}`);
     if (r.faultsOverBudget.length > 0) out.push(`  over budget: ${r.faultsOverBudget.join('; ')}`);
     if (r.canaryLeaks.length > 0) out.push(`  CANARY LEAKED in: ${r.canaryLeaks.join(', ')}`);
+    if (r.ownership !== undefined) out.push(...formatOwnership(r.ownership));
   }
   return `${out.join('\n')}\n`;
+}
+
+/** `-`: not within the window (the next event came first, or the run ended). */
+const ms = (value: number | null) => (value === null ? '-' : `${value}`);
+const latency = (l: LatencyFigures) => `${l.messages} messages, p50 ${l.p50Ms} ms, p99 ${l.p99Ms} ms, max ${l.maxMs} ms`;
+
+/** The hand-over and broker-cut figures of a scenario that sampled partition ownership. */
+export function formatOwnership(f: OwnershipFigures): string[] {
+  const out = [`  ownership: ${f.samples} samples, every ${f.sampleGapMeanMs} ms on average (longest gap ${f.sampleGapMaxMs} ms)`];
+  const kinds = [...new Set(f.handovers.map((h) => h.kind))];
+  for (const kind of kinds) {
+    const of = f.handovers.filter((h) => h.kind === kind);
+    out.push(`  ${kind}: unowned ms ${of.map((h) => h.unownedMs).join(', ')}; settled after ms ${of.map((h) => ms(h.settledMs)).join(', ')}`);
+  }
+  if (f.joinUnownedMaxMs !== null || f.leaveUnownedMaxMs !== null) {
+    out.push(`  hand-overs: join max ${ms(f.joinUnownedMaxMs)} ms, graceful leave max ${ms(f.leaveUnownedMaxMs)} ms, total ${f.gracefulUnownedTotalMs} ms unowned`);
+  }
+  for (const c of f.cuts) {
+    out.push(`  broker cut of ${c.target} (${c.downMs} ms, held ${c.heldAtCut}): trouble after ${ms(c.troubleMs)} ms, every partition served after ${ms(c.servedMs)} ms, share back ${ms(c.shareBackMs)} ms after the heal; committed during it: ${latency(c.latency)}`);
+  }
+  if (f.cuts.length > 0) out.push(`  during the cuts: ${latency(f.cutLatency)}; served after at most ${ms(f.cutToServedMaxMs)} ms`);
+  out.push(`  latency of the run: ${latency(f.latency)}`);
+  if (f.missed.length > 0) out.push(`  TARGETS MISSED: ${f.missed.join('; ')}`);
+  return out;
 }

@@ -1,6 +1,7 @@
 import { PublishError } from '../../src/core/errors.js';
 import type { OutboxMessage } from '../../src/core/message.js';
 import type { Publisher } from '../../src/core/ports.js';
+import type { BrokerConnectionState } from '../../src/core/relay-health.js';
 import type { Journal } from '../journal.js';
 import type { KillPoint } from '../spec.js';
 
@@ -20,10 +21,13 @@ export function killSelf(journal: Journal, point: string): never {
  * A decorating Publisher for the relay role: journals every send and its outcome (the checker uses them
  * to attribute duplicates), injects transient failures asked for by the payload (`fail`: the first n
  * attempts fail), and kills the process after a publish was sent but before its confirmation came.
+ * `verify` and `connectionState` are the inner publisher's when it has them: without them the relay cannot
+ * tell that its broker is down (broker trouble, docs/design.md) and would be tested on another path than the
+ * real publisher's.
  */
 export function faultingPublisher(inner: Publisher, journal: Journal, tokens: ReadonlyMap<string, string>, plan: FaultPlan): Publisher {
   let sends = 0;
-  return {
+  const outer: Publisher = {
     name: inner.name,
     get capabilities() {
       return inner.capabilities;
@@ -56,4 +60,7 @@ export function faultingPublisher(inner: Publisher, journal: Journal, tokens: Re
     },
     close: () => inner.close(),
   };
+  if (inner.verify !== undefined) outer.verify = () => (inner.verify as () => Promise<void>).call(inner);
+  if (inner.connectionState !== undefined) outer.connectionState = () => (inner.connectionState as () => BrokerConnectionState).call(inner);
+  return outer;
 }

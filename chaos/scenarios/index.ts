@@ -1,9 +1,11 @@
 import type { Scenario, ScenarioSet } from '../scenario.js';
 import { natsLateTopology, rabbitLateTopology } from './late-topology.js';
 import { natsRestart } from './nats-restart.js';
+import { rabbitBrokerCutOneRelay } from './rabbit-broker-cut-one-relay.js';
 import { rabbitBrokerLongOutage } from './rabbit-broker-long-outage.js';
 import { rabbitBrokerNetwork } from './rabbit-broker-network.js';
 import { rabbitDatabase, rabbitDatabaseFull } from './rabbit-database.js';
+import { rabbitHandOver } from './rabbit-hand-over.js';
 import { rabbitKillPoints } from './rabbit-kill-points.js';
 import { rabbitRelayDatabaseCutoff } from './rabbit-relay-db-cutoff.js';
 import { rabbitRelaysJoinLeave } from './rabbit-relays-join-leave.js';
@@ -20,6 +22,8 @@ export const scenarios: readonly Scenario[] = [
   rabbitBrokerNetwork,
   rabbitDatabase,
   natsRestart,
+  rabbitHandOver,
+  rabbitBrokerCutOneRelay,
   rabbitDatabaseFull,
   rabbitRelaysJoinLeave,
   rabbitZombiePause,
