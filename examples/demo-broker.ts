@@ -1,4 +1,5 @@
 import { redactUrl, type OutboxMessage, type Publisher } from '../src/index.js';
+import type { DemoBrokerKind } from './demo-args.js';
 import { createMemoryHandover, createShipping, type Shipping } from './demo-consumer.js';
 import type { DemoDatabase } from './demo-database.js';
 import { createFlakyDestination } from './flaky-destination.js';
@@ -9,26 +10,34 @@ type Say = (who: string, text: string) => void;
 export interface DemoBroker {
   readonly describe: string;
   readonly publisher: Publisher;
-  readonly shipping: Shipping;
-  /** Declares what the consumer needs (queue and binding, or stream) and starts it: before anything is produced. */
-  start(): Promise<void>;
+  /**
+   * Declares what the shipping consumer needs (queue and binding, or stream) and starts it behind the database's
+   * inbox: before anything is produced.
+   */
+  startShipping(database: DemoDatabase): Promise<Shipping>;
   /** Publishes a copy of a delivered message, as a relay that died between the broker's confirmation and its mark would. */
   publishCopy(message: OutboxMessage): Promise<void>;
   /** Copies the shipping consumer will still see (0 where the broker itself drops the copy). */
   readonly copiesDelivered: number;
-  /** Stops the consumer, then removes what `start` declared unless `keep`; says what it did. */
+  /**
+   * Stops the consumer and the publisher, then removes what this run declared unless `keep`, and says what it did.
+   * Safe on every path: after a start that failed half-way, and more than once.
+   */
   close(keep: boolean): Promise<void>;
 }
 
 export interface DemoBrokerOptions {
-  readonly kind: string;
+  readonly kind: DemoBrokerKind;
   readonly url: string | undefined;
   /** Unique to this run: names the exchange, queue, stream and subjects. */
   readonly runId: string;
-  readonly database: DemoDatabase;
   readonly say: Say;
 }
 
+/**
+ * Connects to the broker and checks it as the relay does at start (`publisher.verify()`: a server down, credentials
+ * or a vhost refused, each worded with its code and URL), before the demo creates anything in the database.
+ */
 export async function openDemoBroker(options: DemoBrokerOptions): Promise<DemoBroker> {
   switch (options.kind) {
     case 'memory':
@@ -37,81 +46,129 @@ export async function openDemoBroker(options: DemoBrokerOptions): Promise<DemoBr
       return rabbitMqBroker(options);
     case 'nats':
       return natsBroker(options);
-    default:
-      throw new Error(`--broker must be memory, rabbitmq or nats; got ${options.kind}`);
   }
 }
 
-function memoryBroker({ database, say }: DemoBrokerOptions): DemoBroker {
-  const shipping = createShipping(database, say, 'the in-memory destination');
-  const handover = createMemoryHandover(shipping);
-  const publisher = createFlakyDestination({ failFirstAttemptOf: 3, say, deliver: (message) => handover.deliver(message) });
+/** Runs `close` once, however often it is called. */
+function once(close: (keep: boolean) => Promise<void>): (keep: boolean) => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return (keep) => (closing ??= close(keep));
+}
+
+/** The publisher, verified; closed again when the check fails. */
+async function verified<P extends Publisher>(publisher: P): Promise<P> {
+  try {
+    await publisher.verify?.();
+    return publisher;
+  } catch (error) {
+    await publisher.close();
+    throw error;
+  }
+}
+
+function memoryBroker({ say }: DemoBrokerOptions): DemoBroker {
+  let handover: ReturnType<typeof createMemoryHandover> | undefined;
+  const publisher = createFlakyDestination({ failFirstAttemptOf: 3, say, deliver: (message) => handover?.deliver(message) });
   return {
     describe: 'in-memory destination (fails once, redelivers once, on purpose) with a shipping consumer behind an inbox',
     publisher,
-    shipping,
-    start: async () => undefined,
+    async startShipping(database) {
+      const shipping = createShipping(database, say, 'the in-memory destination');
+      handover = createMemoryHandover(shipping);
+      return shipping;
+    },
     publishCopy: async () => undefined, // the destination already redelivered one on its own
     copiesDelivered: 0,
-    close: () => handover.settled(),
+    close: async () => handover?.settled(),
   };
 }
 
-async function rabbitMqBroker({ url = 'amqp://guest:guest@127.0.0.1:5672', runId, database, say }: DemoBrokerOptions): Promise<DemoBroker> {
+async function rabbitMqBroker({ url = 'amqp://guest:guest@127.0.0.1:5672', runId, say }: DemoBrokerOptions): Promise<DemoBroker> {
   const { createRabbitMqPublisher } = await import('../src/publishers/rabbitmq/index.js');
   const { createRabbitMqConsumer } = await import('../src/consumer/rabbitmq/index.js');
   const exchange = `outboxer-demo-${runId}`;
   const queue = `outboxer-demo-${runId}-shipping`;
-  const shipping = createShipping(database, say, `queue ${queue}`);
-  const publisher = createRabbitMqPublisher({ url, exchange });
-  const consumer = createRabbitMqConsumer({ url, exchange, queue, bindingKeys: ['orders.#'], inbox: shipping.inbox, handler: shipping.handler });
+  // the check declares the exchange: from here on, close removes it
+  const publisher = await verified(createRabbitMqPublisher({ url, exchange }));
+  let consumer: { stop(): Promise<void> } | undefined;
   return {
     describe: `RabbitMQ ${redactUrl(url)}, exchange ${exchange}, queue ${queue} bound to orders.#`,
     publisher,
-    shipping,
-    async start() {
-      await consumer.start();
+    async startShipping(database) {
+      const shipping = createShipping(database, say, `queue ${queue}`);
+      const started = createRabbitMqConsumer({ url, exchange, queue, bindingKeys: ['orders.#'], inbox: shipping.inbox, handler: shipping.handler });
+      consumer = started;
+      await started.start();
       say('setup', `declared exchange ${exchange} and queue ${queue} (bound to orders.#) before producing`);
+      return shipping;
     },
     publishCopy: (message) => publisher.publish(message),
     copiesDelivered: 1,
-    async close(keep) {
-      await consumer.stop();
+    close: once(async (keep) => {
+      await consumer?.stop();
+      await publisher.close();
       if (keep) return say('cleanup', `kept exchange ${exchange} and queue ${queue} (--keep)`);
-      const { connect } = await import('amqplib');
-      const connection = await connect(url);
-      try {
-        const channel = await connection.createChannel();
-        await channel.deleteQueue(queue);
-        await channel.deleteExchange(exchange);
-      } finally {
-        await connection.close();
-      }
-      say('cleanup', `deleted queue ${queue} and exchange ${exchange}`);
-    },
+      say('cleanup', `deleted ${(await deleteRabbitMqRun(url, exchange, queue)).join(' and ')}`);
+    }),
   };
 }
 
-async function natsBroker({ url = 'nats://127.0.0.1:4222', runId, database, say }: DemoBrokerOptions): Promise<DemoBroker> {
+/**
+ * Deletes the run's queue (if it was declared) and exchange. The queue is looked up first, passively: deleting one
+ * needs the permission to configure it, which a run that could not declare it may lack.
+ */
+async function deleteRabbitMqRun(url: string, exchange: string, queue: string): Promise<string[]> {
+  const { connect } = await import('amqplib');
+  const connection = await connect(url);
+  connection.on('error', () => undefined);
+  const deleted: string[] = [];
+  try {
+    const probe = await connection.createChannel();
+    probe.on('error', () => undefined); // a missing queue closes the channel with 404
+    if (await probe.checkQueue(queue).then(() => true, () => false)) {
+      await probe.deleteQueue(queue);
+      deleted.push(`queue ${queue}`);
+    }
+    const channel = await connection.createChannel();
+    await channel.deleteExchange(exchange);
+    deleted.push(`exchange ${exchange}`);
+  } finally {
+    await connection.close();
+  }
+  return deleted;
+}
+
+async function natsBroker({ url = 'nats://127.0.0.1:4222', runId, say }: DemoBrokerOptions): Promise<DemoBroker> {
   const { createNatsPublisher } = await import('../src/publishers/nats/index.js');
   const { createNatsConsumer } = await import('../src/consumer/nats/index.js');
   const { connect } = await import('@nats-io/transport-node');
   const { jetstreamManager } = await import('@nats-io/jetstream');
   const stream = `OUTBOXER_DEMO_${runId}`;
   const subjectPrefix = `outboxer-demo-${runId}`;
-  const shipping = createShipping(database, say, `stream ${stream}`);
-  const publisher = createNatsPublisher({ servers: url, subjectPrefix });
-  const consumer = createNatsConsumer({ servers: url, stream, durable: 'shipping', subjectPrefix, inbox: shipping.inbox, handler: shipping.handler });
-  const admin = await connect({ servers: new URL(url).host, ...credentialsOf(url) });
-  const jsm = await jetstreamManager(admin);
+  const publisher = await verified(createNatsPublisher({ servers: url, subjectPrefix }));
+  let admin: Awaited<ReturnType<typeof connect>>;
+  let jsm: Awaited<ReturnType<typeof jetstreamManager>>;
+  try {
+    admin = await connect({ servers: new URL(url).host, ...credentialsOf(url) });
+    jsm = await jetstreamManager(admin);
+  } catch (error) {
+    await publisher.close();
+    throw error;
+  }
+  let consumer: { stop(): Promise<void> } | undefined;
+  let streamCreated = false;
   return {
     describe: `NATS JetStream ${redactUrl(url)}, stream ${stream} on ${subjectPrefix}.orders.>`,
     publisher,
-    shipping,
-    async start() {
+    async startShipping(database) {
+      const shipping = createShipping(database, say, `stream ${stream}`);
       await jsm.streams.add({ name: stream, subjects: [`${subjectPrefix}.orders.>`], num_replicas: 1, duplicate_window: 120_000_000_000 });
-      await consumer.start();
+      streamCreated = true;
+      const started = createNatsConsumer({ servers: url, stream, durable: 'shipping', subjectPrefix, inbox: shipping.inbox, handler: shipping.handler });
+      consumer = started;
+      await started.start();
       say('setup', `created stream ${stream} (subjects ${subjectPrefix}.orders.>, 1 replica) and its durable consumer before producing`);
+      return shipping;
     },
     async publishCopy(message) {
       const before = (await jsm.streams.info(stream)).state.messages;
@@ -122,15 +179,18 @@ async function natsBroker({ url = 'nats://127.0.0.1:4222', runId, database, say 
         : `JetStream stored the copy (outside its duplicate window): the inbox will skip it`);
     },
     copiesDelivered: 0,
-    async close(keep) {
-      await consumer.stop();
-      if (keep) say('cleanup', `kept stream ${stream} (--keep)`);
-      else {
+    close: once(async (keep) => {
+      try {
+        await consumer?.stop();
+        await publisher.close();
+        if (!streamCreated) return;
+        if (keep) return say('cleanup', `kept stream ${stream} (--keep)`);
         await jsm.streams.delete(stream);
         say('cleanup', `deleted stream ${stream}`);
+      } finally {
+        await admin.close();
       }
-      await admin.close();
-    },
+    }),
   };
 }
 

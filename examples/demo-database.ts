@@ -1,6 +1,7 @@
 import type { InboxStore } from '../src/consumer/inbox-store.js';
 import type { OutboxStore } from '../src/core/ports.js';
-import { redactUrl } from '../src/index.js';
+import { OutboxerError, redactUrl } from '../src/index.js';
+import { databaseCheckError } from '../src/stores/postgres/connection-errors.js';
 import { fromPgPool, type PgDatabase, type SqlExecutor } from '../src/stores/postgres/database.js';
 import { fromPglite } from '../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
@@ -30,7 +31,9 @@ export interface DemoDatabase<Tx = unknown, InboxTx = unknown> {
 
 /**
  * PGlite in memory when no URL is given; otherwise the URL's scheme picks the database: `postgres://`,
- * `mysql://` (or `mariadb://`), `sqlite:<file>`. `name` names this run's schema or tables.
+ * `mysql://` (or `mariadb://`), `sqlite:<file>`. `name` names this run's schema or tables. A setup that fails
+ * half-way removes what it made and closes its connections before it throws, worded as the relay's start
+ * check words it (a code, the fix) with the redacted URL.
  */
 export async function openDemoDatabase(url: string | undefined, name: string): Promise<DemoDatabase> {
   if (url === undefined || url === '') return openPostgresDemo(undefined, name);
@@ -47,6 +50,11 @@ export async function openDemoDatabase(url: string | undefined, name: string): P
     default:
       throw new Error(`--database takes postgres://…, mysql://… (or mariadb://…) or sqlite:<file>; got ${scheme === undefined ? 'no scheme' : `${scheme}:`}`);
   }
+}
+
+/** A failure to set the demo up in the database at `url`: its code and message, and which database. */
+export function atDatabase(error: OutboxerError, url: string): OutboxerError {
+  return new OutboxerError(error.code, `${error.message} (database ${redactUrl(url)})`, { cause: error });
 }
 
 /** PGlite in memory without a URL, real PostgreSQL with one; a fresh schema either way. */
@@ -67,13 +75,19 @@ async function openPostgresDemo(url: string | undefined, schema: string): Promis
     describe = `PostgreSQL ${redactUrl(url)}`;
   }
   const store = new PostgresOutboxStore(database, { schema });
-  await store.migrate();
   const ordersTable = `${schema}.orders`;
-  await database.query(`CREATE TABLE ${ordersTable} (order_no int PRIMARY KEY, total_cents int NOT NULL)`);
-  const inboxStore = new PostgresInboxStore(database, { schema });
-  await inboxStore.migrate();
   const shipmentsTable = `${schema}.shipments`;
-  await database.query(`CREATE TABLE ${shipmentsTable} (order_no int NOT NULL, event_id uuid NOT NULL)`);
+  const inboxStore = new PostgresInboxStore(database, { schema });
+  try {
+    await store.migrate();
+    await database.query(`CREATE TABLE ${ordersTable} (order_no int PRIMARY KEY, total_cents int NOT NULL)`);
+    await inboxStore.migrate();
+    await database.query(`CREATE TABLE ${shipmentsTable} (order_no int NOT NULL, event_id uuid NOT NULL)`);
+  } catch (error) {
+    await database.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw url === undefined ? error : atDatabase(databaseCheckError(error, { schema, table: 'outbox' }), url);
+  }
   return {
     describe,
     place: `schema ${schema}`,

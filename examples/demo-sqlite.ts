@@ -23,25 +23,42 @@ export async function openSqliteDemo(url: string, name: string): Promise<DemoDat
   const fileExisted = path === ':memory:' || existsSync(path);
   const store = await openSqliteStore(path, { table: name });
   const { database } = store;
-  const bookkeepingExisted = await database.read(() => database.get(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outboxer_migrations'`) !== undefined);
-  await store.migrate();
-  const orders = quoteIdentifier(`${name}_orders`);
-  const shipments = quoteIdentifier(`${name}_shipments`);
-  await database.write(() => database.handle.exec(`CREATE TABLE ${orders} (order_no INTEGER PRIMARY KEY, total_cents INTEGER NOT NULL)`));
-  const inboxStore = new SqliteInboxStore(database, { table: `${name}_inbox` });
-  await inboxStore.migrate();
-  await database.write(() => database.handle.exec(`CREATE TABLE ${shipments} (order_no INTEGER NOT NULL, event_id TEXT NOT NULL)`));
-
   const ofThisRun = (column: string) => `(${column} = ? OR substr(${column}, 1, ?) = ?)`;
   const runParams = [name, name.length + 1, `${name}_`];
+  const bookkeepingExists = () => database.get(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outboxer_migrations'`) !== undefined;
+  let bookkeepingExisted = true;
+  /** Drops this run's tables and bookkeeping rows; says whether the file holds no table any more. */
   const dropAll = () =>
     database.write(() => {
       const tables = database.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND ${ofThisRun('name')}`, runParams);
       for (const table of tables) database.handle.exec(`DROP TABLE ${quoteIdentifier(String(table.name))}`);
-      database.run(`DELETE FROM outboxer_migrations WHERE ${ofThisRun('table_name')}`, runParams);
-      if (!bookkeepingExisted && database.get('SELECT 1 FROM outboxer_migrations LIMIT 1') === undefined) database.handle.exec('DROP TABLE outboxer_migrations');
+      if (bookkeepingExists()) {
+        database.run(`DELETE FROM outboxer_migrations WHERE ${ofThisRun('table_name')}`, runParams);
+        if (!bookkeepingExisted && database.get('SELECT 1 FROM outboxer_migrations LIMIT 1') === undefined) database.handle.exec('DROP TABLE outboxer_migrations');
+      }
       return database.get(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' LIMIT 1`) === undefined;
     });
+  /** Removes the file when this run created it and nothing else is in it; says whether it did. */
+  const removeFileIfOurs = (fileEmpty: boolean) => {
+    if (fileExisted || !fileEmpty) return false;
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+    return true;
+  };
+  const orders = quoteIdentifier(`${name}_orders`);
+  const shipments = quoteIdentifier(`${name}_shipments`);
+  const inboxStore = new SqliteInboxStore(database, { table: `${name}_inbox` });
+  try {
+    bookkeepingExisted = await database.read(bookkeepingExists);
+    await store.migrate();
+    await database.write(() => database.handle.exec(`CREATE TABLE ${orders} (order_no INTEGER PRIMARY KEY, total_cents INTEGER NOT NULL)`));
+    await inboxStore.migrate();
+    await database.write(() => database.handle.exec(`CREATE TABLE ${shipments} (order_no INTEGER NOT NULL, event_id TEXT NOT NULL)`));
+  } catch (error) {
+    const fileEmpty = await dropAll().catch(() => false);
+    await store.close();
+    removeFileIfOurs(fileEmpty);
+    throw error;
+  }
 
   return {
     describe: `SQLite ${path} (embedded, ${fileExisted ? 'an existing file' : 'a new file'})`,
@@ -61,11 +78,13 @@ export async function openSqliteDemo(url: string, name: string): Promise<DemoDat
         await store.close();
         return `kept tables ${name}* in ${path} (--keep)`;
       }
-      const fileEmpty = await dropAll();
-      await store.close();
-      if (fileExisted || !fileEmpty) return `dropped tables ${name}* from ${path}`;
-      for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
-      return `dropped tables ${name}* and removed ${path}, which this run created`;
+      let fileEmpty = false;
+      try {
+        fileEmpty = await dropAll();
+      } finally {
+        await store.close();
+      }
+      return removeFileIfOurs(fileEmpty) ? `dropped tables ${name}* and removed ${path}, which this run created` : `dropped tables ${name}* from ${path}`;
     },
   };
 }

@@ -10,23 +10,18 @@
  *   npm start -- --database mysql://root@127.0.0.1:3306/test
  *   npm start -- --database-url postgres://postgres@127.0.0.1:5432/test --broker rabbitmq
  *   npm start -- --database-url postgres://postgres@127.0.0.1:5432/test --broker nats --broker-url nats://127.0.0.1:4222
+ *   npm start -- --help
+ *
+ * A mistake in the flags is one line and exit 2, before anything connects. A broker or database that is down or
+ * refuses the demo is one line with its code and URL, as `outboxer relay` says it, and exit 1; a run that fails
+ * removes what it made, as a run that succeeds does.
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { Outbox, type OutboxMessage, type Publisher, type TransactionRunner } from '../src/index.js';
-import { openDemoBroker } from './demo-broker.js';
-import { openDemoDatabase } from './demo-database.js';
-
-const { values } = parseArgs({
-  options: {
-    database: { type: 'string' },
-    'database-url': { type: 'string' },
-    broker: { type: 'string', default: process.env.OUTBOXER_PUBLISHER || 'memory' },
-    'broker-url': { type: 'string', default: process.env.OUTBOXER_BROKER_URL || undefined },
-    orders: { type: 'string', default: '5' },
-    keep: { type: 'boolean', default: false },
-  },
-});
+import { ConfigurationError, describeError, Outbox, type OutboxMessage, type Publisher, type TransactionRunner } from '../src/index.js';
+import { DEMO_USAGE, type DemoArgs, parseDemoArgs } from './demo-args.js';
+import { type DemoBroker, openDemoBroker } from './demo-broker.js';
+import type { Shipping } from './demo-consumer.js';
+import { type DemoDatabase, openDemoDatabase } from './demo-database.js';
 
 const say = (who: string, text: string) => console.log(`${new Date().toISOString().slice(11, 23)} [${who.padEnd(8)}] ${text}`);
 
@@ -53,24 +48,12 @@ async function until(condition: () => Promise<boolean>, deadline: number): Promi
   return true;
 }
 
-/** `--database` and `--database-url` are the same option; OUTBOXER_DATABASE_URL when neither is given. */
-function databaseUrl(): string | undefined {
-  const { database, 'database-url': databaseUrl } = values;
-  if (database !== undefined && databaseUrl !== undefined && database !== databaseUrl) {
-    throw new Error('--database and --database-url name the same thing: give one of them');
-  }
-  return database ?? databaseUrl ?? process.env.OUTBOXER_DATABASE_URL;
-}
-
-async function main(): Promise<void> {
-  const orderCount = Number(values.orders);
-  const runId = randomBytes(3).toString('hex');
-  const database = await openDemoDatabase(databaseUrl(), `outboxer_demo_${runId}`);
-  const broker = await openDemoBroker({ kind: values.broker ?? 'memory', url: values['broker-url'], runId, database, say });
-  say('setup', `database: ${database.describe}, ${database.place}; destination: ${broker.describe}`);
-  await broker.start();
-
-  const outbox = new Outbox(database.store);
+/**
+ * The story, once the broker, the database and the shipping consumer are up: orders placed (order 2 rolls back),
+ * the relay publishing them, every committed order shipped once, and a copy skipped by the inbox. Returns the exit
+ * code: 1 when some committed event was not published and shipped within 30 s.
+ */
+async function tellStory(args: DemoArgs, database: DemoDatabase, broker: DemoBroker, shipping: Shipping, outbox: Outbox<unknown>): Promise<number> {
   const publisher = rememberingFirst(broker.publisher);
   const published = new Set<string>();
   outbox
@@ -90,7 +73,7 @@ async function main(): Promise<void> {
     .start();
 
   const committed: string[] = [];
-  for (let n = 1; n <= orderCount; n++) {
+  for (let n = 1; n <= args.orders; n++) {
     let eventId = '';
     // Says "committed" the moment the commit returns, before outbox.transaction hands the event to the relay.
     const saysCommitted: TransactionRunner<unknown> = {
@@ -119,28 +102,79 @@ async function main(): Promise<void> {
   }
 
   const deadline = Date.now() + 30_000;
-  let done = await until(async () => committed.every((id) => published.has(id)) && (await broker.shipping.shipped()) === committed.length, deadline);
+  let done = await until(async () => committed.every((id) => published.has(id)) && (await shipping.shipped()) === committed.length, deadline);
   const first = publisher.first();
-  if (done && first !== undefined && values.broker !== 'memory') {
+  if (done && first !== undefined && args.broker !== 'memory') {
     say('demo', `publishing a copy of ${first.id} again, as a relay that died between the broker's confirmation and its mark would`);
     await broker.publishCopy(first);
-    done = await until(async () => broker.shipping.duplicatesSkipped() >= broker.copiesDelivered, deadline);
+    done = await until(async () => shipping.duplicatesSkipped() >= broker.copiesDelivered, deadline);
   }
 
   await outbox.close();
-  await broker.close(values.keep);
-  const shipped = await broker.shipping.shipped();
-  say('summary', `shipping applied ${shipped} orders once each; duplicate deliveries skipped by the inbox: ${broker.shipping.duplicatesSkipped()}`);
+  await broker.close(args.keep);
+  const shipped = await shipping.shipped();
+  say('summary', `shipping applied ${shipped} orders once each; duplicate deliveries skipped by the inbox: ${shipping.duplicatesSkipped()}`);
   const stats = await database.store.stats();
-  say('summary', `${committed.length} committed, ${published.size} published, ${orderCount - committed.length} rolled back; outbox now ${JSON.stringify(stats)}`);
-  say('cleanup', await database.close(values.keep));
-  if (!done || shipped !== committed.length) {
-    say('summary', 'some committed events were not published and shipped within 30 s');
-    process.exitCode = 1;
+  say('summary', `${committed.length} committed, ${published.size} published, ${args.orders - committed.length} rolled back; outbox now ${JSON.stringify(stats)}`);
+  if (done && shipped === committed.length) return 0;
+  say('summary', 'some committed events were not published and shipped within 30 s');
+  return 1;
+}
+
+/** Runs a cleanup step; a failure is said on stderr and the other steps still run. */
+async function cleanUp(what: string, step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    console.error(`demo: cleaning up the ${what} failed: ${describeError(error)}`);
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = 1;
-});
+/**
+ * One run: the broker checked first (nothing is made in the database for a broker that is down or refuses the
+ * demo), then the database, then the story. On every path, failed or not, what the run opened is closed and what
+ * it made is removed (unless --keep), in reverse order.
+ */
+async function run(args: DemoArgs): Promise<number> {
+  const runId = randomBytes(3).toString('hex');
+  let broker: DemoBroker | undefined;
+  let database: DemoDatabase | undefined;
+  let outbox: Outbox<unknown> | undefined;
+  try {
+    broker = await openDemoBroker({ kind: args.broker, url: args.brokerUrl, runId, say });
+    database = await openDemoDatabase(args.databaseUrl, `outboxer_demo_${runId}`);
+    say('setup', `database: ${database.describe}, ${database.place}; destination: ${broker.describe}`);
+    const shipping = await broker.startShipping(database);
+    outbox = new Outbox(database.store);
+    return await tellStory(args, database, broker, shipping, outbox);
+  } finally {
+    await cleanUp('relay', async () => outbox?.close());
+    await cleanUp('broker', async () => broker?.close(args.keep));
+    const opened = database;
+    if (opened !== undefined) await cleanUp('database', async () => say('cleanup', await opened.close(args.keep)));
+  }
+}
+
+/** Exit code: 0 the whole story, 1 a failure (one line on stderr, after the cleanup), 2 a usage error (one line). */
+async function main(argv: readonly string[]): Promise<number> {
+  let args: DemoArgs;
+  try {
+    args = parseDemoArgs(argv, process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    console.error(`demo: ${error.message}`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(DEMO_USAGE);
+    return 0;
+  }
+  try {
+    return await run(args);
+  } catch (error) {
+    console.error(`demo failed: ${describeError(error).replace(/\s+/g, ' ')}`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,4 +1,4 @@
-import { OutboxerError, type OutboxerErrorCode, PublishError } from './errors.js';
+import { describeError, OutboxerError, type OutboxerErrorCode, PublishError } from './errors.js';
 
 /**
  * What a failed publish means for its message:
@@ -40,4 +40,45 @@ export function failureAction(error: unknown): FailureAction {
     if (byCode !== undefined) return byCode;
   }
   return error instanceof PublishError && error.permanent ? 'dead' : 'retry';
+}
+
+/**
+ * Why a message was parked: a fault of the message itself (`dead`), its attempts used up (`attempts`), or relays
+ * that never finished an attempt of it (`abandoned`: they stopped or lost their lease each time).
+ */
+export type DeadCause =
+  | { readonly kind: 'dead'; readonly error: unknown }
+  | { readonly kind: 'attempts'; readonly error: unknown; readonly attempts: number }
+  | { readonly kind: 'abandoned'; readonly attempts: number; readonly lastError: string | null };
+
+/** The longest reason the relay stores, as `describeError` bounds a failure. */
+const MAX_REASON_LENGTH = 1000;
+
+/** What an operator does about any dead message; the row and every log line carry its id. */
+const OPERATOR_ACTION = "fix the cause, then run 'outboxer dead retry <id>' to publish it again";
+
+function parked(cause: DeadCause): string {
+  switch (cause.kind) {
+    case 'dead':
+      return `parked as dead at once, as it cannot be published as it is: ${OPERATOR_ACTION}`;
+    case 'attempts':
+      return `parked as dead after ${cause.attempts} failed attempts (retry.maxAttempts): ${OPERATOR_ACTION}`;
+    case 'abandoned':
+      return `parked as dead: ${OPERATOR_ACTION}`;
+  }
+}
+
+/**
+ * The reason stored with a message parked as dead: what happened (in the publisher's words, which never say what
+ * the relay does next: only the relay knows), then what the operator can do. Bounded as `describeError` bounds a
+ * failure.
+ */
+export function deadReason(cause: DeadCause): string {
+  const action = `; ${parked(cause)}`;
+  const room = MAX_REASON_LENGTH - action.length;
+  const happened =
+    cause.kind === 'abandoned'
+      ? `gave up after ${cause.attempts} attempts: the relay holding it stopped or lost its lease each time (last error: ${cause.lastError ?? 'none'})`
+      : describeError(cause.error, room);
+  return `${happened.length > room ? `${happened.slice(0, room - 1)}…` : happened}${action}`;
 }

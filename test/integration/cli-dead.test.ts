@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
+import amqp from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
 import { runCli } from '../support/cli-runner.js';
@@ -91,6 +92,44 @@ describe('outboxer CLI: dead list with a reason the relay wrote', () => {
     } finally {
       await jsm.streams.delete(stream).catch(() => undefined);
       await nc.close();
+    }
+  });
+});
+
+describe('outboxer CLI: the reason of a message parked after its attempts ran out', () => {
+  it('says what happened and what to do (`outboxer dead retry <id>`), and nothing of a retry that will not come', async () => {
+    const { env, table } = await migrated();
+    const exchange = uniqueName('ex');
+    const prefix = uniqueName('p');
+    const connection = await amqp.connect(services.amqpUrl);
+    try {
+      const channel = await connection.createChannel();
+      await channel.assertExchange(exchange, 'topic', { durable: true });
+      // A queue that takes nothing: RabbitMQ nacks every publish routed to it.
+      const { queue } = await channel.assertQueue('', { exclusive: true, maxLength: 0, overflow: 'reject-publish' });
+      await channel.bindQueue(queue, exchange, `${prefix}.#`);
+      const [id] = await insert(table, 1, `${prefix}.orders`);
+      const relay = start(
+        ['relay', '--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', exchange, '--poll-interval-ms', '50', '--max-attempts', '2', '--retry-base-delay-ms', '50', '--retry-jitter', '0'],
+        env,
+      );
+      await waitUntil(async () => (await countRows(table, `state = 'dead'`)) === 1, 'the message to be parked dead', relay);
+      const stopped = await relay.stop('SIGTERM');
+      expect(stopped.code, stopped.stderr).toBe(0);
+      // The first failure was retried, and its log says so.
+      expect(stopped.stderr).toMatch(/"msg":"publish failed; will retry"/);
+
+      const listed = await runCli(['dead', 'list', '--json'], env);
+      expect(listed.code, listed.stderr).toBe(0);
+      const [dead] = JSON.parse(listed.stdout) as Array<{ id: string; attempts: number; reason: string }>;
+      expect(dead).toMatchObject({ id, attempts: 2 });
+      expect(dead?.reason).toMatch(new RegExp(`^OUTBOXER_PUBLISH_FAILED: message ${id} was nacked by RabbitMQ: it did not store it`));
+      expect(dead?.reason).toMatch(/; parked as dead after 2 failed attempts \(retry\.maxAttempts\): fix the cause, then run 'outboxer dead retry <id>' to publish it again$/);
+      expect(dead?.reason).not.toMatch(/will be retried/);
+    } finally {
+      const cleanup = await connection.createChannel();
+      await cleanup.deleteExchange(exchange);
+      await connection.close();
     }
   });
 });

@@ -36,7 +36,10 @@ describe('outboxer CLI: usage', () => {
     [['frobnicate'], {}, /unknown command 'frobnicate'/],
     [['dead'], {}, /needs a subcommand/],
     [['dead', 'resurrect'], {}, /unknown command 'dead resurrect'/],
-    [['status', '--bogus'], {}, /Unknown option '--bogus'/],
+    [['relay', '--lease-ms'], {}, /^outboxer: --lease-ms needs a value: --lease-ms <ms>\n/],
+    [['relay', '--migrate=yes'], {}, /^outboxer: --migrate takes no value: give --migrate alone\n/],
+    [['stauts'], {}, /^outboxer: unknown command 'stauts'; did you mean 'status'\?\n/],
+    [['dead', 'retyr'], {}, /^outboxer: unknown command 'dead retyr'; did you mean 'dead retry'\?\n/],
     [['status', '--limit', '3'], {}, /--limit does not apply to 'status'/],
     [['status', 'extra'], {}, /unexpected argument 'extra'/],
     [['dead', 'list', '--limit', 'abc'], {}, /--limit must be a whole number/],
@@ -59,7 +62,7 @@ describe('outboxer CLI: usage', () => {
     [['dead', 'retry', '--all', uuid], {}, /either message ids or --all, not both/],
     [['dead', 'purge', uuid, 'not-a-uuid'], {}, /not a message id \(UUID\): "not-a-uuid"/],
     [['status', '--schema', 'x"; DROP TABLE outbox; --'], {}, /schema must match/],
-    [['status', '--database-url', 'mongodb://root@127.0.0.1/test'], {}, /--database-url must start with postgres:\/\/ or postgresql:\/\/ or mysql:\/\//],
+    [['status', '--database-url', 'mongodb://root@127.0.0.1/test'], {}, /--database-url must start with postgres:\/\/, postgresql:\/\/, mysql:\/\/, mariadb:\/\/ or sqlite:<file>; got mongodb:/],
     [['status'], { OUTBOXER_DATABASE_URL: '' }, /--database-url or OUTBOXER_DATABASE_URL is required/],
     [['relay', '--http-host', '0.0.0.0'], {}, /--http-host applies only with --http-port \(or OUTBOXER_HTTP_PORT\)/],
     [['relay', '--admin-token', 'a-token-long-enough-here'], {}, /--admin-token applies only with --http-port/],
@@ -82,5 +85,44 @@ describe('outboxer CLI: usage', () => {
     [['relay'], { OUTBOXER_TRACING: 'yes' }, /OUTBOXER_TRACING must be true or false; got "yes" \(set by --tracing or OUTBOXER_TRACING\)/],
   ] as const)('refuses %j (env %j) with exit 2 and the usage', async (args, env, message) => {
     expectUsageError(await runCli(args, cliEnv({ ...nowhere, ...env })), message);
+  });
+
+  it('an unknown option: one line that says which, the option likely meant and where the options are; exit 2', async () => {
+    const env = cliEnv(nowhere);
+    const [typo, unknown, main] = await Promise.all([
+      runCli(['relay', '--lease-mss', '9000'], env),
+      runCli(['status', '--bogus'], env),
+      runCli(['--frobnicate'], env),
+    ]);
+    expect(typo).toMatchObject({ code: 2, stdout: '', stderr: "outboxer: unknown option '--lease-mss' for 'relay'; did you mean --lease-ms? (run 'outboxer help relay' for its options)\n" });
+    expect(unknown).toMatchObject({ code: 2, stdout: '', stderr: "outboxer: unknown option '--bogus' for 'status' (run 'outboxer help status' for its options)\n" });
+    expect(main).toMatchObject({ code: 2, stdout: '', stderr: "outboxer: unknown option '--frobnicate' (run 'outboxer help' for the commands)\n" });
+  });
+
+  it('any other usage error: the message first, then the usage line and where the options are, not the whole help', async () => {
+    const result = await runCli(['relay', '--publisher', 'kafka'], cliEnv(nowhere));
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')).toEqual([
+      'outboxer: --publisher must be one of console, rabbitmq, nats; got "kafka" (set by --publisher or OUTBOXER_PUBLISHER)',
+      'Usage: outboxer relay [--publisher console|rabbitmq|nats] [options]',
+      "Run 'outboxer help relay' for its options.",
+      '',
+    ]);
+    // Without a command there is no message to lose: the commands are listed.
+    const bare = await runCli([], cliEnv(nowhere));
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/^outboxer: no command given\n\nUsage: outboxer <command> \[options\]\n\nCommands:/);
+  });
+
+  it('the help says what is true: migrate offers engine v1 only as a rollback, and the database URL of sql is optional', async () => {
+    const env = cliEnv();
+    const [migrate, sql, relay] = await Promise.all([runCli(['migrate', '--help'], env), runCli(['sql', '--help'], env), runCli(['relay', '--help'], env)]);
+    expect(migrate.stdout).toMatch(/^Usage: outboxer migrate \[--engine v2\] \[--partitions <n>\]/);
+    expect(migrate.stdout).toMatch(/--engine <engine>\s+switch the table's engine after migrating: v2; v1 only to roll back to an older outboxer \(this version's relays run v2 only\) \(default unchanged\)/);
+    expect(migrate.stdout).not.toMatch(/v1\|v2/);
+    expect(relay.stdout).toMatch(/--engine <engine>\s+OUTBOXER_ENGINE\s+v2, the only engine of this version: relays lease partitions \(engine v1 was removed\) \(default v2\)/);
+    for (const help of [migrate.stdout, sql.stdout, relay.stdout]) expect(help).not.toMatch(/\(required \(|\)\)/);
+    expect(migrate.stdout).toMatch(/--database-url <url>\s+OUTBOXER_DATABASE_URL\s+the database: .* or sqlite:<file> \(required\)\n/);
+    expect(sql.stdout).toMatch(/--database-url <url>\s+OUTBOXER_DATABASE_URL\s+whose DDL to print, by its scheme: .*; nothing connects \(optional: PostgreSQL's DDL without it\)\n/);
   });
 });

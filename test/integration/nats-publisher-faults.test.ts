@@ -136,6 +136,9 @@ describe('NATS publisher', () => {
       expect(down).toBeInstanceOf(PublishError);
       expect((down as PublishError).code).toBe('OUTBOXER_BROKER_UNAVAILABLE');
       expect((down as PublishError).permanent).toBe(false);
+      // What happened, and where; what comes next (released, retried or parked) is the relay's to say.
+      expect((down as Error).message).toMatch(/^cannot connect to NATS at nats:\/\/127\.0\.0\.1:\d+ \(/);
+      expect((down as Error).message).not.toMatch(/retried/);
       await server.start();
       privateAdmin = await natsAdmin(server.adminOptions());
       const message = testMessage('priv.up');

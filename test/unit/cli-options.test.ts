@@ -24,6 +24,8 @@ const SAMPLES: Readonly<Record<string, { text: string; value: string | number | 
   'publish-timeout-ms': { text: '5000', value: 5000 },
   'poll-interval-ms': { text: '300', value: 300 },
   'max-poll-interval-ms': { text: '5000', value: 5000 },
+  'handover-check-ms': { text: '0', value: 0 },
+  'broker-trouble-after-ms': { text: '4000', value: 4000 },
   'error-backoff-ms': { text: '600', value: 600 },
   'max-error-backoff-ms': { text: '20000', value: 20_000 },
   'max-attempts': { text: '7', value: 7 },
@@ -153,10 +155,10 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(relayConfig({}, { OUTBOXER_ENGINE: 'v2' }).options).toEqual({ engine: 'v2' });
     expect(() => migrate({ engine: 'v3' })).toThrow(/^--engine must be one of v1, v2; got "v3"$/);
     const migrateHelp = helpText('migrate');
-    expect(migrateHelp).toMatch(/--engine <v1\|v2>\s+switch the table's engine after migrating: .*\(default unchanged\)/);
+    expect(migrateHelp).toMatch(/--engine <engine>\s+switch the table's engine after migrating: v2; v1 only to roll back to an older outboxer .*\(default unchanged\)/);
     expect(migrateHelp).not.toContain('OUTBOXER_ENGINE');
     expect(migrateHelp).toMatch(/--partitions <n>\s+resize to this many partitions .*1-1024/);
-    expect(helpText('relay')).toMatch(/--engine <v1\|v2>\s+OUTBOXER_ENGINE\s+v2, the only engine: relays lease partitions \(default v2\)/);
+    expect(helpText('relay')).toMatch(/--engine <engine>\s+OUTBOXER_ENGINE\s+v2, the only engine of this version: relays lease partitions \(engine v1 was removed\) \(default v2\)/);
   });
 
   it('the HTTP server is off without a port; its variables are ignored then; with one, host and token come from flags or variables', () => {

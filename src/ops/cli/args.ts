@@ -1,7 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
-import type { HelpTopic } from './help.js';
-import { OPTION_DEFINITIONS, optionDefinition } from './option-definitions.js';
+import { didYouMean } from './did-you-mean.js';
+import { helpPointer, type HelpTopic } from './help.js';
+import { flagSpelling, OPTION_DEFINITIONS, optionDefinition } from './option-definitions.js';
 
 export type CommandName =
   | 'sql'
@@ -13,7 +14,10 @@ export type CommandName =
   | 'dead purge'
   | 'topics list'
   | 'topics pause'
-  | 'topics resume';
+  | 'topics resume'
+  | 'pending list'
+  | 'pending show'
+  | 'pending delete';
 export type OptionName = string;
 export type OptionValues = Readonly<Partial<Record<OptionName, string | boolean>>>;
 
@@ -36,8 +40,12 @@ const SIMPLE = new Set<string>(['sql', 'migrate', 'status', 'relay']);
 const GROUPS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   dead: ['list', 'retry', 'purge'],
   topics: ['list', 'pause', 'resume'],
+  pending: ['list', 'show', 'delete'],
 });
-type GroupName = 'dead' | 'topics';
+type GroupName = 'dead' | 'topics' | 'pending';
+
+/** The first words of every command, for "did you mean". */
+const COMMAND_WORDS: readonly string[] = [...SIMPLE, ...Object.keys(GROUPS), 'help'];
 
 function isGroup(word: string | undefined): word is GroupName {
   return word !== undefined && Object.hasOwn(GROUPS, word);
@@ -53,24 +61,56 @@ const OPERANDS: Partial<Record<CommandName, 'ids' | 'topic'>> = {
   'dead purge': 'ids',
   'topics pause': 'topic',
   'topics resume': 'topic',
+  'pending show': 'ids',
+  'pending delete': 'ids',
 };
 
+/** `--lease-ms`, `-h`: flags as the user may write them, for "did you mean". */
+const spellFlag = (flag: string) => `--${flag}`;
+
+/** One line that names the unknown option, the option likely meant, and where the options are listed. */
+function unknownOption(rawName: string, topic: HelpTopic): UsageError {
+  const name = rawName.replace(/^-+/, '');
+  const command = SIMPLE.has(topic) || topic.includes(' ') ? (topic as CommandName) : undefined;
+  const own = OPTION_DEFINITIONS.filter((d) => command === undefined || d.commands.includes(command)).map((d) => d.flag);
+  const where = command === undefined ? '' : ` for '${command}'`;
+  return new UsageError(`unknown option '${rawName}'${where}${didYouMean(name, own, spellFlag)} (${helpPointer(topic)})`, topic, 'none');
+}
+
+/**
+ * Checks every option of argv against the table first, to word each refusal for people (Node's own words are
+ * "Unknown option '--x'. To specify a positional argument starting with a '-', place it at the end ..."), then
+ * parses strictly.
+ */
 function parse(argv: readonly string[]): { values: OptionValues; positionals: string[] } {
+  const loose = parseArgs({ args: [...argv], options: OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  const topic = topicOf(loose.positionals);
+  for (const token of loose.tokens) {
+    if (token.kind !== 'option') continue;
+    const definition = OPTION_DEFINITIONS.find((d) => d.flag === token.name);
+    if (definition === undefined) throw unknownOption(token.rawName, topic);
+    if (definition.kind === 'switch') {
+      if (token.inlineValue === true) throw new UsageError(`${token.rawName} takes no value: give ${token.rawName} alone`, topic);
+    } else if (token.value === undefined) {
+      throw new UsageError(`${token.rawName} needs a value: ${flagSpelling(definition)}`, topic);
+    } else if (token.inlineValue === false && token.value.startsWith('-')) {
+      throw new UsageError(`${token.rawName} needs a value: ${flagSpelling(definition)} (write ${token.rawName}=${token.value.slice(0, 40)} for a value that starts with a dash)`, topic);
+    }
+  }
   try {
     const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: true });
     return { values: values as OptionValues, positionals };
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
-      throw new UsageError((error as Error).message, topicOf(argv));
+      throw new UsageError((error as Error).message.split(/\.\s|\n/)[0] ?? 'invalid command line', topic);
     }
     throw error;
   }
 }
 
-/** The best usage to show for a command line that could not be parsed. */
-function topicOf(argv: readonly string[]): HelpTopic {
-  const words = argv.filter((arg) => !arg.startsWith('-'));
+/** The best usage to show for a command line that could not be parsed, from its words (not its options). */
+function topicOf(words: readonly string[]): HelpTopic {
   const [first, second] = words;
   if (isGroup(first)) return hasSubcommand(first, second) ? (`${first} ${second}` as HelpTopic) : first;
   return first !== undefined && SIMPLE.has(first) ? (first as HelpTopic) : 'main';
@@ -110,7 +150,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
   if (values.version === true) return { kind: 'version' };
   if (first === undefined) {
     if (values.help === true) return { kind: 'help', topic: 'main' };
-    throw new UsageError('no command given');
+    throw new UsageError('no command given', 'main', 'full');
   }
   let command: CommandName;
   let operands: string[];
@@ -118,7 +158,8 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     const [sub, ...words] = rest;
     if (!hasSubcommand(first, sub)) {
       if (values.help === true && sub === undefined) return { kind: 'help', topic: first };
-      throw new UsageError(sub === undefined ? `'${first}' needs a subcommand: ${subcommandList(first)}` : `unknown command '${first} ${sub}'`, first);
+      const meant = sub === undefined ? '' : didYouMean(sub, GROUPS[first] ?? [], (word) => `'${first} ${word}'`);
+      throw new UsageError(sub === undefined ? `'${first}' needs a subcommand: ${subcommandList(first)}` : `unknown command '${first} ${sub}'${meant}`, first);
     }
     command = `${first} ${sub}` as CommandName;
     operands = words;
@@ -126,7 +167,7 @@ export function parseCommandLine(argv: readonly string[]): Invocation {
     command = first as CommandName;
     operands = rest;
   } else {
-    throw new UsageError(`unknown command '${first}'`);
+    throw new UsageError(`unknown command '${first}'${didYouMean(first, COMMAND_WORDS, (word) => `'${word}'`)}`);
   }
   if (values.help === true) return { kind: 'help', topic: command };
   for (const name of Object.keys(values)) {

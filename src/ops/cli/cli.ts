@@ -1,5 +1,6 @@
 import { parseCommandLine, type CommandName } from './args.js';
 import { deadListCommand, deadMutationCommand } from './commands/dead.js';
+import { pendingDeleteCommand, pendingListCommand, pendingShowCommand } from './commands/pending.js';
 import { relayCommand } from './commands/relay.js';
 import { migrateCommand, sqlCommand } from './commands/schema.js';
 import { statusCommand } from './commands/status.js';
@@ -7,7 +8,7 @@ import { topicPauseCommand, topicResumeCommand, topicsListCommand } from './comm
 import { type CliConfig, resolveConfig } from './config.js';
 import { CliFailure, describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
 import { OutboxerError } from '../../core/errors.js';
-import { helpText } from './help.js';
+import { helpText, usageAfterError } from './help.js';
 import { databaseCheckError } from '../../stores/postgres/connection-errors.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from '../http/package-version.js';
@@ -36,12 +37,19 @@ async function dispatch(command: CommandName, config: CliConfig, io: CliIo): Pro
       return topicPauseCommand(config, io);
     case 'topics resume':
       return topicResumeCommand(config, io);
+    case 'pending list':
+      return pendingListCommand(config, io);
+    case 'pending show':
+      return pendingShowCommand(config, io);
+    case 'pending delete':
+      return pendingDeleteCommand(config, io);
   }
 }
 
 /**
  * Runs one command line and returns the exit code: 0 ok, 1 runtime failure (one line on stderr,
- * no stack trace, URLs redacted), 2 usage error (the message and the usage on stderr). Never exits.
+ * no stack trace, URLs redacted), 2 usage error (the message, then the usage line and where the options are
+ * listed, on stderr; an unknown option in one line). Never exits.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   let command = 'outboxer';
@@ -63,7 +71,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const inner = error instanceof TargetedFailure ? error.cause : error;
     if (isUsageError(inner)) {
       const topic = inner instanceof UsageError ? inner.topic : command === 'outboxer' ? 'main' : (command as UsageError['topic']);
-      io.err(`outboxer: ${(inner as Error).message}\n\n${helpText(topic)}`);
+      io.err(`outboxer: ${(inner as Error).message}\n${usageAfterError(topic, inner instanceof UsageError ? inner.shown : 'line')}`);
       return EXIT_USAGE;
     }
     const database = config?.databaseUrl === undefined ? undefined : { what: 'database', urls: [config.databaseUrl] };

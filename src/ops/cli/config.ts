@@ -5,6 +5,7 @@ import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { CommandName, OptionValues } from './args.js';
 import { type MigrateSettings, resolveMigrateSettings } from './migrate-settings.js';
 import { type Env, OptionReader } from './option-reader.js';
+import { type PendingSettings, resolvePendingSettings } from './pending-settings.js';
 import { type RelaySettings, resolveRelaySettings } from './relay-settings.js';
 
 export type { Env } from './option-reader.js';
@@ -31,6 +32,8 @@ export interface CliConfig {
   readonly relay: RelaySettings | undefined;
   /** Only for `migrate`. */
   readonly migrate: MigrateSettings | undefined;
+  /** Only for `pending list|show|delete`. */
+  readonly pending: PendingSettings | undefined;
 }
 
 /** PostgreSQL, MariaDB/MySQL (`mariadb:` is the same) and SQLite (`sqlite:./file.db`). */
@@ -54,10 +57,11 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
   if ((command === 'dead retry' || command === 'dead purge') && all === (operands.length > 0)) {
     throw reader.error(all ? 'give either message ids or --all, not both' : 'give the ids of the dead messages, or --all');
   }
-  const takesIds = command === 'dead retry' || command === 'dead purge';
+  const takesIds = command === 'dead retry' || command === 'dead purge' || command === 'pending show' || command === 'pending delete';
   for (const id of takesIds ? operands : []) {
     if (!isUuid(id)) throw reader.error(`not a message id (UUID): ${JSON.stringify(id.slice(0, 60))}`);
   }
+  const limit = command === 'dead list' || command === 'pending list' ? (reader.integer('limit') ?? 100) : 100;
   const pause = command === 'topics pause' || command === 'topics resume' ? topicPause(reader, operands[0], reader.source('reason')?.value ?? '') : undefined;
   return Object.freeze({
     command,
@@ -66,13 +70,14 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     table,
     logLevel: command === 'sql' ? 'info' : reader.oneOf<LogLevel>('log-level', ['debug', 'info', 'warn', 'error'], 'info'),
     json: values.json === true,
-    limit: command === 'dead list' ? (reader.integer('limit') ?? 100) : 100,
+    limit,
     all,
     ids: Object.freeze(takesIds ? [...new Set(operands.map((id) => id.toLowerCase()))] : []),
     topic: pause?.topic,
     reason: pause?.reason ?? '',
     relay: command === 'relay' ? resolveRelaySettings(reader) : undefined,
     migrate: command === 'migrate' ? resolveMigrateSettings(reader) : undefined,
+    pending: command.startsWith('pending ') ? resolvePendingSettings(reader, command, limit, operands) : undefined,
   });
 }
 

@@ -45,6 +45,17 @@ export function dialectOf(url: string): Dialect {
   return 'postgres';
 }
 
+/**
+ * Where the outbox table is, as the relay's start log says it: PostgreSQL's schema, the database a MariaDB/MySQL
+ * URL names (they have no schema apart from it), SQLite's file.
+ */
+export async function outboxLocation(dialect: Dialect, config: CliConfig): Promise<Readonly<Record<string, string>>> {
+  const url = config.databaseUrl ?? '';
+  if (dialect === 'postgres') return { schema: config.schema };
+  if (dialect === 'mysql') return { databaseName: decodeURIComponent(new URL(url).pathname.slice(1)) || '(default database)' };
+  return { file: (await import('./sqlite-store-opener.js')).sqlitePath(url) };
+}
+
 /** Loads an optional peer dependency, or says which package to install. */
 export async function loadDriver<T>(name: string, load: () => Promise<T>): Promise<T> {
   try {

@@ -6,14 +6,22 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
+/**
+ * What follows a usage error's message on stderr: the usage line of its command and where its options are
+ * listed (`line`), the whole help (`full`), or nothing, the message naming the help itself (`none`).
+ */
+export type UsageShown = 'line' | 'full' | 'none';
+
 /** Wrong command line or configuration: exit 2, with the usage of `topic`. */
 export class UsageError extends Error {
   readonly topic: HelpTopic;
+  readonly shown: UsageShown;
 
-  constructor(message: string, topic: HelpTopic = 'main') {
+  constructor(message: string, topic: HelpTopic = 'main', shown: UsageShown = 'line') {
     super(message);
     this.name = 'UsageError';
     this.topic = topic;
+    this.shown = shown;
   }
 }
 

@@ -1,6 +1,7 @@
-/** Usage texts: `outboxer help [command]`, `<command> --help`, and after every usage error. */
+/** Usage texts: `outboxer help [command]`, `<command> --help`, and their usage line after a usage error. */
 
 import type { CommandName } from './args.js';
+import type { UsageShown } from './errors.js';
 import { helpBlock } from './option-reference.js';
 
 export type HelpTopic =
@@ -16,7 +17,11 @@ export type HelpTopic =
   | 'topics'
   | 'topics list'
   | 'topics pause'
-  | 'topics resume';
+  | 'topics resume'
+  | 'pending'
+  | 'pending list'
+  | 'pending show'
+  | 'pending delete';
 
 /** The connection options as a command takes them (`sql` only `--schema` and `--table`). */
 const connection = (command: CommandName) => `Connection options (flags win over the environment):
@@ -33,9 +38,12 @@ Commands:
   dead list              list dead (parked) messages
   dead retry <id...>|--all   move dead messages back to pending
   dead purge <id...>|--all   delete dead messages
-  topics list            list the topics operators paused
+  topics list            list paused topics: by operators, or by relays (destination missing)
   topics pause <topic>   hold a topic's messages in every relay of the table
   topics resume <topic>  end a pause
+  pending list           list pending messages (filters: topic, key, age)
+  pending show <id>      inspect one pending message (its body only with --payload)
+  pending delete <id...> delete pending messages (a relay may still publish one it read)
   help [command]         show help for a command
 
 Global options:
@@ -46,24 +54,63 @@ Exit codes: 0 ok, 1 runtime failure (database or broker unreachable, ...), 2 usa
 for relay, a misconfiguration found at start (table not migrated, credentials or vhost refused, ...).
 Run 'outboxer help <command>' for the options of a command. Full reference: docs/cli.md`;
 
+/** The help of `outboxer pending`, spread into TEXTS. */
+const PENDING_TEXTS = {
+  pending: () => `Usage: outboxer pending list|show|delete [options]
+
+  pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--limit <n>] [--json]
+                                     list pending messages in store order
+  pending show <id> [--payload] [--json]   inspect one (headers' values and body only with --payload)
+  pending delete <id...>             delete pending messages (audited)
+
+Run 'outboxer help pending <list|show|delete>' for details.`,
+  'pending list': () => `Usage: outboxer pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--limit <n>] [--json] [options]
+
+Lists pending messages (due or scheduled) in store order, one line each: id, seq, topic, key,
+attempts, age, due (when scheduled: a backoff, a hold, a delay), and the last error, whole.
+Never a body. Writes nothing.
+${helpBlock('pending list', ['command'], ['topic', 'key', 'older-than-s', 'limit', 'json'])}
+
+${connection('pending list')}`,
+  'pending show': () => `Usage: outboxer pending show <id> [--payload] [--json] [options]
+
+Shows one pending message: where it stands, its content type, header names and body size.
+Its headers' values and its body are printed only with --payload (JSON text as stored, a binary
+body as base64). Exit 1 (OUTBOXER_NOT_FOUND) when no pending message has this id.
+${helpBlock('pending show', ['command'], ['payload', 'json'])}
+
+${connection('pending show')}`,
+  'pending delete': () => `Usage: outboxer pending delete <id...> [options]
+
+Deletes the given messages (UUIDs) where they are still pending, and prints how many; ids that
+are not pending messages are reported on stderr (exit 0). An audit line goes to stderr. A relay
+that read a message before the delete may still publish it once; deleting a failing message
+lets the later messages of its key go on (docs/cli.md, outboxer pending).
+
+${connection('pending delete')}`,
+} satisfies Partial<Record<HelpTopic, () => string>>;
+
 /** Built when asked for: the relay's defaults come from the library. */
 const TEXTS: Readonly<Record<HelpTopic, () => string>> = Object.freeze({
   main: () => MAIN,
-  sql: () => `Usage: outboxer sql [--schema <name>] [--table <name>]
+  ...PENDING_TEXTS,
+  sql: () => `Usage: outboxer sql [--database-url <url>] [--schema <name>] [--table <name>]
 
 Prints the idempotent DDL script that 'outboxer migrate' would apply, for DBAs who apply it
 themselves (psql -f). Needs no database connection.
 
 ${connection('sql')}`,
-  migrate: () => `Usage: outboxer migrate [--engine v1|v2] [--partitions <n>] [--cancel-resize] [options]
+  migrate: () => `Usage: outboxer migrate [--engine v2] [--partitions <n>] [--cancel-resize] [options]
 
 Creates the schema, the outbox table and its indexes, or applies the missing migrations.
 A table it creates runs engine v2; an existing table keeps its engine (it says so when that
 is still v1). Safe to run again and from several processes at once (advisory lock). Then,
 only when asked:
-switches the table's relay engine (--engine; back to v1 is refused while a v2 relay holds
-partitions), resizes its partitions (--partitions; waits for v2 relays to give theirs back),
-or cancels a resize left waiting. Each step is idempotent: run it again after a failure.
+switches a table of an older outboxer to engine v2 (--engine v2), resizes its partitions
+(--partitions; waits for v2 relays to give theirs back), or cancels a resize left waiting.
+Each step is idempotent: run it again after a failure. The relays of this version run engine
+v2 only: --engine v1 is there to roll a table back for the relays of an older outboxer
+(refused while a v2 relay holds partitions).
 Progress goes to stderr, one line per step done to stdout. See docs/upgrading-to-engine-v2.md.
 
 Engine and partitions:
@@ -130,7 +177,7 @@ deleted. An audit line goes to stderr.
 ${connection('dead purge')}`,
   topics: () => `Usage: outboxer topics list|pause|resume [options]
 
-  topics list [--json]                     list the topics operators paused, oldest first
+  topics list [--json]                     list the paused topics: by operators, then by relays
   topics pause <topic> [--reason <text>]   every relay of the table holds its messages
   topics resume <topic>                    end the pause; held messages publish again
 
@@ -138,8 +185,12 @@ Pauses are kept in the database and shared by every relay of the table.
 Run 'outboxer help topics <list|pause|resume>' for details.`,
   'topics list': () => `Usage: outboxer topics list [--json] [options]
 
-Lists the topics operators paused, oldest pause first: topic, paused at, reason.
-  --json                 a JSON array on stdout (topic, reason, pausedAt as an ISO timestamp)
+Lists the topics operators paused, oldest pause first, then the topics the relays hold by
+themselves because their destination is missing (no queue bound, no exchange or stream; read
+from the held messages, earliest first; they resume by themselves once it exists): topic,
+paused by (operator or relay), paused at, reason.
+  --json                 a JSON array on stdout (topic, pausedBy, reason, pausedAt as an ISO
+                         timestamp; held, the messages held, on a relay's pause)
 
 ${connection('topics list')}`,
   'topics pause': () => `Usage: outboxer topics pause <topic> [--reason <text>] [options]
@@ -162,4 +213,22 @@ ${connection('topics resume')}`,
 
 export function helpText(topic: HelpTopic): string {
   return `${TEXTS[topic]()}\n`;
+}
+
+/** Where the help of `topic` is: `run 'outboxer help relay' for its options`. */
+export function helpPointer(topic: HelpTopic): string {
+  if (topic === 'main') return "run 'outboxer help' for the commands";
+  return `run 'outboxer help ${topic}' for its ${topic === 'dead' || topic === 'topics' || topic === 'pending' ? 'subcommands' : 'options'}`;
+}
+
+/**
+ * What a usage error prints after its message: by default the command's usage line and where its options are
+ * listed, so that the message stays in view (the whole help is 20 to 60 lines).
+ */
+export function usageAfterError(topic: HelpTopic, shown: UsageShown): string {
+  if (shown === 'none') return '';
+  if (shown === 'full') return `\n${helpText(topic)}`;
+  const [usage] = TEXTS[topic]().split('\n');
+  const pointer = helpPointer(topic);
+  return `${usage}\n${pointer.charAt(0).toUpperCase()}${pointer.slice(1)}.\n`;
 }

@@ -5,6 +5,7 @@
  */
 import type { RelayOptionsInput } from '../../core/relay-options.js';
 import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
+import { MAX_OLDER_THAN_SECONDS } from '../../core/pending-message-input.js';
 import type { CommandName } from './args.js';
 
 /** Which table of docs/cli.md and which block of the help an option belongs to. */
@@ -33,9 +34,10 @@ interface Common {
   readonly target?: OptionTarget;
   /**
    * How the option reads for a command that uses it otherwise than `commands[0]` does: its own summary and
-   * default, and flag only (its variable is not read there, so a relay's environment cannot act on the table).
+   * default, and, when `flagOnly`, flag only (its variable is not read there, so a relay's environment cannot
+   * act on the table).
    */
-  readonly asUsedBy?: Partial<Record<CommandName, { readonly summary: string; readonly defaultText: string; readonly flagOnly: true }>>;
+  readonly asUsedBy?: Partial<Record<CommandName, { readonly summary: string; readonly defaultText: string; readonly flagOnly?: true }>>;
 }
 
 export type OptionDefinition = Common &
@@ -53,6 +55,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
 
 const ALL: readonly CommandName[] = [
   'sql', 'migrate', 'status', 'relay', 'dead list', 'dead retry', 'dead purge', 'topics list', 'topics pause', 'topics resume',
+  'pending list', 'pending show', 'pending delete',
 ];
 const CONNECTED: readonly CommandName[] = ALL.filter((command) => command !== 'sql');
 const RELAY: readonly CommandName[] = ['relay'];
@@ -61,8 +64,11 @@ const MIGRATE: readonly CommandName[] = ['migrate'];
 const connection: readonly OptionDefinition[] = [
   {
     flag: 'database-url', env: 'OUTBOXER_DATABASE_URL', section: 'connection', commands: ALL, kind: 'text', placeholder: '<url>',
-    summary: 'the database: `postgres://…`, `mysql://…` (MariaDB or MySQL; `mariadb://` too) or `sqlite:<file>`', defaultText: 'required (`sql`: PostgreSQL when omitted)',
-    details: 'PostgreSQL: query parameters understood by `pg` (e.g. `?sslmode=require`) pass through. MariaDB/MySQL: the path names the database (`mysql://app@db:3306/shop`). SQLite: `sqlite:./outbox.db` (created when missing, WAL mode). `sql` only reads the scheme, to print that dialect\'s DDL; it connects to nothing.',
+    summary: 'the database: `postgres://…`, `mysql://…` (MariaDB or MySQL; `mariadb://` too) or `sqlite:<file>`', defaultText: 'required',
+    details: 'PostgreSQL: query parameters understood by `pg` (e.g. `?sslmode=require`) pass through. MariaDB/MySQL: the path names the database (`mysql://app@db:3306/shop`). SQLite: `sqlite:./outbox.db` (created when missing, WAL mode). `sql` only reads the scheme, to print that dialect\'s DDL (PostgreSQL\'s without a URL); it connects to nothing.',
+    asUsedBy: {
+      sql: { summary: 'whose DDL to print, by its scheme: `postgres://…`, `mysql://…` or `sqlite:<file>`; nothing connects', defaultText: "optional: PostgreSQL's DDL without it" },
+    },
   },
   { flag: 'schema', env: 'OUTBOXER_SCHEMA', section: 'connection', commands: ALL, kind: 'text', placeholder: '<name>', summary: 'schema of the outbox table (PostgreSQL; MariaDB/MySQL take the URL\'s database, SQLite the file)', defaultText: 'public' },
   {
@@ -98,12 +104,12 @@ const relay: readonly OptionDefinition[] = [
     details: 'Without a prefix the subject is the topic. NATS only. A JetStream stream must capture the subjects.',
   },
   {
-    flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<v1|v2>',
-    summary: '`v2`, the only engine: relays lease partitions', target: { relay: 'engine' },
+    flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<engine>',
+    summary: '`v2`, the only engine of this version: relays lease partitions (engine v1 was removed)', target: { relay: 'engine' },
     details:
-      '`v2` needs a table at engine v2 (a table `outboxer migrate` creates starts there; an older one is switched with `outboxer migrate --engine v2`, and until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. Engine v1 was removed: `v1` is refused. On `migrate` the flag switches the table instead (the variable is not read there), to `v2` or, to roll back to an older outboxer, to `v1`.',
+      '`v2` needs a table at engine v2 (a table `outboxer migrate` creates starts there; an older one is switched with `outboxer migrate --engine v2`, and until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. Engine v1 was removed: `v1` is refused. On `migrate` the flag switches the table instead (the variable is not read there): to `v2`, or back to `v1` only to roll back to an older outboxer, whose relays still run it.',
     asUsedBy: {
-      migrate: { summary: "switch the table's engine after migrating: `v2` (relays lease partitions) or back to `v1` (for relays of an older outboxer)", defaultText: 'unchanged', flagOnly: true },
+      migrate: { summary: "switch the table's engine after migrating: `v2`; `v1` only to roll back to an older outboxer (this version's relays run v2 only)", defaultText: 'unchanged', flagOnly: true },
     },
   },
   {
@@ -140,6 +146,16 @@ const tuning: readonly OptionDefinition[] = [
     flag: 'publish-timeout-ms', env: 'OUTBOXER_PUBLISH_TIMEOUT_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>',
     min: 1, max: Math.floor(MAX_TIMER_MS / 3), summary: "longest wait for the broker's confirmation; <= lease / 3", target: { relay: 'publishTimeoutMs' },
     details: 'Given to the publisher too. The lease must be at least 3 x this timeout.',
+  },
+  {
+    flag: 'handover-check-ms', env: 'OUTBOXER_HANDOVER_CHECK_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 0, max: 60_000,
+    summary: 'between heartbeats, how often the relay reads the group and acts at once on a join, leave or broker trouble; 0: off',
+    defaultText: '250', target: { relay: 'handoverCheckMs' },
+  },
+  {
+    flag: 'broker-trouble-after-ms', env: 'OUTBOXER_BROKER_TROUBLE_AFTER_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1, max: MAX_TIMER_MS,
+    summary: 'how long the broker may be unreachable before the relay gives its partitions to relays that can publish',
+    defaultText: 'lease / 3', target: { relay: 'brokerTroubleAfterMs' },
   },
   {
     flag: 'poll-interval-ms', env: 'OUTBOXER_POLL_INTERVAL_MS', section: 'tuning', commands: RELAY, kind: 'integer', placeholder: '<ms>', min: 1, max: MAX_TIMER_MS,
@@ -219,6 +235,17 @@ const http: readonly OptionDefinition[] = [
   },
 ];
 
+/** The filters of `pending list` and the allowance of `pending show` (flags only: no environment shows a body). */
+const pendingOptions: readonly OptionDefinition[] = [
+  { flag: 'topic', section: 'command', commands: ['pending list'], kind: 'text', placeholder: '<topic>', summary: 'only this topic, exactly', defaultText: 'any' },
+  { flag: 'key', section: 'command', commands: ['pending list'], kind: 'text', placeholder: '<key>', summary: 'only this key, exactly', defaultText: 'any' },
+  {
+    flag: 'older-than-s', section: 'command', commands: ['pending list'], kind: 'integer', placeholder: '<s>', min: 0, max: MAX_OLDER_THAN_SECONDS,
+    summary: 'only messages created at least this many seconds ago (database clock)', defaultText: 'any age',
+  },
+  { flag: 'payload', section: 'command', commands: ['pending show'], kind: 'switch', summary: "print the headers' values and the body too (hidden without it)" },
+];
+
 const command: readonly OptionDefinition[] = [
   {
     flag: 'partitions', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1024,
@@ -237,13 +264,14 @@ const command: readonly OptionDefinition[] = [
     flag: 'lock-attempts', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1000,
     summary: 'with --engine or --partitions: tries for that lock before OUTBOXER_LOCK_TIMEOUT', defaultText: '30',
   },
-  { flag: 'json', section: 'command', commands: ['status', 'dead list', 'topics list'], kind: 'switch', summary: 'machine-readable output on stdout' },
-  { flag: 'limit', section: 'command', commands: ['dead list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
+  { flag: 'json', section: 'command', commands: ['status', 'dead list', 'topics list', 'pending list', 'pending show'], kind: 'switch', summary: 'machine-readable output on stdout' },
+  { flag: 'limit', section: 'command', commands: ['dead list', 'pending list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
   { flag: 'all', section: 'command', commands: ['dead retry', 'dead purge'], kind: 'switch', summary: 'every dead message (in bounded batches)' },
   {
     flag: 'reason', section: 'command', commands: ['topics pause'], kind: 'text', placeholder: '<text>',
     summary: "why: listed with the pause, and in the held messages' last error", defaultText: 'none',
   },
+  ...pendingOptions,
   { flag: 'help', short: 'h', section: 'command', commands: ALL, kind: 'switch', summary: 'show this help' },
   { flag: 'version', section: 'command', commands: [], kind: 'switch', summary: 'print the version' },
 ];

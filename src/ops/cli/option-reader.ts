@@ -17,6 +17,19 @@ export function settableBy(definition: OptionDefinition, command?: CommandName):
   return env === undefined ? `--${definition.flag}` : `--${definition.flag} or ${env}`;
 }
 
+/** Schemes whose URLs have no host, as the docs write them: `sqlite:<file>`, not `sqlite://`. */
+const HOSTLESS: Readonly<Record<string, string>> = Object.freeze({ 'sqlite:': 'sqlite:<file>' });
+
+/** `postgres://`, `sqlite:<file>`: how a URL of the scheme starts. */
+function spellProtocol(protocol: string): string {
+  return HOSTLESS[protocol] ?? `${protocol}//`;
+}
+
+/** `a, b or c` */
+function listOfChoices(choices: readonly string[]): string {
+  return choices.length < 2 ? (choices[0] ?? '') : `${choices.slice(0, -1).join(', ')} or ${choices.at(-1) ?? ''}`;
+}
+
 /** Reads options from the flags, then the environment, as the definitions say; every refusal is a UsageError. */
 export class OptionReader {
   constructor(
@@ -86,7 +99,7 @@ export class OptionReader {
       throw this.error(`${source.from} is not a valid URL${both}`);
     }
     if (!protocols.includes(protocol)) {
-      throw this.error(`${source.from} must start with ${protocols.map((p) => `${p}//`).join(' or ')}; got ${redactUrl(source.value)}${both}`);
+      throw this.error(`${source.from} must start with ${listOfChoices(protocols.map(spellProtocol))}; got ${redactUrl(source.value)}${both}`);
     }
     return source.value;
   }

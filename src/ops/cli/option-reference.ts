@@ -18,11 +18,11 @@ function range(definition: OptionDefinition): string {
   return unbounded ? `>= ${definition.min}` : `${definition.min}-${definition.max}`;
 }
 
-/** `(default 500)`, or `(required)` for an option without a default. */
+/** `(default 500)`, or `(required)` / `(optional: …)` for an option without a default. */
 function helpDefault(definition: OptionDefinition, command: CommandName): string {
   const text = (definition.asUsedBy?.[command]?.defaultText ?? defaultText(definition)).replaceAll('`', '');
   if (text === '') return '';
-  return text.startsWith('required') ? ` (${text})` : ` (default ${text})`;
+  return /^(required|optional)\b/.test(text) ? ` (${text})` : ` (default ${text})`;
 }
 
 /**

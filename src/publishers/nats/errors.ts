@@ -70,7 +70,10 @@ export function driverMessage(error: unknown, secrets: readonly string[]): strin
   return text.length > 300 ? `${text.slice(0, 299)}…` : text;
 }
 
-/** Turns whatever the NATS client threw during a publish into a PublishError with a stable code. */
+/**
+ * Turns whatever the NATS client threw during a publish into a PublishError with a stable code. Its message says
+ * what happened, never what comes next: whether it is retried or parked is the relay's to say.
+ */
 export function toPublishError(error: unknown, context: PublishContext): OutboxerError {
   if (error instanceof OutboxerError) return error;
   const { id, subject, secrets } = context;
@@ -118,7 +121,7 @@ export function toPublishError(error: unknown, context: PublishContext): Outboxe
     );
   }
   if (/^(ClosedConnectionError|DrainingConnectionError|ConnectionError|RequestError|AuthorizationError|UserAuthenticationExpiredError)$/.test(name)) {
-    return fail('OUTBOXER_BROKER_UNAVAILABLE', `NATS connection to ${context.where} failed while publishing message ${id} (${detail}); it will be retried`);
+    return fail('OUTBOXER_BROKER_UNAVAILABLE', `NATS connection to ${context.where} failed while publishing message ${id} (${detail})`);
   }
   return fail('OUTBOXER_PUBLISH_FAILED', `publishing message ${id} on subject "${subject}" failed (${detail})`);
 }
@@ -138,6 +141,6 @@ export function toConnectError(error: unknown, context: { where: string; secrets
     const message = `NATS at ${context.where} refused the credentials (${driverMessage(error, context.secrets)}): check the user and password, or token, of the URL`;
     return new PublishError('OUTBOXER_AUTH_FAILED', message, cause === undefined ? {} : { cause });
   }
-  const message = `cannot connect to NATS at ${context.where} (${driverMessage(error, context.secrets)}); the publish will be retried`;
+  const message = `cannot connect to NATS at ${context.where} (${driverMessage(error, context.secrets)})`;
   return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', message, cause === undefined ? {} : { cause });
 }

@@ -34,7 +34,8 @@ function vhostOf(url: string): string {
 
 /**
  * Every PublishError the RabbitMQ publisher raises. Messages name the message id, the exchange and the
- * redacted URL, never a password or a payload; driver reasons arrive already scrubbed.
+ * redacted URL, never a password or a payload; driver reasons arrive already scrubbed. They say what happened,
+ * never what comes next: whether a failure is retried or parked is the relay's to say (`publish-failure.ts`).
  */
 export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
   const { redactedUrl, exchange } = options;
@@ -84,7 +85,10 @@ export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
       );
     },
     nacked(message: OutboxMessage): PublishError {
-      return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was nacked by RabbitMQ (it could not store it); it will be retried`);
+      return new PublishError(
+        'OUTBOXER_PUBLISH_FAILED',
+        `message ${message.id} was nacked by RabbitMQ: it did not store it (a queue at its length limit with overflow reject-publish, or a resource alarm on the broker)`,
+      );
     },
     lost(message: OutboxMessage, failure: LinkFailure): PublishError {
       if (failure.scope === 'channel' && failure.replyCode === NOT_FOUND) {

@@ -42,7 +42,7 @@ async function switchTo(database: PgDatabase, tableName: TableName, engine: 'v1'
   if (!result.changed) {
     io.out(`${name} already runs engine ${engine}; nothing to do\n`);
   } else if (result.engine === 'v1') {
-    io.out(`${name} switched back to engine v1: the fence triggers are dropped and every partition is free; start v1 relays\n`);
+    io.out(`${name} switched back to engine v1: the fence triggers are dropped and every partition is free; start the relays of the older outboxer (this version's relays run engine v2 only and wait on it)\n`);
   } else {
     const fence = result.fenceUntil === null ? 'now' : `from ${result.fenceUntil.toISOString()}`;
     io.out(

@@ -5,7 +5,7 @@ import { redactUrl } from '../../../core/redact.js';
 import { Relay } from '../../../core/relay.js';
 import { resolveRelayOptions } from '../../../core/relay-options.js';
 import type { CliConfig } from '../config.js';
-import { openStore, type OpenStore } from '../database.js';
+import { openStore, type OpenStore, outboxLocation } from '../database.js';
 import { CliFailure, describeFailure, EXIT_OK, EXIT_USAGE, TargetedFailure } from '../errors.js';
 import { loadPublisherTracer, type PublisherTracer } from '../publisher-tracer.js';
 import type { CliIo } from '../io.js';
@@ -82,7 +82,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
       io.err(`${describeFailure('relay', error, error instanceof PublishError ? broker : database)}\n`);
       return EXIT_USAGE;
     }
-    if (settings.http !== undefined) ops = await startDaemonOpsServer(settings.http, { store: opened.store, relay, metrics, logger });
+    if (settings.http !== undefined) ops = await startDaemonOpsServer(settings.http, { config, opened, relay, metrics, logger });
     const { logger: _logger, hooks: _hooks, wakeSignal: _wakeSignal, ...effective } = relay.options;
     logger.info(
       {
@@ -93,7 +93,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         ...(settings.exchange === undefined ? {} : { exchange: settings.exchange }),
         ...(settings.subjectPrefix === undefined ? {} : { subjectPrefix: settings.subjectPrefix }),
         ...(settings.tracing ? { tracing: true } : {}),
-        schema: config.schema,
+        ...(await outboxLocation(opened.dialect, config)),
         table: config.table,
         retainPublishedMs: opened.store.retainPublishedMs,
         idempotencyWindowMs: opened.store.idempotencyWindowMs,
