@@ -22,6 +22,8 @@ export type OutboxerErrorCode =
   | 'OUTBOXER_PUBLISH_TIMEOUT'
   | 'OUTBOXER_BROKER_UNAVAILABLE'
   | 'OUTBOXER_UNROUTABLE'
+  | 'OUTBOXER_RATE_LIMITED'
+  | 'OUTBOXER_REJECTED'
   | 'OUTBOXER_NO_STREAM'
   | 'OUTBOXER_NO_EXCHANGE'
   | 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'
@@ -77,14 +79,20 @@ export class ConfigurationError extends OutboxerError {
  */
 export class PublishError extends OutboxerError {
   readonly permanent: boolean;
+  /**
+   * How long the destination asked to be left alone (an HTTP `Retry-After`): a retried message is not tried
+   * again sooner, whatever the retry backoff says. Undefined: the backoff alone decides.
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     code: OutboxerErrorCode,
     message: string,
-    options: { permanent?: boolean; cause?: unknown } = {},
+    options: { permanent?: boolean; cause?: unknown; retryAfterMs?: number } = {},
   ) {
     super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     this.permanent = options.permanent ?? false;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -3,7 +3,7 @@ import { bodyByteLength, type OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
 import { deadReason, failureAction } from './publish-failure.js';
 import type { RelayOptions } from './relay-options.js';
-import { retryDelayMs, shouldPark } from './retry-policy.js';
+import { retryInMs, shouldPark } from './retry-policy.js';
 import type { PublishPermits } from './publish-window.js';
 import type { TopicEvent, TopicPauses } from './topic-pauses.js';
 
@@ -145,7 +145,7 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
         outcome.failed.push({ message, failure: { id: message.id, error: deadReason({ kind: 'attempts', error, attempts: message.attempts }), dead: true } });
         return true;
       }
-      outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs: retryDelayMs(options.retry, message.attempts) } });
+      outcome.failed.push({ message, failure: { id: message.id, error: description, retryInMs: retryInMs(options.retry, message.attempts, error) } });
       outcome.released.push(...chain.slice(index + 1));
       return false;
   }

@@ -18,6 +18,10 @@ export type FailureAction = 'retry' | 'dead' | 'release' | 'pause-topic';
  */
 export const FAILURE_ACTIONS: Readonly<Partial<Record<OutboxerErrorCode, FailureAction>>> = Object.freeze({
   OUTBOXER_PUBLISH_TIMEOUT: 'retry',
+  // the destination asked to be left alone for a while (HTTP 429 or 503 with Retry-After): counted, retried after it
+  OUTBOXER_RATE_LIMITED: 'retry',
+  // the destination refused this message for good (an HTTP 4xx other than 408, 425 and 429)
+  OUTBOXER_REJECTED: 'dead',
   OUTBOXER_BROKER_UNAVAILABLE: 'release',
   OUTBOXER_CLOSED: 'release',
   // The broker refuses this relay (found at start by `relay.verify()`; later, e.g. a rotated password).

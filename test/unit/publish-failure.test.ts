@@ -19,6 +19,8 @@ describe('failureAction: what a failed publish means', () => {
     ['OUTBOXER_INVALID_HEADER', {}, 'dead'],
     // Outcome unknown or refused for now: counted and retried.
     ['OUTBOXER_PUBLISH_TIMEOUT', {}, 'retry'],
+    ['OUTBOXER_RATE_LIMITED', {}, 'retry'],
+    ['OUTBOXER_REJECTED', {}, 'dead'],
     ['OUTBOXER_PUBLISH_FAILED', {}, 'retry'],
     // A code without a fixed meaning follows the publisher's `permanent`.
     ['OUTBOXER_PUBLISH_FAILED', { permanent: true }, 'dead'],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelayMs, shouldPark, type RetryPolicy } from '../../src/core/retry-policy.js';
+import { PublishError } from '../../src/core/errors.js';
+import { retryDelayMs, retryInMs, shouldPark, type RetryPolicy } from '../../src/core/retry-policy.js';
 import { seeded } from '../support/seeded-random.js';
 
 const policy: RetryPolicy = { baseDelayMs: 1000, maxDelayMs: 60_000, maxAttempts: 10, jitter: 0.5 };
@@ -71,6 +72,20 @@ describe('retryDelayMs', () => {
       const delays = Array.from({ length: 15 }, (_, i) => retryDelayMs(policy, i + 1, () => r));
       for (let i = 1; i < delays.length; i++) expect(delays[i]).toBeGreaterThanOrEqual(delays[i - 1] as number);
     }
+  });
+});
+
+describe('retryInMs', () => {
+  it('waits as long as the destination asked (Retry-After) when that is longer than the backoff', () => {
+    const limited = new PublishError('OUTBOXER_RATE_LIMITED', 'slow down', { retryAfterMs: 30_000.2 });
+    expect(retryInMs(noJitter, 1, limited)).toBe(30_001);
+  });
+
+  it('keeps the backoff when it is longer than what was asked, or nothing was asked', () => {
+    const soon = new PublishError('OUTBOXER_RATE_LIMITED', 'slow down', { retryAfterMs: 10 });
+    expect(retryInMs(noJitter, 3, soon)).toBe(4000);
+    expect(retryInMs(noJitter, 3, new Error('driver'))).toBe(4000);
+    expect(retryInMs(policy, 3, new PublishError('OUTBOXER_PUBLISH_FAILED', 'nack'), low)).toBe(retryDelayMs(policy, 3, low));
   });
 });
 
