@@ -3,6 +3,7 @@
 import type { CommandName } from './args.js';
 import type { UsageShown } from './errors.js';
 import { helpBlock } from './option-reference.js';
+import { PUBLISHER_NAMES } from './publishers/registry.js';
 
 export type HelpTopic =
   | 'main'
@@ -126,7 +127,7 @@ under v2, the live relays with the partitions they hold and the unowned partitio
   --json                 one JSON object on stdout, nothing else
 
 ${connection('status')}`,
-  relay: () => `Usage: outboxer relay [--publisher console|rabbitmq|nats] [options]
+  relay: () => `Usage: outboxer relay [--publisher ${PUBLISHER_NAMES.join('|')}] [options]
 
 Publishes committed messages with the broker's confirmation and marks them, until SIGTERM or
 SIGINT (graceful: the in-flight batch is confirmed and its partitions given back). It leases

@@ -7,6 +7,7 @@ import type { RelayOptionsInput } from '../../core/relay-options.js';
 import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
 import { MAX_OLDER_THAN_SECONDS } from '../../core/pending-message-input.js';
 import type { CommandName } from './args.js';
+import { PUBLISHER_OPTION_DEFINITIONS } from './publisher-option-definitions.js';
 
 /** Which table of docs/cli.md and which block of the help an option belongs to. */
 export type OptionSection = 'connection' | 'relay' | 'tuning' | 'store' | 'http' | 'command';
@@ -84,8 +85,8 @@ const connection: readonly OptionDefinition[] = [
 const relay: readonly OptionDefinition[] = [
   {
     flag: 'publisher', env: 'OUTBOXER_PUBLISHER', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<name>',
-    summary: '`console`, `rabbitmq` or `nats`', defaultText: 'console',
-    details: '`console` prints one line per message on stdout, for development.',
+    summary: '`console`, `rabbitmq`, `nats`: where the relay publishes', defaultText: 'console',
+    details: '`console` prints one line per message on stdout, for development. Each broker\'s page in docs/publishers/ describes its wire and what its confirmation means.',
   },
   {
     flag: 'broker-url', env: 'OUTBOXER_BROKER_URL', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<url>',
@@ -93,16 +94,7 @@ const relay: readonly OptionDefinition[] = [
     details:
       '`amqp://user:pass@host:5672/vhost` (or `amqps://`) for RabbitMQ; `nats://[user:pass@]host:4222` (or `tls://`, `ws://`, `wss://`) for NATS. Not accepted with `console`.',
   },
-  {
-    flag: 'exchange', env: 'OUTBOXER_EXCHANGE', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<name>',
-    summary: 'RabbitMQ exchange (durable topic, declared if missing)', defaultText: 'outbox',
-    details: 'The routing key is the message topic. RabbitMQ only.',
-  },
-  {
-    flag: 'subject-prefix', env: 'OUTBOXER_SUBJECT_PREFIX', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<prefix>',
-    summary: 'NATS subject = `<prefix>.<topic>`', defaultText: 'none',
-    details: 'Without a prefix the subject is the topic. NATS only. A JetStream stream must capture the subjects.',
-  },
+  ...PUBLISHER_OPTION_DEFINITIONS,
   {
     flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<engine>',
     summary: '`v2`, the only engine of this version: relays lease partitions (engine v1 was removed)', target: { relay: 'engine' },

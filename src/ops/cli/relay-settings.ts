@@ -4,16 +4,21 @@ import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.
 import { checkOpsServerSettings } from '../http/ops-server-options.js';
 import { OPTION_DEFINITIONS, optionDefinition, targetPath } from './option-definitions.js';
 import { type OptionReader, settableBy } from './option-reader.js';
+import type { PublisherFlagValue, PublisherSettings } from './publishers/cli-publisher.js';
+import { CLI_PUBLISHERS, cliPublisher, PUBLISHER_NAMES, publishersReading } from './publishers/registry.js';
 
-export type PublisherName = 'console' | 'rabbitmq' | 'nats';
+const listed = (names: readonly string[]) => (names.length < 2 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) ?? ''}`);
+
+/** A name of the publisher registry (`publishers/registry.ts`). */
+export type PublisherName = string;
 export type StoreSettings = Pick<PostgresStoreOptions, 'retainPublishedMs' | 'idempotencyWindowMs' | 'preparedStatements'>;
 
 export interface RelaySettings {
   readonly publisher: PublisherName;
-  /** Required for rabbitmq and nats; for nats one or more servers. */
+  /** Its broker URLs (empty for `console`) and the flags of its own that were set. */
+  readonly publisherSettings: PublisherSettings;
+  /** The same broker URLs, for the start checks and the start log. */
   readonly brokerUrls: readonly string[];
-  readonly exchange?: string;
-  readonly subjectPrefix?: string;
   readonly migrate: boolean;
   /** `--tracing`: the publisher wrapped by `tracePublisher` of outboxer/otel, loaded only then. */
   readonly tracing: boolean;
@@ -94,28 +99,29 @@ function tuning(reader: OptionReader): { options: RelayOptionsInput; store: Stor
 }
 
 export function resolveRelaySettings(reader: OptionReader): RelaySettings {
-  const publisher = reader.oneOf<PublisherName>('publisher', ['console', 'rabbitmq', 'nats'], 'console');
-  const misplaced = (flag: string, wanted: PublisherName | 'a broker') => {
-    if (reader.isFlag(flag)) throw reader.error(`--${flag} applies only to ${wanted === 'a broker' ? 'rabbitmq and nats' : wanted}, not to --publisher ${publisher}`);
+  const publisher = reader.oneOf<PublisherName>('publisher', PUBLISHER_NAMES, 'console');
+  const entry = cliPublisher(publisher);
+  const refuse = (flag: string) => {
+    if (reader.isFlag(flag)) throw reader.error(`--${flag} applies only to ${listed(publishersReading(flag))}, not to --publisher ${publisher}`);
   };
   let brokerUrls: string[] = [];
-  if (publisher === 'console') misplaced('broker-url', 'a broker');
+  if (entry.brokerUrl === undefined) refuse('broker-url');
   else {
     const source = reader.source('broker-url');
     if (source === undefined) throw reader.error(`--publisher ${publisher} needs --broker-url or OUTBOXER_BROKER_URL`);
-    const parts = publisher === 'nats' ? source.value.split(',').map((part) => part.trim()) : [source.value];
-    const protocols = publisher === 'nats' ? ['nats:', 'tls:', 'ws:', 'wss:'] : ['amqp:', 'amqps:'];
-    brokerUrls = parts.map((part) => reader.url('broker-url', { value: part, from: source.from }, protocols));
+    const parts = entry.brokerUrl.list === true ? source.value.split(',').map((part) => part.trim()) : [source.value];
+    brokerUrls = parts.map((part) => reader.url('broker-url', { value: part, from: source.from }, entry.brokerUrl?.protocols ?? []));
   }
-  if (publisher !== 'rabbitmq') misplaced('exchange', 'rabbitmq');
-  if (publisher !== 'nats') misplaced('subject-prefix', 'nats');
-  const exchange = publisher === 'rabbitmq' ? reader.source('exchange')?.value : undefined;
-  const subjectPrefix = publisher === 'nats' ? reader.source('subject-prefix')?.value : undefined;
+  for (const other of CLI_PUBLISHERS) for (const flag of other.flags) if (!entry.flags.includes(flag)) refuse(flag);
+  const flags: Record<string, PublisherFlagValue> = {};
+  for (const flag of entry.flags) {
+    const value = reader.typed(flag);
+    if (value !== undefined) flags[flag] = value;
+  }
   return Object.freeze({
     publisher,
+    publisherSettings: Object.freeze({ brokerUrls: Object.freeze(brokerUrls), flags: Object.freeze(flags) }),
     brokerUrls: Object.freeze(brokerUrls),
-    ...(exchange === undefined ? {} : { exchange }),
-    ...(subjectPrefix === undefined ? {} : { subjectPrefix }),
     migrate: reader.typed('migrate') === true,
     tracing: reader.typed('tracing') === true,
     ...tuning(reader),

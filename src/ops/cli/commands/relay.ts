@@ -10,7 +10,7 @@ import { CliFailure, describeFailure, EXIT_OK, EXIT_USAGE, TargetedFailure } fro
 import { loadPublisherTracer, type PublisherTracer } from '../publisher-tracer.js';
 import type { CliIo } from '../io.js';
 import { type DaemonOpsServer, loadDaemonMetrics, startDaemonOpsServer } from '../ops-http.js';
-import { createPublisher } from '../publisher.js';
+import { createPublisher, loggedPublisherFlags } from '../publisher.js';
 import { type StopSignal, watchStopSignals } from '../signals.js';
 
 const STOPPED = Symbol('stopped');
@@ -90,8 +90,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         publisher: settings.publisher,
         database: redactUrl(config.databaseUrl),
         ...(settings.brokerUrls.length === 0 ? {} : { broker: settings.brokerUrls.map(redactUrl).join(',') }),
-        ...(settings.exchange === undefined ? {} : { exchange: settings.exchange }),
-        ...(settings.subjectPrefix === undefined ? {} : { subjectPrefix: settings.subjectPrefix }),
+        ...loggedPublisherFlags(settings),
         ...(settings.tracing ? { tracing: true } : {}),
         ...(await outboxLocation(opened.dialect, config)),
         table: config.table,

@@ -1,0 +1,11 @@
+import { definePublisher } from './cli-publisher.js';
+
+export const consolePublisher = definePublisher({
+  name: 'console',
+  summary: 'one line per message on stdout, for development',
+  flags: [],
+  async create() {
+    const { createConsolePublisher } = await import('../../../publishers/console/index.js');
+    return createConsolePublisher();
+  },
+});
