@@ -8,7 +8,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createJsonLogger } from '../../src/core/logger.js';
-import type { Publisher } from '../../src/core/ports.js';
+import type { Logger, Publisher } from '../../src/core/ports.js';
+import { resolveConfig } from '../../src/ops/cli/config.js';
+import { cliPublisher } from '../../src/ops/cli/publishers/registry.js';
 import { Relay, type StoreForRelay } from '../../src/core/relay.js';
 import { createNatsPublisher } from '../../src/publishers/nats/index.js';
 import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
@@ -19,7 +21,9 @@ const CONFIG_VARIABLE = 'RELAY_CHILD_CONFIG';
 
 export type ChildBroker =
   | { readonly kind: 'rabbitmq'; readonly url: string; readonly exchange: string }
-  | { readonly kind: 'nats'; readonly servers: string };
+  | { readonly kind: 'nats'; readonly servers: string }
+  /** Any other publisher, built as `outboxer relay` builds it from these flags (`--publisher redis --broker-url …`). */
+  | { readonly kind: 'cli'; readonly args: readonly string[] };
 
 /** Short leases so that a takeover happens within seconds: lease 3 s (beats every 1 s), publish timeout 1 s. */
 export const childTiming = {
@@ -47,7 +51,24 @@ export function childBrokerOf(rig: BrokerRig, port?: number): ChildBroker {
   const args = rig.cliArgs();
   const option = (flag: string) => args[args.indexOf(flag) + 1] ?? '';
   const url = port === undefined ? option('--broker-url') : option('--broker-url').replace(/:\d+$/, `:${port}`);
-  return option('--publisher') === 'rabbitmq' ? { kind: 'rabbitmq', url, exchange: option('--exchange') } : { kind: 'nats', servers: url };
+  switch (option('--publisher')) {
+    case 'rabbitmq':
+      return { kind: 'rabbitmq', url, exchange: option('--exchange') };
+    case 'nats':
+      return { kind: 'nats', servers: url };
+    default:
+      return { kind: 'cli', args: args.map((arg, i) => (args[i - 1] === '--broker-url' ? url : arg)) };
+  }
+}
+
+/** A publisher built by the CLI's own registry from `--publisher <name> --broker-url <url> --<flag> <value>…`. */
+async function cliBrokerPublisher(args: readonly string[], logger: Logger): Promise<Publisher> {
+  const values: Record<string, string> = {};
+  for (let i = 0; i + 1 < args.length; i += 2) values[(args[i] ?? '').replace(/^--/, '')] = args[i + 1] ?? '';
+  const config = resolveConfig('relay', { ...values, 'database-url': 'postgres://127.0.0.1/unused' }, [], {});
+  const settings = config.relay;
+  if (settings === undefined) throw new Error('no relay settings');
+  return cliPublisher(settings.publisher).create(settings.publisherSettings, { logger, publishTimeoutMs: childTiming.publishTimeoutMs });
 }
 
 /** The parent's handle on one relay process. */
@@ -166,7 +187,9 @@ export async function serveRelay(store: StoreForRelay, config: RelayChildConfig,
   const { broker } = config;
   const publisher: Publisher = broker.kind === 'rabbitmq'
     ? createRabbitMqPublisher({ url: broker.url, exchange: broker.exchange, confirmTimeoutMs: childTiming.publishTimeoutMs, connectTimeoutMs: 2000, heartbeatSeconds: 2, logger })
-    : createNatsPublisher({ servers: broker.servers, publishTimeoutMs: childTiming.publishTimeoutMs, connectTimeoutMs: 2000, logger });
+    : broker.kind === 'nats'
+      ? createNatsPublisher({ servers: broker.servers, publishTimeoutMs: childTiming.publishTimeoutMs, connectTimeoutMs: 2000, logger })
+      : await cliBrokerPublisher(broker.args, logger);
   const relay = new Relay(store, publisher, {
     ...childTiming,
     owner: `${config.name}/${process.pid}`,
