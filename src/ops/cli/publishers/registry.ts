@@ -1,10 +1,12 @@
 import type { CliPublisher } from './cli-publisher.js';
 import { consolePublisher } from './console.js';
+import { mqttPublisher } from './mqtt.js';
 import { natsPublisher } from './nats.js';
 import { rabbitMqPublisher } from './rabbitmq.js';
+import { webhookPublisher } from './webhook.js';
 
 /** Every publisher `outboxer relay --publisher <name>` runs, in the order the help lists them. */
-export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([consolePublisher, rabbitMqPublisher, natsPublisher]);
+export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([consolePublisher, rabbitMqPublisher, natsPublisher, mqttPublisher, webhookPublisher]);
 
 export const PUBLISHER_NAMES: readonly string[] = Object.freeze(CLI_PUBLISHERS.map((entry) => entry.name));
 
