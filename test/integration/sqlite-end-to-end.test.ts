@@ -8,6 +8,7 @@ import { type BrokerRig, natsRig, rabbitMqRig } from '../support/broker-rigs.js'
 import { startWriters, type WriteTransaction } from '../support/keyed-writers.js';
 import { checkDeliveries } from '../support/order-checker.js';
 import { mqttRig } from '../support/mqtt-rig.js';
+import { redisRig } from '../support/redis-rig.js';
 import { childBrokerOf, childTiming, relayChildren } from '../support/relay-child.js';
 import { freshSqliteFile, type FreshSqliteFile } from '../support/sqlite-file.js';
 import { waitFor } from '../support/wait-for.js';
@@ -28,6 +29,7 @@ describe.each([
   { name: 'RabbitMQ', makeRig: rabbitMqRig, probed: true },
   { name: 'NATS JetStream', makeRig: natsRig, probed: true },
   { name: 'MQTT (Mosquitto)', makeRig: mqttRig, probed: false },
+  { name: 'Redis Streams', makeRig: redisRig, probed: false },
 ])('SQLite outbox -> $name end to end', ({ makeRig, probed }) => {
   let file: FreshSqliteFile | undefined;
   let rig: BrokerRig | undefined;

@@ -5,6 +5,9 @@ const endpoints = [
   { name: 'RabbitMQ', port: 5672 },
   { name: 'NATS', port: 4222 },
   { name: 'MariaDB', port: 3306 },
+  { name: 'Redis', port: 6379 },
+  { name: 'Mosquitto (MQTT)', port: 1883 },
+  { name: 'the Pub/Sub emulator', port: 8085 },
 ];
 
 function reachable(port: number): Promise<boolean> {

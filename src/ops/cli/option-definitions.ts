@@ -85,14 +85,14 @@ const connection: readonly OptionDefinition[] = [
 const relay: readonly OptionDefinition[] = [
   {
     flag: 'publisher', env: 'OUTBOXER_PUBLISHER', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<name>',
-    summary: '`console`, `rabbitmq`, `nats`, `mqtt`, `webhook`: where the relay publishes', defaultText: 'console',
+    summary: '`console`, `rabbitmq`, `nats`, `redis`, `mqtt`, `webhook`, `pubsub`, `sqs`, `sns`: where the relay publishes', defaultText: 'console',
     details: '`console` prints one line per message on stdout, for development. Each broker\'s page in docs/publishers/ describes its wire and what its confirmation means.',
   },
   {
     flag: 'broker-url', env: 'OUTBOXER_BROKER_URL', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<url>',
-    summary: 'broker URL; for nats a comma-separated list of servers', defaultText: 'required for rabbitmq and nats',
+    summary: 'where to publish; for nats a comma-separated list of servers', defaultText: 'required but for console',
     details:
-      '`amqp://user:pass@host:5672/vhost` (or `amqps://`) for RabbitMQ; `nats://[user:pass@]host:4222` (or `tls://`, `ws://`, `wss://`) for NATS. Not accepted with `console`.',
+      '`amqp://user:pass@host:5672/vhost` (or `amqps://`) for RabbitMQ and AMQP 1.0; `nats://[user:pass@]host:4222` (or `tls://`, `ws://`, `wss://`) for NATS; `redis://[user:pass@]host:6379[/db]` (or `rediss://`); `mqtt://[user:pass@]host:1883` (or `mqtts://`, `ws://`, `wss://`); the endpoint `https://…` for webhook; `pubsub://<endpoint host[:port]>/<project>` for Pub/Sub (`pubsub://pubsub.googleapis.com/my-project`); the queue URL for sqs; the topic ARN (`arn:aws:sns:…`) for sns. Not accepted with `console`.',
   },
   ...PUBLISHER_OPTION_DEFINITIONS,
   {

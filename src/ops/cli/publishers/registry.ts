@@ -1,12 +1,15 @@
+import { snsPublisher, sqsPublisher } from './aws.js';
 import type { CliPublisher } from './cli-publisher.js';
 import { consolePublisher } from './console.js';
 import { mqttPublisher } from './mqtt.js';
 import { natsPublisher } from './nats.js';
+import { pubSubPublisher } from './pubsub.js';
 import { rabbitMqPublisher } from './rabbitmq.js';
+import { redisPublisher } from './redis.js';
 import { webhookPublisher } from './webhook.js';
 
 /** Every publisher `outboxer relay --publisher <name>` runs, in the order the help lists them. */
-export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([consolePublisher, rabbitMqPublisher, natsPublisher, mqttPublisher, webhookPublisher]);
+export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([consolePublisher, rabbitMqPublisher, natsPublisher, redisPublisher, mqttPublisher, webhookPublisher, pubSubPublisher, sqsPublisher, snsPublisher]);
 
 export const PUBLISHER_NAMES: readonly string[] = Object.freeze(CLI_PUBLISHERS.map((entry) => entry.name));
 
