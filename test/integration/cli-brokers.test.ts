@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import type { BrokerRig } from '../support/broker-rigs.js';
+import { amqp10Receiver, amqp10Url, isolatedAmqp10Target } from '../support/amqp10-harness.js';
 import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
 import { mqttRig } from '../support/mqtt-rig.js';
 import { pubsubRig } from '../support/pubsub-rig.js';
@@ -90,5 +91,23 @@ describe('outboxer relay --publisher sqs (on the fauxqs emulator)', () => {
     expect(received.map((message) => message.MessageAttributes?.['outbox-id']?.StringValue).sort()).toEqual([...ids].sort());
     const { startup } = await finish();
     expect(startup).toMatchObject({ publisher: 'sqs', awsRegion: 'us-east-1' });
+  });
+});
+
+describe('outboxer relay --publisher amqp10 (on RabbitMQ\'s AMQP 1.0 plugin)', () => {
+  it('sends every row to the address the --address template makes of its topic', async () => {
+    const target = await isolatedAmqp10Target();
+    const receiver = await amqp10Receiver(target.queue);
+    try {
+      const args = ['--publisher', 'amqp10', '--broker-url', amqp10Url, '--address', target.address];
+      const { ids, finish } = await relayThrough(args, target.topic('cli'));
+      await waitUntil(async () => receiver.messages.length >= ids.length, 'the AMQP 1.0 receiver to get all six');
+      expect(receiver.messages.map((message) => String(message.message_id)).sort()).toEqual([...ids].sort());
+      const { startup } = await finish();
+      expect(startup).toMatchObject({ publisher: 'amqp10', address: target.address });
+    } finally {
+      await receiver.close();
+      await target.cleanup();
+    }
   });
 });

@@ -85,7 +85,7 @@ const connection: readonly OptionDefinition[] = [
 const relay: readonly OptionDefinition[] = [
   {
     flag: 'publisher', env: 'OUTBOXER_PUBLISHER', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<name>',
-    summary: '`console`, `rabbitmq`, `nats`, `redis`, `mqtt`, `webhook`, `pubsub`, `sqs`, `sns`: where the relay publishes', defaultText: 'console',
+    summary: '`console`, `rabbitmq`, `nats`, `redis`, `mqtt`, `webhook`, `pubsub`, `sqs`, `sns`, `amqp10`: where the relay publishes', defaultText: 'console',
     details: '`console` prints one line per message on stdout, for development. Each broker\'s page in docs/publishers/ describes its wire and what its confirmation means.',
   },
   {

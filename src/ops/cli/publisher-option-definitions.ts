@@ -55,4 +55,9 @@ export const PUBLISHER_OPTION_DEFINITIONS: readonly OptionDefinition[] = [
     summary: 'trim each Redis stream to about this many entries (`XADD … MAXLEN ~ n`)', defaultText: 'no trimming',
     details: 'Approximate trimming may drop entries no consumer has read yet: size it above your consumers\' lag (docs/publishers/redis.md).',
   },
+  {
+    flag: 'address', env: 'OUTBOXER_ADDRESS', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<template>',
+    summary: 'AMQP 1.0 target address, with `{topic}` once', defaultText: '`{topic}`',
+    details: 'RabbitMQ\'s plugin: `/exchange/<exchange>/{topic}` (docs/publishers/amqp10.md); Service Bus and Artemis: the queue or topic name.',
+  },
 ];

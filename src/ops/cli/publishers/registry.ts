@@ -1,3 +1,4 @@
+import { amqp10Publisher } from './amqp10.js';
 import { snsPublisher, sqsPublisher } from './aws.js';
 import type { CliPublisher } from './cli-publisher.js';
 import { consolePublisher } from './console.js';
@@ -9,7 +10,7 @@ import { redisPublisher } from './redis.js';
 import { webhookPublisher } from './webhook.js';
 
 /** Every publisher `outboxer relay --publisher <name>` runs, in the order the help lists them. */
-export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([consolePublisher, rabbitMqPublisher, natsPublisher, redisPublisher, mqttPublisher, webhookPublisher, pubSubPublisher, sqsPublisher, snsPublisher]);
+export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([consolePublisher, rabbitMqPublisher, natsPublisher, redisPublisher, mqttPublisher, webhookPublisher, pubSubPublisher, sqsPublisher, snsPublisher, amqp10Publisher]);
 
 export const PUBLISHER_NAMES: readonly string[] = Object.freeze(CLI_PUBLISHERS.map((entry) => entry.name));
 
