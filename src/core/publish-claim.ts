@@ -4,6 +4,7 @@ import type { FailedMessage, Publisher } from './ports.js';
 import { deadReason, failureAction } from './publish-failure.js';
 import type { RelayOptions } from './relay-options.js';
 import { retryInMs, shouldPark } from './retry-policy.js';
+import { checkStoredMessage } from './stored-message-check.js';
 import type { PublishPermits } from './publish-window.js';
 import type { TopicEvent, TopicPauses } from './topic-pauses.js';
 
@@ -159,6 +160,11 @@ function hold(outcome: ClaimOutcome, topic: string, messages: readonly OutboxMes
 }
 
 function attempt(message: OutboxMessage, context: PublishContext): Promise<unknown> {
+  try {
+    checkStoredMessage(message);
+  } catch (error) {
+    return Promise.resolve(error);
+  }
   const limit = context.publisher.capabilities.maxMessageBytes;
   const bytes = limit === undefined ? 0 : bodyByteLength(message.body);
   if (limit !== undefined && bytes > limit) {

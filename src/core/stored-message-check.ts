@@ -7,7 +7,7 @@ import { headersFault, keyFault, topicFault, typeFault } from './message-rules.j
  * by plain SQL before the table checked them at INSERT (PostgreSQL migration 10, MariaDB and SQLite migration 2),
  * or changed since by hand where no trigger looks. The error is permanent and its code parks the message dead
  * (`failureAction`), its reason in the library's words: `message <id>: topic "orders.#" is invalid: a topic is ...`.
- * Publishers call it first; it costs a few pattern tests per message.
+ * `publishClaim` calls it before every publish, so no publisher has to; it costs a few pattern tests per message.
  */
 export function checkStoredMessage(message: Pick<OutboxMessage, 'id' | 'topic' | 'type' | 'key' | 'headers'>): void {
   const faults: readonly [OutboxerErrorCode, () => string | undefined][] = [

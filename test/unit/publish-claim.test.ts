@@ -138,6 +138,15 @@ describe('publishClaim: failures', () => {
     expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: over.id, error: expect.stringContaining('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'), dead: true }]);
     expect(ids(outcome.published)).toEqual([atLimit.id, after.id]);
   });
+  it('parks a stored message that breaks the table contract as dead before any publisher sees it; its key goes on', async () => {
+    const broken = msg('a', { topic: 'orders.#' });
+    const after = msg('a');
+    const publisher = new FakePublisher();
+    const outcome = await run([broken, after], publisher);
+    expect(ids(publisher.started)).toEqual([after.id]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: broken.id, error: expect.stringMatching(/^OUTBOXER_INVALID_TOPIC: .*\(stored before the table checked it\)/), dead: true }]);
+  });
+
   it('counts a binary body by its byte length against capabilities.maxMessageBytes', async () => {
     const atLimit = msg('a', { body: new Uint8Array(10), contentType: 'application/x-protobuf' });
     const over = msg('b', { body: new Uint8Array(11), contentType: 'application/x-protobuf' });

@@ -1,7 +1,6 @@
 import rhea, { type Message } from 'rhea';
 import { PublishError } from '../../core/errors.js';
 import { bodyBytes, WellKnownHeaders, type OutboxMessage } from '../../core/message.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 import { TOPIC_PLACEHOLDER } from './options.js';
 
 /** Application properties outboxer sets on every message, next to the message's own headers (ours win). */
@@ -22,7 +21,6 @@ export const Amqp10PropertyNames = Object.freeze({
  * - the body: the stored bytes as one `data` section, so that every consumer gets them unchanged.
  */
 export function toAmqp10Message(message: OutboxMessage): Message {
-  checkStoredMessage(message);
   const properties: Record<string, string> = { ...message.headers, [Amqp10PropertyNames.type]: message.type };
   if (message.key === null) delete properties[Amqp10PropertyNames.key];
   else properties[Amqp10PropertyNames.key] = message.key;

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PublishError } from '../../core/errors.js';
 import { bodyBytes, type OutboxMessage } from '../../core/message.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 import { GROUP_ID } from './options.js';
 
 /**
@@ -65,7 +64,6 @@ function refuse(message: OutboxMessage, service: string, why: string): never {
  * base64`. FIFO destinations get MessageGroupId = the key (`groupIdFor`) and MessageDeduplicationId = the id.
  */
 export function toAwsWire(message: OutboxMessage, options: { readonly service: string; readonly fifo: boolean; readonly nullKeyGroupId: string }): AwsWireMessage {
-  checkStoredMessage(message);
   const { service } = options;
   const asText = typeof message.body === 'string' && message.body !== '' && isSqsText(message.body);
   const body = asText ? (message.body as string) : bodyBytes(message.body).toString('base64');

@@ -1,7 +1,6 @@
 import type { IClientPublishOptions } from 'mqtt';
 import { PublishError } from '../../core/errors.js';
 import { bodyBytes, type OutboxMessage } from '../../core/message.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 import { isWellFormed, mqttStringFault, topicLevelsFault } from './mqtt-strings.js';
 
 /** User property names outboxer sets on every MQTT message (compared without case, they win over message headers). */
@@ -61,7 +60,6 @@ const utf8 = (text: string): number => 2 + Buffer.byteLength(text);
  * for a JSON text body. Throws a permanent PublishError for what MQTT cannot carry, before anything is sent.
  */
 export function toMqttPublication(message: OutboxMessage, prefix: string | undefined): MqttPublication {
-  checkStoredMessage(message);
   const topic = topicFor(message, prefix);
   const userProperties: Record<string, string> = {};
   for (const [name, value] of Object.entries(message.headers)) {

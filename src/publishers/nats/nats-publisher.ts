@@ -1,7 +1,6 @@
 import type { PubAck } from '@nats-io/jetstream';
 import { PublishError } from '../../core/errors.js';
 import type { OutboxMessage } from '../../core/message.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
 import { NatsConnectionManager } from './connection.js';
 import { toPublishError } from './errors.js';
@@ -47,7 +46,6 @@ export function createNatsPublisher(input: NatsPublisherOptions): Publisher {
     );
 
   async function send(message: OutboxMessage, deadline: number): Promise<void> {
-    checkStoredMessage(message); // a row stored before the table checked it is parked dead, in the library's words
     const subject = subjectFor(message, subjectPrefix);
     const body = bodyOf(message);
     if (options.maxMessageBytes !== undefined && body.length > options.maxMessageBytes) {

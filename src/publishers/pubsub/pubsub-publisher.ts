@@ -2,7 +2,6 @@ import { type ClientConfig, PubSub, type PublishOptions, type Topic } from '@goo
 import { PublishError } from '../../core/errors.js';
 import type { OutboxMessage } from '../../core/message.js';
 import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 import { BackgroundReconnect } from '../background-reconnect.js';
 import { ConnectionStateTracker } from '../connection-state.js';
 import { driverMessage, GrpcStatus, grpcStatusOf, toPublishError, toVerifyError } from './errors.js';
@@ -99,7 +98,6 @@ export function createPubSubPublisher(input: PubSubPublisherOptions): Publisher 
   };
 
   async function send(message: OutboxMessage): Promise<void> {
-    checkStoredMessage(message);
     const topicId = topicIdFor(message, options.topicPrefix);
     const publication = toPubSubPublication(message, options.ordering);
     const topic = topicFor(topicId);

@@ -1,7 +1,6 @@
 import type { Options } from 'amqplib';
 import { PublishError } from '../../core/errors.js';
 import { bodyBytes, WellKnownHeaders, type OutboxMessage } from '../../core/message.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 import { cloudEventAttributes, type ResolvedCloudEvents } from '../cloudevents.js';
 import { CLOUD_EVENTS_AMQP_PREFIX, OUTBOXER_APP_ID, OutboxAmqpHeaders } from './amqp-headers.js';
 
@@ -19,11 +18,10 @@ export interface AmqpPublication {
  * content type; the routing key is the topic, and id, type, key and timestamps travel as AMQP properties
  * and headers. With `cloudEvents`, the CloudEvents attributes are added as `cloudEvents_*` headers
  * (binary content mode of the AMQP binding); everything else stays, so existing consumers keep working.
- * Throws a permanent PublishError for a message that breaks the table contract (a row written by plain SQL
- * before the table checked it: `checkStoredMessage`) or that AMQP cannot carry.
+ * Throws a permanent PublishError for a message that AMQP cannot carry (the table contract is checked before,
+ * by `publishClaim`).
  */
 export function toAmqpPublication(message: OutboxMessage, cloudEvents?: ResolvedCloudEvents): AmqpPublication {
-  checkStoredMessage(message);
   if (Buffer.byteLength(message.topic) > MAX_SHORT_STRING_BYTES || message.topic === '') {
     throw cannotEncode(message, `its topic must be 1 to ${MAX_SHORT_STRING_BYTES} bytes to be an AMQP routing key`);
   }

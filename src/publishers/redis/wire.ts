@@ -1,5 +1,4 @@
 import { bodyBytes, type OutboxMessage } from '../../core/message.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 
 /** The fields outboxer writes on every stream entry, in this order; the producer's headers come as `h:<name>` between them and `body`. */
 export const RedisFieldNames = Object.freeze({
@@ -31,7 +30,6 @@ export function streamFor(topic: string, streamPrefix: string): string {
  * header values go as they are, with no encoding. A row that breaks the table contract is refused first (permanent).
  */
 export function toRedisEntry(message: OutboxMessage, streamPrefix: string): RedisEntry {
-  checkStoredMessage(message);
   const fields: Record<string, string | Buffer> = {
     [RedisFieldNames.id]: message.id,
     [RedisFieldNames.type]: message.type,

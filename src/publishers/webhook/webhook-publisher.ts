@@ -2,7 +2,6 @@ import { OutboxerError, PublishError } from '../../core/errors.js';
 import { bodyBytes, type OutboxMessage } from '../../core/message.js';
 import type { Publisher, PublisherCapabilities } from '../../core/ports.js';
 import type { BrokerConnectionState } from '../../core/relay-health.js';
-import { checkStoredMessage } from '../../core/stored-message-check.js';
 import type { WebhookEndpoint } from './endpoint.js';
 import { answerError, requestError, timeoutError, type AttemptContext } from './errors.js';
 import { HttpPools, type HttpAnswer } from './http-request.js';
@@ -74,7 +73,6 @@ export function createWebhookPublisher(input: WebhookPublisherOptions): Publishe
   }
 
   async function send(message: OutboxMessage): Promise<void> {
-    checkStoredMessage(message); // a row stored before the table checked it is parked dead, in the library's words
     const endpoint = endpointFor(options, message.topic);
     if (endpoint === undefined) {
       throw new PublishError(
