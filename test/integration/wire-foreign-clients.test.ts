@@ -11,7 +11,7 @@ import { rawDeliveryOf as natsDeliveryOf } from '../../src/consumer/nats/wire.js
 import { rawDeliveryOf as amqpDeliveryOf } from '../../src/consumer/rabbitmq/wire.js';
 import { Outbox } from '../../src/core/outbox.js';
 import type { Publisher } from '../../src/core/ports.js';
-import { encodeHeaderValue } from '../../src/publishers/nats/header-value.js';
+import { encodeHeaderValue } from '../../src/publishers/header-value.js';
 import { createNatsPublisher } from '../../src/publishers/nats/index.js';
 import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
 import type { SqlExecutor } from '../../src/stores/postgres/database.js';

@@ -4,7 +4,7 @@ import { ConfigurationError, MessageValidationError } from '../../src/core/error
 import { MessageRegistry } from '../../src/consumer/message-registry.js';
 import { payloadOf, type RawDelivery } from '../../src/consumer/received-message.js';
 import { cloudEventAttributes, resolveCloudEventsOption } from '../../src/publishers/cloudevents.js';
-import { decodeHeaderValue, encodeHeaderValue } from '../../src/publishers/nats/header-value.js';
+import { decodeHeaderValue, encodeHeaderValue } from '../../src/publishers/header-value.js';
 import type { OutboxMessage } from '../../src/core/message.js';
 
 describe('NATS header values: percent-encoding as the CloudEvents NATS binding specifies', () => {

@@ -1,5 +1,5 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { decodeHeaderValue } from '../../publishers/nats/header-value.js';
+import { decodeHeaderValue } from '../../publishers/header-value.js';
 import { CLOUD_EVENTS_NATS_PREFIX, NatsHeaderNames } from '../../publishers/nats/wire.js';
 import type { DeliverySource } from '../delivery-instrumentation.js';
 import type { RawDelivery } from '../received-message.js';

@@ -2,7 +2,7 @@ import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { PublishError } from '../../core/errors.js';
 import { bodyBytes, type OutboxMessage } from '../../core/message.js';
 import { cloudEventAttributes, type ResolvedCloudEvents } from '../cloudevents.js';
-import { encodeHeaderValue } from './header-value.js';
+import { encodeHeaderValue } from '../header-value.js';
 import { isValidSubject } from './options.js';
 
 /** Header names outboxer sets on every NATS message (JetStream itself reads `Nats-Msg-Id`). */

@@ -1,6 +1,6 @@
 import { PublishError } from '../../core/errors.js';
 import type { OutboxMessage } from '../../core/message.js';
-import { encodeHeaderValue } from '../nats/header-value.js';
+import { encodeHeaderValue } from '../header-value.js';
 import { signatureHeader } from './signature.js';
 
 /** Request headers outboxer sets on every POST (names in lowercase, as HTTP/2 and Node send them). */

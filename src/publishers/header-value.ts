@@ -2,7 +2,7 @@
 const SENT_UNCHANGED = /^[!#$&-~]*$/;
 
 /**
- * NATS header values may hold only printable ASCII. Every value outboxer sends (the key, the type, the
+ * NATS and HTTP header values may hold only printable ASCII. Every value outboxer sends there (the key, the type, the
  * producer's headers, CloudEvents attributes) is percent-encoded as the CloudEvents NATS and HTTP bindings
  * specify: space, `"`, `%` and every character outside U+0021..U+007E become the `%XX` of their UTF-8 bytes.
  * Plain ASCII values without space, `"` or `%` (ids, traceparent, most types) are sent unchanged.
