@@ -1,29 +1,7 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, startScript } from '../support/cli-runner.js';
 import { freshDatabase } from '../support/fresh-services.js';
 import { PrivateMosquitto, recordTopics } from '../support/mqtt-harness.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/**
- * The examples resolve `outboxer/<subpath>` through the `paths` of tsconfig.json. Until `outboxer/mqtt` is listed
- * there, tsx gets a copy of that tsconfig with it added (absolute paths, in a temporary directory).
- */
-async function tsconfigWithMqttPath(): Promise<{ env: Record<string, string>; remove(): Promise<void> }> {
-  const config = JSON.parse(await readFile(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
-  const paths = config.compilerOptions.paths;
-  if (paths['outboxer/mqtt'] !== undefined) return { env: {}, remove: async () => undefined };
-  paths['outboxer/mqtt'] = ['./src/publishers/mqtt/index.ts'];
-  const absolute = Object.fromEntries(Object.entries(paths).map(([name, targets]) => [name, targets.map((target) => join(ROOT, target))]));
-  const directory = await mkdtemp(join(tmpdir(), 'outboxer-tsconfig-'));
-  const file = join(directory, 'tsconfig.json');
-  await writeFile(file, JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), compilerOptions: { paths: absolute } }));
-  return { env: { TSX_TSCONFIG_PATH: file }, remove: () => rm(directory, { recursive: true, force: true }) };
-}
 
 describe('the example of docs/publishers/mqtt.md', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -39,10 +17,8 @@ describe('the example of docs/publishers/mqtt.md', () => {
     await broker.start();
     const watcher = await recordTopics('#', { url: broker.url });
     cleanups.push(() => watcher.close());
-    const tsconfig = await tsconfigWithMqttPath();
-    cleanups.push(() => tsconfig.remove());
 
-    const exit = await startScript('examples/publishers/mqtt.ts', [], cliEnv({ DATABASE_URL: db.url, MQTT_URL: broker.url, ...tsconfig.env })).waitForExit(60_000);
+    const exit = await startScript('examples/publishers/mqtt.ts', [], cliEnv({ DATABASE_URL: db.url, MQTT_URL: broker.url })).waitForExit(60_000);
     expect({ code: exit.code, stderr: exit.stderr }).toEqual({ code: 0, stderr: '' });
     const printed = JSON.parse(exit.stdout.trim()) as Record<string, unknown>;
     expect(printed).toMatchObject({ type: 'order.created', key: 'order-1', topic: 'events/orders/created', contentType: 'application/json', data: { id: 1 } });

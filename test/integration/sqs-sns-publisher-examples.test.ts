@@ -1,6 +1,3 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, startScript } from '../support/cli-runner.js';
@@ -8,27 +5,6 @@ import { freshDatabase } from '../support/fresh-services.js';
 import { subscribedTopic } from '../support/sns-harness.js';
 import { createQueue, EMULATOR_CREDENTIALS, EMULATOR_REGION, fromSqsMessage, queueReader, sqsAdmin, useFauxqs } from '../support/sqs-harness.js';
 import { uniqueName } from '../support/services.js';
-
-const ROOT = resolve(new URL('../..', import.meta.url).pathname);
-
-/**
- * tsx resolves `outboxer/sqs` and `outboxer/sns` through tsconfig.json's paths. Until those entries exist there,
- * the examples run with a tsconfig that extends it and adds them.
- */
-function tsconfigWithAwsPaths(): { env: Record<string, string>; cleanup(): void } {
-  const base = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
-  if (base.compilerOptions.paths['outboxer/sqs'] !== undefined && base.compilerOptions.paths['outboxer/sns'] !== undefined) return { env: {}, cleanup: () => undefined };
-  const directory = mkdtempSync(join(tmpdir(), 'outboxer-tsconfig-'));
-  const paths: Record<string, string[]> = {
-    'outboxer/sqs': ['./src/publishers/sqs/index.ts'],
-    'outboxer/sns': ['./src/publishers/sns/index.ts'],
-    ...base.compilerOptions.paths,
-  };
-  const absolute = Object.fromEntries(Object.entries(paths).map(([name, targets]) => [name, targets.map((target) => join(ROOT, target))]));
-  const file = join(directory, 'tsconfig.json');
-  writeFileSync(file, JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), compilerOptions: { paths: absolute } }));
-  return { env: { TSX_TSCONFIG_PATH: file }, cleanup: () => rmSync(directory, { recursive: true, force: true }) };
-}
 
 /** The AWS SDK (v3.1100+) warns once per process on Node 20 that later versions need Node 22: not the example's doing. */
 function withoutSdkNodeWarning(stderr: string): string {
@@ -44,15 +20,12 @@ describe('the SQS and SNS examples the docs show, on fauxqs', () => {
   const environment = async (extra: Record<string, string>) => {
     const db = await freshDatabase();
     cleanups.push(() => db.drop());
-    const tsconfig = tsconfigWithAwsPaths();
-    cleanups.push(tsconfig.cleanup);
     return cliEnv({
       DATABASE_URL: db.url,
       AWS_REGION: EMULATOR_REGION,
       AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
       AWS_ENDPOINT_URL: fauxqs().endpoint,
-      ...tsconfig.env,
       ...extra,
     });
   };

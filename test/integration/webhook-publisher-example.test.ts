@@ -1,28 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, startScript } from '../support/cli-runner.js';
 import { freshDatabase } from '../support/fresh-services.js';
 import { closedPort, newSecret } from '../support/webhook-harness.js';
 import { waitFor } from '../support/wait-for.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/**
- * tsx resolves `outboxer/<subpath>` by the paths of tsconfig.json. Until `outboxer/webhook` is listed there,
- * the examples run with a copy of it that adds the subpath (the file is then left as it is).
- */
-function tsconfigWithWebhook(directory: string): Record<string, string> {
-  const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
-  if (config.compilerOptions.paths['outboxer/webhook'] !== undefined) return {};
-  const file = join(directory, 'tsconfig.json');
-  const paths = { ...config.compilerOptions.paths, 'outboxer/webhook': ['./src/publishers/webhook/index.ts'] };
-  writeFileSync(file, JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), compilerOptions: { baseUrl: ROOT, paths } }));
-  return { TSX_TSCONFIG_PATH: file };
-}
 
 describe('the example of docs/publishers/webhook.md', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -33,11 +14,9 @@ describe('the example of docs/publishers/webhook.md', () => {
   it('the receiver verifies and stores what the relay POSTs, once per webhook-id, and refuses a forged request', async () => {
     const db = await freshDatabase();
     cleanups.push(() => db.drop());
-    const directory = mkdtempSync(join(tmpdir(), 'outboxer-webhook-example-'));
-    cleanups.push(async () => rmSync(directory, { recursive: true, force: true }));
     const secret = newSecret();
     const port = await closedPort();
-    const env = cliEnv({ DATABASE_URL: db.url, WEBHOOK_SECRET: secret, PORT: String(port), ...tsconfigWithWebhook(directory) });
+    const env = cliEnv({ DATABASE_URL: db.url, WEBHOOK_SECRET: secret, PORT: String(port) });
 
     const receiver = startScript('examples/publishers/webhook-receiver.ts', [], env);
     cleanups.push(async () => {
