@@ -1,16 +1,11 @@
 import { ConfigurationError, MessageValidationError } from '../core/errors.js';
+import type { OutgoingValidator } from '../core/ports.js';
 import { UnknownMessageTypeError } from './errors.js';
 import type { ReceivedMessage } from './received-message.js';
 import { describeIssues, isStandardSchema, type StandardSchemaV1 } from './standard-schema.js';
 
 /** A handler for one message type: writes its effects through `tx`, the inbox's transaction. */
 export type MessageHandler<Tx, Payload = unknown> = (message: ReceivedMessage<Payload>, tx: Tx) => Promise<void> | void;
-
-/** What `Outbox` enqueue needs from a registry: validate a payload before it is stored. */
-export interface OutgoingValidator {
-  /** Returns the schema's output (what to store), or throws MessageValidationError; never resolves a type by name. */
-  validateOutgoing(type: string, payload: unknown, where?: string): unknown;
-}
 
 interface Entry<Tx> {
   readonly schema: StandardSchemaV1;
@@ -25,6 +20,8 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
  * registered is an UnknownMessageTypeError (code OUTBOXER_UNKNOWN_TYPE): nothing is ever imported, looked up
  * on an object or constructed from a type name.
  */
+export type { OutgoingValidator };
+
 export class MessageRegistry<Tx = unknown> implements OutgoingValidator {
   readonly #entries = new Map<string, Entry<Tx>>();
 

@@ -33,6 +33,13 @@ describe('published package surface', () => {
     ['outboxer/sequelize', ['fromSequelize']],
     ['outboxer/rabbitmq', ['createRabbitMqPublisher']],
     ['outboxer/nats', ['createNatsPublisher']],
+    ['outboxer/redis', ['createRedisPublisher']],
+    ['outboxer/mqtt', ['createMqttPublisher']],
+    ['outboxer/webhook', ['createWebhookPublisher']],
+    ['outboxer/pubsub', ['createPubSubPublisher']],
+    ['outboxer/sqs', ['createSqsPublisher']],
+    ['outboxer/sns', ['createSnsPublisher']],
+    ['outboxer/amqp10', ['createAmqp10Publisher']],
     ['outboxer/console', ['createConsolePublisher']],
     ['outboxer/consumer', ['Inbox', 'MessageRegistry', 'PostgresInboxStore', 'InboxRetention', 'UnknownMessageTypeError']],
     ['outboxer/consumer/rabbitmq', ['createRabbitMqConsumer']],
@@ -50,7 +57,7 @@ describe('published package surface', () => {
   });
 
   it('has no side effects at import: importing every entry point prints nothing and leaves no handle open', async () => {
-    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/mysql','outboxer/sqlite','outboxer/kysely','outboxer/knex','outboxer/drizzle','outboxer/prisma','outboxer/typeorm','outboxer/mikro-orm','outboxer/sequelize','outboxer/rabbitmq','outboxer/nats','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats','outboxer/consumer/mysql','outboxer/consumer/sqlite','outboxer/metrics','outboxer/otel','outboxer/http']) await import(s);`;
+    const script = `for (const s of ['outboxer','outboxer/postgres','outboxer/pglite','outboxer/mysql','outboxer/sqlite','outboxer/kysely','outboxer/knex','outboxer/drizzle','outboxer/prisma','outboxer/typeorm','outboxer/mikro-orm','outboxer/sequelize','outboxer/rabbitmq','outboxer/nats','outboxer/redis','outboxer/mqtt','outboxer/webhook','outboxer/pubsub','outboxer/sqs','outboxer/sns','outboxer/amqp10','outboxer/console','outboxer/consumer','outboxer/consumer/rabbitmq','outboxer/consumer/nats','outboxer/consumer/mysql','outboxer/consumer/sqlite','outboxer/metrics','outboxer/otel','outboxer/http']) await import(s);`;
     const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
     expect(stdout).toBe('');
     expect(stderr).toBe('');
