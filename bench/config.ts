@@ -9,6 +9,9 @@ export const services = Object.freeze({
   mysqlUrl: process.env.OUTBOXER_BENCH_MYSQL_URL ?? process.env.OUTBOXER_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
   /** Where the `outboxer-sqlite` contender's files go (a directory each, removed afterwards): a disk, as in production. */
   sqliteDirectory: process.env.OUTBOXER_BENCH_SQLITE_DIR ?? tmpdir(),
+  /** (k) Redis Streams and MQTT (Mosquitto) of the issue-21 publishers' drain. */
+  redisUrl: process.env.OUTBOXER_BENCH_REDIS_URL ?? process.env.OUTBOXER_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  mqttUrl: process.env.OUTBOXER_BENCH_MQTT_URL ?? process.env.OUTBOXER_TEST_MQTT_URL ?? 'mqtt://127.0.0.1:1883',
 });
 
 export type SizeName = 'smoke' | 'full';
@@ -53,6 +56,8 @@ export interface Sizes {
   readonly ormTransactions: number;
   /** (j) commit-to-confirm samples per path, one message at a time. */
   readonly ormConfirmSamples: number;
+  /** (k) backlog drained per publisher of issue 21 (Redis Streams, MQTT, webhook), beside that broker's own client. */
+  readonly publisherMessages: number;
   /** Relay engine of the outboxer contender and of (g) (default v2): sets the table's engine, and passes the relay option / CLI flag when it is not the relay's default. */
   readonly engine: Engine;
 }
@@ -86,6 +91,7 @@ const smoke: Sizes = {
   ormRounds: 2,
   ormTransactions: 10,
   ormConfirmSamples: 5,
+  publisherMessages: 2_000,
   engine: 'v2',
 };
 
@@ -114,6 +120,7 @@ const full: Sizes = {
   ormRounds: 20,
   ormTransactions: 250,
   ormConfirmSamples: 200,
+  publisherMessages: 100_000,
   engine: 'v2',
 };
 

@@ -2,13 +2,15 @@ import type pg from 'pg';
 import type { SizeName, Sizes } from '../config.js';
 import type { ContenderFactory } from '../contenders/contender.js';
 import type { BrokerKind } from '../support/broker-target.js';
+import type { PublisherKind } from '../support/publisher-targets.js';
 
 export type Metric = number | string | boolean | null;
 
 /** One contender's numbers in one scenario (and broker, when it matters). */
 export interface ResultRow {
   readonly contender: string;
-  readonly broker?: BrokerKind;
+  /** (k): the issue-21 publisher's destination (redis, mqtt, webhook). */
+  readonly broker?: BrokerKind | PublisherKind;
   readonly metrics: Record<string, Metric>;
 }
 
