@@ -103,8 +103,8 @@ describe('outboxer CLI: usage', () => {
     const result = await runCli(['relay', '--publisher', 'kafka'], cliEnv(nowhere));
     expect(result.code).toBe(2);
     expect(result.stderr.split('\n')).toEqual([
-      'outboxer: --publisher must be one of console, rabbitmq, nats; got "kafka" (set by --publisher or OUTBOXER_PUBLISHER)',
-      'Usage: outboxer relay [--publisher console|rabbitmq|nats] [options]',
+      'outboxer: --publisher must be one of console, rabbitmq, nats, redis, mqtt, webhook, pubsub, sqs, sns, amqp10; got "kafka" (set by --publisher or OUTBOXER_PUBLISHER)',
+      'Usage: outboxer relay [--publisher console|rabbitmq|nats|redis|mqtt|webhook|pubsub|sqs|sns|amqp10] [options]',
       "Run 'outboxer help relay' for its options.",
       '',
     ]);

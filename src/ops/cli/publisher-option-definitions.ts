@@ -38,7 +38,7 @@ export const PUBLISHER_OPTION_DEFINITIONS: readonly OptionDefinition[] = [
   },
   {
     flag: 'aws-region', env: 'OUTBOXER_AWS_REGION', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<region>',
-    summary: 'AWS region of the SQS queue or SNS topic', defaultText: "the SDK's chain (`AWS_REGION`, shared config)",
+    summary: 'AWS region of the SQS queue or SNS topic', defaultText: "the SDK's chain: `AWS_REGION` or the shared config",
     details: 'Credentials always come from the SDK\'s default chain (environment, shared files, instance or task role).',
   },
   {
