@@ -45,8 +45,36 @@ export type OutboxerErrorCode =
   | 'OUTBOXER_RESIZE_IN_PROGRESS'
   | 'OUTBOXER_LOCK_TIMEOUT'
   | 'OUTBOXER_RESIZE_TIMEOUT'
-  | 'OUTBOXER_RESIZE_CANCELLED';
+  | 'OUTBOXER_RESIZE_CANCELLED'
+  | OperationsErrorCode;
 
+/**
+ * The codes of the CLI and of the HTTP server of operations (docs/errors.md, "The CLI"; docs/http-api.md,
+ * "Errors"). Listed here so that every outboxer error shares one code type, though only src/ops throws them.
+ */
+export type OperationsErrorCode =
+  | 'OUTBOXER_USAGE'
+  | 'OUTBOXER_MISSING_DEPENDENCY'
+  | 'OUTBOXER_NOT_SUPPORTED'
+  | 'OUTBOXER_TARGETED_FAILURE'
+  | 'OUTBOXER_BAD_REQUEST_TARGET'
+  | 'OUTBOXER_INVALID_PATH'
+  | 'OUTBOXER_INVALID_QUERY'
+  | 'OUTBOXER_INVALID_JSON'
+  | 'OUTBOXER_INVALID_REQUEST'
+  | 'OUTBOXER_UNAUTHORIZED'
+  | 'OUTBOXER_ADMIN_DISABLED'
+  | 'OUTBOXER_HOST_REFUSED'
+  | 'OUTBOXER_METHOD_NOT_ALLOWED'
+  | 'OUTBOXER_BODY_TOO_LARGE'
+  | 'OUTBOXER_UNSUPPORTED_MEDIA_TYPE'
+  | 'OUTBOXER_BUSY'
+  | 'OUTBOXER_STORE_FAILED';
+
+/**
+ * The base of every outboxer error, the CLI's and the HTTP server's included. A subclass thrown with fewer codes
+ * narrows `code` with a `declare` field (the CLI's `CliFailureCode`, the HTTP server's `OpsHttpErrorCode`).
+ */
 export class OutboxerError extends Error {
   readonly code: OutboxerErrorCode;
 

@@ -12,27 +12,30 @@ export const EXIT_USAGE = 2;
  */
 export type UsageShown = 'line' | 'full' | 'none';
 
-/** Wrong command line or configuration: exit 2, with the usage of `topic`. */
-export class UsageError extends Error {
+/** Wrong command line or configuration: exit 2, with the usage of `topic`. Its code: `OUTBOXER_USAGE`. */
+export class UsageError extends OutboxerError {
+  declare readonly code: 'OUTBOXER_USAGE';
   readonly topic: HelpTopic;
   readonly shown: UsageShown;
 
   constructor(message: string, topic: HelpTopic = 'main', shown: UsageShown = 'line') {
-    super(message);
+    super('OUTBOXER_USAGE', message);
     this.name = 'UsageError';
     this.topic = topic;
     this.shown = shown;
   }
 }
 
-/** A runtime failure the CLI already explained in one line: exit 1. */
-export class CliFailure extends Error {
-  readonly code: string;
+/** The codes a CliFailure is thrown with (docs/errors.md, "The CLI"). */
+export type CliFailureCode = 'OUTBOXER_INVALID_OPTION' | 'OUTBOXER_MISSING_DEPENDENCY' | 'OUTBOXER_NOT_FOUND' | 'OUTBOXER_NOT_SUPPORTED';
 
-  constructor(code: string, message: string) {
-    super(message);
+/** A runtime failure the CLI already explained in one line: exit 1. */
+export class CliFailure extends OutboxerError {
+  declare readonly code: CliFailureCode;
+
+  constructor(code: CliFailureCode, message: string) {
+    super(code, message);
     this.name = 'CliFailure';
-    this.code = code;
   }
 }
 
@@ -41,12 +44,16 @@ export interface FailureTarget {
   readonly urls: readonly string[];
 }
 
-/** Marks which server a failure concerns (the broker rather than the database), for the one-line message. */
-export class TargetedFailure extends Error {
+/**
+ * Marks which server a failure concerns (the broker rather than the database), for the one-line message. Only a
+ * wrapper: its code is `OUTBOXER_TARGETED_FAILURE`, and the line shows its cause's code and message instead.
+ */
+export class TargetedFailure extends OutboxerError {
+  declare readonly code: 'OUTBOXER_TARGETED_FAILURE';
   readonly target: FailureTarget;
 
   constructor(cause: unknown, target: FailureTarget) {
-    super('targeted failure', { cause });
+    super('OUTBOXER_TARGETED_FAILURE', 'targeted failure', { cause });
     this.name = 'TargetedFailure';
     this.target = target;
   }
@@ -78,7 +85,7 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 function codeOf(error: unknown): string {
-  if (error instanceof CliFailure || error instanceof OutboxerError) return error.code;
+  if (error instanceof OutboxerError) return error.code;
   if (typeof error === 'object' && error !== null) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && code !== '') return code;

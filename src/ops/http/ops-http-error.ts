@@ -1,3 +1,5 @@
+import { OutboxerError } from '../../core/errors.js';
+
 /**
  * The codes the HTTP server of operations answers with, in `{ "error": { "code", "message" } }` (docs/http-api.md,
  * "Errors"). Stable: clients and the dashboard may branch on them.
@@ -21,17 +23,19 @@ export type OpsHttpErrorCode =
   | 'OUTBOXER_BUSY'
   | 'OUTBOXER_STORE_FAILED';
 
-/** A request the server refuses or cannot serve: its HTTP status, stable code, message and extra headers (`Allow`, `WWW-Authenticate`, `Retry-After`). */
-export class OpsHttpError extends Error {
+/**
+ * A request the server refuses or cannot serve: its HTTP status, stable code, message and extra headers (`Allow`,
+ * `WWW-Authenticate`, `Retry-After`). An `OutboxerError` like every outboxer error, its code an `OpsHttpErrorCode`.
+ */
+export class OpsHttpError extends OutboxerError {
+  declare readonly code: OpsHttpErrorCode;
   readonly status: number;
-  readonly code: OpsHttpErrorCode;
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(status: number, code: OpsHttpErrorCode, message: string, headers: Readonly<Record<string, string>> = {}) {
-    super(message);
+    super(code, message);
     this.name = 'OpsHttpError';
     this.status = status;
-    this.code = code;
     this.headers = Object.freeze({ ...headers });
   }
 }
