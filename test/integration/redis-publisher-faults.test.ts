@@ -41,6 +41,9 @@ describe('Redis publisher faults', () => {
     expect((error as PublishError).code).toBe('OUTBOXER_BROKER_UNAVAILABLE');
     expect(failureAction(error)).toBe('release');
     await waitFor(() => publisher.connectionState?.() === 'disconnected', { what: 'the publisher to see the loss' });
+    // sent while the client reconnects: never written, so never stored, and not a timeout that counts an attempt
+    const waiting = await settle(publisher.publish(testMessage('orders.while-down')));
+    expect((waiting as PublishError).code).toBe('OUTBOXER_BROKER_UNAVAILABLE');
     await redis.start();
     await waitFor(() => publisher.connectionState?.() === 'connected', { what: 'the client to reconnect by itself' });
     await publisher.publish(testMessage('orders.after'));

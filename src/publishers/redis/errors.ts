@@ -106,8 +106,15 @@ export function toPublishError(error: unknown, context: PublishContext): Publish
   return fail('OUTBOXER_PUBLISH_FAILED', `publishing message ${id} to stream "${stream}" failed (${detail})`);
 }
 
+/**
+ * The publish timed out. Still waiting for a connection, the XADD was never written, so nothing can have been
+ * stored: that is the broker being unavailable (released uncounted), not a timeout that uses up an attempt.
+ */
 export function timeoutError(id: string, timeoutMs: number, stage: 'connecting' | 'reply' | 'replicas'): PublishError {
-  const what = { connecting: 'still waiting for a connection', reply: `no XADD reply; ${MAYBE_STORED}`, replicas: `stored on the primary, still waiting for WAIT; ${MAYBE_STORED}` }[stage];
+  if (stage === 'connecting') {
+    return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${id} was not sent to Redis: no ready connection within publishTimeoutMs (${timeoutMs} ms)`);
+  }
+  const what = { reply: `no XADD reply; ${MAYBE_STORED}`, replicas: `stored on the primary, still waiting for WAIT; ${MAYBE_STORED}` }[stage];
   return new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `message ${id} was not confirmed by Redis within publishTimeoutMs (${timeoutMs} ms): ${what}`);
 }
 
