@@ -76,7 +76,7 @@ try {
     each.observeStore(store);
     each.observeRelay(relay);
     const hooks = each.relayHooks();
-    for (let i = 0; i < 1000; i++) hooks.onPublished?.({ id: String(i), topic: 'orders.created', key: null, attempts: 1, createdAt: new Date(Date.now() - i) });
+    for (let i = 0; i < 1000; i++) hooks.onPublished?.({ id: String(i), topic: 'orders.created', key: null, attempts: 1, createdAt: new Date(Date.now() - i), destination: 'default' });
   }
   await measure('right after the insert (no ANALYZE yet)', store, metrics, cached);
   await pool.query(`VACUUM ANALYZE ${table}`);

@@ -9,6 +9,8 @@
 
 /** Dot-separated non-empty parts. Written without backslashes so that the same text is a pattern in JS, PostgreSQL and MariaDB. */
 export const TOPIC_PATTERN = '^[A-Za-z0-9_:/-]+(?:[.][A-Za-z0-9_:/-]+)*$';
+/** A destination's name: also a metrics label value and a CLI argument, so plain ASCII. */
+export const DESTINATION_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]*$';
 export const HEADER_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
 /** W3C Trace Context §3.2: lowercase hex, version ff forbidden, all-zero trace and parent ids invalid. */
 export const TRACEPARENT_PATTERN = '^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$';
@@ -17,6 +19,9 @@ export const MAX_TOPIC_BYTES = 255;
 export const MAX_TYPE_BYTES = 255;
 export const MAX_KEY_BYTES = 512;
 export const MAX_HEADERS = 64;
+export const MAX_DESTINATION_BYTES = 64;
+/** The name of the relay's own publisher: a row of this destination is stored with none (NULL). */
+export const DEFAULT_DESTINATION = 'default';
 export const MAX_HEADER_NAME_BYTES = 128;
 export const MAX_HEADER_VALUE_BYTES = 4096;
 /** How much of a refused value a message quotes (as JSON text: control characters show as escapes). */
@@ -28,6 +33,7 @@ export const MessageRules = Object.freeze({
   type: `a type is a non-empty string of at most ${MAX_TYPE_BYTES} bytes without control characters`,
   key: `a key is a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or none`,
   id: 'an id is a UUID in lowercase hex (8-4-4-4-12 digits)',
+  destination: `a destination is an ASCII letter or digit, then letters, digits, _ or -, at most ${MAX_DESTINATION_BYTES} bytes`,
   headerCount: `at most ${MAX_HEADERS} headers are allowed`,
   headerName: `a header name is an ASCII letter or digit, then letters, digits, _ . or -, at most ${MAX_HEADER_NAME_BYTES} bytes`,
   headerValue: `a header value is at most ${MAX_HEADER_VALUE_BYTES} bytes with no CR, LF or NUL`,
@@ -35,6 +41,7 @@ export const MessageRules = Object.freeze({
 });
 
 const TOPIC = new RegExp(TOPIC_PATTERN);
+const DESTINATION = new RegExp(DESTINATION_PATTERN);
 const HEADER_NAME = new RegExp(HEADER_NAME_PATTERN);
 const TRACEPARENT = new RegExp(TRACEPARENT_PATTERN);
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
@@ -68,6 +75,12 @@ export function typeFault(type: string): string | undefined {
 /** A key (null: none) that breaks the rule, or undefined. Keys are data (a customer id, an email): never quoted. */
 export function keyFault(key: string | null): string | undefined {
   return key === null || isPlainText(key, MAX_KEY_BYTES) ? undefined : `key is invalid: ${MessageRules.key}`;
+}
+
+/** What is wrong with a destination's name, or undefined. */
+export function destinationFault(destination: string): string | undefined {
+  if (DESTINATION.test(destination) && Buffer.byteLength(destination) <= MAX_DESTINATION_BYTES) return undefined;
+  return invalid('destination', destination, MessageRules.destination);
 }
 
 /** The kind of a header value that is not a string, in the table's words (`a JSON number`). */

@@ -63,6 +63,11 @@ export interface OutboxMessageInput {
    * window (default 24 h) is ignored and returns the first message's id.
    */
   readonly idempotencyKey?: string | undefined;
+  /**
+   * The named destination this row goes to (fan-out: docs/fan-out.md). Omitted: the outbox's `routes` decide, and
+   * a topic no route names goes to the relay's own publisher (the `default` destination).
+   */
+  readonly destination?: string | undefined;
 }
 
 /** A validated message, ready to be inserted. `body` is exactly what will be published. */
@@ -77,6 +82,8 @@ export interface NewOutboxMessage {
   readonly availableAt: Date | null;
   readonly delayMs: number;
   readonly idempotencyKey: string | null;
+  /** The named destination of this row; null for the relay's own publisher (the `default` destination). */
+  readonly destination: string | null;
 }
 
 export type MessageState = 'pending' | 'published' | 'dead';
@@ -98,6 +105,8 @@ export interface OutboxMessage {
   /** Publish attempts started so far, this one included. */
   readonly attempts: number;
   readonly lastError: string | null;
+  /** The named destination this row goes to; null or absent for the relay's own publisher (the `default` destination). */
+  readonly destination?: string | null;
 }
 
 /** A parked (dead) message as operators see it. */
@@ -110,4 +119,6 @@ export interface DeadMessage {
   readonly reason: string;
   readonly createdAt: Date;
   readonly deadAt: Date;
+  /** Its named destination; null for the relay's own publisher (the `default` destination). */
+  readonly destination: string | null;
 }

@@ -4,6 +4,7 @@ import type { CommitNotifier, OutboxStore, OutboxWriter, OutgoingValidator, Publ
 import type { EnqueueInstrumentation } from './ports/enqueue-instrumentation.js';
 import { isOutboxTransaction } from './ports/outbox-transaction.js';
 import { Relay, type StoreForRelay } from './relay.js';
+import { type RouteInput, Routes } from './routes.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
 
@@ -19,9 +20,15 @@ export interface OutboxOptions {
    * message, its context stored in the message's `traceparent` header. Default none (nothing is added).
    */
   readonly instrumentation?: EnqueueInstrumentation;
+  /**
+   * Fan-out: topics to named destinations (`[{ topic: 'orders.*', to: ['default', 'partner'] }]`, first match
+   * wins). `enqueue` writes one row per destination of a message that names none (docs/fan-out.md). Default none:
+   * every message goes to the relay's own publisher.
+   */
+  readonly routes?: readonly RouteInput[];
 }
 
-const OUTBOX_OPTIONS: readonly string[] = ['maxPayloadBytes', 'commitNotifier', 'registry', 'instrumentation'];
+const OUTBOX_OPTIONS: readonly string[] = ['maxPayloadBytes', 'commitNotifier', 'registry', 'instrumentation', 'routes'];
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
 
@@ -63,6 +70,7 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   readonly #commitNotifier: CommitNotifier | undefined;
   readonly #registry: OutgoingValidator | undefined;
   readonly #instrumentation: EnqueueInstrumentation | undefined;
+  readonly #routes: Routes;
 
   constructor(store: Store & StoreForOutbox<Tx>, options: OutboxOptions = {}) {
     if ((options as { maxConcurrentHandoffs?: unknown }).maxConcurrentHandoffs !== undefined) {
@@ -87,6 +95,7 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
     this.#commitNotifier = options.commitNotifier;
     this.#registry = options.registry;
     this.#instrumentation = options.instrumentation;
+    this.#routes = new Routes(options.routes);
     this.limits = Object.freeze({ maxPayloadBytes });
   }
 
@@ -125,7 +134,10 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   async #insert(tx: Tx, messages: readonly OutboxMessageInput[]): Promise<{ validated: readonly NewOutboxMessage[]; ids: readonly string[] }> {
     const checked = this.#registry === undefined ? messages : await Promise.all(messages.map((m) => this.#checkSchema(m)));
     const validated = checked.map((message) => validateMessage(message, this.limits));
-    return { validated, ids: await this.store.insert(tx, validated) };
+    const named = new Set(messages.flatMap((message, index) => (message.destination === undefined ? [] : [index])));
+    const { rows, firstRows } = this.#routes.expand(validated, named);
+    const ids = await this.store.insert(tx, rows);
+    return { validated, ids: firstRows.map((row) => ids[row] as string) };
   }
 
   /**
@@ -175,6 +187,7 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
     const relay = new Relay(this.store, publisher, options);
     this.#relays.add(relay);
     this.#publishers.add(publisher);
+    for (const destination of Object.values(relay.options.destinations)) this.#publishers.add(destination.publisher);
     return relay;
   }
 

@@ -1,5 +1,6 @@
 import { ConfigurationError } from './errors.js';
 import { isUuid } from './ids.js';
+import { DEFAULT_DESTINATION, destinationFault } from './message-rules.js';
 import type { PendingQuery } from './ports/pending-messages.js';
 
 /** The most pending messages one list returns (as `outboxer dead list --limit`). */
@@ -21,6 +22,7 @@ const CONTROL_GLOBAL = new RegExp(CONTROL.source, 'g');
  */
 export function checkPendingQuery(query: PendingQuery): PendingQuery {
   const { limit, topic, key, olderThanSeconds } = query;
+  const destination = checkDestinationFilter(query.destination);
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PENDING_LIST_LIMIT) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `the limit of a pending list must be a whole number from 1 to ${MAX_PENDING_LIST_LIMIT}; got ${String(limit)}`, { options: ['limit'] });
   }
@@ -38,7 +40,20 @@ export function checkPendingQuery(query: PendingQuery): PendingQuery {
     ...(topic === undefined ? {} : { topic }),
     ...(key === undefined ? {} : { key }),
     ...(olderThanSeconds === undefined ? {} : { olderThanSeconds }),
+    ...(destination === undefined ? {} : { destination }),
   });
+}
+
+/**
+ * A destination filter as stores compare it: undefined (no filter), null for rows without a destination (also
+ * spelled `default`, as the CLI and the API take it), or a destination's name. Refused with
+ * `OUTBOXER_INVALID_DESTINATION` otherwise.
+ */
+export function checkDestinationFilter(destination: unknown): string | null | undefined {
+  if (destination === undefined || destination === null || destination === DEFAULT_DESTINATION) return destination === undefined ? undefined : null;
+  const fault = typeof destination === 'string' ? destinationFault(destination) : `a destination filter is a string; got a ${typeof destination}`;
+  if (fault !== undefined) throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', fault, { options: ['destination'] });
+  return destination as string;
 }
 
 /** A message id as stores compare it: a UUID, lower-cased. Refused with `OUTBOXER_INVALID_ID` otherwise. */

@@ -1,3 +1,4 @@
+import { type Destination, destinationPauseKey, Destinations, keyOf, topicPauseKey } from './destinations.js';
 import { describeError, PublishError } from './errors.js';
 import { bodyByteLength, type OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
@@ -34,10 +35,18 @@ export interface ClaimOutcome {
   readonly held: Map<string, HeldMessages>;
   /** Topic pauses that began or ended during this batch, for the relay to report once. */
   readonly topicEvents: TopicEvent[];
+  /**
+   * With named destinations: the destinations found unavailable in this batch (name: error). Their messages were
+   * held uncounted (`held`), and the relay went on with the others.
+   */
+  unavailable?: Map<string, string>;
 }
 
 export interface PublishContext {
+  /** The relay's own publisher: rows without a destination, unless `destinations` says otherwise. */
   readonly publisher: Publisher;
+  /** The relay's publishers by destination (fan-out); default: `publisher` alone. */
+  readonly destinations?: Destinations;
   readonly options: RelayOptions;
   /** Monotonic ms (performance.now) after which no new publish may start under this lease. */
   readonly publishDeadline: number;
@@ -56,6 +65,8 @@ export interface PublishContext {
 export async function publishClaim(messages: readonly OutboxMessage[], context: PublishContext): Promise<ClaimOutcome> {
   const outcome: ClaimOutcome = { published: [], failed: [], released: [], held: new Map(), topicEvents: [] };
   const queue = groupIntoChains(messages);
+  const destinations = context.destinations ?? new Destinations(context.publisher, context.options.destinations);
+  context = { ...context, destinations };
   const workers = Math.min(context.options.maxInFlight, queue.length);
   let next = 0;
   const runWorker = async (): Promise<void> => {
@@ -76,10 +87,11 @@ function groupIntoChains(messages: readonly OutboxMessage[]): OutboxMessage[][] 
       chains.push([message]);
       continue;
     }
-    let chain = byKey.get(message.key);
+    const chainKey = keyOf(message) as string;
+    let chain = byKey.get(chainKey);
     if (chain === undefined) {
       chain = [];
-      byKey.set(message.key, chain);
+      byKey.set(chainKey, chain);
       chains.push(chain);
     }
     chain.push(message);
@@ -107,10 +119,19 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
     outcome.released.push(...chain.slice(index));
     return false;
   }
+  const destination = (context.destinations as Destinations).of(message.destination);
+  const topicKey = topicPauseKey(message);
+  if (destination === undefined) {
+    const error = `OUTBOXER_UNKNOWN_DESTINATION: no destination ${message.destination} on this relay; add it to the relay's destinations (or --config), or let a relay that has it publish`;
+    const { delayMs, started } = pauses.pause(topicKey, error, performance.now());
+    if (started) outcome.topicEvents.push({ kind: 'paused', topic: topicKey, error, retryInMs: delayMs });
+    hold(outcome, topicKey, chain.slice(index), delayMs, pauses.reason(topicKey) ?? error);
+    return false;
+  }
   // a paused topic holds before anything else: a held message is never parked, whatever its attempts
-  const heldForMs = pauses.remainingMs(message.topic, performance.now());
-  if (heldForMs > 0) {
-    hold(outcome, message.topic, chain.slice(index), heldForMs, pauses.reason(message.topic) ?? 'topic paused');
+  const pause = heldBy(message, destination, pauses);
+  if (pause !== undefined) {
+    hold(outcome, pause.key, chain.slice(index), pause.ms, pauses.reason(pause.key) ?? 'topic paused');
     return false;
   }
   if (message.attempts > options.retry.maxAttempts) {
@@ -118,24 +139,36 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
     outcome.failed.push({ message, failure: { id: message.id, error: reason, dead: true } });
     return true;
   }
-  const error = await attempt(message, context);
+  const error = await attempt(message, destination, context);
   if (error === undefined) {
     outcome.published.push(message);
-    const pausedMs = pauses.resume(message.topic, performance.now());
-    if (pausedMs !== undefined) outcome.topicEvents.push({ kind: 'resumed', topic: message.topic, pausedMs });
+    for (const key of [destinationPauseKey(destination.name), topicKey]) {
+      const pausedMs = pauses.resume(key, performance.now());
+      if (pausedMs !== undefined) outcome.topicEvents.push({ kind: 'resumed', topic: key, pausedMs });
+    }
     return true;
   }
   const description = describeError(error);
   switch (failureAction(error)) {
-    case 'release':
-      outcome.brokerUnavailable = description;
-      outcome.released.push(...chain.slice(index));
+    case 'release': {
+      if (!(context.destinations as Destinations).fansOut) {
+        outcome.brokerUnavailable = description;
+        outcome.released.push(...chain.slice(index));
+        return false;
+      }
+      // one destination's broker out of reach holds that destination only: the relay goes on with the others
+      const key = destinationPauseKey(destination.name);
+      const { delayMs, started } = pauses.pause(key, description, performance.now());
+      if (started) outcome.topicEvents.push({ kind: 'paused', topic: key, error: description, retryInMs: delayMs });
+      (outcome.unavailable ??= new Map()).set(destination.name, description);
+      hold(outcome, key, chain.slice(index), delayMs, pauses.reason(key) ?? description);
       return false;
+    }
     case 'pause-topic': {
-      const { delayMs, started } = pauses.pause(message.topic, description, performance.now());
-      if (started) outcome.topicEvents.push({ kind: 'paused', topic: message.topic, error: description, retryInMs: delayMs });
+      const { delayMs, started } = pauses.pause(topicKey, description, performance.now());
+      if (started) outcome.topicEvents.push({ kind: 'paused', topic: topicKey, error: description, retryInMs: delayMs });
       // the held rows say since when (`relayHoldReason`): what operators read from any process
-      hold(outcome, message.topic, chain.slice(index), delayMs, pauses.reason(message.topic) ?? description);
+      hold(outcome, topicKey, chain.slice(index), delayMs, pauses.reason(topicKey) ?? description);
       return false;
     }
     case 'dead':
@@ -152,6 +185,20 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
   }
 }
 
+/**
+ * The pause that holds a message now, if any: an operator's pause of its topic (every destination), its whole
+ * destination out of reach, or its topic missing at its destination.
+ */
+function heldBy(message: OutboxMessage, destination: Destination, pauses: TopicPauses): { readonly key: string; readonly ms: number } | undefined {
+  const now = performance.now();
+  const keys = pauses.isOperatorPaused(message.topic) ? [message.topic] : [destinationPauseKey(destination.name), topicPauseKey(message)];
+  for (const key of keys) {
+    const ms = pauses.remainingMs(key, now);
+    if (ms > 0) return { key, ms };
+  }
+  return undefined;
+}
+
 /** Holds a paused topic's message and the rest of its key behind it (they may not overtake it), by topic. */
 function hold(outcome: ClaimOutcome, topic: string, messages: readonly OutboxMessage[], delayMs: number, error: string): void {
   const group = outcome.held.get(topic);
@@ -159,25 +206,27 @@ function hold(outcome: ClaimOutcome, topic: string, messages: readonly OutboxMes
   else group.messages.push(...messages);
 }
 
-function attempt(message: OutboxMessage, context: PublishContext): Promise<unknown> {
+function attempt(stored: OutboxMessage, destination: Destination, context: PublishContext): Promise<unknown> {
   try {
-    checkStoredMessage(message);
+    checkStoredMessage(stored);
   } catch (error) {
     return Promise.resolve(error);
   }
-  const limit = context.publisher.capabilities.maxMessageBytes;
+  const message = destination.shape(stored);
+  const publisher = destination.publisher;
+  const limit = publisher.capabilities.maxMessageBytes;
   const bytes = limit === undefined ? 0 : bodyByteLength(message.body);
   if (limit !== undefined && bytes > limit) {
     return Promise.resolve(new PublishError(
       'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
-      `message ${message.id} is ${bytes} bytes, over ${context.publisher.name}'s limit of ${limit}; lower maxPayloadBytes at enqueue`,
+      `message ${message.id} is ${bytes} bytes, over ${publisher.name}'s limit of ${limit}; lower maxPayloadBytes at enqueue`,
       { permanent: true },
     ));
   }
   // one promise and one timer per publish: at tens of thousands a second, each extra allocation shows in the heap
   return new Promise<unknown>((resolve) => {
     const timer = setTimeout(
-      () => resolve(new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no confirmation for message ${message.id} from ${context.publisher.name} within ${context.options.publishTimeoutMs} ms`)),
+      () => resolve(new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no confirmation for message ${message.id} from ${publisher.name} within ${context.options.publishTimeoutMs} ms`)),
       context.options.publishTimeoutMs,
     );
     const settle = (outcome: unknown): void => {
@@ -186,7 +235,7 @@ function attempt(message: OutboxMessage, context: PublishContext): Promise<unkno
     };
     try {
       // a confirmation that loses the race to the timeout resolves nothing twice: the first settle wins
-      context.publisher.publish(message).then(() => settle(undefined), settle);
+      publisher.publish(message).then(() => settle(undefined), settle);
     } catch (error) {
       settle(error);
     }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import type { DestinationInput } from './destinations.js';
 import { ConfigurationError } from './errors.js';
 import { silentLogger } from './logger.js';
 import type { Logger, WakeSignal } from './ports.js';
@@ -41,14 +42,23 @@ export type RelayOptionsInput = z.input<typeof relayOptionsSchema> & {
   readonly hooks?: RelayHooks | undefined;
   /** Wakes the relay when another process commits (e.g. `pgListenWakeSignal`); polling remains the fallback. */
   readonly wakeSignal?: WakeSignal | undefined;
+  /**
+   * Fan-out: the named destinations this relay publishes to besides its own publisher (`default`, rows without a
+   * destination), each with its publisher and envelope (docs/fan-out.md). With any, a destination whose broker is
+   * out of reach is paused alone. Default none.
+   */
+  readonly destinations?: Readonly<Record<string, DestinationInput>> | undefined;
 };
 
 /** Observers of what the relay does: metrics, demos and tests hang off these. */
 export interface RelayHooks {
-  /** The broker confirmed it. `createdAt` is the row's insert time by the database clock (commit-to-confirm latency). */
-  onPublished?(event: { id: string; topic: string; key: string | null; attempts: number; createdAt: Date }): void;
-  onRetry?(event: { id: string; topic: string; attempts: number; error: string; retryInMs: number }): void;
-  onDead?(event: { id: string; topic: string; attempts: number; reason: string }): void;
+  /**
+   * The broker confirmed it. `createdAt` is the row's insert time by the database clock (commit-to-confirm latency).
+   * `destination` is `default` for the relay's own publisher, else the named destination (in every event).
+   */
+  onPublished?(event: { id: string; topic: string; key: string | null; attempts: number; createdAt: Date; destination: string }): void;
+  onRetry?(event: { id: string; topic: string; attempts: number; error: string; retryInMs: number; destination: string }): void;
+  onDead?(event: { id: string; topic: string; attempts: number; reason: string; destination: string }): void;
   /** A partition's completion was fenced: another relay took the partition over, and `marked` (0) of `expected` outcomes were written. */
   onFenced?(event: { expected: number; marked: number }): void;
   /** `lease` and `read`: a partition-lease statement or a read failed (the loop backs off); `mark`: writing outcomes failed. */
@@ -61,11 +71,13 @@ export interface RelayHooks {
   /**
    * A topic's destination is missing (no route, exchange or stream): its messages wait without using up
    * attempts, and the topic is tried again after `retryInMs`, then with doubling backoff up to
-   * `maxErrorBackoffMs`. Called once per episode, when it begins.
+   * `maxErrorBackoffMs`. Called once per episode, when it begins. With named destinations (fan-out), `topic` is
+   * `<topic>@<destination>` for a named destination's topic, and `*@<destination>` when that destination's broker
+   * is out of reach as a whole.
    */
-  onTopicPaused?(event: { topic: string; error: string; retryInMs: number }): void;
+  onTopicPaused?(event: { topic: string; error: string; retryInMs: number; destination: string }): void;
   /** A paused topic published again: its destination appeared. Ends the episode. */
-  onTopicResumed?(event: { topic: string; pausedMs: number }): void;
+  onTopicResumed?(event: { topic: string; pausedMs: number; destination: string }): void;
 }
 
 export interface RelayOptions {
@@ -103,11 +115,13 @@ export interface RelayOptions {
   readonly logger: Logger;
   readonly hooks: RelayHooks;
   readonly wakeSignal: WakeSignal | undefined;
+  /** The named destinations as given (the relay resolves them with its own publisher: `Destinations`). */
+  readonly destinations: Readonly<Record<string, DestinationInput>>;
 }
 
 /** Resolves the relay's options once: documented defaults, validated, frozen. */
 export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions {
-  const { logger, hooks, wakeSignal, ...rest } = input;
+  const { logger, hooks, wakeSignal, destinations, ...rest } = input;
   refuseRemovedOptions(rest);
   const parsed = relayOptionsSchema.safeParse(rest);
   if (!parsed.success) {
@@ -134,6 +148,7 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
     logger: logger ?? silentLogger,
     hooks: Object.freeze({ ...hooks }),
     wakeSignal,
+    destinations: Object.freeze({ ...destinations }),
   });
 }
 

@@ -56,6 +56,10 @@ export class Relay {
     const broker = this.#publisher.verify?.bind(this.#publisher);
     if (database !== undefined) checks.push({ what: 'database', check: database });
     if (broker !== undefined) checks.push({ what: 'broker', check: broker });
+    for (const [name, destination] of Object.entries(this.options.destinations)) {
+      const check = destination.publisher.verify?.bind(destination.publisher);
+      if (check !== undefined) checks.push({ what: `broker of destination ${name}`, check });
+    }
     await runStartChecks(checks, this.options.logger);
   }
 

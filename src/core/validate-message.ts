@@ -2,7 +2,7 @@ import { MessageValidationError } from './errors.js';
 import { isUuid, newMessageId } from './ids.js';
 import { bodyByteLength, type NewOutboxMessage, type OutboxMessageInput } from './message.js';
 import { toBody } from './message-body.js';
-import { headersFault, keyFault, MAX_KEY_BYTES, MessageRules, topicFault, typeFault } from './message-rules.js';
+import { DEFAULT_DESTINATION, destinationFault, headersFault, keyFault, MAX_KEY_BYTES, MessageRules, topicFault, typeFault } from './message-rules.js';
 
 export interface MessageLimits {
   /** Largest body accepted at enqueue, in the bytes that will be published (UTF-8 of the JSON text, or the binary's length). */
@@ -40,6 +40,11 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
     fail('OUTBOXER_INVALID_KEY', `${where}: idempotencyKey must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`);
   }
 
+  const destination = input.destination ?? null;
+  if (destination !== null && typeof destination !== 'string') fail('OUTBOXER_INVALID_DESTINATION', `${where}: destination must be a string; ${MessageRules.destination}`);
+  const destinationProblem = destination === null ? undefined : destinationFault(destination);
+  if (destinationProblem !== undefined) fail('OUTBOXER_INVALID_DESTINATION', `${where}: ${destinationProblem}`);
+
   const { body, contentType } = toBody(input.payload, input.contentType, where);
   const payloadBytes = bodyByteLength(body);
   if (payloadBytes > limits.maxPayloadBytes) {
@@ -58,12 +63,13 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
     contentType,
     headers: validateHeaders(input.headers ?? {}, where),
     idempotencyKey,
+    destination: destination === DEFAULT_DESTINATION ? null : destination,
     ...validateSchedule(input, where),
   });
 }
 
 const KNOWN_FIELDS: readonly (keyof OutboxMessageInput)[] = [
-  'topic', 'type', 'payload', 'contentType', 'key', 'headers', 'id', 'availableAt', 'delayMs', 'idempotencyKey',
+  'topic', 'type', 'payload', 'contentType', 'key', 'headers', 'id', 'availableAt', 'delayMs', 'idempotencyKey', 'destination',
 ];
 
 /** A misspelt field (`topik`, `delay`) would otherwise be dropped without a word. */

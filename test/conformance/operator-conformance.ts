@@ -25,7 +25,7 @@ export interface OperatorHarness {
   setup(): Promise<OperatorEnvironment>;
 }
 
-const msg = (topic: string, extra: { key?: string; delayMs?: number } = {}) =>
+const msg = (topic: string, extra: { key?: string; delayMs?: number; destination?: string } = {}) =>
   validateMessage({ topic, type: 'test.event', payload: { n: 1 }, ...extra }, { maxPayloadBytes: 1024 });
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
@@ -114,6 +114,17 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         ]);
         // first even when the limit cuts the list: a held topic is never left out for a larger backlog
         expect((await e.operator.topicLag(1)).map((l) => l.topic)).toEqual(['late']);
+      });
+
+      it('counts a fanned-out topic once per destination', async () => {
+        const e = await setup();
+        await e.enqueue([msg('orders'), msg('orders', { destination: 'partner' }), msg('orders', { destination: 'partner' }), msg('audit')]);
+        const lag = await e.operator.topicLag(10);
+        expect(lag.map(({ topic, destination, pending }) => ({ topic, destination, pending }))).toEqual([
+          { topic: 'orders', destination: 'partner', pending: 2 },
+          { topic: 'audit', destination: null, pending: 1 },
+          { topic: 'orders', destination: null, pending: 1 },
+        ]);
       });
 
       it.each([0, -1, 1.5, 1001, Number.NaN])('refuses a limit of %s', async (limit) => {

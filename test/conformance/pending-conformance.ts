@@ -7,9 +7,9 @@ import { validateMessage } from '../../src/core/validate-message.js';
 import type { OperatorEnvironment, OperatorHarness } from './operator-conformance.js';
 
 const P = 64;
-const LISTED_FIELDS = ['ageSeconds', 'attempts', 'createdAt', 'dueAt', 'id', 'key', 'lastError', 'seq', 'topic', 'type'];
+const LISTED_FIELDS = ['ageSeconds', 'attempts', 'createdAt', 'destination', 'dueAt', 'id', 'key', 'lastError', 'seq', 'topic', 'type'];
 
-const msg = (topic: string, extra: { key?: string; delayMs?: number; payload?: unknown; contentType?: string; headers?: Record<string, string> } = {}): NewOutboxMessage =>
+const msg = (topic: string, extra: { key?: string; delayMs?: number; payload?: unknown; contentType?: string; headers?: Record<string, string>; destination?: string } = {}): NewOutboxMessage =>
   validateMessage({ topic, type: 'test.event', payload: { n: 1 }, ...extra }, { maxPayloadBytes: 4096 });
 const ids = (messages: readonly { readonly id: string }[]) => messages.map((m) => m.id);
 
@@ -104,6 +104,16 @@ export function describePendingConformance(harness: OperatorHarness): void {
       expect(await list({ topic: 'a', key: 'k1', olderThanSeconds: 300 })).toEqual(ids([a1]));
       expect(await list({ topic: 'nothing' })).toEqual([]);
       for (const m of await pending.listPending({ limit: 10, olderThanSeconds: 300 })) expect(m.ageSeconds).toBeGreaterThanOrEqual(600);
+    });
+
+    it('shows each message\'s destination and filters by it (null: the rows without one)', async () => {
+      const { e, pending } = await setup();
+      const rows = [msg('a', { key: 'k' }), msg('a', { key: 'k', destination: 'partner' }), msg('b', { destination: 'ledger' })];
+      await e.enqueue(rows);
+      expect((await pending.listPending({ limit: 10 })).map((m) => m.destination)).toEqual([null, 'partner', 'ledger']);
+      expect(ids(await pending.listPending({ limit: 10, destination: 'partner' }))).toEqual(ids([rows[1] as NewOutboxMessage]));
+      expect(ids(await pending.listPending({ limit: 10, destination: null, key: 'k' }))).toEqual(ids([rows[0] as NewOutboxMessage]));
+      expect((await pending.inspectPending(rows[2]?.id ?? ''))?.destination).toBe('ledger');
     });
 
     it('refuses a bad limit, topic, key or age with a ConfigurationError naming the input', async () => {

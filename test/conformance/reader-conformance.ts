@@ -136,6 +136,21 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       expect(later.map((m) => m.waitsFor)).toEqual([{ seq: first?.seq, dueInMs: 0 }, { seq: first?.seq, dueInMs: 0 }]);
     });
 
+    it("holds a key's rows per destination: a failed row holds its destination's later rows of the key, not another's", async () => {
+      const e = await setup();
+      const a = await owner(e);
+      const rows = [msg('a.b', 'k'), msg('a.b', 'k', { n: 1 }, { destination: 'partner' }), msg('a.b', 'k'), msg('a.b', 'k', { n: 1 }, { destination: 'partner' })];
+      const [own1, partner1, own2, partner2] = await enqueueAndFind(e, a, rows);
+      expect([own1, partner1, own2, partner2].map((m) => m?.destination)).toEqual([null, 'partner', null, 'partner']);
+      const p = own1?.partition ?? -1;
+      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [{ id: partner1?.id ?? '', error: 'down', retryInMs: 60_000 }], held: [] }]);
+      const read = (await a.readAll()).messages;
+      expect(read.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([[own1?.id, null], [own2?.id, null], [partner2?.id, partner1?.seq]]);
+      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [{ id: own1?.id ?? '', error: 'down', retryInMs: 60_000 }], held: [] }]);
+      const again = (await a.readAll()).messages;
+      expect(again.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([[own2?.id, own1?.seq], [partner2?.id, partner1?.seq]]);
+    });
+
     it('names the nearest earlier scheduled row as the blocker, so a row never skips a hold between it and a due row', async () => {
       const e = await setup();
       const a = await owner(e);

@@ -18,6 +18,7 @@ export function sqliteTestControls(database: SqliteDatabase, table = 'outbox'): 
         const columns: [string, unknown][] = [['topic', row.topic], ['type', row.type], ['payload', row.payload]];
         if (row.key !== undefined) columns.push(['"key"', row.key]);
         if (row.headers !== undefined) columns.push(['headers', JSON.stringify(row.headers)]);
+        if (row.destination !== undefined) columns.push(['destination', row.destination]);
         await write(`INSERT INTO ${outbox} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map(([, value]) => value));
       }
     },

@@ -6,7 +6,7 @@ import type { StoreEnvironment, StoreHarness } from './store-harness.js';
 
 const limits = { maxPayloadBytes: 256 * 1024 };
 
-export function msg(topic: string, key: string | null, payload: unknown = { n: 1 }, extra: { delayMs?: number } = {}): NewOutboxMessage {
+export function msg(topic: string, key: string | null, payload: unknown = { n: 1 }, extra: { delayMs?: number; destination?: string } = {}): NewOutboxMessage {
   return validateMessage({ topic, type: 'test.event', key: key ?? undefined, payload, ...extra }, limits);
 }
 
@@ -69,6 +69,24 @@ export function describeStoreConformance<Tx>(harness: StoreHarness<Tx>): void {
       expect(await e.store.purgeDead('all')).toBe(1);
       expect(await e.store.listDead(10)).toEqual([]);
       expect(await e.controls.rowCount()).toBe(0);
+    });
+
+    it("keeps each row's destination, and lists, retries and purges dead messages of one destination only", async () => {
+      const e = await setup();
+      const own = msg('t', 'k'), partner = msg('t', 'k', {}, { destination: 'partner' }), ledger = msg('t', null, {}, { destination: 'ledger' });
+      await e.transaction((tx) => e.store.insert(tx, [own, partner, ledger]));
+      await e.controls.insertPlain([{ topic: 't', type: 'x', payload: '{}', destination: 'partner' }]);
+      const read = await readAll(e);
+      expect(read.map((m) => m.destination)).toEqual([null, 'partner', 'ledger', 'partner']);
+      await e.controls.parkAllAsDead('gone');
+      expect((await e.store.listDead(10)).map((d) => d.destination)).toEqual([null, 'partner', 'ledger', 'partner']);
+      expect((await e.store.listDead(10, { destination: 'partner' })).map((d) => d.id)).toEqual([partner.id, read[3]?.id]);
+      expect((await e.store.listDead(10, { destination: null })).map((d) => d.id)).toEqual([own.id]);
+      expect(await e.store.retryDead('all', { destination: 'partner' })).toBe(2);
+      expect(await e.store.retryDead([own.id, ledger.id], { destination: 'ledger' })).toBe(1);
+      expect(await e.store.purgeDead('all', { destination: 'ledger' })).toBe(0);
+      expect(await e.store.purgeDead('all', { destination: null })).toBe(1);
+      expect((await readAll(e)).map((m) => m.id)).toEqual([partner.id, ledger.id, read[3]?.id]);
     });
 
     it('retries every dead message in bounded batches', async () => {

@@ -8,6 +8,7 @@ export interface PlainRow {
   readonly payload: string;
   readonly key?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  readonly destination?: string;
 }
 
 /**

@@ -51,7 +51,8 @@ export class WebhookReceiver {
     this.respond = respond;
   }
 
-  static async start(respond: Responder = () => ({ status: 204 })): Promise<WebhookReceiver> {
+  /** Listens on `port` (0: any free one; a fixed one to bring back an endpoint that was down). */
+  static async start(respond: Responder = () => ({ status: 204 }), port = 0): Promise<WebhookReceiver> {
     const server = createServer();
     const receiver = new WebhookReceiver(server, respond);
     server.on('request', (request, response) => {
@@ -71,7 +72,7 @@ export class WebhookReceiver {
           .finally(() => receiver.inFlight--);
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     return receiver;
   }
 

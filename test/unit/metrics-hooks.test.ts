@@ -17,7 +17,7 @@ async function value(metrics: OutboxerMetrics, name: string, labels: Record<stri
   return all.find((s) => (s.metricName ?? name) === name && JSON.stringify(s.labels) === JSON.stringify(labels))?.value;
 }
 
-const message = { id: '0191d1a4-7c3e-7000-8000-000000000001', topic: 'orders.created', key: 'order-42', attempts: 1 };
+const message = { id: '0191d1a4-7c3e-7000-8000-000000000001', topic: 'orders.created', key: 'order-42', attempts: 1, destination: 'default' };
 
 describe('OutboxerMetrics.relayHooks', () => {
   it('counts published, failed attempts (retried or dead), dead and loop errors by stage, each from 0', async () => {

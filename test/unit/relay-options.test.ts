@@ -35,6 +35,7 @@ describe('resolveRelayOptions: defaults', () => {
       housekeepingIntervalMs: 60_000,
       housekeepingBatchSize: 1000,
       retry: { baseDelayMs: 1000, maxDelayMs: 300_000, maxAttempts: 10, jitter: 0.5 },
+      destinations: {},
     });
     expect(owner).toMatch(new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/${process.pid}/[0-9a-f]{8}$`));
     expect(logger).toBe(silentLogger);

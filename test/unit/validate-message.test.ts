@@ -251,6 +251,7 @@ describe('validateMessage: ids and result', () => {
       availableAt: null,
       delayMs: 0,
       idempotencyKey: null,
+      destination: null,
     });
   });
 });

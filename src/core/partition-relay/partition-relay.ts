@@ -1,3 +1,4 @@
+import { Destinations } from '../destinations.js';
 import { describeError } from '../errors.js';
 import { runHousekeeping } from '../housekeeping.js';
 import { BEATS_PER_LEASE } from '../partitions/lease-clock.js';
@@ -5,6 +6,8 @@ import { newOwner } from '../partitions/settlement.js';
 import type { FailedMessage, PartitionMessage, PartitionReader, Publisher, RelayLeases, RelayStore } from '../ports.js';
 import type { RelayHealth } from '../relay-health.js';
 import { reportOutcome } from '../publish-report.js';
+import type { ClaimOutcome } from '../publish-claim.js';
+import { DEFAULT_DESTINATION } from '../message-rules.js';
 import { resolveRelayOptions, type RelayOptions, type RelayOptionsInput } from '../relay-options.js';
 import { PublishWindow } from '../publish-window.js';
 import { TopicPauses } from '../topic-pauses.js';
@@ -39,6 +42,7 @@ export class PartitionRelay {
   readonly options: RelayOptions;
   readonly #store: StoreForPartitionRelay;
   readonly #publisher: Publisher;
+  readonly #destinations: Destinations;
   readonly #session: LeaseSession;
   readonly #waker = new Waker();
   readonly #pauses: TopicPauses;
@@ -69,6 +73,7 @@ export class PartitionRelay {
     this.#store = store;
     this.#publisher = publisher;
     this.options = resolveRelayOptions(options);
+    this.#destinations = new Destinations(publisher, this.options.destinations);
     this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
     this.#statementMs = Math.floor(this.options.leaseMs / BEATS_PER_LEASE);
     this.#operatorPauses = new OperatorPauseRefresh(store.reader, this.#pauses, { periodMs: Math.min(PAUSE_REFRESH_MS, this.#statementMs), statementMs: this.#statementMs }, this.options);
@@ -243,7 +248,7 @@ export class PartitionRelay {
     try {
       this.#publishing++;
       const { outcome, results, lost } = await publishBatch(messages, entries, {
-        relayId, publisher: this.#publisher, reader: this.#store.reader, options: this.options, pauses: this.#pauses,
+        relayId, publisher: this.#publisher, destinations: this.#destinations, reader: this.#store.reader, options: this.options, pauses: this.#pauses,
         publishDeadline: this.#session.publishDeadline, isStopping: () => this.#stopping, limitOf, statementMs: this.#statementMs,
         permits: this.#window.permits(this.#batchesRead++),
       }).finally(() => {
@@ -251,7 +256,8 @@ export class PartitionRelay {
         this.wake();
       });
       for (const partition of lost) this.#fenced(entries.get(partition) as PartitionEntry, messages.filter((m) => m.partition === partition).length);
-      this.#broker.observe(outcome);
+      // broker trouble is judged on the relay's own publisher: another destination's outage pauses that destination only
+      this.#broker.observe(this.#destinations.fansOut ? ownOutcome(outcome) : outcome);
       if (outcome.brokerUnavailable !== undefined) {
         this.#readBlockedUntil = performance.now() + this.#brokerDelay;
         this.#brokerDelay = Math.min(this.#brokerDelay * 2, this.options.maxErrorBackoffMs);
@@ -358,4 +364,11 @@ export class PartitionRelay {
     this.options.logger.error({ owner: this.options.owner, stage, error: description, ...(retryInMs === undefined ? {} : { retryInMs }) }, `relay ${stage} step failed`);
     this.options.hooks.onError?.({ stage, error: description });
   }
+}
+
+/** What a batch said of the relay's own publisher, when it also publishes to named destinations. */
+function ownOutcome(outcome: ClaimOutcome): { readonly published: readonly unknown[]; readonly brokerUnavailable?: string } {
+  const published = outcome.published.filter((m) => m.destination === null || m.destination === undefined);
+  const unavailable = outcome.unavailable?.get(DEFAULT_DESTINATION);
+  return unavailable === undefined ? { published } : { published, brokerUnavailable: unavailable };
 }

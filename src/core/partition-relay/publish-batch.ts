@@ -1,3 +1,4 @@
+import { keyOf, type Destinations } from '../destinations.js';
 import type { PartitionMessage, PartitionReader, Publisher } from '../ports.js';
 import { type ClaimOutcome, publishClaim } from '../publish-claim.js';
 import type { PublishPermits } from '../publish-window.js';
@@ -10,6 +11,7 @@ import { completionsFrom, operatorHolds, type PartitionResult, splitWaiting, unc
 export interface BatchContext {
   readonly relayId: string;
   readonly publisher: Publisher;
+  readonly destinations?: Destinations;
   readonly reader: PartitionReader;
   readonly options: RelayOptions;
   readonly pauses: TopicPauses;
@@ -44,6 +46,7 @@ export async function publishBatch(messages: readonly PartitionMessage[], entrie
   const unclean = (m: PartitionMessage) => (entries.get(m.partition)?.unclean ?? 0) >= UNCLEAN_LIMIT;
   const publishContext = {
     publisher: context.publisher,
+    ...(context.destinations === undefined ? {} : { destinations: context.destinations }),
     options: context.options,
     publishDeadline: context.publishDeadline,
     isStopping: context.isStopping,
@@ -79,7 +82,7 @@ async function oneAtATime(
       return outcome;
     }
     outcome = merge(outcome, await publishClaim([message], publishContext));
-    const stopped = outcome.failed.some((f) => f.message.key !== null && f.message.key === message.key && 'retryInMs' in f.failure);
+    const stopped = outcome.failed.some((f) => keyOf(f.message) !== undefined && keyOf(f.message) === keyOf(message) && 'retryInMs' in f.failure);
     if (outcome.released.length > 0 || outcome.held.size > 0 || stopped) {
       const rest = messages.slice(index + 1);
       return { ...outcome, released: [...outcome.released, ...rest] };
@@ -95,7 +98,9 @@ function merge(a: ClaimOutcome, b: ClaimOutcome): ClaimOutcome {
     held.set(topic, before === undefined ? group : { ...before, messages: [...before.messages, ...group.messages] });
   }
   const brokerUnavailable = a.brokerUnavailable ?? b.brokerUnavailable;
+  const unavailable = a.unavailable === undefined ? b.unavailable : new Map([...a.unavailable, ...(b.unavailable ?? [])]);
   return {
+    ...(unavailable === undefined ? {} : { unavailable }),
     published: [...a.published, ...b.published],
     failed: [...a.failed, ...b.failed],
     released: [...a.released, ...b.released],

@@ -1,3 +1,4 @@
+import { keyOf } from '../destinations.js';
 import type { ClaimOutcome } from '../publish-claim.js';
 import type { FailedMessage, HeldMessage, PartitionCompletion, PartitionMessage } from '../ports.js';
 import type { TopicPauses } from '../topic-pauses.js';
@@ -25,8 +26,8 @@ export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (pa
   const goingOut = new Map<string, Set<string>>();
   const stopped = new Map<string, { readonly delayMs: number; readonly blocker: string }>();
   for (const message of messages) {
-    const key = message.key;
-    if (key === null) {
+    const key = keyOf(message);
+    if (key === undefined) {
       ready.push(message);
       continue;
     }
@@ -101,11 +102,13 @@ export function completionsFrom(
   const retriedKeys = new Map<string, { readonly retryInMs: number; readonly id: string }>();
   for (const { message, failure } of outcome.failed) {
     of(message.id).failed.push(failure);
-    if (message.key !== null && 'retryInMs' in failure) retriedKeys.set(message.key, { retryInMs: failure.retryInMs, id: message.id });
+    const key = keyOf(message);
+    if (key !== undefined && 'retryInMs' in failure) retriedKeys.set(key, { retryInMs: failure.retryInMs, id: message.id });
   }
   for (const group of outcome.held.values()) for (const message of group.messages) of(message.id).held.push({ id: message.id, delayMs: group.delayMs, reason: group.error });
   for (const message of outcome.released) {
-    const blocker = message.key === null ? undefined : retriedKeys.get(message.key);
+    const key = keyOf(message);
+    const blocker = key === undefined ? undefined : retriedKeys.get(key);
     if (blocker === undefined) of(message.id).reread = true;
     else of(message.id).held.push({ id: message.id, delayMs: Math.max(MIN_HOLD_MS, blocker.retryInMs), reason: `waits for message ${blocker.id} of its key, which failed and is retried` });
   }

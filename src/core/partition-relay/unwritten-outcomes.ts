@@ -1,9 +1,11 @@
+import { keyOf } from '../destinations.js';
 import type { FailedMessage, HeldMessage, PartitionCompletion, PartitionMessage } from '../ports.js';
 
 /**
  * An outcome the store skipped because another session held the row locked: decided (the publish happened or
  * failed), not yet written. Kept per partition until a later completion writes it.
  */
+/** `key` is the ordering key: the message's key within its destination (`keyOf`). */
 export type UnwrittenOutcome = { readonly key: string | null; readonly seq: string } & (
   | { readonly kind: 'published' }
   | { readonly kind: 'failed'; readonly failure: FailedMessage }
@@ -14,14 +16,14 @@ export type UnwrittenOutcome = { readonly key: string | null; readonly seq: stri
 export function skippedOutcomes(
   completion: PartitionCompletion,
   skipped: readonly string[],
-  messageOf: (id: string) => Pick<PartitionMessage, 'key' | 'seq'> | undefined,
+  messageOf: (id: string) => Pick<PartitionMessage, 'key' | 'seq' | 'destination'> | undefined,
 ): Map<string, UnwrittenOutcome> {
   const result = new Map<string, UnwrittenOutcome>();
   const wanted = new Set(skipped);
   const add = (id: string, outcome: { kind: 'published' } | { kind: 'failed'; failure: FailedMessage } | { kind: 'held'; held: HeldMessage }) => {
     const message = messageOf(id);
     if (!wanted.has(id) || message === undefined) return;
-    result.set(id, { key: message.key, seq: message.seq, ...outcome });
+    result.set(id, { key: keyOf(message) ?? null, seq: message.seq, ...outcome });
   };
   for (const id of completion.published) add(id, { kind: 'published' });
   for (const failure of completion.failed) add(failure.id, { kind: 'failed', failure });
@@ -55,10 +57,11 @@ export function withUnwritten(messages: readonly PartitionMessage[], unwritten: 
     .filter((message) => !unwritten.has(message.id))
     .map((message) => {
       const seq = BigInt(message.seq);
+      const key = keyOf(message) ?? null;
       let nearest: bigint | undefined;
       for (const outcome of scheduled) {
         const blocker = BigInt(outcome.seq);
-        if (outcome.key === message.key && blocker < seq && (nearest === undefined || blocker > nearest)) nearest = blocker;
+        if (outcome.key === key && blocker < seq && (nearest === undefined || blocker > nearest)) nearest = blocker;
       }
       if (nearest === undefined) return message;
       if (message.waitsFor !== null && BigInt(message.waitsFor.seq) > nearest) return message;

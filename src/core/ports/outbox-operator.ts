@@ -28,9 +28,16 @@ export interface OutboxGauges {
   readonly oldestPendingAgeSeconds: number;
 }
 
+/** Limits an operator's request to the rows of one destination (`null`: the rows without one, the relay's own publisher). */
+export interface DestinationFilter {
+  readonly destination?: string | null | undefined;
+}
+
 /** One topic's backlog: pending messages and the age of the oldest; and whether relays hold it for a missing destination. */
 export interface TopicLag {
   readonly topic: string;
+  /** The destination of these rows; null for the relay's own publisher. A topic fanned out has one entry per destination. */
+  readonly destination: string | null;
   readonly pending: number;
   readonly oldestPendingAgeSeconds: number;
   /**
@@ -101,12 +108,12 @@ export interface RelayGroup {
  */
 export interface OutboxOperator extends PendingMessageOperator {
   stats(): Promise<OutboxStats>;
-  /** At most `limit` dead messages, in the order they died, each with the reason it was parked. */
-  listDead(limit: number): Promise<DeadMessage[]>;
-  /** Moves dead messages back to pending with fresh attempts; `'all'` for every one (in bounded batches). */
-  retryDead(ids: readonly string[] | 'all'): Promise<number>;
-  /** Deletes dead messages; `'all'` for every one. */
-  purgeDead(ids: readonly string[] | 'all'): Promise<number>;
+  /** At most `limit` dead messages, in the order they died, each with the reason it was parked; only `filter.destination`'s when given. */
+  listDead(limit: number, filter?: DestinationFilter): Promise<DeadMessage[]>;
+  /** Moves dead messages back to pending with fresh attempts; `'all'` for every one (in bounded batches); only `filter.destination`'s when given. */
+  retryDead(ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number>;
+  /** Deletes dead messages; `'all'` for every one; only `filter.destination`'s when given. */
+  purgeDead(ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number>;
   /** The gauges of a metrics scrape, in a few index reads (never a count of every row). */
   gauges?(): Promise<OutboxGauges>;
   /**

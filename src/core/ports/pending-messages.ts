@@ -20,6 +20,8 @@ export interface PendingMessage {
   readonly dueAt: Date | null;
   /** Seconds since `createdAt` by the database clock (compare `dueAt` with `createdAt + ageSeconds`, not with this host's clock). */
   readonly ageSeconds: number;
+  /** Its named destination; null for the relay's own publisher (the `default` destination). */
+  readonly destination: string | null;
 }
 
 /** One pending message in full. Its body is read only when asked for (`{ body: true }`). */
@@ -43,6 +45,8 @@ export interface PendingQuery {
   readonly key?: string | undefined;
   /** Only messages created at least this many seconds ago, by the database clock. */
   readonly olderThanSeconds?: number | undefined;
+  /** Only this destination; `null` (or `'default'` from the CLI and API) for rows without one. */
+  readonly destination?: string | null | undefined;
 }
 
 /**

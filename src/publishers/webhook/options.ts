@@ -3,7 +3,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Logger } from '../../core/ports.js';
 import { parseEndpoint, type WebhookEndpoint } from './endpoint.js';
-import { compileTopicPattern, topicPatternFault, type TopicPattern } from './routes.js';
+import { compileTopicPattern, topicPatternFault, type TopicPattern } from '../../core/topic-pattern.js';
 import { signingKeyOf } from './signature.js';
 import { isReservedHeader } from './wire.js';
 

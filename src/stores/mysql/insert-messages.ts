@@ -44,10 +44,10 @@ async function insertGuarded(tx: OutboxTransaction<'mysql'>, names: MysqlTableNa
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(padded(m.idempotencyKey)) ?? m.id)));
   const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
   for (const chunk of statementChunks(fresh)) {
-    const rows = chunk.map((m, i) => `SELECT ? AS id, ? AS topic, ? AS type, ? AS k, ? AS payload, ? AS payload_bytes, ? AS content_type, ? AS headers, ${dueAt(m)} AS due_at, ${i} AS ord`);
+    const rows = chunk.map((m, i) => `SELECT ? AS id, ? AS topic, ? AS type, ? AS k, ? AS payload, ? AS payload_bytes, ? AS content_type, ? AS headers, ? AS destination, ${dueAt(m)} AS due_at, ${i} AS ord`);
     const inserted = await tx.query(
-      `INSERT INTO ${names.outbox} (id, topic, type, \`key\`, payload, payload_bytes, content_type, headers, due_at)
-        SELECT r.id, r.topic, r.type, r.k, r.payload, r.payload_bytes, r.content_type, r.headers, r.due_at
+      `INSERT INTO ${names.outbox} (id, topic, type, \`key\`, payload, payload_bytes, content_type, headers, destination, due_at)
+        SELECT r.id, r.topic, r.type, r.k, r.payload, r.payload_bytes, r.content_type, r.headers, r.destination, r.due_at
         FROM (${rows.join(' UNION ALL ')}) AS r WHERE ${guard} ORDER BY r.ord`,
       chunk.flatMap(rowParams),
     );
@@ -69,7 +69,8 @@ function dueAt(m: NewOutboxMessage): string {
 
 function rowParams(m: NewOutboxMessage): unknown[] {
   const binary = typeof m.body !== 'string';
-  const row: unknown[] = [m.id, m.topic, m.type, m.key, binary ? null : m.body, binary ? bodyBytes(m.body) : null, m.contentType, JSON.stringify(m.headers)];
+  // destination null: the relay's own publisher (`?? null`: a message built before fan-out, by a caller of the store itself)
+  const row: unknown[] = [m.id, m.topic, m.type, m.key, binary ? null : m.body, binary ? bodyBytes(m.body) : null, m.contentType, JSON.stringify(m.headers), m.destination ?? null];
   if (m.availableAt !== null) row.push(m.availableAt.getTime() * 1000);
   else if (m.delayMs > 0) row.push(m.delayMs * 1000);
   return row;

@@ -1,7 +1,9 @@
 import {
+  DESTINATION_PATTERN,
   HEADER_NAME_PATTERN,
   MAX_HEADER_NAME_BYTES,
   MAX_HEADER_VALUE_BYTES,
+  MAX_DESTINATION_BYTES,
   MAX_HEADERS,
   MAX_KEY_BYTES,
   MAX_TOPIC_BYTES,
@@ -24,6 +26,8 @@ const whole = (anchored: string) => `(?s)${anchored.slice(0, -1)}(?!.)`;
 const CONTROL = `CONCAT('[', CHAR(0 USING utf8mb4), '-', CHAR(31 USING utf8mb4), CHAR(127 USING utf8mb4), ']') COLLATE utf8mb4_bin`;
 const LINE_BREAK_OR_NUL = (value: string) => `(LOCATE(CHAR(13 USING utf8mb4), ${value}) > 0 OR LOCATE(CHAR(10 USING utf8mb4), ${value}) > 0 OR LOCATE(CHAR(0 USING utf8mb4), ${value}) > 0)`;
 const SEPARATOR = 'CHAR(1 USING utf8mb4)';
+/** Before the destination in `fieldsOk`'s joined row: a control character other than SEPARATOR, so a key never reads as one. */
+const DESTINATION_SEPARATOR = 'CHAR(2 USING utf8mb4)';
 const TRACEPARENT_OK = `(JSON_UNQUOTE(JSON_EXTRACT(NEW.headers, '$.traceparent')) COLLATE utf8mb4_bin REGEXP '${whole(TRACEPARENT_PATTERN)}')`;
 const sqlText = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const shown = (value: string) => `JSON_QUOTE(LEFT(${value}, ${QUOTED_CHARACTERS}))`;
@@ -41,14 +45,19 @@ const firstHeader = (condition: string) =>
  * type and key with one pattern (joined by a control character none of them may hold). `headersOk` runs only for
  * headers other than `{}`: their text is a plain object of short names and short string values without escapes (as
  * JSON.stringify and JSON_OBJECT write them), at most ${MAX_HEADERS}, and a valid traceparent if any. A row that fails
- * either goes through the checks one by one, which decide.
+ * either goes through the checks one by one, which decide. With `destination` (migration 4), the joined row ends
+ * with the destination when there is one (after another control character), in the same pattern: a row pays no
+ * REGEXP more for it.
  */
-function fieldsOk(): string {
+function fieldsOk(destination: boolean): string {
   const text = `[^', CHAR(0 USING utf8mb4), '-', CHAR(31 USING utf8mb4), CHAR(127 USING utf8mb4), ']+`;
-  const pattern = `CONCAT('(?s)^${ID_PATTERN.slice(1, -1)}', ${SEPARATOR}, '${TOPIC_PATTERN.slice(1, -1)}', ${SEPARATOR}, '${text}(?:', ${SEPARATOR}, '${text})?(?!.)') COLLATE utf8mb4_bin`;
-  const row = `CONCAT(NEW.id, ${SEPARATOR}, NEW.topic, ${SEPARATOR}, NEW.type, IF(NEW.\`key\` IS NULL, '', CONCAT(${SEPARATOR}, NEW.\`key\`)))`;
+  const named = destination ? `(?:', ${DESTINATION_SEPARATOR}, '${DESTINATION_PATTERN.slice(1, -1)})?` : '';
+  const pattern = `CONCAT('(?s)^${ID_PATTERN.slice(1, -1)}', ${SEPARATOR}, '${TOPIC_PATTERN.slice(1, -1)}', ${SEPARATOR}, '${text}(?:', ${SEPARATOR}, '${text})?${named}(?!.)') COLLATE utf8mb4_bin`;
+  const ofDestination = destination ? `, IF(NEW.destination IS NULL, '', CONCAT(${DESTINATION_SEPARATOR}, NEW.destination))` : '';
+  const row = `CONCAT(NEW.id, ${SEPARATOR}, NEW.topic, ${SEPARATOR}, NEW.type, IF(NEW.\`key\` IS NULL, '', CONCAT(${SEPARATOR}, NEW.\`key\`))${ofDestination})`;
+  const destinationBytes = destination ? ` AND (NEW.destination IS NULL OR LENGTH(NEW.destination) <= ${MAX_DESTINATION_BYTES})` : '';
   return `${row} REGEXP ${pattern}
-    AND LENGTH(NEW.topic) <= ${MAX_TOPIC_BYTES} AND LENGTH(NEW.type) <= ${MAX_TYPE_BYTES} AND (NEW.\`key\` IS NULL OR LENGTH(NEW.\`key\`) <= ${MAX_KEY_BYTES})`;
+    AND LENGTH(NEW.topic) <= ${MAX_TOPIC_BYTES} AND LENGTH(NEW.type) <= ${MAX_TYPE_BYTES} AND (NEW.\`key\` IS NULL OR LENGTH(NEW.\`key\`) <= ${MAX_KEY_BYTES})${destinationBytes}`;
 }
 
 function headersOk(): string {
@@ -67,7 +76,7 @@ function headersOk(): string {
 const HEADERS_TO_CHECK = `NEW.headers <> '{}' AND JSON_VALID(NEW.headers) AND JSON_TYPE(NEW.headers) = 'OBJECT'`;
 
 /** Sets `fault` to the first rule of core/message-rules.ts the new row breaks, in the library's words. */
-function checks(): string {
+function checks(destination: boolean): string {
   const set = (condition: string, message: string) => `  IF fault IS NULL AND ${condition} THEN SET fault = ${message}; END IF;`;
   const find = (condition: string) => `    IF fault IS NULL THEN SET bad = ${firstHeader(condition)}; END IF;`;
   const name = 'k.name COLLATE utf8mb4_bin';
@@ -76,6 +85,13 @@ function checks(): string {
     set(`(NOT (NEW.topic REGEXP '${whole(TOPIC_PATTERN)}') OR LENGTH(NEW.topic) > ${MAX_TOPIC_BYTES})`, `CONCAT('outbox topic ', ${shown('NEW.topic')}, ${sqlText(` is invalid: ${MessageRules.topic}`)})`),
     set(textBad('NEW.type', MAX_TYPE_BYTES), `CONCAT('outbox type ', ${shown('NEW.type')}, ${sqlText(` is invalid: ${MessageRules.type}`)})`),
     set(`NEW.\`key\` IS NOT NULL AND ${textBad('NEW.`key`', MAX_KEY_BYTES)}`, sqlText(`outbox key is invalid: ${MessageRules.key}`)),
+    // the destination after the key, as the library checks them (a NULL destination is the relay's own publisher)
+    ...(destination
+      ? [set(
+        `NEW.destination IS NOT NULL AND (NOT (NEW.destination REGEXP '${whole(DESTINATION_PATTERN)}') OR LENGTH(NEW.destination) > ${MAX_DESTINATION_BYTES})`,
+        `CONCAT('outbox destination ', ${shown('NEW.destination')}, ${sqlText(` is invalid: ${MessageRules.destination}`)})`,
+      )]
+      : []),
     // Headers that are no JSON object are refused by the CHECK <t>_headers_object_of_strings, in its words.
     `  IF fault IS NULL AND ${HEADERS_TO_CHECK} THEN`,
     `  ${set(`JSON_LENGTH(NEW.headers) > ${MAX_HEADERS}`, `CONCAT('outbox headers are invalid (', JSON_LENGTH(NEW.headers), ${sqlText(`): ${MessageRules.headerCount}`)})`)}`,
@@ -100,19 +116,19 @@ const SIGNAL = `  IF fault IS NOT NULL THEN
   END IF;`;
 
 /** The checks one by one and the refusal, in a block of their own (its variables cost only when it runs). */
-const CHECKED = () => `    BEGIN
+const CHECKED = (destination: boolean) => `    BEGIN
       DECLARE fault TEXT DEFAULT NULL;
       DECLARE bad TEXT DEFAULT NULL;
-${checks()}
+${checks(destination)}
 ${SIGNAL}
     END;`;
 
 /** Lets the usual row through on two expressions, or checks it one rule at a time. */
-const BODY = () => `  IF (${fieldsOk()}) IS NOT TRUE THEN
-${CHECKED()}
+const BODY = (destination: boolean) => `  IF (${fieldsOk(destination)}) IS NOT TRUE THEN
+${CHECKED(destination)}
   ELSEIF ${HEADERS_TO_CHECK} THEN
     IF (${headersOk()}) IS NOT TRUE THEN
-${CHECKED()}
+${CHECKED(destination)}
     END IF;
   END IF;`;
 
@@ -126,17 +142,45 @@ ${CHECKED()}
  * `<t>_headers_are_strings`, so a header value that is not a string is still refused by the CHECK of migration 1.
  */
 export function tableContractStatements(n: Pick<MysqlTableNames, 'table' | 'outbox'>): readonly string[] {
-  const trigger = (suffix: string) => quoteMysql(`${n.table}_${suffix}`);
-  const changed = ['id', 'topic', 'type', '`key`', 'headers'].map((c) => `NOT (NEW.${c} <=> OLD.${c})`).join(' OR ');
+  return contractTriggers(n, 'contract', false);
+}
+
+/**
+ * Migration 4's half of the contract (docs/design.md, "Fan-out to several destinations"): the same two triggers with
+ * the destination rule (core/message-rules.ts; NULL, the relay's own publisher, passes), and the update trigger
+ * also checking a row whose destination changes. The usual row pays no REGEXP more (see `fieldsOk`). MySQL has no
+ * `CREATE OR REPLACE TRIGGER` and commits each DDL statement at once, so the triggers are replaced without a moment
+ * unchecked: the new ones under other names (`<t>_contract_next_*`) first, then the old dropped and created again
+ * with the new body under their own names, then the others dropped. Every step is `IF [NOT] EXISTS`: the script runs
+ * twice, and a migration cut short runs again whole (migration 2's `CREATE TRIGGER IF NOT EXISTS` finds these).
+ */
+export function destinationContractStatements(n: Pick<MysqlTableNames, 'database' | 'table' | 'outbox'>): readonly string[] {
+  // a trigger lives in its table's database: named with it, as the table is (the default database otherwise)
+  const drop = (suffix: string) => `DROP TRIGGER IF EXISTS ${n.database === null ? '' : `${quoteMysql(n.database)}.`}${quoteMysql(`${n.table}_${suffix}`)}`;
   return [
-    `CREATE TRIGGER IF NOT EXISTS ${trigger('contract_insert')} BEFORE INSERT ON ${n.outbox} FOR EACH ROW FOLLOWS ${trigger('headers_are_strings')}
+    ...contractTriggers(n, 'contract_next', true),
+    drop('contract_insert'),
+    drop('contract_update'),
+    ...contractTriggers(n, 'contract', true),
+    drop('contract_next_insert'),
+    drop('contract_next_update'),
+  ];
+}
+
+/** The insert and update triggers `<t>_<name>_insert` and `<t>_<name>_update`; `destination`: with the destination rule. */
+function contractTriggers(n: Pick<MysqlTableNames, 'table' | 'outbox'>, name: string, destination: boolean): readonly string[] {
+  const trigger = (suffix: string) => quoteMysql(`${n.table}_${suffix}`);
+  const columns = ['id', 'topic', 'type', '`key`', 'headers', ...(destination ? ['destination'] : [])];
+  const changed = columns.map((c) => `NOT (NEW.${c} <=> OLD.${c})`).join(' OR ');
+  return [
+    `CREATE TRIGGER IF NOT EXISTS ${trigger(`${name}_insert`)} BEFORE INSERT ON ${n.outbox} FOR EACH ROW FOLLOWS ${trigger('headers_are_strings')}
 BEGIN
-${BODY()}
+${BODY(destination)}
 END`,
-    `CREATE TRIGGER IF NOT EXISTS ${trigger('contract_update')} BEFORE UPDATE ON ${n.outbox} FOR EACH ROW
+    `CREATE TRIGGER IF NOT EXISTS ${trigger(`${name}_update`)} BEFORE UPDATE ON ${n.outbox} FOR EACH ROW
 BEGIN
   IF ${changed} THEN
-${BODY()}
+${BODY(destination)}
   END IF;
 END`,
   ];

@@ -1,6 +1,7 @@
+import { MAX_DESTINATION_BYTES } from '../../core/message-rules.js';
 import { MAX_TROUBLE_BYTES } from '../../core/relay-trouble.js';
 import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
-import { tableContractStatements } from './migration-table-contract.js';
+import { destinationContractStatements, tableContractStatements } from './migration-table-contract.js';
 import { quoteMysql, type MysqlTableNames } from './table-names.js';
 
 /** What a migration's DDL depends on besides the names: fixed when the table is created. */
@@ -154,7 +155,33 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
 ) ENGINE=InnoDB`,
     ],
   },
+  {
+    version: 4,
+    description: "fan-out, expand only: the nullable destination column (NULL: the relay's own publisher), and the destination rule in the table contract",
+    statements: (n) => [
+      ...addColumn(n, 'destination', `VARCHAR(${MAX_DESTINATION_BYTES}) ${TEXT} NULL`),
+      ...destinationContractStatements(n),
+    ],
+  },
 ]);
+
+/**
+ * `ALTER TABLE … ADD COLUMN` only when the column is missing, so that the `outboxer sql` script applies twice: MySQL
+ * has no `ADD COLUMN IF NOT EXISTS` (MariaDB has), so the statement is chosen from `information_schema` and run as a
+ * prepared statement (a session variable and a statement name of this connection; the runner keeps one session).
+ * A nullable column without a default rewrites no row where the server adds it in place (MariaDB 10.4+, MySQL 8.0.29+).
+ */
+function addColumn(n: Pick<MysqlTableNames, 'database' | 'table' | 'outbox'>, column: string, definition: string): readonly string[] {
+  const schema = n.database === null ? 'DATABASE()' : `'${n.database}'`;
+  const alter = `ALTER TABLE ${n.outbox} ADD COLUMN ${quoteMysql(column)} ${definition}`;
+  return [
+    `SET @outboxer_ddl = IF(EXISTS (SELECT 1 FROM information_schema.COLUMNS
+    WHERE TABLE_SCHEMA = ${schema} AND TABLE_NAME = '${n.table}' AND COLUMN_NAME = '${column}'), 'DO 0', '${alter.replaceAll("'", "''")}')`,
+    'PREPARE outboxer_ddl FROM @outboxer_ddl',
+    'EXECUTE outboxer_ddl',
+    'DEALLOCATE PREPARE outboxer_ddl',
+  ];
+}
 
 /** `SELECT 0 AS i UNION ALL SELECT 1 ... count-1`: a tiny derived table of numbers. */
 function digits(count: number): string {

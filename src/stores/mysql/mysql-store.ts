@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
+  DestinationFilter,
   OutboxGauges,
   OutboxOperator,
   OutboxSchema,
@@ -152,19 +153,20 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
     return readGauges(this.#database, this.tableNames);
   }
 
-  listDead(limit: number): Promise<DeadMessage[]> {
-    return listDead(this.#database, this.tableNames, limit);
+  /** Dead messages in the order they died; only `filter.destination`'s when given (`null`: the rows without one). */
+  listDead(limit: number, filter?: DestinationFilter): Promise<DeadMessage[]> {
+    return listDead(this.#database, this.tableNames, limit, filter);
   }
 
-  retryDead(ids: readonly string[] | 'all'): Promise<number> {
-    return retryDead(this.#database, this.tableNames, ids);
+  retryDead(ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number> {
+    return retryDead(this.#database, this.tableNames, ids, filter);
   }
 
-  purgeDead(ids: readonly string[] | 'all'): Promise<number> {
-    return purgeDead(this.#database, this.tableNames, ids);
+  purgeDead(ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number> {
+    return purgeDead(this.#database, this.tableNames, ids, filter);
   }
 
-  /** Pending messages and oldest age per topic; reads every pending row: not for scrapes. */
+  /** Pending messages and oldest age per topic and destination; reads every pending row: not for scrapes. */
   topicLag(limit: number): Promise<TopicLag[]> {
     return readTopicLag(this.#database, this.tableNames, limit);
   }

@@ -51,6 +51,8 @@ async function insertProven(tx: OutboxTransaction<'postgres'>, writer: PostgresW
     // Base64 text in a text[] parameter: every driver binds it the same way (a bytea[] of buffers it does not).
     fresh.map((m) => (typeof m.body === 'string' ? null : bodyBytes(m.body).toString('base64'))),
     fresh.map((m) => m.contentType),
+    // null: the relay's own publisher (`?? null`: a message built before fan-out, by a caller of the store itself)
+    fresh.map((m) => m.destination ?? null),
   ];
   const inserted = await run(statements.insert, columns);
   if (inserted.affectedRows !== fresh.length) throw notInTransaction(tx, 'outside any transaction block (the database ran each statement as a transaction of its own)');

@@ -1,8 +1,10 @@
 import { quoteIdentifier } from '../../core/identifiers.js';
 import {
+  DESTINATION_PATTERN,
   HEADER_NAME_PATTERN,
   MAX_HEADER_NAME_BYTES,
   MAX_HEADER_VALUE_BYTES,
+  MAX_DESTINATION_BYTES,
   MAX_HEADERS,
   MAX_KEY_BYTES,
   MAX_TOPIC_BYTES,
@@ -26,6 +28,9 @@ const traceparentOk = (value: string) => traceparentSql(value, `${value} ~ '^[0-
 /** A header name inside the JSON array of names (HEADER_NAME_PATTERN without its anchors). */
 const NAME = HEADER_NAME_PATTERN.slice(1, -1);
 const textBad = (value: string, maxBytes: number) => `${value} = '' OR octet_length(${value}) > ${maxBytes} OR ${value} ~ ${CONTROL}`;
+/** A named destination (NULL, the relay's own publisher, is always fine): ASCII only, so the pattern bounds it too. */
+const destinationBad = (destination: string) =>
+  `${destination} IS NOT NULL AND (${destination} !~ '${DESTINATION_PATTERN}' OR octet_length(${destination}) > ${MAX_DESTINATION_BYTES})`;
 
 /**
  * True for the usual headers, without a query or a call of the function (a trigger's WHEN clause allows neither
@@ -56,6 +61,27 @@ function headersLookUsual(h: string): string {
  * 25 → 41-44 µs with a traceparent and a tenant header (mostly the jsonpath and the regular expression on the names).
  */
 export function tableContractMigration(name: TableName): string {
+  return contractSql(name, false);
+}
+
+/**
+ * Migration 12, fan-out (docs/design.md, "Fan-out to several destinations"), expand only: the nullable
+ * `destination` column (NULL: the relay's own publisher), and the contract of migration 10 again with the
+ * destination rule (core/message-rules.ts) in its function, its `WHEN` clause and its `UPDATE OF` list. Adding a
+ * nullable column without a default rewrites no row, and replacing the function and the trigger reads none; the
+ * usual row (no destination) costs one more `IS NOT NULL` in the `WHEN` clause. Rows stored before have no
+ * destination, so none breaks the rule.
+ */
+export function destinationMigration(name: TableName): string {
+  const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
+  return `
+ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS destination text;
+${contractSql(name, true).trim()}
+`;
+}
+
+/** The contract's function and trigger; `destination`: with the destination rule (migration 12), else as migration 10 wrote it. */
+function contractSql(name: TableName, destination: boolean): string {
   const s = quoteIdentifier(name.schema);
   const t = `${s}.${quoteIdentifier(name.table)}`;
   const trigger = quoteIdentifier(`${name.table}_contract`);
@@ -74,7 +100,10 @@ BEGIN
   END IF;
   IF NEW.key IS NOT NULL AND (${textBad('NEW.key', MAX_KEY_BYTES)}) THEN
     ${raise(`outbox key is invalid: ${MessageRules.key}`)}
-  END IF;
+  END IF;${destination ? `
+  IF ${destinationBad('NEW.destination')} THEN
+    ${raise(`outbox destination % is invalid: ${MessageRules.destination}`, shown('NEW.destination'))}
+  END IF;` : ''}
   IF NEW.headers = '{}'::jsonb OR jsonb_typeof(NEW.headers) IS DISTINCT FROM 'object' THEN
     RETURN NEW; -- not an object: the CHECK of migration 5 refuses it in its words
   END IF;
@@ -102,9 +131,10 @@ BEGIN
 END
 $fn$;
 DROP TRIGGER IF EXISTS ${trigger} ON ${t};
-CREATE TRIGGER ${trigger} BEFORE INSERT OR UPDATE OF topic, type, key, headers ON ${t} FOR EACH ROW
+CREATE TRIGGER ${trigger} BEFORE INSERT OR UPDATE OF topic, type, key, headers${destination ? ', destination' : ''} ON ${t} FOR EACH ROW
   WHEN (${topicBad('NEW.topic')} OR ${textBad('NEW.type', MAX_TYPE_BYTES)}
-    OR (NEW.key IS NOT NULL AND (${textBad('NEW.key', MAX_KEY_BYTES)}))
+    OR (NEW.key IS NOT NULL AND (${textBad('NEW.key', MAX_KEY_BYTES)}))${destination ? `
+    OR (${destinationBad('NEW.destination')})` : ''}
     OR (NEW.headers <> '{}'::jsonb AND jsonb_typeof(NEW.headers) = 'object' AND NOT (${headersLookUsual('NEW.headers')})))
   EXECUTE FUNCTION ${s}.outboxer_check_message();
 `;

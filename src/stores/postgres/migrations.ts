@@ -7,7 +7,7 @@ import { engineSwitchMigration, newTableEngineSql } from './migration-engine-swi
 import { readPathIndexes, readPathMigration } from './migration-read-path.js';
 import { relayTroubleMigration } from './migration-relay-trouble.js';
 import { pausedTopicsMigration } from './migration-paused-topics.js';
-import { tableContractMigration } from './migration-table-contract.js';
+import { destinationMigration, tableContractMigration } from './migration-table-contract.js';
 import type { TableName } from './sql.js';
 
 export type { Migration } from './migration-runner.js';
@@ -177,6 +177,11 @@ $do$;
     version: 11,
     description: 'broker trouble, expand only: trouble and trouble_since on the relays rows, written by each relay with its beats',
     sql: relayTroubleMigration,
+  },
+  {
+    version: 12,
+    description: 'fan-out, expand only: the nullable destination column (NULL: the relay\'s own publisher), and the destination rule in the table contract',
+    sql: destinationMigration,
   },
 ]);
 

@@ -9,13 +9,13 @@ import { toPgTransaction, type PgTransactionInput } from './pg-transaction.js';
 import { buildWriterStatements } from './writer-statements.js';
 import { PostgresOperatorQueries } from './operator/postgres-operator-queries.js';
 import { readGauges } from './gauges-sql.js';
-import type { OutboxGauges } from '../../core/ports/outbox-operator.js';
+import type { DestinationFilter, OutboxGauges } from '../../core/ports/outbox-operator.js';
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { databaseCheckError, notMigrated } from './connection-errors.js';
 import { missingMigrations } from './migration-runner.js';
 import { migrations, migrationScript, runMigrations } from './migrations.js';
 import { nameStatements, runStatement } from './named-statement.js';
-import { buildStatements, resolveTableName, type RunStatement, type TableName } from './sql.js';
+import { buildStatements, destinationParams, resolveTableName, type RunStatement, type TableName } from './sql.js';
 
 export interface PostgresStoreOptions {
   /** Schema of the outbox table; created by `migrate` if missing. Default `public`. */
@@ -48,6 +48,7 @@ interface DeadRow {
   reason: string;
   created_at: Date | string;
   dead_at: Date | string;
+  destination: string | null;
 }
 
 interface StatsRow {
@@ -135,8 +136,8 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
     return readGauges(this.#database, this.tableName, this.preparedStatements);
   }
 
-  async listDead(limit: number): Promise<DeadMessage[]> {
-    const result = await this.#run(this.#database, 'listDead', [limit]);
+  async listDead(limit: number, filter: DestinationFilter = {}): Promise<DeadMessage[]> {
+    const result = await this.#run(this.#database, 'listDead', [limit, ...destinationParams(filter.destination)]);
     return (result.rows as DeadRow[]).map((row) => ({
       id: row.id,
       topic: row.topic,
@@ -146,17 +147,18 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
       reason: row.reason,
       createdAt: new Date(row.created_at),
       deadAt: new Date(row.dead_at),
+      destination: row.destination ?? null,
     }));
   }
 
-  async retryDead(ids: readonly string[] | 'all'): Promise<number> {
-    if (ids === 'all') return this.#inBatches('retryDeadBatch');
-    return affectedRows(await this.#run(this.#database, 'retryDead', [ids]));
+  async retryDead(ids: readonly string[] | 'all', filter: DestinationFilter = {}): Promise<number> {
+    if (ids === 'all') return this.#inBatches('retryDeadBatch', filter);
+    return affectedRows(await this.#run(this.#database, 'retryDead', [ids, ...destinationParams(filter.destination)]));
   }
 
-  async purgeDead(ids: readonly string[] | 'all'): Promise<number> {
-    if (ids === 'all') return this.#inBatches('purgeDeadBatch');
-    return affectedRows(await this.#run(this.#database, 'purgeDead', [ids]));
+  async purgeDead(ids: readonly string[] | 'all', filter: DestinationFilter = {}): Promise<number> {
+    if (ids === 'all') return this.#inBatches('purgeDeadBatch', filter);
+    return affectedRows(await this.#run(this.#database, 'purgeDead', [ids, ...destinationParams(filter.destination)]));
   }
 
   /** Pending messages and oldest age per topic; reads every pending row (operator/topic-lag.ts): not for scrapes. */
@@ -226,10 +228,11 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
     await this.#database.close();
   }
 
-  async #inBatches(statement: 'retryDeadBatch' | 'purgeDeadBatch'): Promise<number> {
+  async #inBatches(statement: 'retryDeadBatch' | 'purgeDeadBatch', filter: DestinationFilter): Promise<number> {
+    const destination = destinationParams(filter.destination);
     let total = 0;
     for (;;) {
-      const changed = affectedRows(await this.#run(this.#database, statement, [BULK_BATCH]));
+      const changed = affectedRows(await this.#run(this.#database, statement, [BULK_BATCH, ...destination]));
       total += changed;
       if (changed < BULK_BATCH) return total;
     }

@@ -1,5 +1,6 @@
 import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
 import type { QueryResultLike, SqlExecutor } from './database.js';
+import { checkDestinationFilter } from '../../core/pending-message-input.js';
 
 export interface TableName {
   readonly schema: string;
@@ -14,6 +15,20 @@ export function resolveTableName(schema: string, table: string): TableName {
     schema: validateIdentifier(schema, 'schema'),
     table: validateIdentifier(table, 'table', MAX_TABLE_BYTES),
   });
+}
+
+/**
+ * An optional filter on the destination, as two parameters: `$n` (boolean) whether to apply it, `$n+1` (text) the
+ * destination, NULL matching the rows without one. `destinationParams` gives their values.
+ */
+export function destinationIs(n: number, column = 'destination'): string {
+  return `($${n}::boolean IS NOT TRUE OR ${column} IS NOT DISTINCT FROM $${n + 1}::text)`;
+}
+
+/** The two parameters of `destinationIs` for a filter (`undefined`: none; `null`: the rows without a destination). */
+export function destinationParams(filter: string | null | undefined): [boolean, string | null] {
+  const destination = checkDestinationFilter(filter);
+  return destination === undefined ? [false, null] : [true, destination];
 }
 
 /** Every statement the store runs, built once from validated, quoted names. */
@@ -42,15 +57,16 @@ export function buildStatements(name: TableName) {
           WHERE state = 'pending' ORDER BY seq LIMIT 1), 0) AS oldest_pending_age_seconds
       FROM ${t}`,
 
-    listDead: `SELECT id::text AS id, topic, type, key, attempts, COALESCE(last_error, '') AS reason, created_at, dead_at
-      FROM ${t} WHERE state = 'dead' ORDER BY dead_at, seq LIMIT $1`,
+    /* The destination filter of dead messages: `$f` true applies it, and `$f+1` is the destination (NULL: the relay's own publisher). */
+    listDead: `SELECT id::text AS id, topic, type, key, attempts, COALESCE(last_error, '') AS reason, created_at, dead_at, destination
+      FROM ${t} WHERE state = 'dead' AND ${destinationIs(2)} ORDER BY dead_at, seq LIMIT $1`,
     /* `due_at`: a retried row lies below every v2 position, so only the due branch of a v2 read finds it. */
     retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), due_at = now(), dead_at = NULL
-      WHERE state = 'dead' AND id = ANY($1::uuid[])`,
+      WHERE state = 'dead' AND id = ANY($1::uuid[]) AND ${destinationIs(2)}`,
     retryDeadBatch: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), due_at = now(), dead_at = NULL
-      WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' ORDER BY seq LIMIT $1)`,
-    purgeDead: `DELETE FROM ${t} WHERE state = 'dead' AND id = ANY($1::uuid[])`,
-    purgeDeadBatch: `DELETE FROM ${t} WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' ORDER BY seq LIMIT $1)`,
+      WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' AND ${destinationIs(2)} ORDER BY seq LIMIT $1)`,
+    purgeDead: `DELETE FROM ${t} WHERE state = 'dead' AND id = ANY($1::uuid[]) AND ${destinationIs(2)}`,
+    purgeDeadBatch: `DELETE FROM ${t} WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' AND ${destinationIs(2)} ORDER BY seq LIMIT $1)`,
   });
 }
 

@@ -17,6 +17,8 @@ export interface MessageRow {
   created_at: Date | string;
   attempts: number;
   last_error: string | null;
+  /** Null for the relay's own publisher; absent from a read that does not select it (an older statement). */
+  destination?: string | null;
 }
 
 export function toMessage(row: MessageRow): OutboxMessage {
@@ -32,6 +34,7 @@ export function toMessage(row: MessageRow): OutboxMessage {
     createdAt: row.created_at instanceof Date ? row.created_at : new Date(row.created_at),
     attempts: row.attempts,
     lastError: row.last_error,
+    destination: row.destination ?? null,
   };
 }
 

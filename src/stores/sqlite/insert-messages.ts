@@ -44,9 +44,10 @@ async function insertOne(tx: Pick<OutboxTransaction<'sqlite'>, 'query'>, names: 
   const availableAt = m.availableAt === null ? null : m.availableAt.getTime();
   // a delayed message is scheduled: due_at = its time (absolute, or the delay on the database clock)
   await tx.query(
-    `INSERT INTO ${names.outbox} (id, topic, type, "key", payload, payload_bytes, content_type, headers, due_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NOT NULL THEN ? WHEN ? > 0 THEN ${SQLITE_NOW_MS} + ? END)`,
-    [m.id, m.topic, m.type, m.key, json ? m.body : null, json ? null : bodyBytes(m.body), m.contentType, JSON.stringify(m.headers), availableAt, availableAt, m.delayMs, m.delayMs],
+    `INSERT INTO ${names.outbox} (id, topic, type, "key", payload, payload_bytes, content_type, headers, destination, due_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NOT NULL THEN ? WHEN ? > 0 THEN ${SQLITE_NOW_MS} + ? END)`,
+    [m.id, m.topic, m.type, m.key, json ? m.body : null, json ? null : bodyBytes(m.body), m.contentType, JSON.stringify(m.headers), m.destination ?? null,
+      availableAt, availableAt, m.delayMs, m.delayMs],
   );
   return m.id;
 }

@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from './database.js';
+import { addColumnScript, columnPresentSql, migrationSegments } from './migration-add-column.js';
 import { sqliteBookkeepingSql, type SqliteTableNames } from './migrations.js';
 
 /** A migration with its DDL resolved for one table (outbox or inbox). */
@@ -11,7 +12,9 @@ export interface ResolvedSqliteMigration {
 /**
  * Applies the migrations `table` has not recorded yet in one `BEGIN IMMEDIATE` transaction: SQLite's own write lock
  * makes concurrent migrations (several processes on one file) run one after the other, and the second finds
- * everything recorded. DDL is transactional in SQLite, so a migration cut short leaves nothing behind.
+ * everything recorded. DDL is transactional in SQLite, so a migration cut short leaves nothing behind. A column a
+ * migration adds (`addColumnSql`) is added only where it is missing: the script adds it in a transaction of its
+ * own, so a script cut short may leave it without the version recorded.
  */
 export function applySqliteMigrations(database: SqliteDatabase, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly ResolvedSqliteMigration[]): Promise<number[]> {
   return database.write(() => {
@@ -20,7 +23,10 @@ export function applySqliteMigrations(database: SqliteDatabase, names: Pick<Sqli
     const newlyApplied: number[] = [];
     for (const migration of list) {
       if (applied.has(migration.version)) continue;
-      database.handle.exec(migration.sql);
+      for (const segment of migrationSegments(migration.sql)) {
+        if (segment.kind === 'sql') database.handle.exec(segment.sql);
+        else if (database.get(`SELECT ${columnPresentSql(segment.table, segment.column)} AS found`)?.found !== 1) database.handle.exec(segment.statement);
+      }
       database.run(`INSERT OR IGNORE INTO ${names.migrations} (table_name, version) VALUES (?, ?)`, [table, migration.version]);
       newlyApplied.push(migration.version);
     }
@@ -42,12 +48,33 @@ function appliedVersions(database: SqliteDatabase, names: Pick<SqliteTableNames,
   return new Set(database.all(`SELECT version FROM ${names.migrations} WHERE table_name = ?`, [table]).map((row) => Number(row.version)));
 }
 
-/** Every migration as one script for `sqlite3` (`outboxer sql`); safe to run again. */
+/**
+ * Every migration as one script for `sqlite3` (`outboxer sql`); safe to run again. It runs in one `BEGIN IMMEDIATE`
+ * transaction, but for each column a migration adds (SQLite has no `ADD COLUMN IF NOT EXISTS`): that one is added
+ * between two transactions, only where it is missing (`addColumnScript`), and the version is recorded only when the
+ * column is there.
+ */
 export function sqliteMigrationScript(title: string, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly ResolvedSqliteMigration[]): string {
   const parts = [`-- ${title} for ${table} (SQLite 3.31+)`, 'BEGIN IMMEDIATE;', sqliteBookkeepingSql(names)];
   for (const migration of list) {
-    parts.push(`-- version ${migration.version}: ${migration.description}`, migration.sql.trim());
-    parts.push(`INSERT OR IGNORE INTO ${names.migrations} (table_name, version) VALUES ('${table}', ${migration.version});`);
+    parts.push(`-- version ${migration.version}: ${migration.description}`);
+    const added: string[] = [];
+    for (const segment of migrationSegments(migration.sql)) {
+      if (segment.kind === 'sql') {
+        parts.push(segment.sql.trim());
+        continue;
+      }
+      parts.push(
+        'COMMIT;',
+        `-- ${segment.column}: ADD COLUMN where it is missing, through an ATTACH of this file (outside a transaction, as ATTACH must be)`,
+        ...addColumnScript(segment),
+        'BEGIN IMMEDIATE;',
+      );
+      added.push(columnPresentSql(segment.table, segment.column));
+    }
+    parts.push(added.length === 0
+      ? `INSERT OR IGNORE INTO ${names.migrations} (table_name, version) VALUES ('${table}', ${migration.version});`
+      : `INSERT OR IGNORE INTO ${names.migrations} (table_name, version) SELECT '${table}', ${migration.version} WHERE ${added.join(' AND ')};`);
   }
   parts.push('COMMIT;');
   return `${parts.join('\n')}\n`;

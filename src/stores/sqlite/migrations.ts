@@ -1,7 +1,7 @@
 import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
 import { MAX_TROUBLE_BYTES } from '../../core/relay-trouble.js';
 import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
-import { tableContractSql } from './migration-table-contract.js';
+import { destinationMigrationSql, tableContractSql } from './migration-table-contract.js';
 
 /** Every table of one outbox in a SQLite file, quoted. */
 export interface SqliteTableNames {
@@ -187,6 +187,11 @@ CREATE TABLE IF NOT EXISTS ${n.relayTrouble} (
   trouble_since INTEGER NOT NULL
 );
 `,
+  },
+  {
+    version: 4,
+    description: 'fan-out, expand only: the nullable destination column (NULL: the relay\'s own publisher), and the destination rule in the table contract',
+    sql: (n) => destinationMigrationSql(n),
   },
 ]);
 

@@ -1,7 +1,7 @@
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
-  OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
+  DestinationFilter, OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
 } from '../../core/ports.js';
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
@@ -110,19 +110,19 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
     return readSqliteGauges(this.database, this.tableNames);
   }
 
-  listDead(limit: number): Promise<DeadMessage[]> {
-    return listDeadMessages(this.database, this.tableNames, limit);
+  listDead(limit: number, filter?: DestinationFilter): Promise<DeadMessage[]> {
+    return listDeadMessages(this.database, this.tableNames, limit, filter);
   }
 
-  retryDead(ids: readonly string[] | 'all'): Promise<number> {
-    return retryDeadMessages(this.database, this.tableNames, ids);
+  retryDead(ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number> {
+    return retryDeadMessages(this.database, this.tableNames, ids, filter);
   }
 
-  purgeDead(ids: readonly string[] | 'all'): Promise<number> {
-    return purgeDeadMessages(this.database, this.tableNames, ids);
+  purgeDead(ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number> {
+    return purgeDeadMessages(this.database, this.tableNames, ids, filter);
   }
 
-  /** Pending messages and oldest age per topic; reads every pending row: not for scrapes. */
+  /** Pending messages and oldest age per topic and destination; reads every pending row: not for scrapes. */
   topicLag(limit: number): Promise<TopicLag[]> {
     return readTopicLag(this.database, this.tableNames, limit);
   }

@@ -12,14 +12,16 @@ const DELETE_BATCH = 1000;
 type Row = Record<string, unknown>;
 
 const COLUMNS = `id, CAST(seq AS CHAR) AS seq, topic, type, \`key\`, attempts, last_error,
-    ${isoTime('created_at')} AS created_at, ${isoTime('due_at')} AS due_at, GREATEST(0, ${secondsSince('created_at')}) AS age_seconds`;
+    ${isoTime('created_at')} AS created_at, ${isoTime('due_at')} AS due_at, GREATEST(0, ${secondsSince('created_at')}) AS age_seconds, destination`;
 
 /**
  * Pending messages in seq order through the `(state, seq)` index, the filters applied as it goes: with a filter
  * that matches few rows it may read much of the backlog before it has `limit` (as `topicLag` reads all of it).
  */
 export async function listPending(executor: MysqlExecutor, names: MysqlTableNames, query: PendingQuery): Promise<PendingMessage[]> {
-  const { limit, topic, key, olderThanSeconds } = checkPendingQuery(query);
+  const checked = checkPendingQuery(query);
+  const { limit, topic, key, olderThanSeconds } = checked;
+  const { destination } = checked;
   const conditions = ["state = 'pending'"];
   const params: unknown[] = [];
   if (topic !== undefined) {
@@ -33,6 +35,11 @@ export async function listPending(executor: MysqlExecutor, names: MysqlTableName
   if (olderThanSeconds !== undefined) {
     conditions.push(`created_at <= TIMESTAMPADD(SECOND, ?, ${MYSQL_NOW})`);
     params.push(-olderThanSeconds);
+  }
+  if (destination !== undefined) {
+    // `<=>`: null picks the rows without a destination (the relay's own publisher)
+    conditions.push('destination <=> ?');
+    params.push(destination);
   }
   const { rows } = await executor.query(
     // `o.seq`: a plain `seq` would name the output column (text), sorting 10 before 9 and passing the index by
@@ -90,5 +97,6 @@ function toPending(row: Row): PendingMessage {
     createdAt: new Date(String(row.created_at)),
     dueAt: row.due_at === null || row.due_at === undefined ? null : new Date(String(row.due_at)),
     ageSeconds: Number(row.age_seconds),
+    destination: row.destination === null || row.destination === undefined ? null : String(row.destination),
   };
 }

@@ -9,10 +9,11 @@ import { secondsSince } from './mysql-time.js';
 export const MAX_TOPIC_LAG_LIMIT = 1000;
 
 /**
- * Pending messages (due or scheduled) per topic and the age of each topic's oldest by `created_at` on the database
+ * Pending messages (due or scheduled) per topic and destination (a topic fanned out has one entry per destination,
+ * the relay's own publisher's with destination null) and the age of each one's oldest by `created_at` on the database
  * clock; topics that relays hold for a missing destination first (their rows' `last_error` begins
  * `destination missing since <ISO time>: `, compared byte-wise: the column is `utf8mb4_bin`), then the largest
- * backlog first, then by topic. It reads every pending row (the `(state, seq)` index and the rows): for an
+ * backlog first, then by topic and destination (NULL first). It reads every pending row (the `(state, seq)` index and the rows): for an
  * operator's request, never for a metrics scrape.
  */
 export async function readTopicLag(executor: MysqlExecutor, names: MysqlTableNames, limit: number): Promise<TopicLag[]> {
@@ -21,16 +22,17 @@ export async function readTopicLag(executor: MysqlExecutor, names: MysqlTableNam
   }
   const held = `COALESCE(last_error LIKE '${RELAY_HOLD_PREFIX}%', 0)`;
   const result = await executor.query(
-    `SELECT topic, COUNT(*) AS pending, GREATEST(0, ${secondsSince('MIN(created_at)')}) AS oldest_pending_age_seconds,
+    `SELECT topic, destination, COUNT(*) AS pending, GREATEST(0, ${secondsSince('MIN(created_at)')}) AS oldest_pending_age_seconds,
         SUM(${held}) AS held, MIN(CASE WHEN ${held} THEN last_error END) AS first_hold, MAX(CASE WHEN ${held} THEN last_error END) AS last_hold
       FROM ${names.outbox} WHERE state = 'pending'
-      GROUP BY topic
-      ORDER BY SUM(${held}) > 0 DESC, COUNT(*) DESC, topic
+      GROUP BY topic, destination
+      ORDER BY SUM(${held}) > 0 DESC, COUNT(*) DESC, topic, destination
       LIMIT ?`,
     [limit],
   );
   return result.rows.map((row) => ({
     topic: String(row.topic),
+    destination: textOrNull(row.destination),
     pending: Number(row.pending),
     oldestPendingAgeSeconds: Number(row.oldest_pending_age_seconds),
     relayPause: relayPauseOf(Number(row.held), textOrNull(row.first_hold), textOrNull(row.last_hold)),

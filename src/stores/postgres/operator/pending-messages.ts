@@ -4,7 +4,7 @@ import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../.
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import { affectedRows, type SqlExecutor } from '../database.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
-import type { TableName } from '../sql.js';
+import { destinationIs, destinationParams, type TableName } from '../sql.js';
 
 /** Ids per delete statement: a long list is deleted in batches of this many. */
 export const PENDING_DELETE_BATCH = 1000;
@@ -20,6 +20,7 @@ interface PendingRow {
   created_at: Date | string;
   due_at: Date | string | null;
   age_seconds: number | string;
+  destination: string | null;
 }
 
 interface DetailRow extends PendingRow {
@@ -33,9 +34,12 @@ interface DetailRow extends PendingRow {
 
 /** The statements of the pending-message tools for one table, built once from its validated, quoted name. */
 export interface PendingMessageStatements {
-  /** `$1` topic or null, `$2` seconds or null, `$3` limit: the pending index in seq order, filters applied as it goes. */
+  /**
+   * `$1` topic or null, `$2` seconds or null, `$3` limit, `$4` whether to filter by destination and `$5` the
+   * destination (null: none): the pending index in seq order, filters applied as it goes.
+   */
   readonly list: NamedStatement;
-  /** The same for one key (`$4`), through the `(key, seq)` index of pending keyed rows. */
+  /** The same for one key (`$6`), through the `(key, seq)` index of pending keyed rows. */
   readonly listOfKey: NamedStatement;
   readonly inspect: NamedStatement;
   readonly inspectWithBody: NamedStatement;
@@ -48,9 +52,10 @@ export function pendingMessageStatements(name: TableName): PendingMessageStateme
   // A table still at engine v1 delays through available_at alone; under v2 due_at carries every schedule.
   const columns = `id::text AS id, seq::text AS seq, topic, type, key, attempts, last_error, created_at,
       CASE WHEN due_at IS NULL AND available_at > now() THEN available_at ELSE due_at END AS due_at,
-      greatest(0, EXTRACT(EPOCH FROM now() - created_at))::float8 AS age_seconds`;
+      greatest(0, EXTRACT(EPOCH FROM now() - created_at))::float8 AS age_seconds, destination`;
   const filters = `($1::text IS NULL OR topic = $1::text)
-      AND ($2::float8 IS NULL OR created_at <= now() - $2::float8 * interval '1 second')`;
+      AND ($2::float8 IS NULL OR created_at <= now() - $2::float8 * interval '1 second')
+      AND ${destinationIs(4)}`;
   const detail = `${columns}, content_type,
       ARRAY(SELECT jsonb_object_keys(headers) ORDER BY 1) AS header_names,
       COALESCE(octet_length(payload::text), octet_length(payload_bytes), 0)::int8 AS body_bytes`;
@@ -60,7 +65,7 @@ export function pendingMessageStatements(name: TableName): PendingMessageStateme
       WHERE state = 'pending' AND ${filters}
       ORDER BY o.seq LIMIT $3::int`),
     listOfKey: namedStatement(`SELECT ${columns} FROM ${t} o
-      WHERE state = 'pending' AND key = $4::text AND ${filters}
+      WHERE state = 'pending' AND key = $6::text AND ${filters}
       ORDER BY o.seq LIMIT $3::int`),
     inspect: namedStatement(`SELECT ${detail} FROM ${t} WHERE id = $1::uuid AND state = 'pending'`),
     inspectWithBody: namedStatement(`SELECT ${detail}, payload::text AS payload_json, payload_bytes, headers
@@ -72,8 +77,10 @@ export function pendingMessageStatements(name: TableName): PendingMessageStateme
 }
 
 export async function listPending(executor: SqlExecutor, statements: PendingMessageStatements, prepare: boolean, query: PendingQuery): Promise<PendingMessage[]> {
-  const { limit, topic, key, olderThanSeconds } = checkPendingQuery(query);
-  const params: unknown[] = [topic ?? null, olderThanSeconds ?? null, limit];
+  const checked = checkPendingQuery(query);
+  const { limit, topic, key, olderThanSeconds } = checked;
+  const { destination } = checked;
+  const params: unknown[] = [topic ?? null, olderThanSeconds ?? null, limit, ...destinationParams(destination)];
   const result = key === undefined
     ? await runStatement(executor, statements.list, params, prepare)
     : await runStatement(executor, statements.listOfKey, [...params, key], prepare);
@@ -119,5 +126,6 @@ function toPending(row: PendingRow): PendingMessage {
     createdAt: new Date(row.created_at),
     dueAt: row.due_at === null ? null : new Date(row.due_at),
     ageSeconds: Number(row.age_seconds),
+    destination: row.destination ?? null,
   };
 }

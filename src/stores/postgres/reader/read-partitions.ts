@@ -36,19 +36,23 @@ type ReadArgs = [
  * nearest earlier pending row of its key that is scheduled, due or not (docs/design.md, "Read path"). The nearest,
  * not the earliest: a row may go right after its blocker only if no other scheduled row of the key lies between
  * them, and with the nearest as blocker that holds link by link (chaos found a key out of order with the earliest).
+ * Order is per key and destination (docs/design.md, "Fan-out to several destinations"): the probe asks for a row of
+ * the same destination, NULL matching NULL, so one destination's held rows never hold another's. Its index stays
+ * `(key, seq)`; the destination is a filter, which walks past other destinations' scheduled rows of the key.
  *
  * Plans seen on PostgreSQL 15 (custom and generic alike) with P = 64 and 100k pending rows:
  *   fresh, recheck: Limit -> Index Scan using <t>_p64_idx (Index Cond: partition = r.partition AND seq > ...;
  *     Filter: due_at IS NULL); the recheck under a One-Time Filter on `settled`
  *   due:            Limit -> Index Scan using <t>_p64_due_idx (Index Cond: partition = r.partition; Filter: due_at <= now())
- *   hold probe:     Limit -> Index Scan Backward using <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq)
+ *   hold probe:     Limit -> Index Scan Backward using <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq;
+ *                   Filter: destination IS NOT DISTINCT FROM f.destination)
  */
 export const readPartitions: ReaderStatement<ReadArgs> = {
   sql: ({ outbox, partitioning, partitionOf }, partitionCount) => {
     const classBranch = (source: string, condition: string, limitClass: number) => `SELECT r.partition, '${source}' AS source, o.*
       FROM req r CROSS JOIN LATERAL (
         SELECT o.seq, o.id, o.topic, o.type, o.key, o.payload::text AS payload_json, o.payload_bytes, o.content_type,
-          o.headers, o.created_at, o.attempts + 1 AS attempts, o.last_error
+          o.headers, o.created_at, o.attempts + 1 AS attempts, o.last_error, o.destination
         FROM ${outbox} o
         WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND ${condition}
         ORDER BY o.seq LIMIT $${7 + limitClass}::int) o
@@ -74,7 +78,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       CASE WHEN row_number() OVER () = 1 AND EXISTS (SELECT 1 FROM fresh) THEN pg_current_xact_id()::text END AS tag,
       CASE WHEN row_number() OVER () = 1 THEN (SELECT COALESCE(array_agg(partition), '{}') FROM req WHERE settled) END AS settled,
       f.partition, f.source, f.seq::text AS seq, f.id::text AS id, f.topic, f.type, f.key, f.payload_json, f.payload_bytes,
-      f.content_type, f.headers, f.created_at, f.attempts, f.last_error,
+      f.content_type, f.headers, f.created_at, f.attempts, f.last_error, f.destination,
       w.seq::text AS waits_seq, w.due_in_ms
     FROM snap s
     LEFT JOIN found f ON true
@@ -82,6 +86,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       SELECT h.seq, greatest(0, ceil(extract(epoch FROM h.due_at - now()) * 1000))::int8 AS due_in_ms
       FROM ${outbox} h
       WHERE h.key = f.key AND h.state = 'pending' AND h.due_at IS NOT NULL AND h.seq < f.seq
+        AND h.destination IS NOT DISTINCT FROM f.destination
       ORDER BY h.seq DESC LIMIT 1
     ) w ON true
     ORDER BY f.partition, f.seq`;

@@ -3,6 +3,7 @@ import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../.
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import type { SqliteDatabase } from '../database.js';
 import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { DESTINATION_IS, destinationParams } from './sqlite-destination-filter.js';
 
 /** Ids per delete statement: a long list is deleted in batches of this many, each its own write. */
 const DELETE_BATCH = 1000;
@@ -18,6 +19,7 @@ interface PendingRow {
   created_at: number;
   due_at: number | null;
   age_seconds: number;
+  destination: string | null;
 }
 
 interface DetailRow extends PendingRow {
@@ -29,7 +31,7 @@ interface DetailRow extends PendingRow {
 }
 
 const COLUMNS = `id, CAST(seq AS TEXT) AS seq, topic, type, "key" AS key, attempts, last_error, created_at, due_at,
-    max(0, (${SQLITE_NOW_MS} - created_at) / 1000.0) AS age_seconds`;
+    max(0, (${SQLITE_NOW_MS} - created_at) / 1000.0) AS age_seconds, destination`;
 
 /**
  * Pending messages in seq order through the pending index, the filters applied as it goes: a filter that matches
@@ -43,13 +45,15 @@ export function listSqlitePending(database: SqliteDatabase, names: SqliteTableNa
     return Promise.reject(error);
   }
   const { limit, topic, key, olderThanSeconds } = checked;
+  // the destination as checked, where the check passes it on; else as given (a parameter, compared for equality only)
+  const destination = 'destination' in checked ? checked.destination : query.destination;
   // `o.seq`: a plain `seq` would name the output column (text), sorting 10 before 9 and passing the index by
   const sql = `SELECT ${COLUMNS} FROM ${names.outbox} AS o
     WHERE state = 'pending' AND (? IS NULL OR topic = ?) AND (? IS NULL OR "key" = ?)
-      AND (? IS NULL OR created_at <= ${SQLITE_NOW_MS} - ? * 1000)
+      AND (? IS NULL OR created_at <= ${SQLITE_NOW_MS} - ? * 1000) AND ${DESTINATION_IS}
     ORDER BY o.seq LIMIT ?`;
   const both = (value: string | number | undefined) => [value ?? null, value ?? null];
-  const params = [...both(topic), ...both(key), ...both(olderThanSeconds), limit];
+  const params = [...both(topic), ...both(key), ...both(olderThanSeconds), ...destinationParams(destination), limit];
   return database.read(() => (database.all(sql, params) as unknown as PendingRow[]).map(toPending));
 }
 
@@ -100,5 +104,6 @@ function toPending(row: PendingRow): PendingMessage {
     createdAt: new Date(Number(row.created_at)),
     dueAt: row.due_at === null ? null : new Date(Number(row.due_at)),
     ageSeconds: Number(row.age_seconds),
+    destination: row.destination ?? null,
   };
 }

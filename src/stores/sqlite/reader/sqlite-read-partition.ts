@@ -31,7 +31,7 @@ export function readPartition(database: SqliteDatabase, sql: SqliteReadStatement
     message.source = source;
     message.waitsFor = null;
     if (row.key !== null) {
-      const blocker = database.get(sql.blocker, [{ key: row.key, seq: BigInt(row.seq), now }]);
+      const blocker = database.get(sql.blocker, [{ key: row.key, destination: row.destination ?? null, seq: BigInt(row.seq), now }]);
       if (blocker !== undefined) message.waitsFor = { seq: String(blocker.seq), dueInMs: Number(blocker.due_in_ms) };
     }
     return message;

@@ -1,4 +1,4 @@
-/** One topic pattern of the `routes` option, compiled: AMQP-style, `*` is one part, `#` zero or more. */
+/** A topic pattern (webhook routes, fan-out routes), compiled: AMQP-style, `*` is one part, `#` zero or more. */
 export interface TopicPattern {
   readonly pattern: string;
   matches(topic: string): boolean;
