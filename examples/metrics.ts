@@ -54,13 +54,13 @@ const scrape = async (): Promise<string> => (await fetch(url)).text();
 const valueOf = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 
 const id = await outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 'orders.paid', type: 'order.paid', key: 'order-1', payload: { orderId: 1 } }));
-while (valueOf(await scrape(), 'outboxer_published_total') < 1) await new Promise((resolve) => setTimeout(resolve, 50));
+while (!(valueOf(await scrape(), 'outboxer_published_total\\{destination="default"\\}') >= 1)) await new Promise((resolve) => setTimeout(resolve, 50));
 const message = { id, topic: 'orders.paid', type: 'order.paid', key: 'order-1', headers: {}, payload: { orderId: 1 }, contentType: 'application/json', deliveryCount: 1 };
 await inbox.handle(message, async () => undefined);
 await inbox.handle(message, async () => undefined); // a redelivered copy: skipped
 
 const text = await scrape();
-const shown = ['outboxer_published_total', 'outboxer_broker_connected', 'outboxer_relay_ready', 'outboxer_consumer_processed_total{consumer="billing"}', 'outboxer_consumer_duplicates_total{consumer="billing"}'];
+const shown = ['outboxer_published_total{destination="default"}', 'outboxer_broker_connected', 'outboxer_relay_ready', 'outboxer_consumer_processed_total{consumer="billing"}', 'outboxer_consumer_duplicates_total{consumer="billing"}'];
 console.log(JSON.stringify(Object.fromEntries(shown.map((name) => [name, valueOf(text, name.replace(/[{}"]/g, '\\$&'))]))));
 await new Promise((resolve) => server.close(resolve));
 await outbox.close();

@@ -4,12 +4,15 @@ import type { PendingMessage, PendingMessageDetail } from '../core/ports/pending
 export type ShownBody = { readonly text: string } | { readonly base64: string };
 
 /**
- * A pending message as the CLI's `--json` and the admin API show it: times as ISO text. A detail says whether
+ * A pending message as the CLI's `--json` and the admin API show it: times as ISO text, `destination` null for
+ * the relay's own publisher (`default`). A detail says whether
  * its content is shown (`payload: "shown"`, with `headers` and `body`) or not (`payload: "hidden"`, neither).
  */
 export function pendingMessageJson(message: PendingMessage | PendingMessageDetail): Record<string, unknown> {
   const { id, seq, topic, type, key, attempts, lastError, createdAt, dueAt, ageSeconds } = message;
-  const listed = { id, seq, topic, type, key, attempts, lastError, createdAt: createdAt.toISOString(), dueAt: dueAt?.toISOString() ?? null, ageSeconds };
+  // the destination as the store gives it: null for the relay's own publisher (`default`)
+  const destination = message.destination ?? null;
+  const listed = { id, seq, topic, destination, type, key, attempts, lastError, createdAt: createdAt.toISOString(), dueAt: dueAt?.toISOString() ?? null, ageSeconds };
   if (!('bodyBytes' in message)) return listed;
   const { contentType, headerNames, bodyBytes, content } = message;
   const detail = { ...listed, contentType, headerNames, bodyBytes };

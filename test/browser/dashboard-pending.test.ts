@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { waitFor } from '../support/wait-for.js';
 import { launchChromium } from './chromium.js';
 import { startDashboardScenario, type DashboardScenario } from './dashboard-scenario.js';
@@ -49,14 +50,15 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     const lag = page.locator(`#topics-body tr[data-key="${held}"]`);
     await lag.getByRole('button', { name: held }).click();
     expect(await page.getByLabel('Topic filter').inputValue()).toBe(held);
+    expect(await page.getByLabel('Destination filter').inputValue()).toBe('default');
     await expect.poll(() => pendingKeys(page)).toEqual(heldIds);
     const stored = (await scenario.fixture.store.listPending({ limit: 1, topic: held }))[0]!;
     const row = page.locator('#pending-body tr').first();
     const cells = await row.locator('td').allTextContents();
-    expect(cells.slice(1, 6)).toEqual([`order.held…${heldIds[0].slice(-8)}`, stored.seq, held, `${held}#0`, String(stored.attempts)]);
-    expect(cells[6]).toMatch(/^\d+ s$/);
-    expect(cells[7]).toMatch(/^(in \d.*|now)$/);
-    expect([cells[8], stored.lastError]).toEqual([stored.lastError, expect.stringContaining('held for an inspection')]);
+    expect(cells.slice(1, 7)).toEqual([`order.held…${heldIds[0].slice(-8)}`, stored.seq, held, 'default', `${held}#0`, String(stored.attempts)]);
+    expect(cells[7]).toMatch(/^\d+ s$/);
+    expect(cells[8]).toMatch(/^(in \d.*|now)$/);
+    expect([cells[9], stored.lastError]).toEqual([stored.lastError, expect.stringContaining('held for an inspection')]);
     expect(await row.getAttribute('class')).toContain('scheduled');
     expect(await row.locator('.id').getAttribute('title')).toBe(heldIds[0]);
     expect(await page.locator('#pending-more').isHidden()).toBe(true);
@@ -78,6 +80,7 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     await expect.poll(() => page.locator('#pending-detail-content-type').textContent()).toBe('application/json');
     expect(await page.locator('#pending-detail-title').textContent()).toBe(`Message ${heldIds[0]}`);
     expect(await page.locator('#pending-detail-header-names').textContent()).toBe('tenant');
+    expect(await page.locator('#pending-detail-destination').textContent()).toBe('default');
     expect(await page.locator('#pending-detail-size').textContent()).toBe(`${inspected?.bodyBytes} bytes`);
     expect(await page.locator('#pending-detail-hidden').textContent()).toBe('Payload hidden (server started without exposePayloads).');
     expect(await page.locator('#pending-detail-hidden').isVisible()).toBe(true);
@@ -179,5 +182,53 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     expect(await other.locator('#pending-panel').count()).toBe(1);
     await other.close();
     expect(otherProblems).toEqual(['console error: Failed to load resource: the server responded with a status of 501 (Not Implemented)']);
+  });
+  it('shows each message\'s destination: the lag per topic and destination, a destination this relay lacks held by it, and a destination filter', async () => {
+    const topic = scenario.topic('fanned');
+    const db = fromPgPool(scenario.fixture.pool);
+    const { outbox } = scenario;
+    // one row for the relay's own publisher (published), one for `partner`, which this relay does not have (held by it)
+    const [own, partner] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [
+      { topic, type: 'order.fanned', key: 'f1', payload: { n: 1 } },
+      { topic, type: 'order.fanned', key: 'f1', payload: { n: 1 }, destination: 'partner' },
+    ])) as [string, string];
+    await waitFor(() => scenario.exchange.deliveries.some((d) => d.properties.messageId === own), { what: 'the default destination\'s row published', timeoutMs: 30_000 });
+    await page.goto(scenario.url);
+
+    const lag = page.locator(`#topics-body tr[data-key="${topic} partner"]`);
+    await lag.waitFor({ timeout: 30_000 });
+    expect(await lag.locator('td').nth(1).textContent()).toBe('partner');
+    await expect.poll(() => lag.locator('.hold').textContent(), { timeout: 30_000 }).toMatch(/^Destination missing: held by the relay for \d/);
+    const held = page.locator(`#held-body tr[data-key="${topic} partner"]`);
+    expect(await held.locator('.name').textContent()).toBe(topic);
+    expect(await held.locator('.dest').textContent()).toBe('to partner');
+    expect(await held.locator('.summary').textContent()).toBe('Destination missing (1 message held): ');
+    expect(await held.locator('.detail').textContent()).toMatch(/OUTBOXER_UNKNOWN_DESTINATION: no destination partner on this relay/);
+
+    await lag.getByRole('button', { name: topic }).click();
+    expect(await page.getByLabel('Destination filter').inputValue()).toBe('partner');
+    await expect.poll(() => pendingKeys(page)).toEqual([partner]);
+    expect(await page.locator(`#pending-body tr[data-key="${partner}"] td`).nth(4).textContent()).toBe('partner');
+    await page.getByLabel('Destination filter').fill('default');
+    await page.getByLabel('Destination filter').press('Enter');
+    await expect.poll(() => pendingKeys(page)).toEqual([]);
+    // not a destination's name: the form refuses it and nothing is read
+    const reads: string[] = [];
+    const count = (request: { url(): string }) => reads.push(request.url());
+    page.on('request', count);
+    await page.getByLabel('Destination filter').fill('no such');
+    await page.getByLabel('Destination filter').press('Enter');
+    expect(await page.getByLabel('Destination filter').evaluate((input) => (input as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch)).toBe(true);
+    await page.waitForTimeout(500);
+    page.off('request', count);
+    expect(reads.filter((url) => url.includes('destination=no'))).toEqual([]);
+
+    await scenario.fixture.pool.query(`UPDATE "${scenario.fixture.schema}".outbox SET state = 'dead', dead_at = now(), due_at = NULL, last_error = 'OUTBOXER_PUBLISH_FAILED: refused' WHERE id = $1`, [partner]);
+    const dead = page.locator(`#dead-body tr[data-key="${partner}"]`);
+    await dead.waitFor();
+    expect(await dead.locator('td').nth(2).textContent()).toBe('partner');
+    await scenario.fixture.store.purgeDead([partner], { destination: 'partner' });
+    await dead.waitFor({ state: 'detached' });
+    expect(problems).toEqual([]);
   });
 });

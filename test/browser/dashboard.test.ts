@@ -102,6 +102,7 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     const row = page.locator(`#dead-body tr[data-key="${id}"]`);
     await row.waitFor();
     expect(await row.locator('.reason').textContent()).toContain(`over the maxMessageBytes option of ${SIZE_LIMIT_BYTES} bytes`);
+    expect(await row.locator('td').nth(2).textContent()).toBe('default');
     await waitFor(async () => (await shown(page, '#dead')) === 1, { what: 'the dead card to show 1' });
     const retry = row.getByRole('button', { name: 'Retry' });
     expect(await retry.isDisabled()).toBe(true);
@@ -161,7 +162,8 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     const held = page.locator(`#held-body tr[data-key="${topic}"]`);
     await held.waitFor({ timeout: 30_000 });
     const cells = held.locator('td');
-    expect(await cells.nth(0).textContent()).toBe(topic);
+    expect(await cells.nth(0).locator('.name').textContent()).toBe(topic);
+    expect(await cells.nth(0).locator('.dest').textContent()).toBe('to default');
     expect(await cells.nth(1).textContent()).toBe('relay');
     await expect.poll(() => cells.nth(2).textContent(), { timeout: 30_000 }).toMatch(/^Destination missing \(4 messages held\): OUTBOXER_UNROUTABLE: .*no queue is bound/);
     const since = await cells.nth(3).locator('time').getAttribute('datetime');
@@ -171,6 +173,7 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     expect(await page.locator('#paused-empty').isHidden()).toBe(true);
 
     const lag = page.locator(`#topics-body tr[data-key="${topic}"]`);
+    expect(await lag.locator('td').nth(1).textContent()).toBe('default');
     expect(await lag.locator('.hold').textContent()).toMatch(/^Destination missing: held by the relay for \d/);
     expect(await lag.locator('.hold').getAttribute('title')).toMatch(/^OUTBOXER_UNROUTABLE: .*\(since /);
     expect(await lag.locator('.tag.bad').isVisible()).toBe(true);

@@ -1,8 +1,6 @@
-import amqp from 'amqplib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, startScript } from '../support/cli-runner.js';
-import { freshDatabase, freshVhost } from '../support/fresh-services.js';
-import { waitFor } from '../support/wait-for.js';
+import { catchAllQueue, freshDatabase, freshVhost } from '../support/fresh-services.js';
 
 describe('the example of docs/publishers/amqp10.md', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -15,16 +13,12 @@ describe('the example of docs/publishers/amqp10.md', () => {
     cleanups.push(() => db.drop());
     const host = await freshVhost();
     cleanups.push(() => host.delete());
-    const connection = await amqp.connect(host.url);
-    cleanups.push(() => connection.close());
-    const channel = await connection.createChannel();
-    await channel.assertExchange('outbox', 'topic', { durable: true });
-    await channel.assertQueue('everything', { durable: true });
-    await channel.bindQueue('everything', 'outbox', '#');
+    const queue = await catchAllQueue(host.url);
+    cleanups.push(() => queue.close());
 
     const exit = await startScript('examples/publishers/amqp10.ts', [], cliEnv({ DATABASE_URL: db.url, AMQP10_URL: host.url })).waitForExit(60_000);
     expect({ code: exit.code, stderr: exit.stderr }).toEqual({ code: 0, stderr: '' });
-    const delivery = await waitFor(async () => (await channel.get('everything', { noAck: true })) || undefined, { what: 'the published message' });
+    const delivery = await queue.next();
     expect(delivery.fields.routingKey).toBe('orders.created');
     expect(delivery.properties.contentType).toBe('application/json');
     expect(JSON.parse(delivery.content.toString('utf8'))).toEqual({ id: 1 });

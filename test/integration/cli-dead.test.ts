@@ -3,11 +3,11 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import amqp from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
-import { runCli } from '../support/cli-runner.js';
+import { cliFixtures, expectUsageError, waitUntil } from '../support/cli-fixtures.js';
+import { cliEnv, runCli } from '../support/cli-runner.js';
 import { services, uniqueName } from '../support/services.js';
 
-const { pool, start, migrated, insert, countRows } = cliFixtures();
+const { pool, start, migrated, insert, enqueue, countRows } = cliFixtures();
 
 describe('outboxer CLI: dead messages', () => {
   it('lists, retries and purges dead messages, with an audit line per mutation', async () => {
@@ -23,12 +23,12 @@ describe('outboxer CLI: dead messages', () => {
     expect(listed.code, listed.stderr).toBe(0);
     const dead = JSON.parse(listed.stdout) as Array<Record<string, unknown>>;
     expect(dead.map((m) => m.id).sort()).toEqual([a, b, c].sort());
-    expect(dead[0]).toMatchObject({ topic: 'orders.created', type: 'order.created', attempts: 10, reason: 'OUTBOXER_UNROUTABLE: no queue bound\nfor this topic \u001b[31m' });
+    expect(dead[0]).toMatchObject({ topic: 'orders.created', destination: null, type: 'order.created', attempts: 10, reason: 'OUTBOXER_UNROUTABLE: no queue bound\nfor this topic \u001b[31m' });
     expect(new Date(String(dead[0]?.deadAt)).getTime()).not.toBeNaN();
 
     const limited = await runCli(['dead', 'list', '--limit', '2'], env);
     expect(limited.code, limited.stderr).toBe(0);
-    expect(limited.stdout).toMatch(/^id\s+topic\s+type\s+key\s+attempts\s+dead at\s+reason/);
+    expect(limited.stdout).toMatch(/^id\s+topic\s+destination\s+type\s+key\s+attempts\s+dead at\s+reason/);
     expect(limited.stdout).toContain('OUTBOXER_UNROUTABLE: no queue bound for this topic \\u001b[31m');
     expect(limited.stdout).not.toContain('\u001b');
     expect(limited.stdout).toContain('2 dead message(s); there may be more');
@@ -59,6 +59,63 @@ describe('outboxer CLI: dead messages', () => {
   });
 });
 
+describe('outboxer CLI: dead messages of one destination', () => {
+  it('lists, retries and purges the dead messages of one destination (--destination; default: those stored without one), each row naming its own', async () => {
+    const { env, table, schema } = await migrated();
+    const [own, partner, other] = await enqueue(schema, [
+      { key: 'k1' },
+      { key: 'k1', destination: 'partner' },
+      { key: 'k2', destination: 'archive' },
+    ]) as [string, string, string];
+    await pool.query(`UPDATE ${table} SET state = 'dead', dead_at = now(), attempts = 3, last_error = 'OUTBOXER_PUBLISH_FAILED: refused'`);
+
+    const ids = async (...flags: string[]) => {
+      const result = await runCli(['dead', 'list', '--json', ...flags], env);
+      expect(result.code, result.stderr).toBe(0);
+      return (JSON.parse(result.stdout) as { id: string; destination: string | null }[]).map((m) => [m.id, m.destination]);
+    };
+    const [all, ofPartner, ofDefault, ofNobody, text, empty] = await Promise.all([
+      ids(),
+      ids('--destination', 'partner'),
+      ids('--destination', 'default'),
+      ids('--destination', 'nobody'),
+      runCli(['dead', 'list', '--destination', 'partner'], env),
+      runCli(['dead', 'list', '--destination', 'nobody'], env),
+    ]);
+    expect(all).toEqual([[own, null], [partner, 'partner'], [other, 'archive']]);
+    expect([ofPartner, ofDefault, ofNobody]).toEqual([[[partner, 'partner']], [[own, null]], []]);
+    const [header, row, summary] = text.stdout.split('\n');
+    expect(header).toMatch(/^id\s+topic\s+destination\s+type\s+key\s+attempts\s+dead at\s+reason$/);
+    expect(row).toMatch(new RegExp(`^${partner}\\s+orders\\.created\\s+partner\\s+order\\.created\\s+k1\\s+3\\s`));
+    expect(summary).toBe('1 dead message(s) (destination partner)');
+    expect(empty.stdout).toBe(`no dead messages in ${schema}.outbox (destination nobody)\n`);
+    const everyRow = await runCli(['dead', 'list'], env);
+    expect(everyRow.stdout).toMatch(new RegExp(`\\n${own}\\s+orders\\.created\\s+default\\s+order\\.created\\s`));
+
+    const retried = await runCli(['dead', 'retry', '--all', '--destination', 'partner'], env);
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stdout).toBe('1 dead message(s) of destination partner moved back to pending\n');
+    expect(JSON.parse(retried.stderr.trim())).toMatchObject({ audit: true, action: 'dead.retry', requested: 'all', destination: 'partner', changed: 1 });
+
+    const purged = await runCli(['dead', 'purge', own, other, '--destination', 'default'], env);
+    expect(purged.code, purged.stderr).toBe(0);
+    expect(purged.stdout).toBe('1 of 2 requested dead message(s) of destination default deleted\n');
+    expect(purged.stderr).toContain(`1 of the given ids are not dead messages in ${schema}.outbox (unknown, not dead, or of another destination than default)`);
+    const left = await pool.query(`SELECT id::text AS id, state, destination FROM ${table} ORDER BY seq`);
+    expect(left.rows).toEqual([{ id: partner, state: 'pending', destination: 'partner' }, { id: other, state: 'dead', destination: 'archive' }]);
+  });
+
+  it('refuses a --destination that is no destination\'s name before connecting (exit 2)', async () => {
+    const env = cliEnv({ OUTBOXER_DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:1/none' });
+    const results = await Promise.all([
+      runCli(['dead', 'list', '--destination', 'two words'], env),
+      runCli(['dead', 'retry', '--all', '--destination=-x'], env),
+      runCli(['dead', 'purge', '--all', '--destination', 'p'.repeat(65)], env),
+    ]);
+    for (const result of results) expectUsageError(result, /^outboxer: OUTBOXER_INVALID_DESTINATION: --destination: destination ".*" is invalid: a destination is an ASCII letter or digit/);
+  });
+});
+
 describe('outboxer CLI: dead list with a reason the relay wrote', () => {
   it("shows the cause of a message the broker refused for good, not the repeated id that used to push it out of view", async () => {
     const prefix = uniqueName('p');
@@ -85,8 +142,8 @@ describe('outboxer CLI: dead list with a reason the relay wrote', () => {
       const text = await runCli(['dead', 'list'], env);
       expect(text.code, text.stderr).toBe(0);
       const [header, row] = text.stdout.split('\n');
-      expect(header).toMatch(/^id\s+topic\s+type\s+key\s+attempts\s+dead at\s+reason$/);
-      expect(row).toMatch(new RegExp(`^${id}\\s+orders\\.created\\s+order\\.created\\s+-\\s+1\\s+\\S+\\s+OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: the message is larger than the max_msg_size of the stream capturing "${prefix}\\.orders\\.created"`));
+      expect(header).toMatch(/^id\s+topic\s+destination\s+type\s+key\s+attempts\s+dead at\s+reason$/);
+      expect(row).toMatch(new RegExp(`^${id}\\s+orders\\.created\\s+default\\s+order\\.created\\s+-\\s+1\\s+\\S+\\s+OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: the message is larger than the max_msg_size of the stream capturing "${prefix}\\.orders\\.created"`));
       expect(row).toContain("raise the stream's max_msg_size or lower maxPayloadBytes at enqueue");
       expect(row?.split(id)).toHaveLength(2);
     } finally {

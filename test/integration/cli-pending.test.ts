@@ -4,7 +4,7 @@ import { cliFixtures, expectUsageError } from '../support/cli-fixtures.js';
 import { cliEnv, runCli } from '../support/cli-runner.js';
 import { freshSqliteFile, type FreshSqliteFile } from '../support/sqlite-file.js';
 
-const { pool, migrated } = cliFixtures();
+const { pool, migrated, enqueue } = cliFixtures();
 const UNKNOWN = '00000000-0000-7000-8000-000000000000';
 const SECRET = '{"card": "do-not-show", "n": 1}';
 
@@ -30,10 +30,10 @@ describe('outboxer CLI: pending messages', () => {
     const listed = await runCli(['pending', 'list'], env);
     expect(listed.code, listed.stderr).toBe(0);
     const [header, first, second, third, summary] = listed.stdout.split('\n');
-    expect(header).toMatch(/^id\s+seq\s+topic\s+key\s+attempts\s+age\s+due\s+last error$/);
-    expect(first).toMatch(new RegExp(`^${due}\\s+\\d+\\s+orders\\.created\\s+k1\\s+0\\s+10m \\d+s\\s+-\\s+-$`));
-    expect(second).toMatch(new RegExp(`^${failing}\\s+\\d+\\s+orders\\.created\\s+k2\\s+2\\s+\\S+\\s+in (59m \\d+s|1h 0s)\\s+OUTBOXER_PUBLISH_TIMEOUT: no confirmation in time \\\\u001b\\[31m$`));
-    expect(third).toMatch(new RegExp(`^${secret}\\s+\\d+\\s+payments\\.done\\s+-\\s+0\\s`));
+    expect(header).toMatch(/^id\s+seq\s+topic\s+destination\s+key\s+attempts\s+age\s+due\s+last error$/);
+    expect(first).toMatch(new RegExp(`^${due}\\s+\\d+\\s+orders\\.created\\s+default\\s+k1\\s+0\\s+10m \\d+s\\s+-\\s+-$`));
+    expect(second).toMatch(new RegExp(`^${failing}\\s+\\d+\\s+orders\\.created\\s+default\\s+k2\\s+2\\s+\\S+\\s+in (59m \\d+s|1h 0s)\\s+OUTBOXER_PUBLISH_TIMEOUT: no confirmation in time \\\\u001b\\[31m$`));
+    expect(third).toMatch(new RegExp(`^${secret}\\s+\\d+\\s+payments\\.done\\s+default\\s+-\\s+0\\s`));
     expect(summary).toBe('3 pending message(s)');
     expect(listed.stdout).not.toMatch(/do-not-show|acme-secret|\u001b/);
 
@@ -54,11 +54,46 @@ describe('outboxer CLI: pending messages', () => {
     ]);
     expect([byTopic, byKey, byAge, byBoth]).toEqual([[due, failing], [failing], [due], []]);
     expect(JSON.parse(json.stdout)).toEqual([{
-      id: failing, seq: expect.stringMatching(/^\d+$/), topic: 'orders.created', type: 'order.created', key: 'k2', attempts: 2,
+      id: failing, seq: expect.stringMatching(/^\d+$/), topic: 'orders.created', destination: null, type: 'order.created', key: 'k2', attempts: 2,
       lastError: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation\nin time \u001b[31m', createdAt: expect.any(String), dueAt: expect.any(String), ageSeconds: expect.any(Number),
     }]);
     expect(limited.stdout).toContain('1 pending message(s) (topic orders.created); there may be more: raise --limit (now 1)');
     expect(none.stdout).toBe(`no pending messages in ${schema}.outbox (topic nothing.here)\n`);
+  });
+
+  it('pending list --destination lists one destination\'s messages (default: those stored without one); rows and show name theirs', async () => {
+    const { env, schema } = await migrated();
+    const [own, partner, archived] = await enqueue(schema, [
+      { key: 'k1' },
+      { key: 'k1', destination: 'partner' },
+      { topic: 'payments.done', destination: 'archive' },
+    ]) as [string, string, string];
+    const listed = async (...flags: string[]) => {
+      const result = await runCli(['pending', 'list', '--json', ...flags], env);
+      expect(result.code, result.stderr).toBe(0);
+      return (JSON.parse(result.stdout) as { id: string; destination: string | null }[]).map((m) => [m.id, m.destination]);
+    };
+    const [all, ofPartner, ofDefault, withTopic, text, none, shown, shownJson, refused] = await Promise.all([
+      listed(),
+      listed('--destination', 'partner'),
+      listed('--destination', 'default'),
+      listed('--destination', 'archive', '--topic', 'orders.created'),
+      runCli(['pending', 'list', '--destination', 'partner', '--key', 'k1'], env),
+      runCli(['pending', 'list', '--destination', 'nobody'], env),
+      runCli(['pending', 'show', partner], env),
+      runCli(['pending', 'show', archived, '--json'], env),
+      runCli(['pending', 'list', '--destination', 'no/such'], env),
+    ]);
+    expect(all).toEqual([[own, null], [partner, 'partner'], [archived, 'archive']]);
+    expect([ofPartner, ofDefault, withTopic]).toEqual([[[partner, 'partner']], [[own, null]], []]);
+    const [header, row, summary] = text.stdout.split('\n');
+    expect(header).toMatch(/^id\s+seq\s+topic\s+destination\s+key\s+attempts\s+age\s+due\s+last error$/);
+    expect(row).toMatch(new RegExp(`^${partner}\\s+\\d+\\s+orders\\.created\\s+partner\\s+k1\\s+0\\s`));
+    expect(summary).toBe('1 pending message(s) (destination partner, key k1)');
+    expect(none.stdout).toBe(`no pending messages in ${schema}.outbox (destination nobody)\n`);
+    expect(shown.stdout).toMatch(/\ntopic\s+orders\.created\ndestination\s+partner\ntype\s+order\.created\n/);
+    expect(JSON.parse(shownJson.stdout)).toMatchObject({ id: archived, topic: 'payments.done', destination: 'archive', payload: 'hidden' });
+    expectUsageError(refused, /^outboxer: OUTBOXER_INVALID_DESTINATION: --destination: destination "no\/such" is invalid/);
   });
 
   it('pending show prints one message, its headers\' values and body only with --payload; a message not pending is exit 1', async () => {
@@ -133,6 +168,8 @@ describe('outboxer CLI: pending messages', () => {
       [['pending', 'delete'], /'pending delete' needs the ids of the pending messages to delete/],
       [['pending', 'delete', '--all'], /--all does not apply to 'pending delete'/],
       [['pending', 'list', '--payload'], /--payload does not apply to 'pending list'/],
+      [['pending', 'delete', UNKNOWN, '--destination', 'partner'], /--destination does not apply to 'pending delete'/],
+      [['pending', 'list', '--destination', ''], /OUTBOXER_INVALID_DESTINATION: --destination: destination "" is invalid/],
       [['pending', 'list', '--topic', ''], /OUTBOXER_INVALID_TOPIC: a topic filter must be a non-empty string/],
       [['pending', 'list', '--older-than-s', 'soon'], /--older-than-s must be a whole number from 0/],
       [['pending', 'list', 'orders'], /unexpected argument 'orders' for 'pending list'/],

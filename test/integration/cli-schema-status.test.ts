@@ -5,7 +5,7 @@ import { cliEnv, runCli } from '../support/cli-runner.js';
 import { services } from '../support/services.js';
 import { migrations } from '../../src/stores/postgres/migrations.js';
 
-const { pool, freshSchema, migrated, migratedAtV1, insert, countRows } = cliFixtures();
+const { pool, freshSchema, migrated, migratedAtV1, insert, enqueue, countRows } = cliFixtures();
 
 describe('outboxer CLI: schema', () => {
   it('sql prints DDL that needs no database and applies cleanly, twice, to a fresh schema', async () => {
@@ -75,7 +75,23 @@ describe('outboxer CLI: status', () => {
     ]);
     const json = await runCli(['status', '--json'], env);
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout).pausedTopics).toEqual([{ topic: 'audit.log', pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream', pausedAt: '2026-11-25T16:30:00.000Z', held: 1 }]);
+    expect(JSON.parse(json.stdout).pausedTopics).toEqual([{ topic: 'audit.log', destination: null, pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream', pausedAt: '2026-11-25T16:30:00.000Z', held: 1 }]);
+  });
+
+  it('shows the destination each relay pause holds: a topic fanned out is held per destination', async () => {
+    const { env, schema, table } = await migrated();
+    const [own, partner] = await enqueue(schema, [{ topic: 'audit.log' }, { topic: 'audit.log', destination: 'partner' }]);
+    const since = new Date('2026-11-25T16:30:00.000Z');
+    await pool.query(`UPDATE ${table} SET due_at = now() + interval '1 hour', last_error = $2 WHERE id = $1`, [partner, relayHoldReason(since, 'OUTBOXER_NO_STREAM: no stream')]);
+    const [json, text] = await Promise.all([runCli(['status', '--json'], env), runCli(['status'], env)]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      pending: 1,
+      scheduled: 1,
+      pausedTopics: [{ topic: 'audit.log', destination: 'partner', pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream', pausedAt: since.toISOString(), held: 1 }],
+    });
+    expect(text.stdout).toMatch(/\npaused topics:\ntopic\s+destination\s+paused by\s+paused at\s+reason\naudit\.log\s+partner\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream \(1 message\(s\) held\)\n/);
+    expect(await countRows(table, `id = '${own}' AND destination IS NULL`)).toBe(1);
   });
 
   // On a v1 table: a row leased by a v1 claim is what 'in flight' counts (on a v2 table the fence clears such an insert's lease).

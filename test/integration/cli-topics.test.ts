@@ -7,7 +7,7 @@ import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
 import { type CliResult, runCli } from '../support/cli-runner.js';
 import { services } from '../support/services.js';
 
-const { pool, start, migrated } = cliFixtures();
+const { pool, start, migrated, enqueue } = cliFixtures();
 
 /** The test database's URL with a password in it (a canary when it has none: the local server trusts 127.0.0.1). */
 function urlWithPassword(): { url: string; password: string } {
@@ -54,9 +54,9 @@ describe('outboxer CLI: topics', () => {
 
     const table = await run(['topics', 'list']);
     expect(table.stdout.split('\n')).toEqual([
-      expect.stringMatching(/^topic\s+paused by\s+paused at\s+reason$/),
-      expect.stringMatching(new RegExp(`^orders\\.created\\s+operator\\s+${first}\\s+broker maintenance$`)),
-      expect.stringMatching(new RegExp(`^payments\\.refunded\\s+operator\\s+${second}\\s+-$`)),
+      expect.stringMatching(/^topic\s+destination\s+paused by\s+paused at\s+reason$/),
+      expect.stringMatching(new RegExp(`^orders\\.created\\s+\\(all\\)\\s+operator\\s+${first}\\s+broker maintenance$`)),
+      expect.stringMatching(new RegExp(`^payments\\.refunded\\s+\\(all\\)\\s+operator\\s+${second}\\s+-$`)),
       `2 topic(s) paused by an operator: every relay of ${schema}.outbox holds their messages until 'outboxer topics resume <topic>'`,
       '',
     ]);
@@ -83,7 +83,7 @@ describe('outboxer CLI: topics', () => {
     for (const result of results) expect(`${result.stdout}${result.stderr}`).not.toContain(password);
   });
 
-  it("lists the topics relays hold for a missing destination after the operators' pauses, read from the held rows, as a table and JSON", async () => {
+  it("lists the topics relays hold for a missing destination after the operators' pauses, read from the held rows, per destination, as a table and JSON", async () => {
     const { env, schema, table } = await migrated();
     const earlier = new Date('2026-11-25T16:30:00.000Z');
     const later = new Date('2026-11-25T16:45:00.000Z');
@@ -95,6 +95,10 @@ describe('outboxer CLI: topics', () => {
     await hold('audit.log', relayHoldReason(later, 'OUTBOXER_NO_EXCHANGE: exchange "events" does not exist'));
     await hold('billing.paid', operatorReason('maintenance')); // an operator's hold is not the relay's
     await hold('billing.paid', 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation'); // nor a retried failure
+    // a row the producer fanned out to the destination `partner`, held by the relay that publishes there
+    const [partner] = await enqueue(schema, [{ topic: 'audit.log', destination: 'partner' }]);
+    const partnerHold = relayHoldReason(later, 'OUTBOXER_NO_EXCHANGE: exchange "partner-events" does not exist');
+    await pool.query(`UPDATE ${table} SET due_at = now() + interval '1 hour', last_error = $2 WHERE id = $1`, [partner, partnerHold]);
     expect((await runCli(['topics', 'pause', 'billing.paid', '--reason', 'maintenance'], env)).code).toBe(0);
     const [operatorPause] = await pausesOf(schema);
 
@@ -102,18 +106,20 @@ describe('outboxer CLI: topics', () => {
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([
       { topic: 'billing.paid', pausedBy: 'operator', reason: 'maintenance', pausedAt: operatorPause?.paused_at.toISOString() },
-      { topic: 'orders.created', pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream captures "orders.created"', pausedAt: earlier.toISOString(), held: 2 },
-      { topic: 'audit.log', pausedBy: 'relay', reason: 'OUTBOXER_NO_EXCHANGE: exchange "events" does not exist', pausedAt: later.toISOString(), held: 1 },
+      { topic: 'orders.created', destination: null, pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream captures "orders.created"', pausedAt: earlier.toISOString(), held: 2 },
+      { topic: 'audit.log', destination: null, pausedBy: 'relay', reason: 'OUTBOXER_NO_EXCHANGE: exchange "events" does not exist', pausedAt: later.toISOString(), held: 1 },
+      { topic: 'audit.log', destination: 'partner', pausedBy: 'relay', reason: 'OUTBOXER_NO_EXCHANGE: exchange "partner-events" does not exist', pausedAt: later.toISOString(), held: 1 },
     ]);
     const text = await runCli(['topics', 'list'], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout.split('\n')).toEqual([
-      expect.stringMatching(/^topic\s+paused by\s+paused at\s+reason$/),
-      expect.stringMatching(/^billing\.paid\s+operator\s+\S+Z\s+maintenance$/),
-      expect.stringMatching(/^orders\.created\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream captures "orders\.created" \(2 message\(s\) held\)$/),
-      expect.stringMatching(/^audit\.log\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: .* \(1 message\(s\) held\)$/),
+      expect.stringMatching(/^topic\s+destination\s+paused by\s+paused at\s+reason$/),
+      expect.stringMatching(/^billing\.paid\s+\(all\)\s+operator\s+\S+Z\s+maintenance$/),
+      expect.stringMatching(/^orders\.created\s+default\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream captures "orders\.created" \(2 message\(s\) held\)$/),
+      expect.stringMatching(/^audit\.log\s+default\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: exchange "events" .* \(1 message\(s\) held\)$/),
+      expect.stringMatching(/^audit\.log\s+partner\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: exchange "partner-events" .* \(1 message\(s\) held\)$/),
       `1 topic(s) paused by an operator: every relay of ${schema}.outbox holds their messages until 'outboxer topics resume <topic>'`,
-      '2 topic(s) held by the relays: their destination is missing (no queue bound, no exchange or stream); each relay probes it with backoff and publishes by itself once it exists',
+      '3 topic(s) held by the relays: their destination is missing (no queue bound, no exchange or stream); each relay probes it with backoff and publishes by itself once it exists',
       '',
     ]);
   });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliEnv, PROMPT_EXIT_MS, startScript } from '../support/cli-runner.js';
-import { freshDatabase, freshVhost, type FreshDatabase, type FreshVhost } from '../support/fresh-services.js';
+import { catchAllQueue, freshDatabase, freshVhost, type FreshDatabase, type FreshVhost } from '../support/fresh-services.js';
 import { natsAdmin, PrivateNatsServer, readStream } from '../support/nats-harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -84,15 +84,11 @@ describe('the examples the docs show', () => {
 
   it('docs/publishers/rabbitmq.md publishes through the relay to the exchange, and the program ends', async () => {
     const [db, host] = await Promise.all([database(), vhost()]);
-    const connection = await amqp.connect(host.url);
-    cleanups.push(() => connection.close());
-    const channel = await connection.createChannel();
-    await channel.assertExchange('outbox', 'topic', { durable: true });
-    await channel.assertQueue('everything', { durable: true });
-    await channel.bindQueue('everything', 'outbox', '#');
+    const queue = await catchAllQueue(host.url);
+    cleanups.push(() => queue.close());
     const exit = await startScript('examples/publishers/rabbitmq.ts', [], cliEnv({ DATABASE_URL: db.url, AMQP_URL: host.url })).waitForExit(60_000);
     expect({ code: exit.code, stderr: exit.stderr }).toEqual({ code: 0, stderr: '' });
-    const delivery = await waitFor(async () => (await channel.get('everything', { noAck: true })) || undefined, { what: 'the published message' });
+    const delivery = await queue.next();
     expect(delivery.fields.routingKey).toBe('orders.created');
     expect(JSON.parse(delivery.content.toString('utf8'))).toEqual({ id: 1 });
   });

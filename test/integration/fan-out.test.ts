@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import type { OutboxMessageInput } from '../../src/core/message.js';
@@ -122,5 +123,25 @@ describe('fan-out to several destinations', () => {
     await waitFor(async () => ((await fixture.store.stats()).pending === 0 ? true : undefined), { timeoutMs: 10_000, what: 'an empty outbox' });
     expect(byKey(accepted)).toEqual(byKey(messages.map((m) => ({ key: m.key ?? null, type: m.type }))));
     expect(await fixture.store.listDead(10)).toEqual([]);
+  });
+
+  it('stores the rows of the plain-SQL example of docs/fan-out.md, one per destination, as the relay reads them', async () => {
+    const fixture = await createPostgresFixture();
+    cleanups.push(() => fixture.cleanup());
+    const doc = readFileSync(new URL('../../docs/fan-out.md', import.meta.url), 'utf8');
+    const sql = /```sql\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(sql).toContain('INSERT INTO outbox');
+    const client = await fixture.pool.connect();
+    try {
+      await client.query(`SET search_path TO "${fixture.schema}"`);
+      await client.query(sql ?? '');
+    } finally {
+      client.release();
+    }
+    const rows = await fixture.store.listPending?.({ limit: 10 });
+    expect(rows?.map(({ topic, key, destination }) => ({ topic, key, destination }))).toEqual([
+      { topic: 'orders.created', key: 'order-7', destination: null },
+      { topic: 'orders.created', key: 'order-7', destination: 'partner' },
+    ]);
   });
 });

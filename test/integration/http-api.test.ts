@@ -5,9 +5,11 @@ import { Counter, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxerError } from '../../src/core/errors.js';
 import type { OutboxOperator } from '../../src/core/ports/outbox-operator.js';
+import { Outbox } from '../../src/core/outbox.js';
 import { Relay } from '../../src/core/relay.js';
 import { createOpsServer, type OpsServer } from '../../src/ops/http/index.js';
 import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { isolatedExchange, recordingLogger } from '../support/rabbitmq-harness.js';
 import { services } from '../support/services.js';
@@ -123,8 +125,8 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     const dead = body.dead as Json[];
     expect(dead.map((message) => message.id).sort()).toEqual([...deadIds].sort());
     for (const message of dead) {
-      expect(Object.keys(message).sort()).toEqual(['attempts', 'createdAt', 'deadAt', 'id', 'key', 'reason', 'topic', 'type']);
-      expect(message).toMatchObject({ topic: exchange.topic('dead'), type: 'test.event', attempts: 10, reason: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation' });
+      expect(Object.keys(message).sort()).toEqual(['attempts', 'createdAt', 'deadAt', 'destination', 'id', 'key', 'reason', 'topic', 'type']);
+      expect(message).toMatchObject({ topic: exchange.topic('dead'), destination: null, type: 'test.event', attempts: 10, reason: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation' });
       expect(Number.isNaN(Date.parse(String(message.deadAt)))).toBe(false);
     }
     expect(((await call(base, '/api/dead?limit=2')).body.dead as Json[]).length).toBe(2);
@@ -183,7 +185,7 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
       const topics = (await call(base, '/api/topics?limit=1')).body.topics as Lag[];
       return topics[0]?.relayPause?.held === 2 ? topics : undefined;
     }, { what: 'the relay-paused topic first in /api/topics' });
-    expect(first).toEqual({ topic, pending: 2, oldestPendingAgeSeconds: expect.any(Number), relayPause: { reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: /), since: expect.any(String), held: 2 } });
+    expect(first).toEqual({ topic, destination: null, pending: 2, oldestPendingAgeSeconds: expect.any(Number), relayPause: { reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: /), since: expect.any(String), held: 2 } });
     expect(Date.parse(first?.relayPause?.since ?? '')).toBeGreaterThanOrEqual(started - 1000);
     expect(Date.parse(first?.relayPause?.since ?? '')).toBeLessThanOrEqual(Date.now());
     expect(((await call(base, '/api/stats')).body.relay as Json).pausedTopics).toContain(topic);
@@ -198,9 +200,9 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     let reads = 0;
     const counting = {
       stats: () => store.stats(),
-      listDead: (limit) => store.listDead(limit),
-      retryDead: (ids) => store.retryDead(ids),
-      purgeDead: (ids) => store.purgeDead(ids),
+      listDead: (limit, filter) => store.listDead(limit, filter),
+      retryDead: (ids, filter) => store.retryDead(ids, filter),
+      purgeDead: (ids, filter) => store.purgeDead(ids, filter),
       topicLag: (limit) => {
         reads += 1;
         return store.topicLag(limit);
@@ -242,9 +244,9 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     const store = fixture.store;
     const bare: OutboxOperator = {
       stats: () => store.stats(),
-      listDead: (limit) => store.listDead(limit),
-      retryDead: (ids) => store.retryDead(ids),
-      purgeDead: (ids) => store.purgeDead(ids),
+      listDead: (limit, filter) => store.listDead(limit, filter),
+      retryDead: (ids, filter) => store.retryDead(ids, filter),
+      purgeDead: (ids, filter) => store.purgeDead(ids, filter),
     } as OutboxOperator;
     const plain = createOpsServer({ operator: bare, port: 0, adminToken: token });
     const { url } = await plain.listen();
@@ -285,5 +287,63 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     const error = await other.listen().then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(OutboxerError);
     expect((error as OutboxerError).code).toBe('OUTBOXER_CLOSED');
+  });
+});
+
+describe('outboxer/http: the dead messages and topic lag of each destination', () => {
+  let fixture: PostgresFixture;
+  let server: OpsServer;
+  let base: string;
+  let ids: { own: string; partner: string; archive: string };
+  const logger = recordingLogger();
+
+  beforeAll(async () => {
+    fixture = await createPostgresFixture();
+    // rows as a producer fans them out: one per destination, written through the store; no relay publishes them
+    const db = fromPgPool(fixture.pool);
+    const outbox = new Outbox<SqlExecutor>(fixture.store);
+    const [own, partner, archive] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [
+      { topic: 'orders.created', type: 'order.created', key: 'k1', payload: { n: 1 } },
+      { topic: 'orders.created', type: 'order.created', key: 'k1', payload: { n: 1 }, destination: 'partner' },
+      { topic: 'orders.created', type: 'order.created', key: 'k2', payload: { n: 2 }, destination: 'archive' },
+    ])) as [string, string, string];
+    ids = { own, partner, archive };
+    await fixture.pool.query(`UPDATE "${fixture.schema}".outbox SET state = 'dead', dead_at = now(), attempts = 3, last_error = 'OUTBOXER_PUBLISH_FAILED: refused' WHERE id <> $1`, [archive]);
+    server = createOpsServer({ operator: fixture.store, port: 0, adminToken: token, logger });
+    base = (await server.listen()).url;
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await fixture?.cleanup();
+  });
+
+  const listed = async (path: string) => ((await call(base, path)).body.dead as Json[]).map((message) => [message.id, message.destination]);
+
+  it('GET /api/dead?destination= lists one destination\'s (default: those stored without one); each row names its own', async () => {
+    expect(await listed('/api/dead')).toEqual([[ids.own, null], [ids.partner, 'partner']]);
+    expect(await listed('/api/dead?destination=partner')).toEqual([[ids.partner, 'partner']]);
+    expect(await listed('/api/dead?destination=default&limit=5')).toEqual([[ids.own, null]]);
+    expect(await listed('/api/dead?destination=archive')).toEqual([]);
+    const refused = await call(base, '/api/dead?destination=two%20words');
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'OUTBOXER_INVALID_QUERY', message: expect.stringMatching(/^OUTBOXER_INVALID_DESTINATION: query parameter destination: destination "two words" is invalid/) });
+  });
+
+  it('GET /api/topics has one entry per topic and destination', async () => {
+    const topics = (await call(base, '/api/topics')).body.topics as Json[];
+    expect(topics).toEqual([{ topic: 'orders.created', destination: 'archive', pending: 1, oldestPendingAgeSeconds: expect.any(Number), relayPause: null }]);
+  });
+
+  it('POST /api/dead/retry and /purge with a destination change only its messages, and say so in the audit line', async () => {
+    expect(await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'archive' } })).toMatchObject({ status: 200, body: { retried: 0 } });
+    expect(await call(base, '/api/dead/purge', { method: 'POST', body: { ids: [ids.own, ids.partner], destination: 'partner' } })).toMatchObject({ status: 200, body: { purged: 1 } });
+    const audits = logger.lines.map((line) => JSON.parse(line) as Json).filter((line) => line.audit === true);
+    expect(audits.at(-1)).toMatchObject({ action: 'dead.purge', requested: 2, destination: 'partner', changed: 1 });
+    expect(await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'default' } })).toMatchObject({ status: 200, body: { retried: 1 } });
+    const rows = await fixture.pool.query(`SELECT id::text AS id, state, destination FROM "${fixture.schema}".outbox ORDER BY seq`);
+    expect(rows.rows).toEqual([{ id: ids.own, state: 'pending', destination: null }, { id: ids.archive, state: 'pending', destination: 'archive' }]);
+    const refused = await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'no/such' } });
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'OUTBOXER_INVALID_REQUEST', message: expect.stringMatching(/^destination: OUTBOXER_INVALID_DESTINATION: destination "no\/such" is invalid/) } } });
   });
 });

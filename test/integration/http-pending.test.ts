@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Outbox } from '../../src/core/outbox.js';
 import { Relay } from '../../src/core/relay.js';
 import { createOpsServer, type OpsServerOptions } from '../../src/ops/http/index.js';
+import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { recordingLogger } from '../support/rabbitmq-harness.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
@@ -61,8 +63,8 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
     expect(status).toBe(200);
     const pending = body.pending as Json[];
     expect(pending.map((m) => m.id)).toEqual([a1, b1, odd, a2]);
-    expect(Object.keys(pending[0] ?? {}).sort()).toEqual(['ageSeconds', 'attempts', 'createdAt', 'dueAt', 'id', 'key', 'lastError', 'seq', 'topic', 'type']);
-    expect(pending[0]).toMatchObject({ topic: 'a', key: 'k1', type: 'test.event', attempts: 0, lastError: null, dueAt: null });
+    expect(Object.keys(pending[0] ?? {}).sort()).toEqual(['ageSeconds', 'attempts', 'createdAt', 'destination', 'dueAt', 'id', 'key', 'lastError', 'seq', 'topic', 'type']);
+    expect(pending[0]).toMatchObject({ topic: 'a', destination: null, key: 'k1', type: 'test.event', attempts: 0, lastError: null, dueAt: null });
     expect(Number(pending[0]?.ageSeconds)).toBeGreaterThanOrEqual(600);
     expect(JSON.stringify(body)).not.toContain('do-not-show');
 
@@ -77,12 +79,39 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
       ['?topic=', 'OUTBOXER_INVALID_QUERY', /topic must be 1 to 255 bytes/],
       ['?topic=a%1Bb', 'OUTBOXER_INVALID_QUERY', /^OUTBOXER_INVALID_TOPIC: /],
       ['?limit=0', 'OUTBOXER_INVALID_QUERY', /limit must be a whole number from 1 to 1000/],
-      ['?olderThan=5', 'OUTBOXER_INVALID_QUERY', /unknown query parameter "olderThan"; this endpoint takes limit, olderThanSeconds, topic, key/],
+      ['?olderThan=5', 'OUTBOXER_INVALID_QUERY', /unknown query parameter "olderThan"; this endpoint takes limit, olderThanSeconds, topic, key, destination/],
       ['?key=k1&key=k2', 'OUTBOXER_INVALID_QUERY', /given more than once/],
     ] as const) {
       const refused = await call(base, `/api/pending${query}`);
       expect(refused.status, query).toBe(400);
       expect(refused.body.error).toMatchObject({ code, message: expect.stringMatching(words) });
+    }
+  });
+
+  it('GET /api/pending?destination= lists one destination\'s messages (default: those stored without one); each row and detail names its own', async () => {
+    const { fixture, base } = await setup();
+    const db = fromPgPool(fixture.pool);
+    const outbox = new Outbox<SqlExecutor>(fixture.store);
+    const [own, partner, archive] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [
+      { topic: 'a', type: 'test.event', key: 'k1', payload: { n: 1 } },
+      { topic: 'a', type: 'test.event', key: 'k1', payload: { n: 1 }, destination: 'partner' },
+      { topic: 'b', type: 'test.event', key: 'k2', payload: { n: 2 }, destination: 'archive' },
+    ]));
+    const list = async (query = '') => ((await call(base, `/api/pending${query}`)).body.pending as Json[]).map((m) => [m.id, m.destination]);
+    expect(await list()).toEqual([[own, null], [partner, 'partner'], [archive, 'archive']]);
+    expect(await list('?destination=partner')).toEqual([[partner, 'partner']]);
+    expect(await list('?destination=default')).toEqual([[own, null]]);
+    expect(await list('?destination=archive&topic=a')).toEqual([]);
+    expect(await list('?destination=partner&key=k1&limit=1')).toEqual([[partner, 'partner']]);
+    expect((await call(base, `/api/pending/message?id=${archive}`)).body.message).toMatchObject({ id: archive, topic: 'b', destination: 'archive' });
+    for (const [query, words] of [
+      ['?destination=two%20words', /^OUTBOXER_INVALID_DESTINATION: query parameter destination: destination "two words" is invalid/],
+      ['?destination=', /destination must be 1 to 64 bytes/],
+      [`?destination=${'p'.repeat(65)}`, /destination must be 1 to 64 bytes/],
+    ] as const) {
+      const refused = await call(base, `/api/pending${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'OUTBOXER_INVALID_QUERY', message: expect.stringMatching(words) });
     }
   });
 

@@ -29,7 +29,7 @@ describe('docs/metrics.md example', () => {
     const exit = await run.waitForExit(60_000);
     expect({ code: exit.code, stderr: exit.stderr }).toEqual({ code: 0, stderr: '' });
     expect(JSON.parse(exit.stdout)).toEqual({
-      outboxer_published_total: 1,
+      'outboxer_published_total{destination="default"}': 1,
       outboxer_broker_connected: 1,
       outboxer_relay_ready: 1,
       'outboxer_consumer_processed_total{consumer="billing"}': 1,

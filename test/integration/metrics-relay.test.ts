@@ -92,12 +92,12 @@ describe('OutboxerMetrics on a relay publishing to RabbitMQ', () => {
     expect(await value(metrics, 'outboxer_topics_paused')).toBe(0);
 
     const text = await metrics.metrics();
-    expect([...labelNames(text)].sort()).toEqual(['le', 'stage']);
+    expect([...labelNames(text)].sort()).toEqual(['destination', 'le', 'stage']);
     for (const leak of [secretKey, 'payload-marker', services.amqpUrl, 'guest', exchange.exchange, topic]) expect(text).not.toContain(leak);
     const labelled = await byTopic.metrics();
-    expect([...labelNames(labelled)].sort()).toEqual(['le', 'stage', 'topic']);
-    expect(labelled).toContain(`outboxer_published_total{topic="${topic}"} 20`);
-    expect(labelled).toContain(`outboxer_dead_total{topic="${topic}"} 1`);
+    expect([...labelNames(labelled)].sort()).toEqual(['destination', 'le', 'stage', 'topic']);
+    expect(labelled).toContain(`outboxer_published_total{topic="${topic}",destination="default"} 20`);
+    expect(labelled).toContain(`outboxer_dead_total{topic="${topic}",destination="default"} 1`);
     for (const leak of [secretKey, 'payload-marker', 'guest']) expect(labelled).not.toContain(leak);
 
     await relay.stop();

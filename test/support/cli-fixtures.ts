@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, afterEach, expect } from 'vitest';
+import type { OutboxMessageInput } from '../../src/core/message.js';
+import { Outbox } from '../../src/core/outbox.js';
+import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
+import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { type CliProcess, type CliResult, cliEnv, runCli, startCli } from './cli-runner.js';
 import { services, uniqueName } from './services.js';
 import { waitFor } from './wait-for.js';
@@ -89,7 +93,18 @@ export function cliFixtures() {
     return result.rows.map((row: { id: string }) => row.id);
   }
 
+  /**
+   * Enqueues `messages` through the store into `schema`'s outbox, in one transaction (type `order.created` and a
+   * small payload unless given): how a producer writes a row with a `destination`. Returns their ids.
+   */
+  async function enqueue(schema: string, messages: readonly Partial<OutboxMessageInput>[]): Promise<readonly string[]> {
+    const db = fromPgPool(pool);
+    const outbox = new Outbox<SqlExecutor>(new PostgresOutboxStore(db, { schema }));
+    const inputs = messages.map((message, n): OutboxMessageInput => ({ topic: 'orders.created', type: 'order.created', payload: { n }, ...message }));
+    return outbox.transaction(db, (tx) => outbox.enqueueMany(tx, inputs));
+  }
+
   const countRows = async (table: string, where = 'true') => Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`)).rows[0].n);
 
-  return { pool, freshSchema, start, migrated, migratedAtV1, insert, countRows };
+  return { pool, freshSchema, start, migrated, migratedAtV1, insert, enqueue, countRows };
 }

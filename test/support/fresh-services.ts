@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import amqp from 'amqplib';
 import pg from 'pg';
 import { services, uniqueName } from './services.js';
+import { waitFor } from './wait-for.js';
 
 const run = promisify(execFile);
 
@@ -65,5 +67,22 @@ export async function freshVhost(): Promise<FreshVhost> {
     async delete() {
       await run('rabbitmqctl', ['delete_vhost', name], { timeout: 60_000 });
     },
+  };
+}
+
+/**
+ * On `url` (a fresh vhost): the durable topic exchange `outbox` the examples publish to, with a queue `everything`
+ * bound to `#`; `next()` gets the next message from it. `close()` ends the connection.
+ */
+export async function catchAllQueue(url: string): Promise<{ readonly channel: amqp.Channel; next(): Promise<amqp.GetMessage>; close(): Promise<void> }> {
+  const connection = await amqp.connect(url);
+  const channel = await connection.createChannel();
+  await channel.assertExchange('outbox', 'topic', { durable: true });
+  await channel.assertQueue('everything', { durable: true });
+  await channel.bindQueue('everything', 'outbox', '#');
+  return {
+    channel,
+    next: () => waitFor(async () => (await channel.get('everything', { noAck: true })) || undefined, { what: 'a message on the queue everything' }),
+    close: () => connection.close(),
   };
 }

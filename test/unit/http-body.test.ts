@@ -90,9 +90,28 @@ describe('bodies of the changes', () => {
   const id = randomUUID();
 
   it('a dead selection is ids (lower-cased, duplicates dropped) or all', () => {
-    expect(result(() => deadSelection({ all: true }))).toBe('all');
-    expect(result(() => deadSelection({ ids: [id.toUpperCase(), id] }))).toEqual([id]);
-    expect(result(() => deadSelection({ ids: Array.from({ length: MAX_IDS_PER_REQUEST }, () => randomUUID()) }))).toHaveLength(MAX_IDS_PER_REQUEST);
+    expect(result(() => deadSelection({ all: true }))).toEqual({ ids: 'all', filter: {} });
+    expect(result(() => deadSelection({ ids: [id.toUpperCase(), id] }))).toEqual({ ids: [id], filter: {} });
+    expect(deadSelection({ ids: Array.from({ length: MAX_IDS_PER_REQUEST }, () => randomUUID()) }).ids).toHaveLength(MAX_IDS_PER_REQUEST);
+  });
+
+  it('a dead selection may name one destination: `default` is the ports\' null (the messages stored without one)', () => {
+    expect(deadSelection({ all: true, destination: 'partner' })).toEqual({ ids: 'all', destination: 'partner', filter: { destination: 'partner' } });
+    expect(deadSelection({ ids: [id], destination: 'default' })).toEqual({ ids: [id], destination: 'default', filter: { destination: null } });
+    expect(deadSelection({ all: true, destination: 'Partner_2-b' }).filter).toEqual({ destination: 'Partner_2-b' });
+  });
+
+  it.each([
+    [{ all: true, destination: '' }, /^destination: OUTBOXER_INVALID_DESTINATION: destination "" is invalid: a destination is an ASCII letter/],
+    [{ all: true, destination: 'two words' }, /destination "two words" is invalid: .*; `default` names the messages stored without one$/],
+    [{ all: true, destination: '-partner' }, /OUTBOXER_INVALID_DESTINATION/],
+    [{ all: true, destination: 'p'.repeat(65) }, /at most 64 bytes/],
+    [{ all: true, destination: 'pärtner' }, /OUTBOXER_INVALID_DESTINATION/],
+    [{ all: true, destination: null }, /^destination must be a string/],
+    [{ ids: [id], destination: 7 }, /^destination must be a string/],
+  ])('refuses the destination of %j, naming the field', (body, message) => {
+    expect(result(() => deadSelection(body))).toBe('400 OUTBOXER_INVALID_REQUEST');
+    expect(() => deadSelection(body)).toThrow(message);
   });
 
   it.each([

@@ -9,7 +9,7 @@ function controlledRead() {
   return { reads, read };
 }
 
-const lag = (topic: string): TopicLag[] => [{ topic, pending: 3, oldestPendingAgeSeconds: 1.5 }];
+const lag = (topic: string): TopicLag[] => [{ topic, destination: null, pending: 3, oldestPendingAgeSeconds: 1.5 }];
 
 describe('TopicLagCache', () => {
   it('shares one read between the requests that arrive while it runs', async () => {

@@ -29,9 +29,10 @@ describe('OutboxerMetrics.relayHooks', () => {
     hooks.onRetry?.({ ...message, error: 'nacked', retryInMs: 1000 });
     hooks.onDead?.({ ...message, attempts: 10, reason: 'unroutable' });
     hooks.onError?.({ stage: 'read', error: 'connection refused' });
-    expect(await value(metrics, 'outboxer_published_total')).toBe(2);
-    expect(await value(metrics, 'outboxer_publish_failures_total')).toBe(2);
-    expect(await value(metrics, 'outboxer_dead_total')).toBe(1);
+    const own = { destination: 'default' };
+    expect(await value(metrics, 'outboxer_published_total', own)).toBe(2);
+    expect(await value(metrics, 'outboxer_publish_failures_total', own)).toBe(2);
+    expect(await value(metrics, 'outboxer_dead_total', own)).toBe(1);
     expect(await value(metrics, 'outboxer_relay_errors_total', { stage: 'read' })).toBe(1);
     expect(await value(metrics, 'outboxer_relay_errors_total', { stage: 'lease' })).toBe(0);
   });
@@ -70,10 +71,23 @@ describe('OutboxerMetrics.relayHooks', () => {
     expect(Object.isFrozen(hooks)).toBe(true);
   });
 
+  it('labels every relay counter by destination (fan-out), `default` for the relay\'s own publisher', async () => {
+    const metrics = new OutboxerMetrics();
+    const hooks = metrics.relayHooks();
+    hooks.onPublished?.({ ...message, createdAt: new Date() });
+    hooks.onPublished?.({ ...message, destination: 'partner', createdAt: new Date() });
+    hooks.onDead?.({ ...message, destination: 'partner', reason: 'r' });
+    expect(await value(metrics, 'outboxer_published_total', { destination: 'partner' })).toBe(1);
+    expect(await value(metrics, 'outboxer_published_total', { destination: 'default' })).toBe(1);
+    expect(await value(metrics, 'outboxer_dead_total', { destination: 'partner' })).toBe(1);
+    const histogram = await samples(metrics, 'outboxer_commit_to_confirm_seconds');
+    expect(histogram.find((s) => s.metricName === 'outboxer_commit_to_confirm_seconds_count' && s.labels.destination === 'partner')?.value).toBe(1);
+  });
+
   it('has no topic label unless topicLabel allows it, and never a key, an id or a payload', async () => {
     const metrics = new OutboxerMetrics();
     metrics.relayHooks().onPublished?.({ ...message, createdAt: new Date() });
-    expect(await samples(metrics, 'outboxer_published_total')).toEqual([{ labels: {}, value: 1 }]);
+    expect(await samples(metrics, 'outboxer_published_total')).toEqual([{ labels: { destination: 'default' }, value: 1 }]);
     const text = await metrics.metrics();
     expect(text).not.toContain('topic=');
     expect(text).not.toContain(message.key);
@@ -90,7 +104,7 @@ describe('OutboxerMetrics.relayHooks', () => {
     expect(published).toHaveLength(MAX_TOPIC_LABELS + 1);
     expect(published.find((s) => s.labels.topic === 'tenant.0')?.value).toBe(2);
     expect(published.find((s) => s.labels.topic === OTHER_TOPIC)?.value).toBe(5);
-    expect(await value(metrics, 'outboxer_dead_total', { topic: 'tenant.1' })).toBe(1);
+    expect(await value(metrics, 'outboxer_dead_total', { topic: 'tenant.1', destination: 'default' })).toBe(1);
     const histogram = await samples(metrics, 'outboxer_commit_to_confirm_seconds');
     expect(histogram.find((s) => s.metricName === 'outboxer_commit_to_confirm_seconds_count' && s.labels.topic === 'tenant.0')?.value).toBe(2);
     expect(await samples(metrics, 'outboxer_relay_errors_total')).toSatisfy((all: Sample[]) => all.every((s) => !('topic' in s.labels)));

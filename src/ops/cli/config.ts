@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import { checkTopicPause } from '../../core/topic-pause-input.js';
+import { destinationFilterFault } from '../destination-filter.js';
 import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { CommandName, OptionValues } from './args.js';
 import { type MigrateSettings, resolveMigrateSettings } from './migrate-settings.js';
@@ -25,6 +26,11 @@ export interface CliConfig {
   readonly limit: number;
   readonly all: boolean;
   readonly ids: readonly string[];
+  /**
+   * Only for `dead list|retry|purge` and `pending list`: `--destination` as given and checked (`default` for the
+   * messages stored without one; `destinationFilter` makes it the ports' filter); undefined: every destination.
+   */
+  readonly destination: string | undefined;
   /** Only for `topics pause` and `topics resume`: the topic, checked as the store checks it. */
   readonly topic: string | undefined;
   /** Only for `topics pause`: `--reason`, trimmed; empty when not given. */
@@ -62,6 +68,7 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     if (!isUuid(id)) throw reader.error(`not a message id (UUID): ${JSON.stringify(id.slice(0, 60))}`);
   }
   const limit = command === 'dead list' || command === 'pending list' ? (reader.integer('limit') ?? 100) : 100;
+  const destination = command.startsWith('dead ') || command === 'pending list' ? destinationOption(reader) : undefined;
   const pause = command === 'topics pause' || command === 'topics resume' ? topicPause(reader, operands[0], reader.source('reason')?.value ?? '') : undefined;
   return Object.freeze({
     command,
@@ -73,12 +80,22 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     limit,
     all,
     ids: Object.freeze(takesIds ? [...new Set(operands.map((id) => id.toLowerCase()))] : []),
+    destination,
     topic: pause?.topic,
     reason: pause?.reason ?? '',
     relay: command === 'relay' ? resolveRelaySettings(reader) : undefined,
     migrate: command === 'migrate' ? resolveMigrateSettings(reader) : undefined,
     pending: command.startsWith('pending ') ? resolvePendingSettings(reader, command, limit, operands) : undefined,
   });
+}
+
+/** `--destination`, refused before anything connects unless it is a destination's name (exit 2). */
+function destinationOption(reader: OptionReader): string | undefined {
+  const source = reader.source('destination');
+  if (source === undefined) return undefined;
+  const fault = destinationFilterFault(source.value);
+  if (fault !== undefined) throw reader.error(`OUTBOXER_INVALID_DESTINATION: ${source.from}: ${fault}`);
+  return source.value;
 }
 
 /** The topic and reason of a pause, refused before anything connects with the code the store would give (exit 2). */

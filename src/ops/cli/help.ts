@@ -42,7 +42,7 @@ Commands:
   topics list            list paused topics: by operators, or by relays (destination missing)
   topics pause <topic>   hold a topic's messages in every relay of the table
   topics resume <topic>  end a pause
-  pending list           list pending messages (filters: topic, key, age)
+  pending list           list pending messages (filters: topic, key, age, destination)
   pending show <id>      inspect one pending message (its body only with --payload)
   pending delete <id...> delete pending messages (a relay may still publish one it read)
   help [command]         show help for a command
@@ -59,18 +59,18 @@ Run 'outboxer help <command>' for the options of a command. Full reference: docs
 const PENDING_TEXTS = {
   pending: () => `Usage: outboxer pending list|show|delete [options]
 
-  pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--limit <n>] [--json]
-                                     list pending messages in store order
+  pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--destination <name>]
+               [--limit <n>] [--json]   list pending messages in store order
   pending show <id> [--payload] [--json]   inspect one (headers' values and body only with --payload)
   pending delete <id...>             delete pending messages (audited)
 
 Run 'outboxer help pending <list|show|delete>' for details.`,
-  'pending list': () => `Usage: outboxer pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--limit <n>] [--json] [options]
+  'pending list': () => `Usage: outboxer pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--destination <name>] [--limit <n>] [--json] [options]
 
-Lists pending messages (due or scheduled) in store order, one line each: id, seq, topic, key,
-attempts, age, due (when scheduled: a backoff, a hold, a delay), and the last error, whole.
-Never a body. Writes nothing.
-${helpBlock('pending list', ['command'], ['topic', 'key', 'older-than-s', 'limit', 'json'])}
+Lists pending messages (due or scheduled) in store order, one line each: id, seq, topic,
+destination (default: the relay's own publisher), key, attempts, age, due (when scheduled: a
+backoff, a hold, a delay), and the last error, whole. Never a body. Writes nothing.
+${helpBlock('pending list', ['command'], ['topic', 'key', 'older-than-s', 'destination', 'limit', 'json'])}
 
 ${connection('pending list')}`,
   'pending show': () => `Usage: outboxer pending show <id> [--payload] [--json] [options]
@@ -152,28 +152,35 @@ ${connection('relay')}`,
   dead list [--json] [--limit <n>]   list dead messages, oldest first
   dead retry <id...> | --all         move dead messages back to pending (attempts reset)
   dead purge <id...> | --all         delete dead messages
+Each takes --destination <name>: only that destination's messages ('default': those stored
+without one, for the relay's own publisher).
 
 Run 'outboxer help dead <list|retry|purge>' for details.`,
-  'dead list': () => `Usage: outboxer dead list [--json] [--limit <n>] [options]
+  'dead list': () => `Usage: outboxer dead list [--json] [--limit <n>] [--destination <name>] [options]
 
-Lists dead messages, oldest first, one line each: id, topic, type, key, attempts, dead at,
-and the reason, whole (without the message's own id, shown first).
-  --json                 a JSON array on stdout (every field as stored, ISO timestamps)
+Lists dead messages, oldest first, one line each: id, topic, destination (default: the
+relay's own publisher), type, key, attempts, dead at, and the reason, whole (without the
+message's own id, shown first).
+  --json                 a JSON array on stdout (every field as stored, ISO timestamps;
+                         destination null for the relay's own publisher)
   --limit <n>            at most this many, 1..100000 (default 100)
+  --destination <name>   only this destination's messages ('default': those stored without one)
 
 ${connection('dead list')}`,
-  'dead retry': () => `Usage: outboxer dead retry <id...> | --all [options]
+  'dead retry': () => `Usage: outboxer dead retry <id...> | --all [--destination <name>] [options]
 
 Moves the given dead messages (UUIDs) or every dead message back to pending with fresh
 attempts, and prints how many moved. An audit line goes to stderr.
   --all                  every dead message (in bounded batches)
+  --destination <name>   only this destination's messages ('default': those stored without one)
 
 ${connection('dead retry')}`,
-  'dead purge': () => `Usage: outboxer dead purge <id...> | --all [options]
+  'dead purge': () => `Usage: outboxer dead purge <id...> | --all [--destination <name>] [options]
 
 Deletes the given dead messages (UUIDs) or every dead message, and prints how many were
 deleted. An audit line goes to stderr.
   --all                  every dead message (in bounded batches)
+  --destination <name>   only this destination's messages ('default': those stored without one)
 
 ${connection('dead purge')}`,
   topics: () => `Usage: outboxer topics list|pause|resume [options]

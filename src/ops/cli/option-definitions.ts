@@ -96,6 +96,11 @@ const relay: readonly OptionDefinition[] = [
   },
   ...PUBLISHER_OPTION_DEFINITIONS,
   {
+    flag: 'config', env: 'OUTBOXER_CONFIG', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<file>',
+    summary: 'JSON file naming the destinations this relay fans out to, besides its own publisher', defaultText: 'none',
+    details: 'Each destination names its publisher, broker URL, that publisher\'s flags and an envelope (docs/fan-out.md). Rows stored with a destination go to it; rows without one go to `--publisher`.',
+  },
+  {
     flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<engine>',
     summary: '`v2`, the only engine of this version: relays lease partitions (engine v1 was removed)', target: { relay: 'engine' },
     details:
@@ -259,6 +264,10 @@ const command: readonly OptionDefinition[] = [
   { flag: 'json', section: 'command', commands: ['status', 'dead list', 'topics list', 'pending list', 'pending show'], kind: 'switch', summary: 'machine-readable output on stdout' },
   { flag: 'limit', section: 'command', commands: ['dead list', 'pending list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
   { flag: 'all', section: 'command', commands: ['dead retry', 'dead purge'], kind: 'switch', summary: 'every dead message (in bounded batches)' },
+  {
+    flag: 'destination', section: 'command', commands: ['dead list', 'dead retry', 'dead purge', 'pending list'], kind: 'text', placeholder: '<name>',
+    summary: "only this destination's messages; the name `default` means those stored without one (the relay's own publisher)", defaultText: 'any',
+  },
   {
     flag: 'reason', section: 'command', commands: ['topics pause'], kind: 'text', placeholder: '<text>',
     summary: "why: listed with the pause, and in the held messages' last error", defaultText: 'none',

@@ -7,12 +7,12 @@ import { cliPublisher } from './publishers/registry.js';
  * Builds the publisher the relay settings name. `publishTimeoutMs` is the relay's: handed to the
  * publisher too, so that its own confirm timeout neither cuts a longer one short nor outlives it.
  */
-export async function createPublisher(settings: RelaySettings, logger: Logger, publishTimeoutMs: number): Promise<Publisher> {
+export async function createPublisher(settings: Pick<RelaySettings, 'publisher' | 'publisherSettings'>, logger: Logger, publishTimeoutMs: number): Promise<Publisher> {
   return cliPublisher(settings.publisher).create(settings.publisherSettings, { logger, publishTimeoutMs });
 }
 
 /** The publisher's own flags for the start log, by camelCase name (`subjectPrefix`); a secret flag is never logged. */
-export function loggedPublisherFlags(settings: RelaySettings): Record<string, PublisherFlagValue> {
+export function loggedPublisherFlags(settings: Pick<RelaySettings, 'publisher' | 'publisherSettings'>): Record<string, PublisherFlagValue> {
   const secret = cliPublisher(settings.publisher).secretFlags ?? [];
   const logged: Record<string, PublisherFlagValue> = {};
   for (const [flag, value] of Object.entries(settings.publisherSettings.flags)) {

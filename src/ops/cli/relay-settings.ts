@@ -4,10 +4,9 @@ import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.
 import { checkOpsServerSettings } from '../http/ops-server-options.js';
 import { OPTION_DEFINITIONS, optionDefinition, targetPath } from './option-definitions.js';
 import { type OptionReader, settableBy } from './option-reader.js';
-import type { PublisherFlagValue, PublisherSettings } from './publishers/cli-publisher.js';
-import { CLI_PUBLISHERS, cliPublisher, PUBLISHER_NAMES, publishersReading } from './publishers/registry.js';
-
-const listed = (names: readonly string[]) => (names.length < 2 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names.at(-1) ?? ''}`);
+import type { PublisherSettings } from './publishers/cli-publisher.js';
+import { resolvePublisherChoice } from './publisher-choice.js';
+import { type DestinationSettings, readDestinations } from './relay-destinations.js';
 
 /** A name of the publisher registry (`publishers/registry.ts`). */
 export type PublisherName = string;
@@ -19,6 +18,8 @@ export interface RelaySettings {
   readonly publisherSettings: PublisherSettings;
   /** The same broker URLs, for the start checks and the start log. */
   readonly brokerUrls: readonly string[];
+  /** `--config`: the named destinations this relay fans out to, besides its own publisher (none by default). */
+  readonly destinations: readonly DestinationSettings[];
   readonly migrate: boolean;
   /** `--tracing`: the publisher wrapped by `tracePublisher` of outboxer/otel, loaded only then. */
   readonly tracing: boolean;
@@ -99,29 +100,10 @@ function tuning(reader: OptionReader): { options: RelayOptionsInput; store: Stor
 }
 
 export function resolveRelaySettings(reader: OptionReader): RelaySettings {
-  const publisher = reader.oneOf<PublisherName>('publisher', PUBLISHER_NAMES, 'console');
-  const entry = cliPublisher(publisher);
-  const refuse = (flag: string) => {
-    if (reader.isFlag(flag)) throw reader.error(`--${flag} applies only to ${listed(publishersReading(flag))}, not to --publisher ${publisher}`);
-  };
-  let brokerUrls: string[] = [];
-  if (entry.brokerUrl === undefined) refuse('broker-url');
-  else {
-    const source = reader.source('broker-url');
-    if (source === undefined) throw reader.error(`--publisher ${publisher} needs --broker-url or OUTBOXER_BROKER_URL`);
-    const parts = entry.brokerUrl.list === true ? source.value.split(',').map((part) => part.trim()) : [source.value];
-    brokerUrls = parts.map((part) => reader.url('broker-url', { value: part, from: source.from }, entry.brokerUrl?.protocols ?? []));
-  }
-  for (const other of CLI_PUBLISHERS) for (const flag of other.flags) if (!entry.flags.includes(flag)) refuse(flag);
-  const flags: Record<string, PublisherFlagValue> = {};
-  for (const flag of entry.flags) {
-    const value = reader.typed(flag);
-    if (value !== undefined) flags[flag] = value;
-  }
+  const configFile = reader.source('config')?.value;
   return Object.freeze({
-    publisher,
-    publisherSettings: Object.freeze({ brokerUrls: Object.freeze(brokerUrls), flags: Object.freeze(flags) }),
-    brokerUrls: Object.freeze(brokerUrls),
+    ...resolvePublisherChoice(reader),
+    destinations: configFile === undefined ? Object.freeze([]) : readDestinations(configFile),
     migrate: reader.typed('migrate') === true,
     tracing: reader.typed('tracing') === true,
     ...tuning(reader),

@@ -1,5 +1,5 @@
 import type { DeadMessage } from '../../core/message.js';
-import type { OutboxOperator, OutboxStats, RelayGroup, TopicPause } from '../../core/ports/outbox-operator.js';
+import type { DestinationFilter, OutboxOperator, OutboxStats, RelayGroup, TopicPause } from '../../core/ports/outbox-operator.js';
 import { type Reading, SharedRead } from './shared-read.js';
 import type { StoreGate } from './store-gate.js';
 import { supported } from './store-failure.js';
@@ -17,7 +17,8 @@ export const STATS_CACHE_MS = 1000;
  * - the reads are shared: requests that arrive while one runs share it; `stats` (a count of every row) then serves
  *   for 1 s and `topicLag` (a read of every pending row) for 5 s;
  * - a read does not depend on the request: the lists are read at their largest limit and each answer takes the
- *   first `limit` (the store's order is stable), so a thousand distinct limits cost one read;
+ *   first `limit` (the store's order is stable), so a thousand distinct limits cost one read; a list of one
+ *   destination's dead messages is a read of its own, through the gate (as a filtered list of pending messages);
  * - a change forgets the reads it changes, so the next read shows it.
  */
 export class OperatorAccess {
@@ -51,7 +52,9 @@ export class OperatorAccess {
     return { at, topics: topics.slice(0, limit) };
   }
 
-  async listDead(limit: number): Promise<DeadMessage[]> {
+  /** The first `limit` dead messages; of one destination only when `filter.destination` is given (a read of its own, not shared). */
+  async listDead(limit: number, filter: DestinationFilter = {}): Promise<DeadMessage[]> {
+    if (filter.destination !== undefined) return this.#gate.run(() => this.#operator.listDead(limit, { destination: filter.destination }));
     return (await this.#dead.get()).value.slice(0, limit);
   }
 
@@ -70,12 +73,12 @@ export class OperatorAccess {
     return this.#gate.run(() => call(this.#operator));
   }
 
-  retryDead(ids: readonly string[] | 'all'): Promise<number> {
-    return this.#change(() => this.#operator.retryDead(ids), this.#stats, this.#dead);
+  retryDead(ids: readonly string[] | 'all', filter: DestinationFilter = {}): Promise<number> {
+    return this.#change(() => this.#operator.retryDead(ids, filter), this.#stats, this.#dead);
   }
 
-  purgeDead(ids: readonly string[] | 'all'): Promise<number> {
-    return this.#change(() => this.#operator.purgeDead(ids), this.#stats, this.#dead);
+  purgeDead(ids: readonly string[] | 'all', filter: DestinationFilter = {}): Promise<number> {
+    return this.#change(() => this.#operator.purgeDead(ids, filter), this.#stats, this.#dead);
   }
 
   pauseTopic(topic: string, reason: string): Promise<boolean> {

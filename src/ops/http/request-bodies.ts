@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import { checkTopicPause } from '../../core/topic-pause-input.js';
+import { destinationFilter, destinationFilterFault } from '../destination-filter.js';
 import { OpsHttpError } from './ops-http-error.js';
 
 /** Most ids in one retry, purge or delete request. */
@@ -17,17 +18,40 @@ function object(body: unknown, shape: string, allowed: readonly string[]): Recor
   return body as Record<string, unknown>;
 }
 
-/** `{"ids": [uuid, ...]}` (1 to 400, lower-cased, duplicates dropped) or `{"all": true}`: which dead messages to retry or purge. */
-export function deadSelection(body: unknown): readonly string[] | 'all' {
-  const shape = '{"ids": ["<uuid>", ...]} or {"all": true}';
-  const fields = object(body, shape, ['ids', 'all']);
+/** Which dead messages a retry or purge asks for, and of which destination (`destination` absent: every one). */
+export interface DeadSelection {
+  readonly ids: readonly string[] | 'all';
+  /** As given (`default`: the messages stored without one); absent: every destination. */
+  readonly destination?: string;
+  /** The ports' filter: `null` for `default`. */
+  readonly filter: { readonly destination?: string | null };
+}
+
+/**
+ * `{"ids": [uuid, ...]}` (1 to 400, lower-cased, duplicates dropped) or `{"all": true}`, each with an optional
+ * `"destination": "<name>"` (`default`: the messages stored without one): which dead messages to retry or purge.
+ */
+export function deadSelection(body: unknown): DeadSelection {
+  const shape = '{"ids": ["<uuid>", ...]} or {"all": true}, and optionally "destination": "<name>"';
+  const fields = object(body, shape, ['ids', 'all', 'destination']);
   const hasIds = Object.hasOwn(fields, 'ids');
   if (hasIds === Object.hasOwn(fields, 'all')) throw invalid(`give exactly one of ids and all: ${shape}`);
+  const destination = Object.hasOwn(fields, 'destination') ? destinationField(fields.destination) : undefined;
+  const filter = destination === undefined ? {} : { destination: destinationFilter(destination) };
+  const scope = destination === undefined ? {} : { destination };
   if (!hasIds) {
     if (fields.all !== true) throw invalid('all must be true');
-    return 'all';
+    return { ids: 'all', ...scope, filter };
   }
-  return messageIds(fields.ids);
+  return { ids: messageIds(fields.ids), ...scope, filter };
+}
+
+/** A destination's name, as `--destination` takes it; refused with OUTBOXER_INVALID_REQUEST naming the field. */
+function destinationField(value: unknown): string {
+  if (typeof value !== 'string') throw invalid('destination must be a string: a destination\'s name, or "default" for the messages stored without one');
+  const fault = destinationFilterFault(value);
+  if (fault !== undefined) throw invalid(`destination: OUTBOXER_INVALID_DESTINATION: ${fault}`);
+  return value;
 }
 
 /** `{"ids": [uuid, ...]}` (1 to 400, lower-cased, duplicates dropped): which pending messages to delete. No `all`. */

@@ -16,7 +16,8 @@ export class RelayCounters {
 
   constructor(registry: Registry, topics: TopicLabels, commitToConfirmBuckets: readonly number[]) {
     this.#topics = topics;
-    const labelNames = topics.names;
+    // the destination: `default` for the relay's own publisher, else a name of its bounded `destinations`
+    const labelNames = [...topics.names, 'destination'];
     const registers = [registry];
     this.#published = new Counter({ name: 'outboxer_published_total', help: 'Messages this process published, confirmed by the broker.', labelNames, registers });
     this.#failures = new Counter({
@@ -40,6 +41,8 @@ export class RelayCounters {
       registers,
     });
     for (const stage of RELAY_ERROR_STAGES) this.#errors.inc({ stage }, 0);
+    // the relay's own publisher from 0 too, so that `rate()` sees its first message (no series per topic exists yet)
+    if (topics.names.length === 0) for (const counter of [this.#published, this.#failures, this.#dead]) counter.inc({ destination: 'default' }, 0);
   }
 
   /** Hooks that count each event, then call the same hook of `hooks` (every other hook passes through unchanged). */
@@ -48,17 +51,17 @@ export class RelayCounters {
     return Object.freeze({
       ...hooks,
       onPublished: (event) => {
-        const labels = topics.of(event.topic);
+        const labels = { ...topics.of(event.topic), destination: event.destination };
         this.#published.inc(labels);
         this.#commitToConfirm.observe(labels, Math.max(0, Date.now() - event.createdAt.getTime()) / 1000);
         hooks.onPublished?.(event);
       },
       onRetry: (event) => {
-        this.#failures.inc(topics.of(event.topic));
+        this.#failures.inc({ ...topics.of(event.topic), destination: event.destination });
         hooks.onRetry?.(event);
       },
       onDead: (event) => {
-        const labels = topics.of(event.topic);
+        const labels = { ...topics.of(event.topic), destination: event.destination };
         this.#failures.inc(labels);
         this.#dead.inc(labels);
         hooks.onDead?.(event);

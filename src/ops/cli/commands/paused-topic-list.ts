@@ -1,9 +1,12 @@
 import type { OutboxOperator } from '../../../core/ports/outbox-operator.js';
 import { MAX_TOPIC_LAG_LIMIT } from '../../../stores/postgres/operator/topic-lag.js';
+import { shownDestination } from '../../destination-filter.js';
 import { printable, renderTable } from '../format.js';
 
 /** A topic and a reason are bounded by the store (255 and 500 bytes), a relay's error by 1000: shown whole. */
 const SHOWN_MAX_LENGTH = 1100;
+/** The destination column of an operator's pause: it holds the topic for every destination (no name has parentheses). */
+const EVERY_DESTINATION = '(all)';
 
 /**
  * A paused topic as `topics list` and `status` show it: paused by an operator (the table's list of paused
@@ -19,6 +22,11 @@ export interface ListedPause {
   readonly pausedAt: Date;
   /** Relay pauses only: pending messages held for it. */
   readonly held?: number;
+  /**
+   * Relay pauses only: the destination whose rows are held (null: the relay's own publisher, `default`); a topic
+   * fanned out is held per destination. Absent on an operator's pause, which holds every destination's rows.
+   */
+  readonly destination?: string | null;
 }
 
 /** What a listing of paused topics found; `relayListComplete` is false when more topics may be held than were read. */
@@ -38,19 +46,22 @@ export async function readPauses(store: Pick<OutboxOperator, 'pausedTopics' | 't
   const relay: ListedPause[] = [];
   for (const topic of lag) {
     const pause = topic.relayPause;
-    if (pause !== undefined && pause !== null) relay.push({ topic: topic.topic, pausedBy: 'relay', reason: pause.reason, pausedAt: pause.since, held: pause.held });
+    if (pause === undefined || pause === null) continue;
+    relay.push({ topic: topic.topic, pausedBy: 'relay', reason: pause.reason, pausedAt: pause.since, held: pause.held, destination: topic.destination ?? null });
   }
-  relay.sort((a, b) => a.pausedAt.getTime() - b.pausedAt.getTime() || (a.topic < b.topic ? -1 : 1));
+  const byName = (a: ListedPause, b: ListedPause) => (a.topic === b.topic ? shownDestination(a.destination) < shownDestination(b.destination) : a.topic < b.topic) ? -1 : 1;
+  relay.sort((a, b) => a.pausedAt.getTime() - b.pausedAt.getTime() || byName(a, b));
   return {
     pauses: [...operator.map((pause): ListedPause => ({ topic: pause.topic, pausedBy: 'operator', reason: pause.reason, pausedAt: pause.pausedAt })), ...relay],
     relayListComplete: !(lag.length === MAX_TOPIC_LAG_LIMIT && relay.length === lag.length),
   };
 }
 
-/** The `--json` form: `pausedAt` as ISO text, `held` on relay pauses only. */
+/** The `--json` form: `pausedAt` as ISO text, `destination` (null: `default`) and `held` on relay pauses only. */
 export function pausesJson(pauses: readonly ListedPause[]): Record<string, unknown>[] {
   return pauses.map((pause) => ({
     topic: pause.topic,
+    ...(pause.pausedBy === 'relay' ? { destination: pause.destination ?? null } : {}),
     pausedBy: pause.pausedBy,
     reason: pause.reason,
     pausedAt: pause.pausedAt.toISOString(),
@@ -63,13 +74,14 @@ export function pausesText(listing: PauseListing, table: string): string {
   const { pauses } = listing;
   const rows = pauses.map((pause) => [
     printable(pause.topic, SHOWN_MAX_LENGTH),
+    pause.pausedBy === 'relay' ? shownDestination(pause.destination) : EVERY_DESTINATION,
     pause.pausedBy,
     pause.pausedAt.toISOString(),
     pause.pausedBy === 'relay'
       ? `destination missing: ${printable(pause.reason, SHOWN_MAX_LENGTH)} (${pause.held ?? 0} message(s) held)`
       : pause.reason === '' ? '-' : printable(pause.reason, SHOWN_MAX_LENGTH),
   ]);
-  let text = renderTable(['topic', 'paused by', 'paused at', 'reason'], rows);
+  let text = renderTable(['topic', 'destination', 'paused by', 'paused at', 'reason'], rows);
   const byOperator = pauses.filter((pause) => pause.pausedBy === 'operator').length;
   const byRelay = pauses.length - byOperator;
   if (byOperator > 0) text += `${byOperator} topic(s) paused by an operator: every relay of ${table} holds their messages until 'outboxer topics resume <topic>'\n`;

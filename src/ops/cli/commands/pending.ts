@@ -2,6 +2,7 @@ import { ConfigurationError } from '../../../core/errors.js';
 import { createJsonLogger } from '../../../core/logger.js';
 import { escapeUnprintable } from '../../../core/printable.js';
 import type { PendingMessage, PendingMessageDetail, PendingMessageOperator } from '../../../core/ports/pending-messages.js';
+import { destinationFilter, shownDestination } from '../../destination-filter.js';
 import { pendingMessageJson } from '../../pending-message-json.js';
 import { writeAuditLine } from '../audit-line.js';
 import type { CliConfig } from '../config.js';
@@ -41,6 +42,7 @@ function filtersOf(config: CliConfig): string {
   const { topic, key, olderThanSeconds } = config.pending ?? {};
   const parts = [
     topic === undefined ? '' : `topic ${printable(topic, 80)}`,
+    config.destination === undefined ? '' : `destination ${config.destination}`,
     key === undefined ? '' : `key ${printable(key, 80)}`,
     olderThanSeconds === undefined ? '' : `older than ${olderThanSeconds} s`,
   ].filter((part) => part !== '');
@@ -54,10 +56,11 @@ function dueText(message: PendingMessage): string {
   return dueInMs <= 0 ? 'now' : `in ${humanDuration(Math.ceil(dueInMs / 1000))}`;
 }
 
-/** `outboxer pending list [--topic] [--key] [--older-than-s] [--limit] [--json]`, in store order. */
+/** `outboxer pending list [--topic] [--key] [--older-than-s] [--destination] [--limit] [--json]`, in store order. */
 export async function pendingListCommand(config: CliConfig, io: CliIo): Promise<number> {
   const { topic, key, olderThanSeconds } = config.pending ?? {};
-  const listed = await withPendingTools(config, io, (tools) => tools.listPending({ limit: config.limit, topic, key, olderThanSeconds }));
+  const destination = config.destination === undefined ? {} : { destination: destinationFilter(config.destination) };
+  const listed = await withPendingTools(config, io, (tools) => tools.listPending({ limit: config.limit, topic, key, olderThanSeconds, ...destination }));
   if (config.json) {
     io.out(`${JSON.stringify(listed.map(pendingMessageJson), null, 2)}\n`);
     return EXIT_OK;
@@ -70,6 +73,7 @@ export async function pendingListCommand(config: CliConfig, io: CliIo): Promise<
     m.id,
     m.seq,
     printable(m.topic, 60),
+    shownDestination(m.destination),
     m.key === null ? '-' : printable(m.key, 40),
     String(m.attempts),
     humanDuration(m.ageSeconds),
@@ -77,7 +81,7 @@ export async function pendingListCommand(config: CliConfig, io: CliIo): Promise<
     // Last, and whole: the cause of a backoff or hold is never cut off.
     m.lastError === null ? '-' : printable(m.lastError, ERROR_MAX_LENGTH),
   ]);
-  io.out(renderTable(['id', 'seq', 'topic', 'key', 'attempts', 'age', 'due', 'last error'], rows, new Set([1, 4])));
+  io.out(renderTable(['id', 'seq', 'topic', 'destination', 'key', 'attempts', 'age', 'due', 'last error'], rows, new Set([1, 5])));
   const more = listed.length === config.limit ? `; there may be more: raise --limit (now ${config.limit})` : '';
   io.out(`${listed.length} pending message(s)${filtersOf(config)}${more}\n`);
   return EXIT_OK;
@@ -112,6 +116,7 @@ function describe(message: PendingMessageDetail): string {
     ['id', message.id],
     ['seq', message.seq],
     ['topic', printable(message.topic, 300)],
+    ['destination', shownDestination(message.destination)],
     ['type', printable(message.type, 300)],
     ['key', message.key === null ? '-' : printable(message.key, 600)],
     ['state', `pending, ${due}`],

@@ -1,3 +1,4 @@
+import type { DestinationInput } from '../../../core/destinations.js';
 import { describeError, PublishError } from '../../../core/errors.js';
 import { createJsonLogger } from '../../../core/logger.js';
 import type { Logger, Publisher } from '../../../core/ports.js';
@@ -11,6 +12,7 @@ import { loadPublisherTracer, type PublisherTracer } from '../publisher-tracer.j
 import type { CliIo } from '../io.js';
 import { type DaemonOpsServer, loadDaemonMetrics, startDaemonOpsServer } from '../ops-http.js';
 import { createPublisher, loggedPublisherFlags } from '../publisher.js';
+import type { DestinationSettings } from '../relay-destinations.js';
 import { type StopSignal, watchStopSignals } from '../signals.js';
 
 const STOPPED = Symbol('stopped');
@@ -55,6 +57,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
   const stop = watchStopSignals(io, logger);
   let opened: OpenStore | undefined;
   let publisher: Publisher | undefined;
+  const destinations: Record<string, DestinationInput> = {};
   let ops: DaemonOpsServer | undefined;
   try {
     opened = await openStore(config, logger, { max: 4, ...settings.store });
@@ -71,10 +74,20 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     );
     if (created === STOPPED) return EXIT_OK;
     publisher = tracer === undefined ? created : tracer.wrap(created);
+    for (const destination of settings.destinations) {
+      const made = await untilStopped(
+        createPublisher(destination, logger, publishTimeoutMs).catch((error: unknown) => {
+          throw new TargetedFailure(error, { what: `broker of destination ${destination.name}`, urls: destination.brokerUrls });
+        }),
+        stop,
+      );
+      if (made === STOPPED) return EXIT_OK;
+      destinations[destination.name] = { publisher: tracer === undefined ? made : tracer.wrap(made), envelope: destination.envelope };
+    }
     const metrics = settings.http === undefined ? undefined : await loadDaemonMetrics(logger);
     const hooks = metrics === undefined ? {} : { hooks: metrics.relayHooks() };
     const wake = opened.wakeSignal === undefined ? {} : { wakeSignal: opened.wakeSignal };
-    const relay = new Relay(opened.store, publisher, { ...input, owner, logger, ...wake, ...hooks });
+    const relay = new Relay(opened.store, publisher, { ...input, owner, logger, ...wake, ...hooks, destinations });
     try {
       if ((await untilStopped(relay.verify(), stop)) === STOPPED) return EXIT_OK;
     } catch (error) {
@@ -83,7 +96,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
       return EXIT_USAGE;
     }
     if (settings.http !== undefined) ops = await startDaemonOpsServer(settings.http, { config, opened, relay, metrics, logger });
-    const { logger: _logger, hooks: _hooks, wakeSignal: _wakeSignal, ...effective } = relay.options;
+    const { logger: _logger, hooks: _hooks, wakeSignal: _wakeSignal, destinations: _destinations, ...effective } = relay.options;
     logger.info(
       {
         version,
@@ -91,6 +104,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         database: redactUrl(config.databaseUrl),
         ...(settings.brokerUrls.length === 0 ? {} : { broker: settings.brokerUrls.map(redactUrl).join(',') }),
         ...loggedPublisherFlags(settings),
+        ...(settings.destinations.length === 0 ? {} : { destinations: loggedDestinations(settings.destinations) }),
         ...(settings.tracing ? { tracing: true } : {}),
         ...(await outboxLocation(opened.dialect, config)),
         table: config.table,
@@ -110,9 +124,20 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     // After the relay stopped: /health/ready answers until the graceful stop is over.
     if (ops !== undefined) await closeQuietly('http server', () => ops?.close() ?? Promise.resolve(), logger);
     if (publisher !== undefined) await closeQuietly('publisher', publisher.close.bind(publisher), logger);
+    for (const [name, { publisher: made }] of Object.entries(destinations)) await closeQuietly(`publisher of destination ${name}`, made.close.bind(made), logger);
     if (tracer !== undefined) await closeQuietly('tracing (flushing its spans)', () => tracer?.flush() ?? Promise.resolve(), logger);
     if (opened !== undefined) await closeQuietly('database pool', () => opened?.store.close() ?? Promise.resolve(), logger);
     logger.info({ owner }, 'outboxer relay exited');
     stop.dispose();
   }
+}
+
+/** The destinations for the start log: publisher, redacted URLs, flags that are not secret, envelope. */
+function loggedDestinations(destinations: readonly DestinationSettings[]): Record<string, unknown> {
+  return Object.fromEntries(destinations.map((d) => [d.name, {
+    publisher: d.publisher,
+    ...(d.brokerUrls.length === 0 ? {} : { broker: d.brokerUrls.map(redactUrl).join(',') }),
+    ...loggedPublisherFlags(d),
+    envelope: d.envelope,
+  }]));
 }

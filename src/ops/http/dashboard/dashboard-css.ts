@@ -88,6 +88,7 @@ main { padding: 20px 24px; display: grid; grid-template-columns: minmax(0, 1fr);
 .tag.bad { color: var(--bad); background: var(--bad-soft); }
 td .hold { display: block; color: var(--bad); font-size: 12px; }
 td .hold:empty { display: none; }
+td .dest { display: block; color: var(--muted); font-size: 12px; }
 td.topic { overflow-wrap: anywhere; min-width: 10em; }
 td.reason { min-width: 200px; overflow-wrap: anywhere; }
 td.reason .detail { color: var(--muted); font-size: 12px; }
@@ -126,7 +127,7 @@ input[type="checkbox"] { width: 15px; height: 15px; margin: 0; padding: 0; verti
 .pending-table .pick { width: 26px; }
 .pending-table .type { display: block; font-weight: 550; }
 .pending-table .id { display: block; color: var(--muted); font-size: 11.5px; white-space: nowrap; }
-.pending-table .num, .pending-table td:nth-child(7), .pending-table .due { white-space: nowrap; }
+.pending-table .num, .pending-table td:nth-child(8), .pending-table .due { white-space: nowrap; }
 .pending-table .reason { color: var(--muted); font-size: 12.5px; min-width: 200px; }
 .pending-table .reason.failed { color: var(--bad); }
 .pending-table tr.scheduled td:first-child { box-shadow: inset 3px 0 0 var(--warn); padding-left: 8px; }

@@ -97,7 +97,7 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
       <h2 id="lag-title">Lag per topic</h2>
       <p class="error" id="topics-error" hidden></p>
       <table>
-        <thead><tr><th scope="col">Topic</th><th scope="col" class="num">Backlog</th><th scope="col" class="num">Oldest</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col">Topic</th><th scope="col">Destination</th><th scope="col" class="num">Backlog</th><th scope="col" class="num">Oldest</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody id="topics-body"></tbody>
       </table>
       <p class="empty" id="topics-empty" hidden>No backlog: every topic is caught up.</p>
@@ -132,6 +132,8 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
     <form class="filter-form" id="pending-filter" role="search" aria-label="Filter pending messages">
       <div class="field"><label for="pending-topic">Topic filter</label><input id="pending-topic" name="topic" maxlength="255" list="topic-names" autocomplete="off" placeholder="any topic"></div>
       <div class="field"><label for="pending-key">Key filter</label><input id="pending-key" name="key" maxlength="512" autocomplete="off" placeholder="any key"></div>
+      <div class="field"><label for="pending-destination">Destination filter</label><input id="pending-destination" name="destination" maxlength="64" pattern="[A-Za-z0-9][\w\-]*" title="a destination's name; default: messages stored without one" list="destination-names" autocomplete="off" placeholder="any destination"></div>
+      <datalist id="destination-names"></datalist>
       <div class="field field-narrow"><label for="pending-older">Older than (seconds)</label><input id="pending-older" name="olderThanSeconds" type="number" min="0" max="9999999" step="1" inputmode="numeric" placeholder="0"></div>
       <button type="submit" class="button">Refresh</button>
     </form>
@@ -139,7 +141,7 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
     <p class="error" id="pending-error" hidden></p>
     <div class="scroll pending-scroll">
       <table class="pending-table">
-        <thead><tr><th scope="col"><input type="checkbox" id="pending-all" aria-label="Select every listed message"></th><th scope="col">Message</th><th scope="col" class="num">Seq</th><th scope="col">Topic</th><th scope="col">Key</th><th scope="col" class="num">Attempts</th><th scope="col">Age</th><th scope="col">Due</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col"><input type="checkbox" id="pending-all" aria-label="Select every listed message"></th><th scope="col">Message</th><th scope="col" class="num">Seq</th><th scope="col">Topic</th><th scope="col">Destination</th><th scope="col">Key</th><th scope="col" class="num">Attempts</th><th scope="col">Age</th><th scope="col">Due</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody id="pending-body"></tbody>
       </table>
     </div>
@@ -153,6 +155,7 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
       <p class="error" id="pending-detail-error" hidden></p>
       <dl class="facts" id="pending-detail-facts" hidden>
         <div><dt>Type</dt><dd id="pending-detail-type">–</dd></div>
+        <div><dt>Destination</dt><dd id="pending-detail-destination">–</dd></div>
         <div><dt>Content type</dt><dd id="pending-detail-content-type">–</dd></div>
         <div><dt>Header names</dt><dd id="pending-detail-header-names">–</dd></div>
         <div><dt>Body size</dt><dd id="pending-detail-size">–</dd></div>
@@ -182,7 +185,7 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
     <p class="error" id="dead-error" hidden></p>
     <div class="scroll">
       <table class="dead-table">
-        <thead><tr><th scope="col">Message</th><th scope="col">Topic</th><th scope="col">Key</th><th scope="col" class="num">Attempts</th><th scope="col">Reason</th><th scope="col">Dead for</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <thead><tr><th scope="col">Message</th><th scope="col">Topic</th><th scope="col">Destination</th><th scope="col">Key</th><th scope="col" class="num">Attempts</th><th scope="col">Reason</th><th scope="col">Dead for</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody id="dead-body"></tbody>
       </table>
     </div>

@@ -33,6 +33,10 @@ export const DASHBOARD_SCRIPT_BASICS = String.raw`
   function unitPair(major, majorUnit, minor, minorUnit) {
     return major + ' ' + majorUnit + (minor > 0 ? ' ' + minor + ' ' + minorUnit : '');
   }
+  /** A destination as people read it: its name, default for the relay's own publisher (null). */
+  function destinationName(destination) { return destination === null || destination === undefined ? 'default' : destination; }
+  /** A lag entry's row: one per topic and destination (names have no spaces); the topic alone for the default one. */
+  function lagKey(t) { return t.destination ? t.topic + ' ' + t.destination : t.topic; }
   function since(iso) {
     var time = make('time', '', age((Date.now() - Date.parse(iso)) / 1000));
     time.dateTime = iso;

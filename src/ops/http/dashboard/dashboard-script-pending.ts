@@ -16,9 +16,11 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
     var parts = ['limit=' + PENDING_LIMIT];
     var topic = el('pending-topic').value.trim();
     var key = el('pending-key').value;
+    var destination = el('pending-destination').value.trim();
     var older = el('pending-older').value.trim();
     if (topic) parts.push('topic=' + encodeURIComponent(topic));
     if (key) parts.push('key=' + encodeURIComponent(key));
+    if (destination) parts.push('destination=' + encodeURIComponent(destination));
     if (older && Number(older) > 0) parts.push('olderThanSeconds=' + encodeURIComponent(older));
     return { path: '/api/pending?' + parts.join('&'), filtered: parts.length > 1 };
   }
@@ -79,11 +81,12 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
       c[1].lastChild.title = message.id;
       c[2].textContent = message.seq;
       c[3].textContent = message.topic;
-      c[4].textContent = message.key === null ? '–' : message.key;
-      c[5].textContent = integer.format(message.attempts);
-      c[7].title = message.dueAt === null ? 'due: published in its key\'s turn' : 'scheduled until ' + new Date(message.dueAt).toLocaleString() + ' (database clock)';
-      c[8].textContent = message.lastError === null ? '' : message.lastError;
-      c[8].classList.toggle('failed', message.attempts > 0);
+      c[4].textContent = destinationName(message.destination);
+      c[5].textContent = message.key === null ? '–' : message.key;
+      c[6].textContent = integer.format(message.attempts);
+      c[8].title = message.dueAt === null ? 'due: published in its key\'s turn' : 'scheduled until ' + new Date(message.dueAt).toLocaleString() + ' (database clock)';
+      c[9].textContent = message.lastError === null ? '' : message.lastError;
+      c[9].classList.toggle('failed', message.attempts > 0);
       row.classList.toggle('scheduled', message.dueAt !== null);
     });
     tickPending();
@@ -97,7 +100,7 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
   }
   function pendingRow() {
     var row = document.createElement('tr');
-    var td = cells(row, 10);
+    var td = cells(row, 11);
     var pick = make('input');
     pick.type = 'checkbox';
     pick.addEventListener('change', function () {
@@ -107,12 +110,12 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
     td[0].className = 'pick';
     td[0].appendChild(pick);
     td[1].append(make('span', 'type'), make('code', 'id'));
-    td[2].className = 'num'; td[5].className = 'num';
-    td[7].className = 'due';
-    td[8].className = 'reason';
+    td[2].className = 'num'; td[6].className = 'num';
+    td[8].className = 'due';
+    td[9].className = 'reason';
     var details = control('Details', '', function () { showPending(row.dataset.key); });
     details.setAttribute('aria-controls', 'pending-detail');
-    td[9].append(details, button('Delete', 'danger', function (node) { deletePending(node, [row.dataset.key]); }));
+    td[10].append(details, button('Delete', 'danger', function (node) { deletePending(node, [row.dataset.key]); }));
     return row;
   }
   /** Ages and due times as they are now: the database's at the read, plus the time since (this page's clock only measures the interval). */
@@ -122,9 +125,9 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
       var message = pending.messages.get(row.dataset.key);
       if (!message) return;
       var text = age(message.ageSeconds + elapsed);
-      if (row.cells[6].textContent !== text) row.cells[6].textContent = text;
-      text = dueText(message, elapsed);
       if (row.cells[7].textContent !== text) row.cells[7].textContent = text;
+      text = dueText(message, elapsed);
+      if (row.cells[8].textContent !== text) row.cells[8].textContent = text;
     });
   }
   function dueText(message, elapsed) {
@@ -173,6 +176,7 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
   }
   function renderDetail(message) {
     setText('pending-detail-type', message.type);
+    setText('pending-detail-destination', destinationName(message.destination));
     setText('pending-detail-content-type', message.contentType);
     setText('pending-detail-header-names', message.headerNames.length ? message.headerNames.join(', ') : 'none');
     setText('pending-detail-size', plural(message.bodyBytes, 'byte'));
@@ -201,13 +205,13 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
     pending.shown = '';
     show('pending-detail', false);
     markShown();
-    if (row) row.cells[9].firstChild.focus();
+    if (row) row.cells[10].firstChild.focus();
   }
   function markShown() {
     Array.prototype.forEach.call(el('pending-body').rows, function (row) {
       var shown = row.dataset.key === pending.shown;
       row.classList.toggle('shown', shown);
-      row.cells[9].firstChild.setAttribute('aria-expanded', String(shown));
+      row.cells[10].firstChild.setAttribute('aria-expanded', String(shown));
     });
   }
 
@@ -237,13 +241,14 @@ export const DASHBOARD_SCRIPT_PENDING = String.raw`
     });
   }
 
-  /** A topic of the lag table as a button: lists that topic's pending messages. */
+  /** A topic of the lag table as a button: lists that topic's pending messages of that destination. */
   function pendingTopicButton() {
     var node = make('button', 'name link');
     node.type = 'button';
     node.title = 'List its pending messages';
     node.addEventListener('click', function () {
       el('pending-topic').value = node.textContent;
+      el('pending-destination').value = node.dataset.destination || '';
       loadPending(true);
       el('pending-panel').scrollIntoView({ block: 'start' });
       el('pending-topic').focus({ preventScroll: true });

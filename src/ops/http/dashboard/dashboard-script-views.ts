@@ -128,32 +128,40 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
 
   function renderTopics(data) {
     state.held = new Map();
-    data.topics.forEach(function (t) { if (t.relayPause) state.held.set(t.topic, t.relayPause); });
-    syncRows(el('topics-body'), data.topics, function (t) { return t.topic; }, function (topic) {
+    data.topics.forEach(function (t) { if (t.relayPause) state.held.set(lagKey(t), t.relayPause); });
+    syncRows(el('topics-body'), data.topics, lagKey, function (topic) {
       var row = document.createElement('tr');
-      var td = cells(row, 4);
+      var td = cells(row, 5);
       td[0].append(pendingTopicButton(), make('span', 'hold'));
-      td[1].className = 'num'; td[2].className = 'num';
-      td[3].appendChild(make('span', 'tag', 'paused'));
-      td[3].appendChild(make('span', 'tag bad', 'destination missing'));
-      td[3].appendChild(button('Pause', '', function () {
-        el('pause-topic').value = row.dataset.key;
+      td[2].className = 'num'; td[3].className = 'num';
+      td[4].appendChild(make('span', 'tag', 'paused'));
+      td[4].appendChild(make('span', 'tag bad', 'destination missing'));
+      td[4].appendChild(button('Pause', '', function () {
+        el('pause-topic').value = row.dataset.topic;
         el('pause-reason').focus();
       }));
       return row;
     }, function (row, topic) {
+      row.dataset.topic = topic.topic;
       row.cells[0].firstChild.textContent = topic.topic;
+      row.cells[0].firstChild.dataset.destination = destinationName(topic.destination);
       var hold = topic.relayPause;
       row.cells[0].lastChild.textContent = hold ? 'Destination missing: held by the relay for ' + age((Date.now() - Date.parse(hold.since)) / 1000) : '';
       row.cells[0].lastChild.title = hold ? hold.reason + ' (since ' + new Date(hold.since).toLocaleString() + ')' : '';
-      row.cells[1].textContent = integer.format(topic.pending);
-      row.cells[2].textContent = age(topic.oldestPendingAgeSeconds);
+      row.cells[1].textContent = destinationName(topic.destination);
+      row.cells[2].textContent = integer.format(topic.pending);
+      row.cells[3].textContent = age(topic.oldestPendingAgeSeconds);
     });
     markPaused();
     show('topics-empty', data.topics.length === 0);
-    var names = el('topic-names');
-    names.replaceChildren.apply(names, data.topics.map(function (t) { var option = make('option'); option.value = t.topic; return option; }));
+    options('topic-names', data.topics.map(function (t) { return t.topic; }));
+    options('destination-names', ['default'].concat(data.topics.map(function (t) { return destinationName(t.destination); })));
     renderHeld(data.topics.filter(function (t) { return !!t.relayPause; }));
+  }
+  /** A datalist's options: these values, each once. */
+  function options(id, values) {
+    var list = el(id);
+    list.replaceChildren.apply(list, Array.from(new Set(values)).map(function (value) { var option = make('option'); option.value = value; return option; }));
   }
 
   function renderPaused(data) {
@@ -176,13 +184,14 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
     pausedEmpty();
     markPaused();
   }
-  /** Topics the relays hold by themselves (destination missing), from the lag read: no Resume, they resume when it exists. */
+  /** Topics the relays hold by themselves (destination missing), per destination, from the lag read: no Resume, they resume when it exists. */
   function renderHeld(held) {
-    syncRows(el('held-body'), held, function (t) { return t.topic; }, function () {
+    syncRows(el('held-body'), held, lagKey, function () {
       var row = document.createElement('tr');
       var td = cells(row, 5);
       td[1].textContent = 'relay';
       td[0].className = 'topic';
+      td[0].append(make('span', 'name'), make('span', 'dest'));
       td[2].className = 'reason';
       td[2].append(make('span', 'summary'), make('span', 'detail'));
       td[4].appendChild(make('span', 'muted', 'resumes by itself'));
@@ -190,7 +199,8 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
       return row;
     }, function (row, topic) {
       var hold = topic.relayPause;
-      row.cells[0].textContent = topic.topic;
+      row.cells[0].firstChild.textContent = topic.topic;
+      row.cells[0].lastChild.textContent = 'to ' + destinationName(topic.destination);
       row.cells[2].firstChild.textContent = 'Destination missing (' + plural(hold.held, 'message') + ' held): ';
       row.cells[2].lastChild.textContent = hold.reason;
       row.cells[3].replaceChildren(since(hold.since));
@@ -199,11 +209,11 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
     pausedEmpty();
   }
   function pausedEmpty() { show('paused-empty', state.paused.size === 0 && state.heldCount === 0); }
-  /** The lag table shows a paused topic's state instead of its Pause button: paused by an operator, or held by the relay. */
+  /** The lag table shows a paused topic's state instead of its Pause button: paused by an operator (every destination), or held by the relay (one). */
   function markPaused() {
     Array.prototype.forEach.call(el('topics-body').rows, function (row) {
-      var actions = row.cells[3].children;
-      var paused = state.paused.has(row.dataset.key);
+      var actions = row.cells[4].children;
+      var paused = state.paused.has(row.dataset.topic);
       var held = !paused && state.held.has(row.dataset.key);
       actions[0].hidden = !paused;
       actions[1].hidden = !held;
@@ -215,14 +225,14 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
     state.listedDead = data.dead.length;
     syncRows(el('dead-body'), data.dead, function (m) { return m.id; }, function () {
       var row = document.createElement('tr');
-      var td = cells(row, 7);
-      td[3].className = 'num';
-      td[4].className = 'reason';
+      var td = cells(row, 8);
+      td[4].className = 'num';
+      td[5].className = 'reason';
       var id = function () { return row.dataset.key; };
-      td[6].appendChild(button('Retry', '', function (node) {
+      td[7].appendChild(button('Retry', '', function (node) {
         mutate(node, '/api/dead/retry', { ids: [id()] }, function (r) { return r.retried ? 'Message ' + id() + ' is pending again.' : 'Message ' + id() + ' was no longer dead.'; });
       }));
-      td[6].appendChild(button('Purge', 'danger', function (node) {
+      td[7].appendChild(button('Purge', 'danger', function (node) {
         if (!window.confirm('Delete dead message ' + id() + ' for good?')) return;
         mutate(node, '/api/dead/purge', { ids: [id()] }, function (r) { return r.purged ? 'Message ' + id() + ' was purged.' : 'Message ' + id() + ' was no longer dead.'; });
       }));
@@ -231,10 +241,11 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
       var c = row.cells;
       c[0].replaceChildren(make('span', 'type', message.type), make('code', 'id', message.id));
       c[1].textContent = message.topic;
-      c[2].textContent = message.key === null ? '–' : message.key;
-      c[3].textContent = integer.format(message.attempts);
-      c[4].textContent = message.reason;
-      c[5].replaceChildren(since(message.deadAt));
+      c[2].textContent = destinationName(message.destination);
+      c[3].textContent = message.key === null ? '–' : message.key;
+      c[4].textContent = integer.format(message.attempts);
+      c[5].textContent = message.reason;
+      c[6].replaceChildren(since(message.deadAt));
     });
     show('dead-empty', data.dead.length === 0);
     deadNotListed();

@@ -1,7 +1,9 @@
 import { ConfigurationError } from '../../../core/errors.js';
 import { checkMessageId, checkPendingQuery } from '../../../core/pending-message-input.js';
 import type { PendingQuery } from '../../../core/ports/pending-messages.js';
+import { MAX_DESTINATION_BYTES } from '../../../core/message-rules.js';
 import { pendingMessageJson } from '../../pending-message-json.js';
+import { destinationQuery } from '../destination-query.js';
 import { MAX_LIST_LIMIT } from '../operator-access.js';
 import { OpsHttpError } from '../ops-http-error.js';
 import { queryText } from '../query-parameters.js';
@@ -24,7 +26,7 @@ function checked<T>(check: () => T): T {
 }
 
 /**
- * Pending messages: `GET /api/pending` lists them in store order (filters `topic`, `key`, `olderThanSeconds`),
+ * Pending messages: `GET /api/pending` lists them in store order (filters `topic`, `key`, `olderThanSeconds`, `destination`),
  * `GET /api/pending/message?id=` shows one (its headers' values and body only when the server was started with
  * `exposePayloads`), `POST /api/pending/delete` deletes some (the admin token; audited).
  */
@@ -38,6 +40,7 @@ export const pendingRoutes: readonly Route[] = [
       olderThanSeconds: { min: 0, max: MAX_QUERY_SECONDS, default: 0 },
       topic: { text: true, maxBytes: 255 },
       key: { text: true, maxBytes: 512 },
+      destination: { text: true, maxBytes: MAX_DESTINATION_BYTES },
     },
     async handle({ store, query }) {
       const asked: PendingQuery = {
@@ -47,7 +50,8 @@ export const pendingRoutes: readonly Route[] = [
         // 0, the default, is no filter: a row committed just now may carry a creation time a little ahead of the read's
         olderThanSeconds: query.olderThanSeconds === 0 ? undefined : query.olderThanSeconds,
       };
-      const wanted = checked(() => checkPendingQuery(asked));
+      // the destination is checked by its own query rule (`default` is the relay's own publisher) and added after
+      const wanted: PendingQuery = { ...checked(() => checkPendingQuery(asked)), ...destinationQuery(query) };
       // through the server's bound on store calls (OperatorAccess.run): distinct filters cannot multiply them
       const pending = await store.run((operator) => supported(operator.listPending, 'listPending').call(operator, wanted));
       return json({ pending: pending.map(pendingMessageJson) });

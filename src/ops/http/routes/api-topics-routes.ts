@@ -4,7 +4,7 @@ import { json, type Route } from '../route.js';
 import { audit } from './audit.js';
 
 /**
- * Topics: their backlog (`GET /api/topics?limit=`) with the relays' own pauses (a missing destination, read from the
+ * Topics: their backlog per destination (`GET /api/topics?limit=`) with the relays' own pauses (a missing destination, read from the
  * held rows in the same pass), the operators' pauses, and `POST` pause and resume.
  */
 export const topicsRoutes: readonly Route[] = [
@@ -16,7 +16,8 @@ export const topicsRoutes: readonly Route[] = [
     async handle({ store, query }) {
       // One read every 5 s serves every limit (OperatorAccess): what a client asks does not change what it costs.
       const { at, topics } = await store.topicLag(query.limit ?? 50);
-      return json({ at: at.toISOString(), topics: topics.map((topic) => ({ ...topic, relayPause: topic.relayPause ?? null })) });
+      // one entry per topic and destination (null: the relay's own publisher, `default`)
+      return json({ at: at.toISOString(), topics: topics.map((topic) => ({ ...topic, destination: topic.destination ?? null, relayPause: topic.relayPause ?? null })) });
     },
   },
   {
