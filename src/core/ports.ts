@@ -15,6 +15,7 @@ export type {
   PartitionCompletion,
   PartitionMessage,
   PartitionReader,
+  PartitionReadOptions,
   PartitionReadOutcome,
   PartitionReadRequest,
   PartitionReadResult,

@@ -122,6 +122,16 @@ export class TopicPauses {
     return { paused: paused.sort(), resumed };
   }
 
+  /**
+   * The destinations held as a whole now (their broker out of reach: pause keys `*@<name>`), whose rows a read
+   * may leave out until the pause runs out; sorted.
+   */
+  pausedDestinations(now: number): string[] {
+    const names: string[] = [];
+    for (const [key, pause] of this.#paused) if (key.startsWith('*@') && pause.until > now) names.push(key.slice(2));
+    return names.sort();
+  }
+
   /** Topics held now (their destination is missing, or an operator paused them), sorted. */
   topics(): string[] {
     return [...new Set([...this.#paused.keys(), ...this.#operator.keys()])].sort();

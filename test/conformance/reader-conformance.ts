@@ -151,6 +151,33 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       expect(again.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([[own2?.id, own1?.seq], [partner2?.id, partner1?.seq]]);
     });
 
+    it("leaves a paused destination's due rows out of the due branch, never its fresh rows", async () => {
+      const e = await setup();
+      const a = await owner(e);
+      const rows = [msg('a.b', 'k'), msg('a.b', 'k', { n: 1 }, { destination: 'partner' }), msg('a.b', null, { n: 2 }, { destination: 'partner' }), msg('a.b', 'k', { n: 3 }, { destination: 'other' })];
+      const stored = await enqueueAndFind(e, a, rows);
+      const byId = new Map(stored.map((m) => [m.id, m]));
+      const [own, partner, partnerUnkeyed, other] = rows.map((r) => byId.get(r.id));
+      const held = [own, partner, partnerUnkeyed, other].map((m) => ({ id: m?.id ?? '', delayMs: 0, reason: 'held' }));
+      await e.reader.complete(a.id, [...new Set(stored.map((m) => m.partition))].map((p) => ({
+        partition: p, epoch: a.epoch(p), published: [], failed: [], held: held.filter((h) => byId.get(h.id)?.partition === p),
+      })));
+      const readWith = async (pausedDestinations?: readonly string[]) => {
+        const requests = a.leases.map((l) => fresh(l.partition, l.epoch, 1000, stored.find((m) => m.partition === l.partition)?.seq ?? null));
+        return (await e.reader.read(a.id, P, requests, pausedDestinations === undefined ? undefined : { pausedDestinations })).messages.map((m) => m.id).sort();
+      };
+      const all = [own, partner, partnerUnkeyed, other].map((m) => m?.id ?? '').sort();
+      expect(await readWith()).toEqual(all);
+      expect(await readWith([])).toEqual(all);
+      expect(await readWith(['partner'])).toEqual([own?.id ?? '', other?.id ?? ''].sort());
+      expect(await readWith(['default', 'other'])).toEqual([partner?.id ?? '', partnerUnkeyed?.id ?? ''].sort());
+      // fresh rows of a paused destination are still read (the position must pass them)
+      const [late] = await enqueueAndFind(e, a, [msg('a.b', null, { n: 4 }, { destination: 'partner' })]);
+      const p = late?.partition ?? -1;
+      const read = await e.reader.read(a.id, P, [fresh(p, a.epoch(p), 1000, null)], { pausedDestinations: ['partner'] });
+      expect(read.messages.map((m) => m.id)).toContain(late?.id);
+    });
+
     it('names the nearest earlier scheduled row as the blocker, so a row never skips a hold between it and a due row', async () => {
       const e = await setup();
       const a = await owner(e);

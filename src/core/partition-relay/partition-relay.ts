@@ -225,7 +225,10 @@ export class PartitionRelay {
     for (const partition of sent.keys()) this.#busy.add(partition);
     let messages: PartitionMessage[] = [];
     try {
-      const result = await bounded(this.#store.reader.read(relayId, count, [...sent.values()].map((s) => s.read.request)), this.#statementMs, `read by relay ${relayId}`);
+      // a paused destination's due rows stay out of the read until its pause runs out (then a read probes it)
+      const pausedDestinations = this.#pauses.pausedDestinations(performance.now());
+      const options = pausedDestinations.length === 0 ? undefined : { pausedDestinations };
+      const result = await bounded(this.#store.reader.read(relayId, count, [...sent.values()].map((s) => s.read.request), options), this.#statementMs, `read by relay ${relayId}`);
       const unwritten = new Map([...sent.values()].flatMap((s) => [...s.entry.unwritten]));
       const current = foldReadResult(sent, result, (p) => this.#session.book.get(p), readAt);
       messages = withUnwritten(current, unwritten, this.options.errorBackoffMs);

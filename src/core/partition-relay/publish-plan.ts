@@ -17,8 +17,10 @@ export interface WaitingSplit {
  * Decides which messages of one read wait. A message whose key has an earlier scheduled row (`waitsFor`) may
  * go only right after that row, in this batch: then it is simply later in the key's chain, and publishes only
  * if the row does. Otherwise it, and every later message of its key in the batch, gets a hold for the time the
- * row has left (at least `MIN_HOLD_MS`). When a partition's due branch came back full (`dueFull`), rows between
- * the blocker and the message may have been cut off, so even a blocker in the batch is not trusted.
+ * row has left (at least `MIN_HOLD_MS`). When a partition's due branch came back full (`dueFull`), due rows between
+ * the blocker and a fresh or rechecked message may have been cut off, so even a blocker in the batch is not trusted
+ * for those; a message the due branch returned itself comes with every due row below it (the branch reads in seq
+ * order), and a scheduled row that is not due yet between the two would be its nearest blocker instead.
  */
 export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (partition: number) => boolean): WaitingSplit {
   const ready: PartitionMessage[] = [];
@@ -38,7 +40,7 @@ export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (pa
     }
     const earlier = goingOut.get(key) ?? new Set<string>();
     const waits = message.waitsFor;
-    if (waits !== null && !(earlier.has(waits.seq) && !dueFull(message.partition))) {
+    if (waits !== null && !(earlier.has(waits.seq) && (message.source === 'due' || !dueFull(message.partition)))) {
       const delayMs = Math.max(MIN_HOLD_MS, Math.ceil(waits.dueInMs));
       stopped.set(key, { delayMs, blocker: `seq ${waits.seq}` });
       held.push({ id: message.id, partition: message.partition, delayMs, reason: waitReason(`seq ${waits.seq}`) });

@@ -35,6 +35,17 @@ export interface PartitionMessage extends OutboxMessage {
   readonly waitsFor: { readonly seq: string; readonly dueInMs: number } | null;
 }
 
+/**
+ * How a read leaves rows out. `pausedDestinations`: destinations this relay holds for their broker's outage
+ * (fan-out). Their due rows are not returned, so a paused destination's backlog, due again at every probe, cannot
+ * fill the due branch ahead of other destinations' retries; its fresh rows are still returned (the position must
+ * pass them), and held. Names as `checkDestinationFilter` takes them (letters, digits, `_`, `-`); `default` is the
+ * rows without a destination.
+ */
+export interface PartitionReadOptions {
+  readonly pausedDestinations?: readonly string[];
+}
+
 /** What one partition's read returned (the rows are in `PartitionReadResult.messages`). */
 export interface PartitionReadOutcome {
   readonly partition: number;
@@ -110,8 +121,11 @@ export interface CompletionOutcome extends Pick<PartitionLease, 'partition' | 'e
  *   each failure once.
  */
 export interface PartitionReader {
-  /** Reads the given partitions of mine in one round trip; `partitionCount` is the configured count they hash into. */
-  read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult>;
+  /**
+   * Reads the given partitions of mine in one round trip; `partitionCount` is the configured count they hash into.
+   * The due branch leaves out the rows of `options.pausedDestinations` (`default`: rows without a destination).
+   */
+  read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult>;
   /** Writes the outcomes of several partitions; each is applied whole or (fenced) not at all. */
   complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]>;
   /**

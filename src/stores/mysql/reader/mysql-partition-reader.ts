@@ -1,7 +1,7 @@
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadRequest,
-  PartitionReadResult, TopicPause,
+  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOptions,
+  PartitionReadRequest, PartitionReadResult, TopicPause,
 } from '../../../core/ports.js';
 import type { MysqlDatabase } from '../database.js';
 import { readCommitted } from '../read-committed.js';
@@ -12,7 +12,7 @@ import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../share
 import { completePartitions, type OutcomeRow } from './complete-partitions.js';
 import { countAttempt, resetUnclean } from './count-attempt.js';
 import { HorizonProbe, readTag } from './horizon-probe.js';
-import { readPartitionsSql } from './read-partitions.js';
+import { checkPausedDestinations, readPartitionsSql } from './read-partitions.js';
 
 interface ReadRow extends MessageRow {
   partition_no: number | string;
@@ -39,9 +39,11 @@ export class MysqlPartitionReader implements PartitionReader {
   /**
    * The horizon (before the SELECT), the SELECT (its own snapshot), then the tag only when a fresh branch returned
    * rows: see docs/design.md, "Late commits", and `horizon-probe.ts`. A recheck applies when `horizon >= tag`.
+   * `options.pausedDestinations` leaves those destinations' rows out of the due branches only.
    */
-  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
+  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
+    const paused = checkPausedDestinations(options);
     const horizon = await this.#horizon.horizon();
     const settled = new Set<number>();
     if (requests.length === 0 || (await this.#tablePartitionCount()) !== partitionCount) {
@@ -53,7 +55,7 @@ export class MysqlPartitionReader implements PartitionReader {
     // time; one that could settle a recheck has ended before the horizon probe, so the walk sees it.
     const busy = await this.#partitionsWithPending(requests);
     const reading = requests.filter((r) => busy.has(r.partition));
-    const { rows } = reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled));
+    const { rows } = reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled, paused));
     const messages = (rows as unknown as ReadRow[]).map(toPartitionMessage).sort(byPartitionAndSeq);
     const tag = messages.some((m) => m.source === 'fresh') ? await readTag(this.#database) : null;
     return { horizon, tag, partitions: outcomesOf(requests, messages, settled, (i) => requests[i]?.limit ?? 0), messages };

@@ -1,7 +1,7 @@
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadRequest,
-  PartitionReadResult, TopicPause,
+  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOptions,
+  PartitionReadRequest, PartitionReadResult, TopicPause,
 } from '../../../core/ports.js';
 import { affectedRows, type PgDatabase, type QueryResultLike } from '../database.js';
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
@@ -54,7 +54,8 @@ export class PostgresPartitionReader implements PartitionReader {
     this.#pauses = pausedTopicStatements(name);
   }
 
-  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
+  /** `options.pausedDestinations` are bound as one `text[]` parameter (`'{}'` for none: the same statement either way). */
+  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
     const { classes, limits } = limitClasses(requests.map((r) => r.limit));
     const result = await this.#run(readPartitions, partitionCount, 'read', [
@@ -65,6 +66,7 @@ export class PostgresPartitionReader implements PartitionReader {
       requests.map((r) => r.recheck?.tag ?? null),
       classes,
       limits,
+      [...(options?.pausedDestinations ?? [])],
     ]);
     const rows = result.rows as ReadRow[];
     // the statement starts from its one snapshot row, so even an empty read returns the horizon, on one of its rows

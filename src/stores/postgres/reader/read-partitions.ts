@@ -3,6 +3,9 @@ import type { ReaderStatement } from './reader-tables.js';
 /** How many distinct limits one read carries: each gets its own branches, with the limit as a parameter. */
 export const LIMIT_CLASSES = 3;
 
+/** The placeholder of the paused destinations, after the limits (`$7`..`$9`). */
+const PAUSED = 7 + LIMIT_CLASSES;
+
 type ReadArgs = [
   partitions: readonly number[],
   after: readonly (string | null)[],
@@ -13,6 +16,8 @@ type ReadArgs = [
   classes: readonly number[],
   /** `LIMIT_CLASSES` limits (unused ones any positive number). */
   limits: readonly number[],
+  /** Destinations whose due rows the due branch leaves out (`default`: rows without one); none when absent. */
+  pausedDestinations?: readonly string[],
 ];
 
 /**
@@ -20,7 +25,10 @@ type ReadArgs = [
  * - `fresh`: pending rows above the position, not scheduled, in seq order;
  * - `recheck`: the same in `(from, to]` (capped at the position: none without one), only when this statement's snapshot xmin has
  *   reached the range's tag, i.e. every transaction that could still commit into the range has ended;
- * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq.
+ * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq, except those of a paused destination
+ *   (`$10`, `default` naming the rows without one; `'{}'` for none, so one statement serves both and the plan
+ *   stays the same): a paused destination's backlog comes due at every probe and would otherwise fill the branch
+ *   ahead of other destinations' retries (fan-out). Fresh and recheck rows are returned whatever their destination.
  * Each branch takes at most its partition's limit. The three are disjoint (by `due_at`, and by seq for fresh and recheck).
  *
  * The limit is a parameter (`$7`..`$9`), one per class of partitions that share it, not a value from the partition's
@@ -72,7 +80,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       UNION ALL
       ${branch('recheck', 'r.settled AND o.seq > COALESCE(r.rfrom, 0) AND o.seq <= LEAST(r.rto, COALESCE(r.after, 0)) AND o.due_at IS NULL')}
       UNION ALL
-      ${branch('due', 'o.due_at IS NOT NULL AND o.due_at <= now()')}
+      ${branch('due', `o.due_at IS NOT NULL AND o.due_at <= now() AND NOT (COALESCE(o.destination, 'default') = ANY($${PAUSED}::text[]))`)}
     )
     SELECT CASE WHEN row_number() OVER () = 1 THEN s.xmin::text END AS horizon,
       CASE WHEN row_number() OVER () = 1 AND EXISTS (SELECT 1 FROM fresh) THEN pg_current_xact_id()::text END AS tag,
@@ -91,5 +99,6 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
     ) w ON true
     ORDER BY f.partition, f.seq`;
   },
-  params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits) => [partitions, after, recheckFrom, recheckTo, recheckTag, classes, ...limits],
+  params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits, pausedDestinations) =>
+    [partitions, after, recheckFrom, recheckTo, recheckTag, classes, ...limits, pausedDestinations ?? []],
 };

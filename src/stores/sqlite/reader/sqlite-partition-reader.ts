@@ -1,5 +1,5 @@
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionReader, PartitionReadRequest, PartitionReadResult, TopicPause,
+  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionReader, PartitionReadOptions, PartitionReadRequest, PartitionReadResult, TopicPause,
 } from '../../../core/ports.js';
 import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import type { SqliteDatabase } from '../database.js';
@@ -38,10 +38,12 @@ export class SqlitePartitionReader implements PartitionReader {
 
   /**
    * Reads every requested partition in one read transaction (one snapshot), writing nothing. A read with another
-   * count than the table's reads nothing: its rows would map to other partitions.
+   * count than the table's reads nothing: its rows would map to other partitions. The due branch leaves out the
+   * rows of `options.pausedDestinations`, bound as one JSON array (no list, or an empty one: the plain due statement).
    */
-  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[]): Promise<PartitionReadResult> {
+  async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
+    const paused = pausedJson(options?.pausedDestinations);
     const database = this.#database;
     return database.read(() => inReadSnapshot(database, () => {
       const now = Number(database.get(NOW)?.now);
@@ -50,7 +52,7 @@ export class SqlitePartitionReader implements PartitionReader {
       const found = current !== partitionCount ? [] : [...requests].sort((a, b) => a.partition - b.partition).map((request) => {
         const applies = request.recheck !== null && BigInt(request.recheck.tag) <= HORIZON;
         if (applies) settled.add(request.partition);
-        return readPartition(database, this.#read, request, applies, now);
+        return readPartition(database, this.#read, request, applies, now, paused);
       });
       const messages = found.flat();
       return {
@@ -107,3 +109,8 @@ export class SqlitePartitionReader implements PartitionReader {
   }
 }
 
+/** The paused destinations as the due branch binds them (`@paused`, a JSON array of names), `null` for none. */
+function pausedJson(destinations: readonly string[] | undefined): string | null {
+  if (destinations === undefined || destinations.length === 0) return null;
+  return JSON.stringify([...new Set(destinations)]);
+}
