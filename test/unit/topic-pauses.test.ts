@@ -117,3 +117,15 @@ describe('relay holds in last_error: what any process reads of a missing destina
     expect(relayPauseOf(2, 'not a hold', 'not a hold')).toBeNull();
   });
 });
+
+describe('TopicPauses.pausedDestinations', () => {
+  it('names the destinations held as a whole while their pause runs, not topics nor expired pauses', () => {
+    const pauses = new TopicPauses(1000, 8000);
+    pauses.pause('*@partner', 'OUTBOXER_BROKER_UNAVAILABLE: down', 0);
+    pauses.pause('*@ledger', 'OUTBOXER_BROKER_UNAVAILABLE: down', -2000);
+    pauses.pause('orders@analytics', 'OUTBOXER_NO_STREAM: none', 0);
+    pauses.pause('*@default', 'OUTBOXER_BROKER_UNAVAILABLE: down', 0);
+    expect(pauses.pausedDestinations(10)).toEqual(['default', 'partner']);
+    expect(pauses.pausedDestinations(1000)).toEqual([]);
+  });
+});
