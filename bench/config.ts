@@ -58,6 +58,9 @@ export interface Sizes {
   readonly ormConfirmSamples: number;
   /** (k) backlog drained per publisher of issue 21 (Redis Streams, MQTT, webhook), beside that broker's own client. */
   readonly publisherMessages: number;
+  /** (l) backlog each relay process drains, outboxer's CLI relay beside the ideal unordered relay (issue 23), and rounds of both. */
+  readonly floorMessages: number;
+  readonly floorRounds: number;
   /** Relay engine of the outboxer contender and of (g) (default v2): sets the table's engine, and passes the relay option / CLI flag when it is not the relay's default. */
   readonly engine: Engine;
 }
@@ -92,6 +95,8 @@ const smoke: Sizes = {
   ormTransactions: 10,
   ormConfirmSamples: 5,
   publisherMessages: 2_000,
+  floorMessages: 2_000,
+  floorRounds: 1,
   engine: 'v2',
 };
 
@@ -121,6 +126,8 @@ const full: Sizes = {
   ormTransactions: 250,
   ormConfirmSamples: 200,
   publisherMessages: 100_000,
+  floorMessages: 100_000,
+  floorRounds: 2,
   engine: 'v2',
 };
 

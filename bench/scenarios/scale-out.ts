@@ -76,7 +76,7 @@ interface ProcessDrain {
   readonly exitCodes: (number | null)[];
 }
 
-function brokerFlags(target: BrokerTarget): string[] {
+export function brokerFlags(target: BrokerTarget): string[] {
   return target.kind === 'rabbitmq' ? ['--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', target.resource] : ['--publisher', 'nats', '--broker-url', services.natsUrl];
 }
 

@@ -7,6 +7,11 @@ import ts from 'typescript';
 export interface CliBuild {
   /** The entry point, as `node <main>` runs it: package.json's `bin`. */
   readonly main: string;
+  /**
+   * Transpiles one more file of this checkout (a bench process such as the ideal relay) beside the build, where its
+   * `../../src/…` imports reach the transpiled sources; returns its entry point, as `node <path>` runs it.
+   */
+  add(file: string): string;
   remove(): void;
 }
 
@@ -27,13 +32,22 @@ function sourcesUnder(dir: string): string[] {
 export function buildCli(root = process.cwd()): CliBuild {
   const out = mkdtempSync(join(tmpdir(), 'outboxer-bench-cli-'));
   const compilerOptions: ts.CompilerOptions = { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022, verbatimModuleSyntax: true };
-  const src = resolve(root, 'src');
-  for (const file of sourcesUnder(src)) {
-    const target = join(out, 'dist', relative(src, file)).replace(/\.ts$/, '.js');
+  const transpile = (file: string, target: string) => {
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions, fileName: file }).outputText);
-  }
+  };
+  const src = resolve(root, 'src');
+  for (const file of sourcesUnder(src)) transpile(file, join(out, 'dist', relative(src, file)).replace(/\.ts$/, '.js'));
   copyFileSync(resolve(root, 'package.json'), join(out, 'package.json'));
   symlinkSync(resolve(root, 'node_modules'), join(out, 'node_modules'), 'dir');
-  return { main: join(out, 'dist', 'ops', 'cli', 'main.js'), remove: () => rmSync(out, { recursive: true, force: true }) };
+  symlinkSync(join(out, 'dist'), join(out, 'src'), 'dir');
+  return {
+    main: join(out, 'dist', 'ops', 'cli', 'main.js'),
+    add(file: string) {
+      const target = join(out, relative(root, resolve(root, file))).replace(/\.ts$/, '.js');
+      transpile(resolve(root, file), target);
+      return target;
+    },
+    remove: () => rmSync(out, { recursive: true, force: true }),
+  };
 }

@@ -1,11 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createClient } from 'redis';
 import type { Publisher } from '../../src/index.js';
 import { createMqttPublisher } from '../../src/publishers/mqtt/index.js';
 import { createRedisPublisher } from '../../src/publishers/redis/index.js';
 import { createWebhookPublisher } from '../../src/publishers/webhook/index.js';
+import { pidOf, procStat } from '../measure/process-cpu.js';
 import { services } from '../config.js';
 import { uniqueName } from './database.js';
 
@@ -75,15 +75,6 @@ async function redisTarget(): Promise<PublisherTarget> {
   };
 }
 
-function pidOf(name: string): number | undefined {
-  try {
-    const pid = Number(execFileSync('pgrep', ['-o', '-x', name], { encoding: 'utf8' }).trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 async function mqttTarget(): Promise<PublisherTarget> {
   const topic = `${uniqueName('bench')}.evt`;
   const made = tracking(() => createMqttPublisher({ url: services.mqttUrl }));
@@ -139,24 +130,9 @@ async function webhookTarget(): Promise<PublisherTarget> {
   };
 }
 
-const TICKS_PER_SECOND = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
 /** User + system CPU time of a process in µs, from /proc/<pid>/stat (tick resolution, 10 ms here); 0 if unreadable. */
 export function processCpuMicros(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
+  return pid === undefined ? 0 : (procStat(pid)?.cpu ?? 0);
 }
 
 /** The CPU a set of processes used between `start()` and `stop()`; processes that appear meanwhile count from 0. */

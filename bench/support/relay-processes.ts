@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { processCpu } from '../measure/process-cpu.js';
 
 /** A relay logs this line (JSON, on stderr) once its start checks passed and it begins relaying. */
 const READY = '"msg":"outboxer relay starting"';
@@ -12,6 +13,10 @@ export interface RelayProcess {
   readonly readyAt: number;
   /** Resident memory now and at its peak (VmRSS, VmHWM of /proc/<pid>/status), in MB. */
   memory(): { rssMb: number; peakMb: number };
+  /** Its CPU time so far (user + system, all threads), in µs from /proc/<pid>/stat; NaN once it exited. */
+  cpu(): number;
+  /** The last 8,000 characters it wrote to stderr. */
+  stderr(): string;
   /** SIGTERM (the relay's graceful stop), then its exit code; SIGKILL and null if it does not stop in time. */
   stop(): Promise<number | null>;
   /** SIGKILL (a crash: no leave, no release), then resolves once it exited. */
@@ -35,17 +40,22 @@ function exited(child: ChildProcess): Promise<number | null> {
  * Starts `node <main> relay <args>`, one relay process as a deployment runs it (`main`: see cli-build.ts);
  * resolves once it logged that it started.
  */
-export async function startRelayProcess(main: string, args: readonly string[]): Promise<RelayProcess> {
-  const child = spawn(process.execPath, [main, 'relay', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function startRelayProcess(main: string, args: readonly string[]): Promise<RelayProcess> {
+  return startNodeProcess([main, 'relay', ...args], READY, 'outboxer relay');
+}
+
+/** Starts `node <args>` and resolves once its stderr showed `ready`; `label` names it in errors. */
+export async function startNodeProcess(nodeArgs: readonly string[], ready: string, label: string): Promise<RelayProcess> {
+  const child = spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   let readyAt = Number.NaN;
-  let ready: () => void = () => undefined;
-  const started = new Promise<void>((resolve) => (ready = resolve));
+  let isReady: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (isReady = resolve));
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-8_000);
-    if (Number.isNaN(readyAt) && stderr.includes(READY)) {
+    if (Number.isNaN(readyAt) && stderr.includes(ready)) {
       readyAt = performance.now();
-      ready();
+      isReady();
     }
   });
   let timer: NodeJS.Timeout | undefined;
@@ -59,13 +69,15 @@ export async function startRelayProcess(main: string, args: readonly string[]): 
     child.kill('SIGKILL');
     // The CLI says what is wrong in a line of its own (`outboxer: ...`) or a JSON log line, then perhaps its help.
     const said = stderr.split('\n').filter((line) => line.startsWith('outboxer') || line.startsWith('{'));
-    throw new Error(`outboxer relay ${outcome}: ${said.slice(-3).join(' | ') || stderr.slice(0, 300)}`);
+    throw new Error(`${label} ${outcome}: ${said.slice(-3).join(' | ') || stderr.slice(0, 300)}`);
   }
   const pid = child.pid;
   return {
     pid,
     readyAt,
     memory: () => memoryOf(pid),
+    cpu: () => processCpu(pid),
+    stderr: () => stderr,
     async stop() {
       const exit = exited(child);
       child.kill('SIGTERM');
