@@ -1,4 +1,4 @@
-import type { FaultRecord } from './fault-log.js';
+import { type FaultRecord, hitsDestination } from './fault-log.js';
 import type { RelaySpec } from './spec.js';
 
 /** One relay incarnation's journal, as the checker reads it. */
@@ -63,7 +63,9 @@ export function indexSends(incarnations: readonly IncarnationRecord[]): Map<stri
  * fault's whole window counts, not only its start: a zombie resumed after 2 leases still sends what it had
  * claimed before the pause, and a relay cut off from the database publishes claims it can no longer mark.
  */
-export function causeOf(send: Send, faults: readonly FaultRecord[], leaseMs: number): FaultRecord | undefined {
+export function causeOf(send: Send, all: readonly FaultRecord[], leaseMs: number, destination = 'default'): FaultRecord | undefined {
+  // with fan-out, a fault of one destination (its broker cut) explains that destination's sends only
+  const faults = all.filter((f) => hitsDestination(f, destination));
   const own = faults.filter((f) => f.target === send.incarnation.name && f.end >= send.t - leaseMs - SLACK_MS);
   const ownCause = own.find((f) => f.start <= send.until + SLACK_MS);
   if (ownCause !== undefined) return ownCause;
@@ -82,8 +84,17 @@ export interface DuplicateAttribution {
   readonly byFault: Map<number, number>;
 }
 
-/** Each copy beyond the first must be matched by an unmarked send that a fault explains, and the fault must allow copies. */
-export function attributeDuplicates(copiesById: ReadonlyMap<string, number>, sends: ReadonlyMap<string, Send[]>, faults: readonly FaultRecord[], leaseMs: number): DuplicateAttribution {
+/**
+ * Each copy beyond the first must be matched by an unmarked send that a fault explains, and the fault must allow
+ * copies. `destinationOf`: the destination of a row (fan-out), `default` when not given.
+ */
+export function attributeDuplicates(
+  copiesById: ReadonlyMap<string, number>,
+  sends: ReadonlyMap<string, Send[]>,
+  faults: readonly FaultRecord[],
+  leaseMs: number,
+  destinationOf: (id: string) => string = () => 'default',
+): DuplicateAttribution {
   const byFault = new Map<number, number>();
   const unattributed: { id: string; copies: number }[] = [];
   let copies = 0;
@@ -95,7 +106,7 @@ export function attributeDuplicates(copiesById: ReadonlyMap<string, number>, sen
     let explained = 0;
     for (const send of unmarked) {
       if (explained >= extra) break;
-      const cause = causeOf(send, faults, leaseMs);
+      const cause = causeOf(send, faults, leaseMs, destinationOf(id));
       if (cause === undefined || !cause.mayDuplicate) continue;
       explained++;
       byFault.set(cause.id, (byFault.get(cause.id) ?? 0) + 1);

@@ -8,7 +8,7 @@ import type { RelaySlot } from './relay-slot.js';
 
 /** The committed truth and the end state of the outbox, from the database. */
 export async function readDatabase(env: Environment): Promise<{ ledger: LedgerRow[]; outbox: OutboxRow[] }> {
-  const ledger = await env.admin.query(`SELECT id::text AS id, key, version, kind FROM "${env.schema}".ledger`);
+  const ledger = await env.admin.query(`SELECT id::text AS id, key, version, kind, destination FROM "${env.schema}".ledger`);
   const outbox = await env.admin.query(`SELECT id::text AS id, state, (extract(epoch FROM dead_at) * 1000)::float8 AS dead_at FROM "${env.schema}".outbox`);
   return {
     ledger: ledger.rows as LedgerRow[],
@@ -30,10 +30,11 @@ export function countWriterFailures(paths: readonly string[]): number {
   return paths.reduce((sum, path) => sum + readJournal<{ e: string }>(path).filter((r) => r.e === 'failed').length, 0);
 }
 
+/** Every delivery the consumer journaled, with its destination (absent: `default`). */
 export function readDeliveries(path: string): Delivery[] {
-  return readJournal<{ e: string; t: number; id: string; r: boolean }>(path)
+  return readJournal<{ e: string; t: number; id: string; r: boolean; to?: string }>(path)
     .filter((record) => record.e === 'd')
-    .map(({ t, id, r }) => ({ t, id, r }));
+    .map(({ t, id, r, to }) => ({ t, id, r, ...(to === undefined ? {} : { to }) }));
 }
 
 export function readIncarnations(slots: readonly RelaySlot[]): IncarnationRecord[] {

@@ -260,7 +260,7 @@ function cutFigure(cut: FaultRecord, samples: readonly OwnershipSample[], cutSlo
 }
 
 /** Commit -> first delivery of the delivered messages whose commit time passes `when`. */
-function latency(input: Pick<FiguresInput, 'commitTimes' | 'firstDelivery'>, when: (committedAt: number) => boolean): LatencyFigures {
+export function latency(input: Pick<FiguresInput, 'commitTimes' | 'firstDelivery'>, when: (committedAt: number) => boolean): LatencyFigures {
   const delays: number[] = [];
   for (const [id, committed] of input.commitTimes) {
     const delivered = input.firstDelivery.get(id);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import amqp from 'amqplib';
 import { TcpProxy } from '../test/support/tcp-proxy.js';
 import { check, type ScenarioReport } from './checker.js';
+import { fanOutFigures } from './fan-out-figures.js';
 import { createEnvironment, SERVICES, useEngine, type Environment } from './environment.js';
 import { FaultLog } from './fault-log.js';
 import { countWriterFailures, readCommitTimes, readDatabase, readDeliveries, readIncarnations, scanForCanary } from './gather.js';
@@ -15,7 +16,7 @@ import { OwnershipSampler } from './ownership-sampler.js';
 import { RoleProcess } from './role-process.js';
 import type { FaultContext, Scenario } from './scenario.js';
 import { resolveSpecs } from './resolve-specs.js';
-import { ENV_BROKER_URL, ENV_PG_URL, type RelayEngine } from './spec.js';
+import { DEFAULT_DESTINATION, ENV_PG_URL, type RelayEngine } from './spec.js';
 import { poll } from './poll.js';
 
 const DRAIN_BOUND_MS = 90_000;
@@ -34,7 +35,9 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
   const outDir = join(outRoot, `${scenario.name}-${seed}`);
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const env = await createEnvironment(scenario.name, scenario.broker, workload.keys);
+  const env = await createEnvironment(scenario.name, scenario.broker, workload.keys, scenario.fanOut?.destinations ?? []);
+  // fan-out: every destination, `default` first (the writers' route stores one row each, in this order)
+  const destinations = scenario.fanOut === undefined ? undefined : env.wiring.map((w) => w.name);
   const log = new FaultLog();
   const slots: RelaySlot[] = [];
   const slotProxies: TcpProxy[] = [];
@@ -42,8 +45,9 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
   let sampler: OwnershipSampler | undefined;
   try {
     const consumerJournal = join(outDir, 'consumer.jsonl');
-    consumer = new RoleProcess('consumer', { role: 'consumer', broker: env.broker, queue: env.queue, durable: env.durable, journal: consumerJournal }, { [ENV_BROKER_URL]: env.urls.consumerBroker }, outDir);
-    await poll(() => readJournal(consumerJournal).some((r) => r.e === 'connected'), 30_000, 'the consumer to connect');
+    consumer = new RoleProcess('consumer', { role: 'consumer', sources: env.wiring, journal: consumerJournal }, env.brokerSecrets('consumer'), outDir);
+    const connectedTo = () => new Set(readJournal<{ e: string; to?: string }>(consumerJournal).filter((r) => r.e === 'connected').map((r) => r.to ?? DEFAULT_DESTINATION));
+    await poll(() => connectedTo().size === env.wiring.length, 30_000, 'the consumer to connect to every destination');
     await useEngine(env, options.engine);
     if (scenario.ownership !== undefined) sampler = await OwnershipSampler.start(env, join(outDir, 'ownership.jsonl'));
     const killPrng = prng.fork('kill-plan');
@@ -53,10 +57,13 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
       for (const own of [proxy, brokerProxy]) if (own !== undefined) slotProxies.push(own);
       const slot = new RelaySlot(
         index,
-        { role: 'relay', schema: env.schema, broker: env.broker, exchange: env.exchange, relay, appPrefix: `chaos-relay-${env.schema}` },
+        {
+          role: 'relay', schema: env.schema, broker: env.broker, exchange: env.exchange, relay, appPrefix: `chaos-relay-${env.schema}`,
+          ...(destinations === undefined ? {} : { destinations: env.destinations.map((d) => d.wiring) }),
+        },
         {
           [ENV_PG_URL]: proxy === undefined ? env.urls.relayPg : env.relayPgVia(proxy.port),
-          [ENV_BROKER_URL]: brokerProxy === undefined ? env.urls.relayBroker : env.relayBrokerVia(brokerProxy.port),
+          ...env.brokerSecrets('relay', brokerProxy?.port),
         },
         outDir,
         500,
@@ -78,6 +85,7 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
     const writers = writerJournals.map((journal, index) => new RoleProcess(`writer-${index}`, {
       role: 'writer', schema: env.schema, topicPrefix: env.topicPrefix, lateTopicPrefix: env.lateTopicPrefix,
       seed: prng.fork(`writer-${index}`).int(0, 2 ** 31), index, workload, maxMessageBytes: relay.maxMessageBytes, journal,
+      ...(destinations === undefined ? {} : { destinations }),
     }, { [ENV_PG_URL]: env.urls.directPg }, outDir));
     let writing = true;
     const writersDone = Promise.all(writers.map((w) => w.exited)).then(() => { writing = false; });
@@ -104,17 +112,23 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
       drainMs,
       canaryLeaks: [],
       writerFailures: countWriterFailures(writerJournals),
+      ...(destinations === undefined ? {} : { destinations }),
     });
     const targets = typeof scenario.ownership === 'function' ? scenario.ownership(relay) : scenario.ownership;
     const ownership = samples === undefined || targets === undefined ? undefined : ownershipFigures({
       samples, incarnations, faults: log.records, scheduleStart, commitTimes, firstDelivery: firstDeliveries(deliveries), targets,
+    });
+    const fanOutTargets = scenario.fanOut?.targets;
+    const fanOut = destinations === undefined || fanOutTargets === undefined ? undefined : fanOutFigures({
+      destinations, ledger: database.ledger, commitTimes, firstDelivery: firstDeliveries(deliveries), faults: log.records, incarnations, targets: fanOutTargets,
     });
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     const leaks = scanForCanary(outDir, env.canary);
     const final: ScenarioReport = {
       ...report, load: options.load, engine: options.engine, durationMs: Date.now() - started, canaryLeaks: leaks,
       ...(ownership === undefined ? {} : { ownership }),
-      pass: report.pass && leaks.length === 0 && (ownership?.missed.length ?? 0) === 0,
+      ...(fanOut === undefined ? {} : { fanOut }),
+      pass: report.pass && leaks.length === 0 && (ownership?.missed.length ?? 0) === 0 && (fanOut?.missed.length ?? 0) === 0,
     };
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(final, null, 2)}\n`);
     return final;
@@ -127,7 +141,7 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
   }
 }
 
-/** The first delivery of each id. */
+/** The first delivery of each id (at any destination: ids are unique across destinations). */
 function firstDeliveries(deliveries: readonly { readonly t: number; readonly id: string }[]): Map<string, number> {
   const first = new Map<string, number>();
   for (const d of deliveries) if (!first.has(d.id)) first.set(d.id, d.t);
@@ -151,13 +165,16 @@ async function drain(env: Environment, outDir: string, consumerJournal: string, 
   }
 }
 
-/** Bounded wait until the broker holds nothing for the consumer (so late copies are counted). */
+/** Bounded wait until the broker holds nothing for the consumer (so late copies are counted), on every RabbitMQ destination. */
 async function queueEmpty(env: Environment): Promise<void> {
-  if (env.broker !== 'rabbitmq') return;
+  const queues = env.wiring.filter((w) => w.broker === 'rabbitmq').map((w) => w.queue);
+  if (queues.length === 0) return;
   const connection = await amqp.connect(SERVICES.amqpAdminUrl);
   try {
     const channel = await connection.createChannel();
-    await poll(async () => (await channel.checkQueue(env.queue)).messageCount === 0, 10_000, 'the queue to empty', 100).catch(() => undefined);
+    for (const queue of queues) {
+      await poll(async () => (await channel.checkQueue(queue)).messageCount === 0, 10_000, 'the queue to empty', 100).catch(() => undefined);
+    }
   } finally {
     await connection.close().catch(() => undefined);
   }

@@ -1,9 +1,10 @@
 import type { Environment } from './environment.js';
+import type { FanOutTargets } from './fan-out-figures.js';
 import type { FaultLog } from './fault-log.js';
 import type { OwnershipTargets } from './ownership-figures.js';
 import type { Prng } from './prng.js';
 import type { RelaySlot } from './relay-slot.js';
-import type { BrokerKind, RelayConfig, RelaySpec, WorkloadSpec } from './spec.js';
+import type { BrokerKind, DestinationSpec, RelayConfig, RelaySpec, WorkloadSpec } from './spec.js';
 
 export type ScenarioSet = 'ci' | 'full';
 
@@ -46,6 +47,13 @@ export interface Scenario {
    * verdict. A function when they depend on the relays' settings.
    */
   readonly ownership?: OwnershipTargets | ((relay: RelaySpec) => OwnershipTargets);
+  /**
+   * Fan-out (docs/fan-out.md): the writers' outbox routes every topic to `default` (the scenario's `broker`) and
+   * these destinations, one row each; every relay has them all, each behind a proxy of its own; the consumer reads
+   * every destination, and the checker counts per destination. With `targets`, the report's `fanOut` figures
+   * (latency per destination inside and outside a destination's outage) are part of the verdict.
+   */
+  readonly fanOut?: { readonly destinations: readonly DestinationSpec[]; readonly targets?: FanOutTargets };
   /** Named kill points: which incarnation of which relay kills itself where. */
   readonly killPlan?: (prng: Prng, slot: number, incarnation: number) => RelayConfig['killPoint'];
   /** The fault schedule; resolves once every fault it injected has healed. */

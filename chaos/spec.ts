@@ -57,6 +57,37 @@ export type RelayEngine = 'v2';
 /** Named points where a relay kills itself with SIGKILL. */
 export type KillPoint = 'after-claim' | 'after-publish-before-confirm' | 'after-confirm-before-mark';
 
+/**
+ * Fan-out (docs/fan-out.md): a destination besides `default` (the scenario's own broker). Its broker gets resources
+ * of its own (a RabbitMQ exchange and queue, or a JetStream stream on the scenario's private nats-server) and the
+ * relays reach it through a TCP proxy of its own, shared by every relay, so that a schedule can cut that destination
+ * alone (`chaos/faults/destination-faults.ts`).
+ */
+export interface DestinationSpec {
+  readonly name: string;
+  readonly broker: BrokerKind;
+}
+
+/** The name of the relay's own publisher among the destinations (rows stored without one). */
+export const DEFAULT_DESTINATION = 'default';
+
+/** Where one destination's messages go, as a relay publishes them and the consumer reads them. */
+export interface DestinationWiring {
+  /** `default`, or a named destination. */
+  readonly name: string;
+  readonly broker: BrokerKind;
+  /** RabbitMQ: the exchange the relay publishes to. */
+  readonly exchange: string;
+  /** NATS: the subject prefix the relay publishes under (subjects `<prefix>.<topic>`); undefined for `default`. */
+  readonly subjectPrefix?: string | undefined;
+  /** RabbitMQ queue, or JetStream stream, the consumer reads. */
+  readonly queue: string;
+  /** JetStream durable consumer. */
+  readonly durable: string;
+  /** The environment variable that holds the broker URL (a secret: never in a config). */
+  readonly urlEnv: string;
+}
+
 export interface WriterConfig {
   readonly role: 'writer';
   readonly schema: string;
@@ -67,6 +98,8 @@ export interface WriterConfig {
   readonly index: number;
   readonly workload: WorkloadSpec;
   readonly maxMessageBytes: number;
+  /** Fan-out: the destinations of every topic of the workload, `default` first (one row each); none: one row, `default`. */
+  readonly destinations?: readonly string[] | undefined;
   readonly journal: string;
 }
 
@@ -80,15 +113,15 @@ export interface RelayConfig {
   readonly applicationName: string;
   readonly relay: RelaySpec;
   readonly killPoint?: { readonly point: KillPoint; readonly at: number } | undefined;
+  /** Fan-out: the named destinations (not `default`), each with a publisher of its own. */
+  readonly destinations?: readonly DestinationWiring[] | undefined;
   readonly journal: string;
 }
 
 export interface ConsumerConfig {
   readonly role: 'consumer';
-  readonly broker: BrokerKind;
-  /** RabbitMQ queue, or JetStream stream (with `durable`). */
-  readonly queue: string;
-  readonly durable: string;
+  /** Every destination the consumer reads, `default` first; each delivery is journaled with its destination. */
+  readonly sources: readonly DestinationWiring[];
   readonly journal: string;
 }
 
@@ -97,6 +130,11 @@ export type RoleConfig = WriterConfig | RelayConfig | ConsumerConfig;
 /** Secrets travel by environment only, so that no file the harness writes holds them. */
 export const ENV_PG_URL = 'CHAOS_PG_URL';
 export const ENV_BROKER_URL = 'CHAOS_BROKER_URL';
+
+/** The environment variable of a named destination's broker URL (`default` uses `ENV_BROKER_URL`). */
+export function brokerUrlEnv(destination: string): string {
+  return destination === DEFAULT_DESTINATION ? ENV_BROKER_URL : `${ENV_BROKER_URL}_${destination.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
 
 export const DEFAULT_WORKLOAD: WorkloadSpec = Object.freeze({
   writers: 2,

@@ -1,4 +1,5 @@
 import type { ScenarioReport } from './checker.js';
+import type { FanOutFigures } from './fan-out-figures.js';
 import type { LatencyFigures, OwnershipFigures } from './ownership-figures.js';
 
 const COLUMNS: readonly [string, (r: ScenarioReport) => string][] = [
@@ -35,6 +36,12 @@ export function formatSummary(reports: readonly ScenarioReport[]): string {
     for (const [what, samples] of Object.entries(r.samples)) if (samples.length > 0) out.push(`  ${what}: ${samples.join('; ')}`);
     if (r.faultsOverBudget.length > 0) out.push(`  over budget: ${r.faultsOverBudget.join('; ')}`);
     if (r.canaryLeaks.length > 0) out.push(`  CANARY LEAKED in: ${r.canaryLeaks.join(', ')}`);
+    if (r.byDestination !== undefined) {
+      for (const [name, c] of Object.entries(r.byDestination)) {
+        out.push(`  ${name}: committed ${c.committed}, delivered ${c.delivered}, lost ${c.lost}, phantom ${c.phantom}, dups ${c.duplicates} (unattributed ${c.duplicatesUnattributed}), inversions ${c.orderInversions}, dead ${c.normalDead}, stuck ${c.stuck}, maxAge ${c.maxUnpublishedAgeMs} ms`);
+      }
+    }
+    if (r.fanOut !== undefined) out.push(...formatFanOut(r.fanOut));
     if (r.ownership !== undefined) out.push(...formatOwnership(r.ownership));
   }
   return `${out.join('\n')}\n`;
@@ -60,6 +67,23 @@ export function formatOwnership(f: OwnershipFigures): string[] {
   }
   if (f.cuts.length > 0) out.push(`  during the cuts: ${latency(f.cutLatency)}; served after at most ${ms(f.cutToServedMaxMs)} ms`);
   out.push(`  latency of the run: ${latency(f.latency)}`);
+  if (f.missed.length > 0) out.push(`  TARGETS MISSED: ${f.missed.join('; ')}`);
+  return out;
+}
+
+const p50p99 = (l: LatencyFigures) => `${l.messages} msgs p50 ${l.p50Ms} / p99 ${l.p99Ms} ms`;
+
+/** The figures of a fan-out scenario: each outage, then each destination's latency by commit time. */
+export function formatFanOut(f: FanOutFigures): string[] {
+  const out: string[] = [];
+  for (const o of f.outages) {
+    const heal = Object.entries(o.atHeal).map(([what, n]) => `${what} ${n}`).join(', ');
+    out.push(`  outage of ${o.destination} (${o.downMs} ms): paused after ${ms(o.pausedAfterMs)} ms, resumed ${ms(o.resumedAfterMs)} ms after the heal; ${o.heldMessages} committed during it; all caught up ${ms(o.caughtUpMs)} ms after the heal; outbox at the heal: ${heal || '-'}`);
+  }
+  for (const d of f.destinations) {
+    const bound = d.boundP99Ms === null ? 'not bounded' : `bound p99 ${d.boundP99Ms} ms`;
+    out.push(`  ${d.destination}${d.cut ? ' (cut)' : ''}: during ${p50p99(d.during)}; outside ${p50p99(d.outside)} (before ${p50p99(d.before)}, after the catch-up ${p50p99(d.after)}); ${bound}; during the catch-up ${p50p99(d.catchUp)}, max ${d.catchUp.maxMs} ms`);
+  }
   if (f.missed.length > 0) out.push(`  TARGETS MISSED: ${f.missed.join('; ')}`);
   return out;
 }

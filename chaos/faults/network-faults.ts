@@ -4,6 +4,8 @@ import type { FaultContext } from '../scenario.js';
 /** Whom a fault hits when narrower than every relay: the incarnation behind a proxy of its own. */
 export interface FaultTarget {
   readonly target?: string;
+  /** Fan-out: the destinations behind the proxy, when it carries one destination's traffic only. */
+  readonly destinations?: readonly string[];
 }
 
 /** Every relay connection through `proxy` is reset, and new ones refused, for `ms`: an outage. */

@@ -1,4 +1,5 @@
 import type { Scenario, ScenarioSet } from '../scenario.js';
+import { fanOutDestinationOutageFull, fanOutDestinationOutageShort } from './fan-out-destination-outage.js';
 import { natsLateTopology, rabbitLateTopology } from './late-topology.js';
 import { natsRestart } from './nats-restart.js';
 import { rabbitBrokerCutOneRelay } from './rabbit-broker-cut-one-relay.js';
@@ -24,6 +25,7 @@ export const scenarios: readonly Scenario[] = [
   natsRestart,
   rabbitHandOver,
   rabbitBrokerCutOneRelay,
+  fanOutDestinationOutageShort,
   rabbitDatabaseFull,
   rabbitRelaysJoinLeave,
   rabbitZombiePause,
@@ -31,6 +33,7 @@ export const scenarios: readonly Scenario[] = [
   rabbitBrokerLongOutage,
   rabbitLateTopology,
   natsLateTopology,
+  fanOutDestinationOutageFull,
   rabbitStopApp,
 ];
 

@@ -1,9 +1,10 @@
 /**
  * The ci set of the fault-injection suite (`npm run chaos -- --set ci`), seeded, asserted on the
  * numbers of its JSON report: no loss, no phantom, no order inversion, no unattributed duplicate, no
- * stuck message, a drain, and no canary password in any output; and the hand-over and broker-cut
- * figures within their targets. Run it alone: it starts 6+ processes. About 4-5 minutes on the 2-core
- * machine (8 scenarios of 15-60 s each).
+ * stuck message, a drain, and no canary password in any output; the hand-over and broker-cut figures
+ * within their targets; and, for the fan-out scenario, every destination counted apart and the healthy
+ * destinations' latency during the partner's outage within its target. Run it alone: it starts 6+ processes.
+ * About 5-6 minutes on the 2-core machine (9 scenarios of 15-60 s each).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -54,9 +55,28 @@ describe('chaos ci set', () => {
       expect(r.drainMs, where).not.toBeNull();
       expect(r.canaryLeaks, where).toEqual([]);
       expect(r.ownership?.missed ?? [], where).toEqual([]);
+      expect(r.fanOut?.missed ?? [], where).toEqual([]);
     }
     const measured = reports.filter((r) => r.ownership !== undefined);
     expect(measured.map((r) => r.scenario).sort(), output).toEqual(['rabbit-broker-cut-one-relay', 'rabbit-hand-over']);
+    // fan-out (issue 21): three destinations, the partner cut for 15 s; each destination counted apart
+    const fannedOut = reports.filter((r) => r.fanOut !== undefined);
+    expect(fannedOut.map((r) => r.scenario), output).toEqual(['fan-out-destination-outage-short']);
+    for (const r of fannedOut) {
+      const where = `${r.scenario} seed ${r.seed}: ${JSON.stringify(r.byDestination)}`;
+      expect(Object.keys(r.byDestination ?? {}), where).toEqual(['default', 'partner', 'analytics']);
+      for (const counts of Object.values(r.byDestination ?? {})) {
+        expect(counts.committed, where).toBeGreaterThan(0);
+        expect([counts.lost, counts.phantom, counts.orderInversions, counts.duplicatesUnattributed, counts.stuck], where).toEqual([0, 0, 0, 0, 0]);
+      }
+      const [outage] = r.fanOut?.outages ?? [];
+      expect(outage?.destination, where).toBe('partner');
+      expect(outage?.pausedAfterMs, where).not.toBeNull();
+      expect(outage?.caughtUpMs, where).not.toBeNull();
+      const healthy = (r.fanOut?.destinations ?? []).filter((d) => !d.cut);
+      expect(healthy.map((d) => d.destination), where).toEqual(['default', 'analytics']);
+      for (const d of healthy) expect(d.during.p99Ms, `${where}: ${d.destination}`).toBeLessThanOrEqual(d.boundP99Ms ?? 0);
+    }
     expect(code, output).toBe(0);
   }, BOUND_MS + 30_000);
 });
