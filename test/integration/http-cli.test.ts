@@ -32,7 +32,7 @@ describe('outboxer relay --http-port', () => {
     const metrics = await fetch(`${url}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await metrics.text();
-    expect(metricValue(text, 'outboxer_published_total')).toBe(5);
+    expect(metricValue(text, 'outboxer_published_total\\{destination="default"\\}')).toBe(5);
     expect(metricValue(text, 'outboxer_relay_ready')).toBe(1);
     expect(metricValue(text, 'outboxer_partitions_owned')).toBe(64);
     await relay.waitForOutput((out) => ids.every((id) => out.stdout.includes(`id=${id}`)), 'a console line per message');
