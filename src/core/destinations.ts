@@ -25,6 +25,8 @@ export interface Destination {
   /** `default` for the relay's own publisher (rows stored without a destination). */
   readonly name: string;
   readonly publisher: Publisher;
+  /** The key of its pause as a whole (its broker out of reach): `*@<name>`, made once. */
+  readonly pauseKey: string;
   /** The message as this destination gets it (the same object when its envelope is whole). */
   shape(message: OutboxMessage): OutboxMessage;
 }
@@ -38,7 +40,7 @@ export class Destinations {
   readonly #default: Destination;
 
   constructor(publisher: Publisher, named: Readonly<Record<string, DestinationInput>> = {}) {
-    this.#default = { name: DEFAULT_DESTINATION, publisher, shape: (message) => message };
+    this.#default = { name: DEFAULT_DESTINATION, publisher, pauseKey: destinationPauseKey(DEFAULT_DESTINATION), shape: (message) => message };
     const byName = new Map<string, Destination>();
     for (const [name, input] of Object.entries(named)) byName.set(name, resolveDestination(name, input));
     this.#byName = byName;
@@ -67,7 +69,7 @@ function resolveDestination(name: string, input: DestinationInput): Destination 
   if (typeof publisher?.publish !== 'function') {
     throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `relay option destinations.${name} needs a publisher (e.g. { publisher: webhookPublisher(...) })`, { options: ['destinations'] });
   }
-  return { name, publisher, shape: envelopeShaper(name, input.envelope ?? {}) };
+  return { name, publisher, pauseKey: destinationPauseKey(name), shape: envelopeShaper(name, input.envelope ?? {}) };
 }
 
 /** The pure function that strips a message's envelope for one destination. */

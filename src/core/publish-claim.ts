@@ -1,4 +1,4 @@
-import { type Destination, destinationPauseKey, Destinations, keyOf, topicPauseKey } from './destinations.js';
+import { type Destination, Destinations, keyOf, topicPauseKey } from './destinations.js';
 import { describeError, PublishError } from './errors.js';
 import { bodyByteLength, type OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
@@ -129,7 +129,7 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
     return false;
   }
   // a paused topic holds before anything else: a held message is never parked, whatever its attempts
-  const pause = heldBy(message, destination, pauses);
+  const pause = heldBy(message, topicKey, destination, pauses);
   if (pause !== undefined) {
     hold(outcome, pause.key, chain.slice(index), pause.ms, pauses.reason(pause.key) ?? 'topic paused');
     return false;
@@ -142,10 +142,8 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
   const error = await attempt(message, destination, context);
   if (error === undefined) {
     outcome.published.push(message);
-    for (const key of [destinationPauseKey(destination.name), topicKey]) {
-      const pausedMs = pauses.resume(key, performance.now());
-      if (pausedMs !== undefined) outcome.topicEvents.push({ kind: 'resumed', topic: key, pausedMs });
-    }
+    resumed(outcome, pauses, destination.pauseKey);
+    resumed(outcome, pauses, topicKey);
     return true;
   }
   const description = describeError(error);
@@ -157,7 +155,7 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
         return false;
       }
       // one destination's broker out of reach holds that destination only: the relay goes on with the others
-      const key = destinationPauseKey(destination.name);
+      const key = destination.pauseKey;
       const { delayMs, started } = pauses.pause(key, description, performance.now());
       if (started) outcome.topicEvents.push({ kind: 'paused', topic: key, error: description, retryInMs: delayMs });
       (outcome.unavailable ??= new Map()).set(destination.name, description);
@@ -189,14 +187,19 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
  * The pause that holds a message now, if any: an operator's pause of its topic (every destination), its whole
  * destination out of reach, or its topic missing at its destination.
  */
-function heldBy(message: OutboxMessage, destination: Destination, pauses: TopicPauses): { readonly key: string; readonly ms: number } | undefined {
+function heldBy(message: OutboxMessage, topicKey: string, destination: Destination, pauses: TopicPauses): { readonly key: string; readonly ms: number } | undefined {
   const now = performance.now();
-  const keys = pauses.isOperatorPaused(message.topic) ? [message.topic] : [destinationPauseKey(destination.name), topicPauseKey(message)];
-  for (const key of keys) {
-    const ms = pauses.remainingMs(key, now);
-    if (ms > 0) return { key, ms };
-  }
-  return undefined;
+  if (pauses.isOperatorPaused(message.topic)) return { key: message.topic, ms: pauses.remainingMs(message.topic, now) };
+  const whole = pauses.remainingMs(destination.pauseKey, now);
+  if (whole > 0) return { key: destination.pauseKey, ms: whole };
+  const topic = pauses.remainingMs(topicKey, now);
+  return topic > 0 ? { key: topicKey, ms: topic } : undefined;
+}
+
+/** A publish went through: ends the pause of `key`, if there was one, and reports it. */
+function resumed(outcome: ClaimOutcome, pauses: TopicPauses, key: string): void {
+  const pausedMs = pauses.resume(key, performance.now());
+  if (pausedMs !== undefined) outcome.topicEvents.push({ kind: 'resumed', topic: key, pausedMs });
 }
 
 /** Holds a paused topic's message and the rest of its key behind it (they may not overtake it), by topic. */

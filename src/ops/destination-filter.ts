@@ -1,4 +1,6 @@
+import { destinationName } from '../core/destinations.js';
 import { DEFAULT_DESTINATION, destinationFault } from '../core/message-rules.js';
+import { checkDestinationFilter } from '../core/pending-message-input.js';
 
 /**
  * How the CLI, the admin API and the dashboard name a destination: its name, and `default` for the rows stored
@@ -13,10 +15,10 @@ export function destinationFilterFault(name: string): string | undefined {
 
 /** The filter the ports take for a name an operator gave: `null` for `default`, else the name. */
 export function destinationFilter(name: string): string | null {
-  return name === DEFAULT_DESTINATION ? null : name;
+  return checkDestinationFilter(name) ?? null;
 }
 
 /** A row's destination as people read it: `default` for none. */
 export function shownDestination(destination: string | null | undefined): string {
-  return destination ?? DEFAULT_DESTINATION;
+  return destinationName({ destination: destination ?? null });
 }
