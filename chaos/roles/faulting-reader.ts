@@ -7,14 +7,15 @@ import { type FaultPlan, killSelf } from './faulting-publisher.js';
  * (token `p<partition>e<epoch>r<read>`: the lease that fences it, and the read, since a v2 relay reads a row
  * again after a publish it could not finish) and each completion as a mark of the tokens its rows were read
  * under (full when applied, short of the rows it skipped, 0 rows when fenced), so that the checker attributes copies to reads; kills the
- * process after a read or before a completion at the planned occurrence.
+ * process after a read or before a completion at the planned occurrence. Everything else of the port passes through
+ * unchanged (the read's options, the operators' pauses): the relay under test must behave as it does undecorated.
  */
 export function faultingReader(inner: PartitionReader, journal: Journal, tokens: Map<string, string>, plan: FaultPlan): PartitionReader {
   let reads = 0;
   let completions = 0;
   return {
-    async read(relayId, partitionCount, requests) {
-      const result = await inner.read(relayId, partitionCount, requests);
+    async read(relayId, partitionCount, requests, options) {
+      const result = await inner.read(relayId, partitionCount, requests, options);
       if (result.messages.length === 0) return result;
       reads++;
       const epochs = new Map(requests.map((r) => [r.partition, r.epoch]));
@@ -46,6 +47,8 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       return applied;
     },
     countAttempt: (relayId, lease, id) => inner.countAttempt(relayId, lease, id),
+    // operator pauses are read through the decorator too: without it a relay here would hold no operator pause
+    ...(inner.pausedTopics === undefined ? {} : { pausedTopics: () => (inner.pausedTopics as NonNullable<PartitionReader['pausedTopics']>).call(inner) }),
   };
 }
 
