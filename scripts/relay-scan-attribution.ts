@@ -18,7 +18,7 @@ import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { Outbox } from '../src/core/outbox.js';
 import { fromPgPool, PostgresOutboxStore, type SqlExecutor } from '../src/stores/postgres/index.js';
-import { completeDeleting } from '../src/stores/postgres/reader/complete-partitions.js';
+import { completeDeleting, completePublishedDeleting } from '../src/stores/postgres/reader/complete-partitions.js';
 import { readPartitions } from '../src/stores/postgres/reader/read-partitions.js';
 import { readerTables } from '../src/stores/postgres/reader/reader-tables.js';
 import { createBrokerTarget } from '../bench/support/broker-target.js';
@@ -46,7 +46,7 @@ interface Sent {
 const sent = new Map<string, Sent>();
 function kindOf(text: string): string {
   if (text.includes('WITH snap AS MATERIALIZED')) return 'read';
-  if (text.includes('WITH locked AS MATERIALIZED')) return 'complete';
+  if (text.includes('WITH locked AS MATERIALIZED')) return text.includes('AS m(partition, seq, id)') ? 'complete (published, by seq)' : 'complete';
   return text.replace(/\s+/g, ' ').replace(/"scan_attr_[a-z0-9]+"\./g, '').trim().slice(0, 90);
 }
 const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
@@ -218,16 +218,19 @@ async function main(): Promise<void> {
       });
     }
     const completed = batch.reduce((n, b) => n + b.ids.length, 0);
-    for (let i = 0; i < 8; i++) {
-      await once(`complete (${batch.length} partitions, ${completed} published)`, () =>
-        soloStore.reader.complete(joined.relayId, batch.map((b) => ({ partition: b.partition, epoch: b.epoch, published: b.ids, failed: [], held: [] }))));
+    // as the relay completes a batch (the seqs the read returned), and as it writes an unwritten outcome again (ids only)
+    for (const [how, seqs] of [['by seq', true], ['by id', false]] as const) {
+      for (let i = 0; i < 8; i++) {
+        await once(`complete ${how} (${batch.length} partitions, ${completed} published)`, () =>
+          soloStore.reader.complete(joined.relayId, batch.map((b) => ({ partition: b.partition, epoch: b.epoch, published: b.ids, ...(seqs ? { publishedSeqs: b.seqs } : {}), failed: [], held: [] }))));
+      }
     }
     const prepared = (await solo.query(`SELECT left(regexp_replace(statement, '\\s+', ' ', 'g'), 60) AS statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'outboxer_%'`)).rows as { statement: string; generic_plans: string; custom_plans: string }[];
     // every other statement kind the relay sent, replayed with its first captured parameters
     const client = await solo.connect();
     try {
       for (const [kind, entry] of kinds) {
-        if (kind === 'read' || kind === 'complete' || /^(BEGIN|COMMIT|ROLLBACK|LISTEN|SET|RESET|SELECT 1)/.test(kind)) continue;
+        if (kind === 'read' || kind.startsWith('complete') || /^(BEGIN|COMMIT|ROLLBACK|LISTEN|SET|RESET|SELECT 1)/.test(kind)) continue;
         try {
           perExecution.set(kind, [await scansOf(client, () => client.query(entry.text, entry.samples[0] ?? []))]);
         } catch (error) {
@@ -253,9 +256,22 @@ async function main(): Promise<void> {
     };
     const readSql = readPartitions.sql(tables, partitionCount);
     const gate = `sched AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM ${tables.outbox} WHERE state = 'pending' AND due_at IS NOT NULL) AS scheduled), snap AS MATERIALIZED (`;
-    const probeGated = replace(replace(readSql, 'WITH snap AS MATERIALIZED (', `WITH ${gate}`), 'WHERE h.key = f.key AND', 'WHERE (SELECT scheduled FROM sched) AND h.key = f.key AND');
-    const dueGated = replace(probeGated, 'o.due_at IS NOT NULL AND o.due_at <= now()', '(SELECT scheduled FROM sched) AND o.due_at IS NOT NULL AND o.due_at <= now()', true);
-    const unsorted = replace(dueGated, '\n    ORDER BY f.partition, f.seq', '');
+    // proposals on the read, built by editing its text: left out, with the reason, once the read no longer has that text
+    const edited = (label: string, build: () => string): [string, string][] => {
+      try {
+        return [[label, build()]];
+      } catch (error) {
+        say(`- variant "${label}" left out: ${(error as Error).message}`);
+        return [];
+      }
+    };
+    const probeGated = () => replace(replace(readSql, 'WITH snap AS MATERIALIZED (', `WITH ${gate}`), 'WHERE h.key = f.key AND', 'WHERE (SELECT scheduled FROM sched) AND h.key = f.key AND');
+    const dueGated = () => replace(probeGated(), 'o.due_at IS NOT NULL AND o.due_at <= now()', '(SELECT scheduled FROM sched) AND o.due_at IS NOT NULL AND o.due_at <= now()', true);
+    const readEdits = [
+      ...edited('read, hold probe gated by one EXISTS per read', probeGated),
+      ...edited('read, hold probe and due branch gated', dueGated),
+      ...edited('read, gated, no ORDER BY (the relay sorts)', () => replace(dueGated(), '\n    ORDER BY f.partition, f.seq', '')),
+    ];
     // the fresh branch alone, one LATERAL index scan per partition: the least a partitioned read can cost
     const freshOnly = `SELECT r.partition, o.* FROM unnest($1::int[], $2::int[]) AS r(partition, lim) CROSS JOIN LATERAL (
       SELECT o.seq, o.id, o.topic, o.type, o.key, o.payload::text AS payload_json, o.payload_bytes, o.content_type, o.headers, o.created_at,
@@ -268,39 +284,31 @@ async function main(): Promise<void> {
     // as the ideal relay reads (no state filter: its table holds pending rows only; seq not cast, or ORDER BY would sort the text)
     const floorRead = `SELECT seq, id, topic, type, key, payload::text AS payload, headers, created_at FROM ${tables.outbox} WHERE seq > $1::int8 ORDER BY seq LIMIT ${readRows}`;
 
-    const completeSql = completeDeleting.sql(tables, 0);
-    const countLiteral = replace(replace(completeSql, ` CROSS JOIN ${tables.partitioning} c`, ''), tables.partitionOf('o', 'c.partition_count'), tables.partitionOf('o', partitionCount));
-    const byCtid = replace(replace(countLiteral, 'SELECT o.id, m.partition, m.kind', 'SELECT o.id, o.ctid, m.partition, m.kind'), `DELETE FROM ${tables.outbox} o USING mine m WHERE m.kind = 'published' AND o.id = m.id`, `DELETE FROM ${tables.outbox} o USING mine m WHERE m.kind = 'published' AND o.ctid = m.ctid`);
-    const noRowLock = replace(countLiteral, '\n      FOR UPDATE OF o SKIP LOCKED', '');
     const rowsOf = batch.flatMap((b) => b.ids.map((id, i) => ({ partition: b.partition, id, seq: b.seqs[i] as string })));
-    const completeParams = completeDeleting.params(joined.relayId, batch.map((b) => b.partition), batch.map((b) => b.epoch), rowsOf.map((r) => r.partition), rowsOf.map((r) => r.id), rowsOf.map(() => 'published' as const), rowsOf.map(() => 0), rowsOf.map(() => null));
+    const fence = [joined.relayId, batch.map((b) => b.partition), batch.map((b) => b.epoch), rowsOf.map((r) => r.partition)] as const;
+    const publishedSql = completePublishedDeleting.sql(tables, 0);
+    const publishedParams = completePublishedDeleting.params(...fence, rowsOf.map((r) => r.seq), rowsOf.map((r) => r.id));
+    const outcomesSql = completeDeleting.sql(tables, 0);
+    const outcomesParams = (bySeq: boolean) => completeDeleting.params(...fence, rowsOf.map((r) => r.id), rowsOf.map(() => 'published' as const), rowsOf.map(() => 0), rowsOf.map(() => null), rowsOf.map((r) => (bySeq ? r.seq : null)));
     const floorDelete = `DELETE FROM ${tables.outbox} WHERE seq = ANY($1::int8[])`;
-    // the completion keyed by seq (the relay has each row's seq) instead of id: the primary key, not outbox_id_key
-    let bySeq = replace(byCtid, 'o.id = m.id', 'o.seq = m.seq', true);
-    bySeq = replace(replace(replace(replace(bySeq, '$5::uuid[]', '$5::int8[]'), 'AS m(partition, id, kind', 'AS m(partition, seq, kind'), 'SELECT o.id, o.ctid, m.partition', 'SELECT o.seq, o.ctid, m.partition'), 'SELECT id FROM mine', 'SELECT seq FROM mine');
-    bySeq = replace(bySeq, 'm.id', 'm.seq', true);
-    // published rows only (the usual batch), fenced by the same partition lock, no row lock: one DELETE by seq
-    const lockedSql = completeSql.slice(completeSql.indexOf('WITH locked AS MATERIALIZED ('), completeSql.indexOf('), outcome AS'));
+    // the floor of a fenced completion: the same partition lock, then one DELETE by seq with no row lock, so a row
+    // another session locks would be waited for (what the statements as built must not do)
+    const lockedSql = publishedSql.slice(publishedSql.indexOf('WITH locked AS MATERIALIZED ('), publishedSql.indexOf('), sent AS'));
     const leanPublished = `${lockedSql}), published AS (
-      DELETE FROM ${tables.outbox} o USING unnest($4::int[], $5::int8[]) AS m(partition, seq)
-      WHERE o.seq = m.seq AND o.state = 'pending' AND m.partition IN (SELECT partition FROM locked)
+      DELETE FROM ${tables.outbox} o USING unnest($4::int[], $5::int8[]) AS m(partition, seq) JOIN locked l ON l.partition = m.partition
+      WHERE o.seq = m.seq AND o.state = 'pending'
       RETURNING m.partition)
     SELECT r.partition, l.partition IS NOT NULL AS applied, (SELECT count(*) FROM published p WHERE p.partition = r.partition)::int AS published
     FROM unnest($2::int[], $3::int8[]) AS r(partition, epoch) LEFT JOIN locked l ON l.partition = r.partition`;
-    const seqParams = [...completeParams.slice(0, 4), rowsOf.map((r) => r.seq), ...completeParams.slice(5)];
     const variants: [string, string, unknown[]][] = [
       ['read, as built', readSql, readParams],
-      ['read, hold probe gated by one EXISTS per read', probeGated, readParams],
-      ['read, hold probe and due branch gated', dueGated, readParams],
-      ['read, gated, no ORDER BY (the relay sorts)', unsorted, readParams],
+      ...readEdits.map(([label, sql]): [string, string, unknown[]] => [label, sql, readParams]),
       ['read: the fresh branch alone (LATERAL per partition)', freshOnly, [requests.map((r) => r.partition), requests.map((r) => r.limit)]],
       [`ideal read: seq > $1 ORDER BY seq LIMIT ${readRows}`, floorRead, ['0']],
-      ['complete, as built', completeSql, completeParams],
-      ['complete, partition count as a literal (no partitioning join)', countLiteral, completeParams],
-      ['complete, count literal + DELETE by the locked ctid', byCtid, completeParams],
-      ['complete, count literal, no row lock (DELETE locks)', noRowLock, completeParams],
-      ['complete, count literal + ctid, keyed by seq', bySeq, seqParams],
-      ['complete, published only: partition lock + one DELETE by seq', leanPublished, completeParams.slice(0, 4).concat([rowsOf.map((r) => r.seq)])],
+      ['complete, as built: published rows by seq (what the relay sends)', publishedSql, publishedParams],
+      ['complete, as built: any outcome, published rows by seq', outcomesSql, outcomesParams(true)],
+      ['complete, as built: any outcome by id (an unwritten outcome again)', outcomesSql, outcomesParams(false)],
+      ['complete floor: partition lock + one DELETE by seq, no row lock', leanPublished, [...fence, rowsOf.map((r) => r.seq)]],
       [`ideal delete: seq = ANY($1) (${rowsOf.length} rows)`, floorDelete, [rowsOf.map((r) => r.seq)]],
     ];
     const literal = (value: unknown): string => {

@@ -41,6 +41,7 @@ export type {
   RelayTopicPause,
   TopicLag,
   TopicPause,
+  DestinationPause,
   OutboxSchema,
   OutboxStats,
   OutgoingValidator,

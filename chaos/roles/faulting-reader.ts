@@ -49,6 +49,7 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
     countAttempt: (relayId, lease, id) => inner.countAttempt(relayId, lease, id),
     // operator pauses are read through the decorator too: without it a relay here would hold no operator pause
     ...(inner.pausedTopics === undefined ? {} : { pausedTopics: () => (inner.pausedTopics as NonNullable<PartitionReader['pausedTopics']>).call(inner) }),
+    ...(inner.destinationPauses === undefined ? {} : { destinationPauses: () => (inner.destinationPauses as NonNullable<PartitionReader['destinationPauses']>).call(inner) }),
   };
 }
 

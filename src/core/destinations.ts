@@ -53,12 +53,22 @@ export class Destinations {
 
   /** The destination of a row (null: the relay's own publisher); undefined when this relay does not have it. */
   of(destination: string | null | undefined): Destination | undefined {
-    return destination === null || destination === undefined ? this.#default : this.#byName.get(destination);
+    // `default` written by plain SQL is the relay's own publisher too, as the reads' COALESCE(destination, 'default') take it
+    return destination === null || destination === undefined || destination === DEFAULT_DESTINATION ? this.#default : this.#byName.get(destination);
   }
 
   /** Every destination, `default` first. */
   all(): readonly Destination[] {
     return [this.#default, ...this.#byName.values()];
+  }
+
+  /**
+   * What a read's due branch reads (`PartitionReadOptions.dueDestinations`): with named destinations, each of them
+   * and `default` except those in `paused`, each with its own take; without, undefined (one due branch).
+   */
+  dueDestinations(paused: readonly string[]): readonly string[] | undefined {
+    if (!this.fansOut) return undefined;
+    return this.all().map((d) => d.name).filter((name) => !paused.includes(name));
   }
 }
 

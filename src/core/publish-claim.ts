@@ -1,4 +1,4 @@
-import { type Destination, Destinations, keyOf, topicPauseKey } from './destinations.js';
+import { type Destination, destinationName, destinationPauseKey, Destinations, keyOf, topicPauseKey } from './destinations.js';
 import { describeError, PublishError } from './errors.js';
 import { bodyByteLength, type OutboxMessage } from './message.js';
 import type { FailedMessage, Publisher } from './ports.js';
@@ -121,6 +121,12 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
   }
   const destination = (context.destinations as Destinations).of(message.destination);
   const topicKey = topicPauseKey(message);
+  // an operator's pause holds before anything else, even a destination this relay lacks: never parked, never counted
+  const operator = operatorHold(message, destination?.pauseKey ?? destinationPauseKey(destinationName(message)), pauses);
+  if (operator !== undefined) {
+    hold(outcome, operator.key, chain.slice(index), operator.ms, pauses.reason(operator.key) ?? 'paused by an operator');
+    return false;
+  }
   if (destination === undefined) {
     const error = `OUTBOXER_UNKNOWN_DESTINATION: no destination ${message.destination} on this relay; add it to the relay's destinations (or --config), or let a relay that has it publish`;
     const { delayMs, started } = pauses.pause(topicKey, error, performance.now());
@@ -128,8 +134,8 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
     hold(outcome, topicKey, chain.slice(index), delayMs, pauses.reason(topicKey) ?? error);
     return false;
   }
-  // a paused topic holds before anything else: a held message is never parked, whatever its attempts
-  const pause = heldBy(message, topicKey, destination, pauses);
+  // a paused topic holds before the attempts are looked at: a held message is never parked, whatever its attempts
+  const pause = heldBy(topicKey, destination, pauses);
   if (pause !== undefined) {
     hold(outcome, pause.key, chain.slice(index), pause.ms, pauses.reason(pause.key) ?? 'topic paused');
     return false;
@@ -184,12 +190,22 @@ async function publishNext(chain: readonly OutboxMessage[], index: number, conte
 }
 
 /**
- * The pause that holds a message now, if any: an operator's pause of its topic (every destination), its whole
- * destination out of reach, or its topic missing at its destination.
+ * The operator's pause that holds a message now, if any: of its topic (every destination), or of its whole
+ * destination (`destinationKey`, `*@<name>`; `*@default` for a row without a destination).
  */
-function heldBy(message: OutboxMessage, topicKey: string, destination: Destination, pauses: TopicPauses): { readonly key: string; readonly ms: number } | undefined {
+function operatorHold(message: OutboxMessage, destinationKey: string, pauses: TopicPauses): { readonly key: string; readonly ms: number } | undefined {
   const now = performance.now();
   if (pauses.isOperatorPaused(message.topic)) return { key: message.topic, ms: pauses.remainingMs(message.topic, now) };
+  if (pauses.isOperatorPaused(destinationKey)) return { key: destinationKey, ms: pauses.remainingMs(destinationKey, now) };
+  return undefined;
+}
+
+/**
+ * The relay's own pause that holds a message now, if any: its whole destination out of reach, or its topic
+ * missing at its destination.
+ */
+function heldBy(topicKey: string, destination: Destination, pauses: TopicPauses): { readonly key: string; readonly ms: number } | undefined {
+  const now = performance.now();
   const whole = pauses.remainingMs(destination.pauseKey, now);
   if (whole > 0) return { key: destination.pauseKey, ms: whole };
   const topic = pauses.remainingMs(topicKey, now);

@@ -28,8 +28,16 @@ export interface RelayHealth {
   readonly database: { readonly reachable: boolean; readonly error?: string };
   /** The publisher's connection (`unknown` for a publisher that does not say). */
   readonly broker: BrokerConnectionState | 'unknown';
-  /** Topics held now: their destination is missing, or an operator paused them. */
+  /**
+   * Pause keys held now: topics whose destination is missing (`topic`, or `topic@destination`) or that an
+   * operator paused, and whole destinations (`*@<name>`) in `pausedDestinations` too.
+   */
   readonly pausedTopics: readonly string[];
+  /**
+   * Destinations held as a whole now, by name (`default`: the relay's own publisher), each with who holds it: an
+   * operator's pause (`outboxer destinations pause`) or the relay itself (the destination's broker out of reach).
+   */
+  readonly pausedDestinations: readonly { readonly destination: string; readonly by: 'operator' | 'relay' }[];
   /** Messages this relay object published, scheduled for a retry, and parked dead since it was made. */
   readonly counts: { readonly published: number; readonly retried: number; readonly dead: number };
 }

@@ -1,10 +1,13 @@
 import { ConfigurationError } from './errors.js';
+import { DEFAULT_DESTINATION, destinationFault } from './message-rules.js';
 
 /** The outbox table's own bound on a topic (its CHECK), so every topic a row can have can be paused. */
 export const MAX_PAUSED_TOPIC_BYTES = 255;
 export const MAX_PAUSE_REASON_BYTES = 500;
 /** How many topics may be paused at once: every relay keeps the list in memory and reads it again every few seconds. */
 export const MAX_PAUSED_TOPICS = 1000;
+/** How many destinations may be paused at once, for the same reason. */
+export const MAX_PAUSED_DESTINATIONS = 1000;
 
 // C0 and C1 controls, DEL, and the bidirectional overrides: none belongs in a topic or a reason shown to operators
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -31,6 +34,40 @@ export function checkTopicPause(topic: unknown, reason: unknown = ''): { readonl
     );
   }
   return { topic, reason };
+}
+
+/**
+ * Checks an operator's pause of a whole destination before any store sees it: a destination name as the outbox
+ * table accepts it (`destinationFault`), `default` for the relay's own publisher (rows without a destination), and
+ * a reason as `checkTopicPause` takes it. Refusals are `ConfigurationError`s (`OUTBOXER_INVALID_DESTINATION`,
+ * `OUTBOXER_INVALID_OPTION` for the reason) naming the input.
+ */
+export function checkDestinationPause(destination: unknown, reason: unknown = ''): { readonly destination: string; readonly reason: string } {
+  const fault = typeof destination === 'string' ? destinationFault(destination) : `destination must be a string; got ${describe(destination)}`;
+  if (fault !== undefined) {
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_DESTINATION',
+      `a paused destination must be a destination's name, or ${JSON.stringify(DEFAULT_DESTINATION)} for the relay's own publisher: ${fault.replace(CONTROL_GLOBAL, '?')}`,
+      { options: ['destination'] },
+    );
+  }
+  if (typeof reason !== 'string' || Buffer.byteLength(reason) > MAX_PAUSE_REASON_BYTES || CONTROL.test(reason)) {
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `the reason for pausing destination ${JSON.stringify(destination)} must be a string of at most ${MAX_PAUSE_REASON_BYTES} bytes without control characters (line breaks included)`,
+      { options: ['reason'] },
+    );
+  }
+  return { destination: destination as string, reason };
+}
+
+/** The refusal of a destination pause past `MAX_PAUSED_DESTINATIONS`, the same from every store. */
+export function tooManyPausedDestinations(destination: string, paused: number): ConfigurationError {
+  return new ConfigurationError(
+    'OUTBOXER_INVALID_OPTION',
+    `cannot pause destination ${JSON.stringify(destination)}: ${paused} destinations are paused already, the most a table allows (${MAX_PAUSED_DESTINATIONS}); resume some first`,
+    { options: ['destination'] },
+  );
 }
 
 function describe(value: unknown): string {

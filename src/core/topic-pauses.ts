@@ -1,3 +1,4 @@
+import { destinationPauseKey } from './destinations.js';
 import type { RelayTopicPause } from './ports/outbox-operator.js';
 
 /** A topic pause that began in this batch (reported once per episode) or a paused topic that published again. */
@@ -14,7 +15,7 @@ interface Pause {
   error: string;
 }
 
-/** A pause an operator put on a topic (in the store, shared by every relay), as this relay last read it. */
+/** A pause an operator put on a topic or a whole destination (in the store, shared by every relay), as this relay last read it. */
 interface OperatorPause {
   /** When this relay first saw it (monotonic ms): its hold windows are counted from here. */
   readonly since: number;
@@ -22,10 +23,16 @@ interface OperatorPause {
   reason: string;
 }
 
-/** What changed when the relay read the operators' pauses again. */
+/** What changed when the relay read the operators' pauses again: pause keys (a topic, or `*@<destination>`). */
 export interface OperatorPauseChange {
   readonly paused: readonly string[];
   readonly resumed: readonly string[];
+}
+
+/** A destination held as a whole now, and by whom: an operator's pause, or the relay itself (its broker out of reach). */
+export interface DestinationHold {
+  readonly destination: string;
+  readonly by: 'operator' | 'relay';
 }
 
 /**
@@ -69,9 +76,12 @@ export class TopicPauses {
     return pause === undefined ? undefined : relayHoldReason(new Date(pause.sinceAt), pause.error);
   }
 
-  /** Whether an operator paused `topic` (as of the last `setOperatorPauses`). */
-  isOperatorPaused(topic: string): boolean {
-    return this.#operator.has(topic);
+  /**
+   * Whether an operator paused `key` (as of the last `setOperatorPauses`): a topic, or a whole destination by its
+   * pause key (`destinationPauseKey`, `*@<name>`).
+   */
+  isOperatorPaused(key: string): boolean {
+    return this.#operator.has(key);
   }
 
   /**
@@ -103,33 +113,53 @@ export class TopicPauses {
   }
 
   /**
-   * The operators' pauses as the store lists them now (topic and reason), replacing the previous list. A topic
-   * still paused keeps its hold windows; one no longer listed is resumed: its messages publish once their
-   * current hold runs out. Returns the topics paused and resumed by this change, sorted.
+   * The operators' pauses as the store lists them now (topic and reason; and the destinations paused as a whole,
+   * kept under their pause keys `*@<name>`), replacing the previous lists. A pause still listed keeps its hold
+   * windows; one no longer listed is resumed: its messages publish once their current hold runs out. Returns the
+   * pause keys paused and resumed by this change, sorted. A store without destination pauses lists none.
    */
-  setOperatorPauses(pauses: readonly { readonly topic: string; readonly reason: string }[], now: number): OperatorPauseChange {
-    const listed = new Map(pauses.map((p) => [p.topic, operatorReason(p.reason)]));
-    const resumed = [...this.#operator.keys()].filter((topic) => !listed.has(topic)).sort();
-    for (const topic of resumed) this.#operator.delete(topic);
+  setOperatorPauses(
+    pauses: readonly { readonly topic: string; readonly reason: string }[],
+    now: number,
+    destinations: readonly { readonly destination: string; readonly reason: string }[] = [],
+  ): OperatorPauseChange {
+    const listed = new Map<string, string>();
+    // a topic of the form `*@x` is no topic a message can have (the table's rule): it never stands for a destination
+    for (const p of pauses) if (!p.topic.startsWith('*@')) listed.set(p.topic, operatorReason(p.reason));
+    for (const p of destinations) listed.set(destinationPauseKey(p.destination), operatorReason(p.reason));
+    const resumed = [...this.#operator.keys()].filter((key) => !listed.has(key)).sort();
+    for (const key of resumed) this.#operator.delete(key);
     const paused: string[] = [];
-    for (const [topic, reason] of listed) {
-      const current = this.#operator.get(topic);
+    for (const [key, reason] of listed) {
+      const current = this.#operator.get(key);
       if (current === undefined) {
-        this.#operator.set(topic, { since: now, reason });
-        paused.push(topic);
+        this.#operator.set(key, { since: now, reason });
+        paused.push(key);
       } else current.reason = reason;
     }
     return { paused: paused.sort(), resumed };
   }
 
   /**
-   * The destinations held as a whole now (their broker out of reach: pause keys `*@<name>`), whose rows a read
-   * may leave out until the pause runs out; sorted.
+   * The destinations held as a whole now (pause keys `*@<name>`): those an operator paused, until resumed, and
+   * those whose broker is out of reach, until the pause runs out. A read may leave their due rows out; sorted.
    */
   pausedDestinations(now: number): string[] {
-    const names: string[] = [];
-    for (const [key, pause] of this.#paused) if (key.startsWith('*@') && pause.until > now) names.push(key.slice(2));
-    return names.sort();
+    const names = new Set<string>();
+    for (const key of this.#operator.keys()) if (key.startsWith('*@')) names.add(key.slice(2));
+    for (const [key, pause] of this.#paused) if (key.startsWith('*@') && pause.until > now) names.add(key.slice(2));
+    return [...names].sort();
+  }
+
+  /**
+   * The destinations held as a whole, by whom (an operator's pause first when both hold it): every operator's
+   * pause, and every destination in a relay episode (its broker out of reach, until a publish goes through); sorted.
+   */
+  destinationHolds(): DestinationHold[] {
+    const holds = new Map<string, DestinationHold>();
+    for (const key of this.#paused.keys()) if (key.startsWith('*@')) holds.set(key.slice(2), { destination: key.slice(2), by: 'relay' });
+    for (const key of this.#operator.keys()) if (key.startsWith('*@')) holds.set(key.slice(2), { destination: key.slice(2), by: 'operator' });
+    return [...holds.values()].sort((a, b) => (a.destination < b.destination ? -1 : a.destination > b.destination ? 1 : 0));
   }
 
   /** Topics held now (their destination is missing, or an operator paused them), sorted. */

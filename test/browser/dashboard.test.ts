@@ -154,6 +154,23 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     expect(problems).toEqual([]);
   });
 
+  it('shows a destination an operator paused as a row of every topic to it, and resumes it with its button', async () => {
+    await page.getByLabel('Admin token').fill(scenario.token);
+    expect(await scenario.fixture.store.pauseDestination('partner', 'partner maintenance, INC-12')).toBe(true);
+    const row = page.locator('#paused-destinations-body tr[data-key="partner"]');
+    await row.waitFor();
+    const cells = row.locator('td');
+    expect(await cells.nth(0).locator('.name').textContent()).toBe('(all topics)');
+    expect(await cells.nth(0).locator('.dest').textContent()).toBe('to partner');
+    expect(await cells.nth(1).textContent()).toBe('operator');
+    expect(await cells.nth(2).textContent()).toBe('partner maintenance, INC-12');
+    expect(await page.locator('#paused-empty').isHidden()).toBe(true);
+    await row.getByRole('button', { name: 'Resume' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect(await scenario.fixture.store.pausedDestinations()).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
   it('shows a topic the relay paused by itself (no queue bound) as held by the relay, with its reason and since when, without Pause or Resume', async () => {
     const topic = scenario.exchange.unroutableTopic;
     await page.getByLabel('Admin token').fill(scenario.token);

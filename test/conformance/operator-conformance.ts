@@ -253,5 +253,67 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         expect(await e.operator.pausedTopics()).toHaveLength(1000);
       });
     });
+
+    describe('operator pauses of whole destinations', () => {
+      it('pauses and resumes a destination idempotently, keeping the first reason and time, and lists pauses oldest first', async () => {
+        const e = await setup();
+        expect(await e.operator.pausedDestinations()).toEqual([]);
+        expect(await e.operator.pauseDestination('partner', 'their maintenance, INC-12')).toBe(true);
+        const first = (await e.operator.pausedDestinations())[0];
+        expect(await e.operator.pauseDestination('partner', 'another reason')).toBe(false);
+        expect(await e.operator.pauseDestination('default', '')).toBe(true);
+        const listed = await e.operator.pausedDestinations();
+        expect(listed.map(({ destination, reason }) => ({ destination, reason }))).toEqual([
+          { destination: 'partner', reason: 'their maintenance, INC-12' }, { destination: 'default', reason: '' },
+        ]);
+        expect(listed[0]?.pausedAt).toEqual(first?.pausedAt);
+        for (const pause of listed) {
+          expect(pause.pausedAt).toBeInstanceOf(Date);
+          expect(Math.abs(pause.pausedAt.getTime() - Date.now())).toBeLessThan(60_000);
+        }
+        expect(await e.operator.resumeDestination('partner')).toBe(true);
+        expect(await e.operator.resumeDestination('partner')).toBe(false);
+        expect(await e.operator.resumeDestination('never-paused')).toBe(false);
+        expect((await e.operator.pausedDestinations()).map((p) => p.destination)).toEqual(['default']);
+      });
+
+      it("is what the relays' reader reads, apart from the paused topics, and touches no message", async () => {
+        const e = await setup();
+        await e.enqueue([msg('orders', { key: 'k', destination: 'partner' }), msg('orders', { key: 'k' })]);
+        const before = await e.operator.topicLag(10);
+        await e.operator.pauseDestination('partner', 'held for the test');
+        await e.operator.pauseTopic('audit', 'a topic');
+        expect((await e.reader.destinationPauses?.())?.map(({ destination, reason }) => ({ destination, reason }))).toEqual([{ destination: 'partner', reason: 'held for the test' }]);
+        expect((await e.reader.pausedTopics?.())?.map((p) => p.topic)).toEqual(['audit']);
+        expect((await e.operator.pausedTopics()).map((p) => p.topic)).toEqual(['audit']);
+        expect(await e.operator.topicLag(10)).toEqual(before.map((lag) => ({ ...lag, oldestPendingAgeSeconds: expect.any(Number) })));
+        await e.operator.resumeDestination('partner');
+        expect(await e.reader.destinationPauses?.()).toEqual([]);
+        expect((await e.operator.pausedTopics()).map((p) => p.topic)).toEqual(['audit']);
+        expect((await e.operator.topicLag(10)).reduce((n, lag) => n + lag.pending, 0)).toBe(2);
+      });
+
+      it('takes a destination name as rows name it (or `default`), up to 64 bytes, and refuses any other name and long reasons', async () => {
+        const e = await setup();
+        expect(await e.operator.pauseDestination('d'.repeat(64), 'x'.repeat(500))).toBe(true);
+        expect(await e.operator.pauseDestination('Partner_EU-2', '')).toBe(true);
+        for (const destination of ['', 'd'.repeat(65), 'partner.eu', 'partner eu', '-partner', 'a\nb', '*@partner', 'é']) {
+          expect((await refusal(e.operator.pauseDestination(destination, ''))).code).toBe('OUTBOXER_INVALID_DESTINATION');
+          expect((await refusal(e.operator.resumeDestination(destination))).code).toBe('OUTBOXER_INVALID_DESTINATION');
+        }
+        for (const reason of ['x'.repeat(501), 'line\nbreak']) expect((await refusal(e.operator.pauseDestination('partner', reason))).code).toBe('OUTBOXER_INVALID_OPTION');
+        expect((await e.operator.pausedDestinations()).map((p) => p.destination).sort()).toEqual(['Partner_EU-2', 'd'.repeat(64)]);
+      });
+
+      it('keeps at most 1000 destinations paused, refusing the next with what to do', async () => {
+        const e = await setup();
+        for (const n of range(0, 1000)) await e.operator.pauseDestination(`partner-${n}`, '');
+        expect(await e.operator.pauseDestination('partner-7', 'again')).toBe(false);
+        const error = await refusal(e.operator.pauseDestination('one-too-many', ''));
+        expect(error.code).toBe('OUTBOXER_INVALID_OPTION');
+        expect(error.message).toContain('resume some first');
+        expect(await e.operator.pausedDestinations()).toHaveLength(1000);
+      });
+    });
   });
 }

@@ -1,54 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { PartitionLease, PartitionMessage, PartitionReadRequest, PartitionReadResult } from '../../src/core/ports.js';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait-for.js';
-import type { ReaderEnvironment, ReaderHarness } from './reader-harness.js';
+import type { PartitionReadResult } from '../../src/core/ports.js';
+import { describeCompletionConformance } from './reader-completion-conformance.js';
+import { bySeq, fresh, P, readerSuite, seqs } from './reader-conformance-kit.js';
+import type { ReaderHarness } from './reader-harness.js';
 import { msg } from './store-conformance.js';
-
-const P = 64;
-const lease = 60_000;
-const all = Array.from({ length: P }, (_, i) => i);
-const seqs = (messages: readonly PartitionMessage[]) => messages.map((m) => m.seq);
-const bySeq = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
-const fresh = (partition: number, epoch: string, limit = 1000, after: string | null = null): PartitionReadRequest => ({ partition, epoch, after, recheck: null, limit });
-
-/** A relay that owns every partition, as after a grant on a table switched to engine v2. */
-interface Owner {
-  readonly id: string;
-  readonly leases: readonly PartitionLease[];
-  epoch(partition: number): string;
-  /** Reads every partition it owns from the start. */
-  readAll(limit?: number): Promise<PartitionReadResult>;
-}
 
 /**
  * The read-path contract (`PartitionReader`), run against each real database. It talks to the store only
- * through the ports and the harness's controls, so any database can run it.
+ * through the ports and the harness's controls, so any database can run it. Completions: `reader-completion-conformance.ts`.
  */
 export function describeReaderConformance(harness: ReaderHarness): void {
   describe(`${harness.name} reader conformance`, () => {
-    let env: ReaderEnvironment | undefined;
-    const setup = async (options?: { retainPublishedMs?: number }) => {
-      env = await harness.setup(options);
-      await env.leaseControls.configure({ engine: 'v2' });
-      return env;
-    };
-    const owner = async (e: ReaderEnvironment, name = 'a'): Promise<Owner> => {
-      const { relayId: id } = await e.leases.join({ name, leaseMs: lease });
-      const leases = await e.leases.acquire(id, P);
-      const epoch = (partition: number) => leases.find((l) => l.partition === partition)?.epoch ?? 'none';
-      const readAll = (limit?: number) => e.reader.read(id, P, leases.map((l) => fresh(l.partition, l.epoch, limit)));
-      return { id, leases, epoch, readAll };
-    };
-    /** Enqueues and returns the stored messages as a read of every partition finds them. */
-    const enqueueAndFind = async (e: ReaderEnvironment, relay: Owner, messages: Parameters<ReaderEnvironment['enqueue']>[0]) => {
-      await e.enqueue(messages);
-      const ids = new Set(messages.map((m) => m.id));
-      return (await relay.readAll()).messages.filter((m) => ids.has(m.id));
-    };
-    afterEach(async () => {
-      await env?.cleanup();
-      env = undefined;
-    });
+    const { setup, owner, enqueueAndFind } = readerSuite(harness);
 
     it('spreads unkeyed rows over the partitions, keeps every row of a key in one, and returns each pending row once', async () => {
       const e = await setup();
@@ -151,31 +115,45 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       expect(again.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([[own2?.id, own1?.seq], [partner2?.id, partner1?.seq]]);
     });
 
-    it("leaves a paused destination's due rows out of the due branch, never its fresh rows", async () => {
+    it("splits the due branch per destination when asked: each its own take, none of a destination not named, fresh rows always", async () => {
       const e = await setup();
       const a = await owner(e);
-      const rows = [msg('a.b', 'k'), msg('a.b', 'k', { n: 1 }, { destination: 'partner' }), msg('a.b', null, { n: 2 }, { destination: 'partner' }), msg('a.b', 'k', { n: 3 }, { destination: 'other' })];
+      // one key, so one partition: three due rows of `partner` below one of `default` and one of `other`
+      const rows = [
+        msg('a.b', 'k', { n: 0 }, { destination: 'partner' }), msg('a.b', 'k', { n: 1 }, { destination: 'partner' }),
+        msg('a.b', 'k', { n: 2 }, { destination: 'partner' }), msg('a.b', 'k', { n: 3 }), msg('a.b', 'k', { n: 4 }, { destination: 'other' }),
+      ];
       const stored = await enqueueAndFind(e, a, rows);
-      const byId = new Map(stored.map((m) => [m.id, m]));
-      const [own, partner, partnerUnkeyed, other] = rows.map((r) => byId.get(r.id));
-      const held = [own, partner, partnerUnkeyed, other].map((m) => ({ id: m?.id ?? '', delayMs: 0, reason: 'held' }));
-      await e.reader.complete(a.id, [...new Set(stored.map((m) => m.partition))].map((p) => ({
-        partition: p, epoch: a.epoch(p), published: [], failed: [], held: held.filter((h) => byId.get(h.id)?.partition === p),
-      })));
-      const readWith = async (pausedDestinations?: readonly string[]) => {
-        const requests = a.leases.map((l) => fresh(l.partition, l.epoch, 1000, stored.find((m) => m.partition === l.partition)?.seq ?? null));
-        return (await e.reader.read(a.id, P, requests, pausedDestinations === undefined ? undefined : { pausedDestinations })).messages.map((m) => m.id).sort();
+      const p = stored[0]?.partition ?? -1;
+      expect(new Set(stored.map((m) => m.partition))).toEqual(new Set([p]));
+      const id = (n: number) => stored[n]?.id ?? '';
+      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [], held: stored.map((m) => ({ id: m.id, delayMs: 0, reason: 'held' })) }]);
+      const readWith = async (limit: number, dueDestinations?: readonly string[]) => {
+        const request = fresh(p, a.epoch(p), limit, stored.at(-1)?.seq ?? null);
+        return (await e.reader.read(a.id, P, [request], dueDestinations === undefined ? undefined : { dueDestinations })).messages.map((m) => m.id);
       };
-      const all = [own, partner, partnerUnkeyed, other].map((m) => m?.id ?? '').sort();
-      expect(await readWith()).toEqual(all);
-      expect(await readWith([])).toEqual(all);
-      expect(await readWith(['partner'])).toEqual([own?.id ?? '', other?.id ?? ''].sort());
-      expect(await readWith(['default', 'other'])).toEqual([partner?.id ?? '', partnerUnkeyed?.id ?? ''].sort());
-      // fresh rows of a paused destination are still read (the position must pass them)
-      const [late] = await enqueueAndFind(e, a, [msg('a.b', null, { n: 4 }, { destination: 'partner' })]);
-      const p = late?.partition ?? -1;
-      const read = await e.reader.read(a.id, P, [fresh(p, a.epoch(p), 1000, null)], { pausedDestinations: ['partner'] });
-      expect(read.messages.map((m) => m.id)).toContain(late?.id);
+      // one branch: partner's backlog takes the whole limit ahead of the others
+      expect(await readWith(2)).toEqual([id(0), id(1)]);
+      // per destination: each gets the limit, in seq order within the partition
+      expect(await readWith(2, ['default', 'other', 'partner'])).toEqual([id(0), id(1), id(3), id(4)]);
+      // a destination not named (paused, or unknown to the relay) has none of its due rows read
+      expect(await readWith(10, ['default', 'other'])).toEqual([id(3), id(4)]);
+      expect(await readWith(10, [])).toEqual([]);
+      expect(await readWith(10, ['partner', 'partner'])).toEqual([id(0), id(1), id(2)]);
+      // fresh rows of a destination not named are still read (the position must pass them)
+      const [late] = await enqueueAndFind(e, a, [msg('a.b', null, { n: 5 }, { destination: 'partner' })]);
+      const q = late?.partition ?? -1;
+      const read = await e.reader.read(a.id, P, [fresh(q, a.epoch(q), 1000, null)], { dueDestinations: ['default'] });
+      expect(read.messages.filter((m) => m.source === 'fresh').map((m) => m.id)).toContain(late?.id);
+    });
+
+    it('refuses due destinations that are not destination names, before reading', async () => {
+      const e = await setup();
+      const a = await owner(e);
+      const p = a.leases[0]?.partition ?? 0;
+      for (const dueDestinations of [["x'; DROP TABLE t; --"], [''], ['-x'], [7]]) {
+        await expect(e.reader.read(a.id, P, [fresh(p, a.epoch(p))], { dueDestinations } as never)).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_DESTINATION' });
+      }
     });
 
     it('names the nearest earlier scheduled row as the blocker, so a row never skips a hold between it and a due row', async () => {
@@ -192,71 +170,6 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       expect(read[0]?.waitsFor).toBeNull();
       expect(read[1]?.waitsFor?.seq).toBe(v3?.seq);
       expect(read[1]?.waitsFor?.dueInMs).toBeGreaterThan(50_000);
-    });
-
-    it('completes a partition: deletes published rows, backs off or parks failed ones, holds without an attempt', async () => {
-      const e = await setup();
-      const a = await owner(e);
-      const [ok, retry, dead, held] = await enqueueAndFind(e, a, [msg('a.b', 'c'), msg('a.b', 'c'), msg('a.b', 'c'), msg('a.b', 'c')]);
-      const p = ok?.partition ?? -1;
-      const completion = {
-        partition: p, epoch: a.epoch(p), published: [ok?.id ?? ''],
-        failed: [{ id: retry?.id ?? '', error: 'e2', retryInMs: 0 }, { id: dead?.id ?? '', error: 'e3', dead: true as const }],
-        held: [{ id: held?.id ?? '', delayMs: 0, reason: 'paused' }],
-      };
-      expect(await e.reader.complete(a.id, [completion])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 4, skipped: [] }]);
-      expect(await e.operator.stats()).toMatchObject({ published: 0, dead: 1 });
-      expect(await e.operator.listDead(10)).toMatchObject([{ id: dead?.id, attempts: 1, reason: 'e3' }]);
-      const read = (await a.readAll()).messages;
-      expect(read).toMatchObject([
-        { id: retry?.id, source: 'due', attempts: 2, lastError: 'e2', waitsFor: null },
-        { id: held?.id, source: 'due', attempts: 1, lastError: 'paused', waitsFor: { seq: retry?.seq, dueInMs: 0 } },
-      ]);
-      const again = await e.reader.complete(a.id, [{ ...completion, failed: [{ id: dead?.id ?? '', error: 'e3', dead: true as const }], held: [] }]);
-      expect(again).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 0, skipped: [] }]);
-      expect(await e.reader.complete(a.id, [])).toEqual([]);
-    });
-
-    it('keeps published rows, marked published, when the store retains them', async () => {
-      const e = await setup({ retainPublishedMs: 60_000 });
-      const a = await owner(e);
-      const [row] = await enqueueAndFind(e, a, [msg('a.b', null)]);
-      const p = row?.partition ?? -1;
-      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [row?.id ?? ''], failed: [], held: [] }]);
-      expect(await e.operator.stats()).toMatchObject({ pending: 0, published: 1 });
-      expect((await a.readAll()).messages).toEqual([]);
-    });
-
-    it('writes nothing for a stale epoch or after another relay was granted the partition, and says so', async () => {
-      const e = await setup();
-      const a = await owner(e);
-      const [row] = await enqueueAndFind(e, a, [msg('a.b', 'k')]);
-      const p = row?.partition ?? -1;
-      const stale = { partition: p, epoch: a.epoch(p) };
-      await e.leases.release(a.id, a.leases);
-      const b = await owner(e, 'b');
-      const publish = { ...stale, published: [row?.id ?? ''], failed: [], held: [] };
-      expect(await e.reader.complete(a.id, [publish])).toEqual([{ ...stale, applied: false, changed: 0, skipped: [] }]);
-      expect(await e.reader.complete(b.id, [publish])).toEqual([{ ...stale, applied: false, changed: 0, skipped: [] }]);
-      expect(await e.reader.countAttempt(a.id, stale, row?.id ?? '')).toBe(false);
-      expect((await b.readAll()).messages).toMatchObject([{ id: row?.id, attempts: 1 }]);
-      expect(await e.reader.countAttempt(b.id, { partition: p, epoch: b.epoch(p) }, row?.id ?? '')).toBe(true);
-      expect((await b.readAll()).messages).toMatchObject([{ id: row?.id, attempts: 2 }]);
-      expect(await e.reader.complete(b.id, [{ ...publish, epoch: b.epoch(p) }])).toEqual([{ partition: p, epoch: b.epoch(p), applied: true, changed: 1, skipped: [] }]);
-    });
-
-    it('publishing in a partition taken over from a dead owner resets its unclean count, and only that one', async () => {
-      const e = await setup();
-      const a = await owner(e);
-      const [row] = await enqueueAndFind(e, a, [msg('a.b', 'k')]);
-      const p = row?.partition ?? -1;
-      await e.leaseControls.expireRelay(a.id);
-      const b = await owner(e, 'b');
-      expect(b.leases.every((l) => l.unclean === 1)).toBe(true);
-      await e.reader.complete(b.id, [{ partition: p, epoch: b.epoch(p), published: [row?.id ?? ''], failed: [], held: [] }]);
-      const owned = (await e.leases.membership(b.id)).owned;
-      expect(owned.filter((o) => o.unclean === 0).map((o) => o.partition)).toEqual([p]);
-      expect(owned.filter((o) => o.unclean === 1)).toHaveLength(P - 1);
     });
 
     it('reads rows a plain-SQL producer inserted, and schedules those it wrote with due_at', async () => {
@@ -345,23 +258,6 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       }
     });
 
-    it('a completion never waits for a row another session locks: it writes the rest and reports that row as skipped', async () => {
-      const e = await setup();
-      const a = await owner(e);
-      const [locked, free] = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k')]);
-      const p = locked?.partition ?? -1;
-      if (e.controls.lockMessage === undefined) throw new Error(`${harness.name} runs statements side by side but has no lockMessage control`);
-      const lock = await e.controls.lockMessage(locked?.id ?? '');
-      try {
-        const completion = { partition: p, epoch: a.epoch(p), published: [locked?.id ?? '', free?.id ?? ''], failed: [], held: [] };
-        expect(await e.reader.complete(a.id, [completion])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [locked?.id] }]);
-        expect((await a.readAll()).messages.map((m) => m.id)).toEqual([locked?.id]);
-        await lock.end();
-        expect(await e.reader.complete(a.id, [{ ...completion, published: [locked?.id ?? ''] }])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] }]);
-        expect((await a.readAll()).messages).toEqual([]);
-      } finally {
-        await lock.end().catch(() => undefined);
-      }
-    });
   });
+  describeCompletionConformance(harness);
 }

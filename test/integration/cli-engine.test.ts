@@ -185,7 +185,7 @@ describe('outboxer CLI: engine v2', () => {
     expect(json).toMatchObject({ pending: 0, engine: null });
     const text = await runCli(['status'], env);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/oldest pending message: none\nengine: unknown: the table lacks the engine v2 migrations; run 'outboxer migrate'\npaused topics: none\n$/);
+    expect(text.stdout).toMatch(/oldest pending message: none\nengine: unknown: the table lacks the engine v2 migrations; run 'outboxer migrate'\npaused topics: none\npaused destinations: none\n$/);
   });
 
   it('refuses bad values and combinations with exit 2 before connecting, and reads no OUTBOXER_ENGINE on migrate', async () => {

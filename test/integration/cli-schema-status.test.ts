@@ -20,7 +20,8 @@ describe('outboxer CLI: schema', () => {
     await pool.query(result.stdout);
     const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
     expect(tables.rows.map((row: { table_name: string }) => row.table_name)).toEqual([
-      'events_outbox', 'events_outbox_idempotency', 'events_outbox_partitioning', 'events_outbox_partitions', 'events_outbox_paused_topics', 'events_outbox_relays',
+      'events_outbox', 'events_outbox_idempotency', 'events_outbox_partitioning', 'events_outbox_partitions', 'events_outbox_paused_destinations', 'events_outbox_paused_topics',
+      'events_outbox_relays',
       'outboxer_migrations',
     ]);
     await pool.query(`INSERT INTO "${schema}".events_outbox (topic, type, payload) VALUES ('t', 'x', '{}')`);
@@ -57,14 +58,14 @@ describe('outboxer CLI: status', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ pending: 2, scheduled: 1, inFlight: 0 });
   });
 
-  it('shows nothing of engine v1 on a table under v2 from the start, and says no topic is paused', async () => {
+  it('shows nothing of engine v1 on a table under v2 from the start, and says no topic or destination is paused', async () => {
     const { env } = await migrated();
     const text = await runCli(['status'], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).not.toMatch(/in flight|v1/);
-    expect(text.stdout).toMatch(/\nengine v2: 64 partitions, generation 1\nlive relays: none\nunowned partitions: 64\npaused topics: none\n$/);
+    expect(text.stdout).toMatch(/\nengine v2: 64 partitions, generation 1\nlive relays: none\nunowned partitions: 64\npaused topics: none\npaused destinations: none\n$/);
     // the JSON keeps every field, for scripts
-    expect(JSON.parse((await runCli(['status', '--json'], env)).stdout)).toMatchObject({ inFlight: 0, engine: { lastV1ClaimFencedAt: null }, pausedTopics: [] });
+    expect(JSON.parse((await runCli(['status', '--json'], env)).stdout)).toMatchObject({ inFlight: 0, engine: { lastV1ClaimFencedAt: null }, pausedTopics: [], pausedDestinations: [] });
   });
 
   it("still shows the relays' pauses on a table without the list of operator pauses (schema version 9)", async () => {

@@ -15,7 +15,7 @@ describe('outboxer CLI: usage', () => {
     ]);
     expect(versionResult).toMatchObject({ code: 0, stdout: `${version}\n` });
     expect(help.code).toBe(0);
-    for (const command of ['migrate', 'sql', 'relay', 'status', 'dead list', 'dead retry', 'dead purge', 'topics list', 'topics pause', 'topics resume']) {
+    for (const command of ['migrate', 'sql', 'relay', 'status', 'dead list', 'dead retry', 'dead purge', 'topics list', 'topics pause', 'topics resume', 'destinations list', 'destinations pause', 'destinations resume']) {
       expect(help.stdout).toContain(command);
     }
     expect(relayHelp.code).toBe(0);

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { promisify } from 'node:util';
 import { Counter, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxerError } from '../../src/core/errors.js';
@@ -257,6 +259,9 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
         ['/api/relays', 'GET', undefined],
         ['/api/topics/pause', 'POST', { topic: 'a.b' }],
         ['/api/topics/resume', 'POST', { topic: 'a.b' }],
+        ['/api/destinations/paused', 'GET', undefined],
+        ['/api/destinations/pause', 'POST', { destination: 'partner' }],
+        ['/api/destinations/resume', 'POST', { destination: 'partner' }],
       ] as const) {
         const answer = await call(url, path, { method, body });
         expect(answer.status, path).toBe(501);
@@ -345,5 +350,54 @@ describe('outboxer/http: the dead messages and topic lag of each destination', (
     expect(rows.rows).toEqual([{ id: ids.own, state: 'pending', destination: null }, { id: ids.archive, state: 'pending', destination: 'archive' }]);
     const refused = await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'no/such' } });
     expect(refused).toMatchObject({ status: 400, body: { error: { code: 'OUTBOXER_INVALID_REQUEST', message: expect.stringMatching(/^destination: OUTBOXER_INVALID_DESTINATION: destination "no\/such" is invalid/) } } });
+  });
+
+  it('the curl commands of docs/fan-out.md pause, list and resume a destination, as shown', async () => {
+    const doc = readFileSync(new URL('../../docs/fan-out.md', import.meta.url), 'utf8');
+    const block = /<!-- run by test\/integration\/http-api\.test\.ts[^>]*-->\n```sh\n([^`]*)```/.exec(doc)?.[1] ?? '';
+    expect(block).toContain('/api/destinations/pause');
+    const script = block.replaceAll('http://127.0.0.1:9465', base);
+    const { stdout } = await promisify(execFile)('sh', ['-c', script], { env: { ...process.env, OUTBOXER_ADMIN_TOKEN: token }, timeout: 30_000 });
+    const answers = stdout.replaceAll('}{', '}\n{').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Json);
+    expect(answers).toEqual([
+      { paused: true },
+      { paused: [{ destination: 'partner', reason: 'partner maintenance, INC-12', pausedAt: expect.stringMatching(/Z$/) }] },
+      { resumed: true },
+    ]);
+  });
+
+  it('POST /api/destinations/pause and /resume pause a whole destination with the admin token, audited; GET /api/destinations/paused lists them', async () => {
+    const audits = () => logger.lines.map((line) => JSON.parse(line) as Json).filter((line) => line.audit === true);
+    expect((await call(base, '/api/destinations/paused')).body).toEqual({ paused: [] });
+    expect((await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner' }, auth: null })).status).toBe(401);
+    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner', reason: ' partner maintenance ' } })).toMatchObject({ status: 200, body: { paused: true } });
+    expect(audits().at(-1)).toMatchObject({ action: 'destinations.pause', destination: 'partner', reason: 'partner maintenance', changed: 1 });
+    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner', reason: 'again' } })).toMatchObject({ status: 200, body: { paused: false } });
+    expect(audits().at(-1)).toMatchObject({ action: 'destinations.pause', destination: 'partner', changed: 0 });
+    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'default' } })).toMatchObject({ status: 200, body: { paused: true } });
+    expect((await call(base, '/api/destinations/paused')).body).toEqual({
+      paused: [
+        { destination: 'partner', reason: 'partner maintenance', pausedAt: expect.stringMatching(/Z$/) },
+        { destination: 'default', reason: '', pausedAt: expect.stringMatching(/Z$/) },
+      ],
+    });
+    // an operator's destination pause is not a topic pause
+    expect((await call(base, '/api/topics/paused')).body).toEqual({ paused: [] });
+
+    for (const [body, message] of [
+      [{ destination: 'no/such' }, /^a paused destination must be a destination's name, or "default" for the relay's own publisher: destination "no\/such" is invalid/],
+      [{ destination: 7 }, /^a paused destination must be/],
+      [{ destination: 'partner', reason: 'two\nlines' }, /^the reason for pausing destination "partner" must be/],
+      [{ topic: 'orders.created' }, /^unknown field "topic"; the body is \{"destination": "<name>", "reason": "<why>"\}/],
+    ] as const) {
+      expect(await call(base, '/api/destinations/pause', { method: 'POST', body })).toMatchObject({ status: 400, body: { error: { code: 'OUTBOXER_INVALID_REQUEST', message: expect.stringMatching(message) } } });
+    }
+
+    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' }, auth: null })).toMatchObject({ status: 401 });
+    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' } })).toMatchObject({ status: 200, body: { resumed: true } });
+    expect(audits().at(-1)).toMatchObject({ action: 'destinations.resume', destination: 'partner', changed: 1 });
+    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' } })).toMatchObject({ status: 200, body: { resumed: false } });
+    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'default' } })).toMatchObject({ status: 200, body: { resumed: true } });
+    expect((await call(base, '/api/destinations/paused')).body).toEqual({ paused: [] });
   });
 });

@@ -78,10 +78,12 @@ describe('migration 6 on PostgreSQL: names and reruns', () => {
     const table = 't'.repeat(40);
     await new PostgresOutboxStore(db.database, { schema: db.schema, table }).migrate();
     const found = await db.sql(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 't%' ORDER BY 1`, [db.schema]);
-    expect(found.map((row) => row.table_name)).toEqual(['', '_idempotency', '_partitioning', '_partitions', '_paused_topics', '_relays'].map((s) => `${table}${s}`));
+    expect(found.map((row) => row.table_name)).toEqual(['', '_idempotency', '_partitioning', '_partitions', '_paused_destinations', '_paused_topics', '_relays'].map((s) => `${table}${s}`));
     const primaryKeys = await db.sql(`SELECT conname FROM pg_constraint WHERE connamespace = $1::regnamespace AND contype = 'p' ORDER BY 1`, [db.schema]);
     expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_partitioning_pkey`);
     expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_paused_topics_pkey`);
+    // `<table>_paused_destinations_pkey` would be 65 bytes: PostgreSQL shortens the name it chooses for the key
+    expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_paused_destinatio_pkey`);
   });
 
   it('applying the printed script again keeps the engine configuration, the relays and every partition lease', async () => {

@@ -13,6 +13,7 @@ export function relayHealth(overrides: Partial<RelayHealth> = {}): RelayHealth {
     database: { reachable: true },
     broker: 'connected',
     pausedTopics: [],
+    pausedDestinations: [],
     counts: { published: 0, retried: 0, dead: 0 },
     ...overrides,
   };

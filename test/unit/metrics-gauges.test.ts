@@ -52,10 +52,14 @@ describe('OutboxerMetrics: relay gauges', () => {
     expect(await gauge(metrics, 'outboxer_relay_ready')).toBe(1);
     expect(await gauge(metrics, 'outboxer_database_reachable')).toBe(1);
     expect(await gauge(metrics, 'outboxer_topics_paused')).toBe(0);
+    expect(await gauge(metrics, 'outboxer_destinations_paused')).toBe(0);
 
-    now = relayHealth({ partitions: [], pausedTopics: ['a', 'b'], broker: 'connecting' });
+    now = relayHealth({
+      partitions: [], pausedTopics: ['a', 'b', '*@partner'], pausedDestinations: [{ destination: 'partner', by: 'operator' }], broker: 'connecting',
+    });
     expect(await gauge(metrics, 'outboxer_partitions_owned')).toBe(0);
-    expect(await gauge(metrics, 'outboxer_topics_paused')).toBe(2);
+    expect(await gauge(metrics, 'outboxer_topics_paused')).toBe(3);
+    expect(await gauge(metrics, 'outboxer_destinations_paused')).toBe(1);
     expect(await gauge(metrics, 'outboxer_broker_connected')).toBe(0);
     expect(await gauge(metrics, 'outboxer_relay_ready')).toBe(1); // connecting, holding nothing: still ready
 
@@ -81,13 +85,19 @@ describe('OutboxerMetrics: relay gauges', () => {
 
   it('with several relays: partitions owned summed, ready and connected only if every one is', async () => {
     const metrics = new OutboxerMetrics();
-    metrics.observeRelay({ health: () => relayHealth({ partitions: [0, 1], pausedTopics: ['t'] }) });
-    metrics.observeRelay({ health: () => relayHealth({ partitions: [2], relaysAlive: 3, broker: 'disconnected', pausedTopics: ['t'] }) });
+    metrics.observeRelay({ health: () => relayHealth({ partitions: [0, 1], pausedTopics: ['t'], pausedDestinations: [{ destination: 'partner', by: 'operator' }] }) });
+    metrics.observeRelay({
+      health: () => relayHealth({
+        partitions: [2], relaysAlive: 3, broker: 'disconnected', pausedTopics: ['t'],
+        pausedDestinations: [{ destination: 'partner', by: 'operator' }, { destination: 'ledger', by: 'relay' }],
+      }),
+    });
     expect(await gauge(metrics, 'outboxer_partitions_owned')).toBe(3);
     expect(await gauge(metrics, 'outboxer_relays_alive')).toBe(3);
     expect(await gauge(metrics, 'outboxer_broker_connected')).toBe(0);
     expect(await gauge(metrics, 'outboxer_relay_ready')).toBe(0);
     expect(await gauge(metrics, 'outboxer_topics_paused')).toBe(1);
+    expect(await gauge(metrics, 'outboxer_destinations_paused')).toBe(2); // each destination once
   });
 });
 

@@ -129,3 +129,50 @@ describe('TopicPauses.pausedDestinations', () => {
     expect(pauses.pausedDestinations(1000)).toEqual([]);
   });
 });
+
+describe('TopicPauses: operator pauses of whole destinations', () => {
+  const paused = (...topics: string[]) => topics.map((topic) => ({ topic, reason: `maintenance of ${topic}` }));
+  const destinations = (...names: string[]) => names.map((destination) => ({ destination, reason: `maintenance of ${destination}` }));
+
+  it('keeps a destination pause under its pause key, with the operator reason, in the same doubling windows, never 0', () => {
+    const pauses = new TopicPauses(500, 2000);
+    expect(pauses.setOperatorPauses([], 1000, destinations('partner'))).toEqual({ paused: ['*@partner'], resumed: [] });
+    expect(pauses.isOperatorPaused('*@partner')).toBe(true);
+    expect(pauses.isOperatorPaused('partner')).toBe(false); // a topic named like the destination is not paused
+    expect(pauses.reason('*@partner')).toBe('paused by an operator: maintenance of partner');
+    expect(pauses.remainingMs('*@partner', 1200)).toBe(300);
+    expect(pauses.remainingMs('*@partner', 1000 + 500 + 1000 + 2000 * 50)).toBeGreaterThan(0);
+  });
+
+  it('tells topic and destination pauses apart in one list, and resumes each on its own', () => {
+    const pauses = new TopicPauses(500, 2000);
+    expect(pauses.setOperatorPauses(paused('orders'), 0, destinations('partner', 'default'))).toEqual({ paused: ['*@default', '*@partner', 'orders'], resumed: [] });
+    expect(pauses.setOperatorPauses(paused('orders'), 10, destinations('default'))).toEqual({ paused: [], resumed: ['*@partner'] });
+    expect(pauses.setOperatorPauses([], 20)).toEqual({ paused: [], resumed: ['*@default', 'orders'] }); // a store without destination pauses lists none
+    expect(pauses.topics()).toEqual([]);
+  });
+
+  it('never reads a paused topic spelled like a pause key as a destination pause', () => {
+    const pauses = new TopicPauses(500, 2000);
+    pauses.setOperatorPauses([{ topic: '*@partner', reason: '' }], 0);
+    expect(pauses.isOperatorPaused('*@partner')).toBe(false);
+    expect(pauses.pausedDestinations(0)).toEqual([]);
+  });
+
+  it('names operator-paused destinations among the destinations held as a whole until resumed, and says who holds each', () => {
+    const pauses = new TopicPauses(1000, 8000);
+    pauses.pause('*@ledger', 'OUTBOXER_BROKER_UNAVAILABLE: down', 0);
+    pauses.pause('*@partner', 'OUTBOXER_BROKER_UNAVAILABLE: down', 0);
+    pauses.setOperatorPauses([], 0, destinations('partner', 'default'));
+    expect(pauses.pausedDestinations(10)).toEqual(['default', 'ledger', 'partner']);
+    expect(pauses.pausedDestinations(1_000_000)).toEqual(['default', 'partner']); // the relay's pause ran out, the operator's did not
+    expect(pauses.destinationHolds()).toEqual([
+      { destination: 'default', by: 'operator' },
+      { destination: 'ledger', by: 'relay' },
+      { destination: 'partner', by: 'operator' },
+    ]);
+    pauses.setOperatorPauses([], 1_000_000);
+    expect(pauses.pausedDestinations(1_000_000)).toEqual([]);
+    expect(pauses.destinationHolds()).toEqual([{ destination: 'ledger', by: 'relay' }, { destination: 'partner', by: 'relay' }]);
+  });
+});

@@ -120,6 +120,7 @@ export class PartitionRelay {
       database: this.#databaseError === undefined ? { reachable: true } : { reachable: false, error: this.#databaseError },
       broker: this.#publisher.connectionState?.() ?? 'unknown',
       pausedTopics: this.#pauses.topics(),
+      pausedDestinations: this.#pauses.destinationHolds(),
       counts: { ...this.#counts },
     };
   }
@@ -225,9 +226,9 @@ export class PartitionRelay {
     for (const partition of sent.keys()) this.#busy.add(partition);
     let messages: PartitionMessage[] = [];
     try {
-      // a paused destination's due rows stay out of the read until its pause runs out (then a read probes it)
-      const pausedDestinations = this.#pauses.pausedDestinations(performance.now());
-      const options = pausedDestinations.length === 0 ? undefined : { pausedDestinations };
+      // with fan-out each destination's due rows get their own take, and a paused one's stay out until its pause runs out
+      const dueDestinations = this.#destinations.dueDestinations(this.#pauses.pausedDestinations(performance.now()));
+      const options = dueDestinations === undefined ? undefined : { dueDestinations };
       const result = await bounded(this.#store.reader.read(relayId, count, [...sent.values()].map((s) => s.read.request), options), this.#statementMs, `read by relay ${relayId}`);
       const unwritten = new Map([...sent.values()].flatMap((s) => [...s.entry.unwritten]));
       const current = foldReadResult(sent, result, (p) => this.#session.book.get(p), readAt);

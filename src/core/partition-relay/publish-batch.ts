@@ -1,4 +1,5 @@
 import { keyOf, type Destinations } from '../destinations.js';
+import { DEFAULT_DESTINATION } from '../message-rules.js';
 import type { PartitionMessage, PartitionReader, Publisher } from '../ports.js';
 import { type ClaimOutcome, publishClaim } from '../publish-claim.js';
 import type { PublishPermits } from '../publish-window.js';
@@ -6,7 +7,7 @@ import type { RelayOptions } from '../relay-options.js';
 import type { TopicPauses } from '../topic-pauses.js';
 import { bounded } from './bounded-statement.js';
 import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
-import { completionsFrom, operatorHolds, type PartitionResult, splitWaiting, uncounted } from './publish-plan.js';
+import { completionsFrom, operatorHolds, operatorPauseOf, type PartitionResult, splitWaiting, uncounted, withPublishedSeqs } from './publish-plan.js';
 
 export interface BatchContext {
   readonly relayId: string;
@@ -18,7 +19,10 @@ export interface BatchContext {
   /** Monotonic ms after which no publish starts (the lease's publish deadline when the batch began). */
   readonly publishDeadline: number;
   readonly isStopping: () => boolean;
-  /** How many rows each partition's read was allowed per branch: a due branch that filled it may have been cut. */
+  /**
+   * How many rows each partition's read was allowed per branch (per destination for the due branch with fan-out):
+   * a due branch that filled it may have been cut.
+   */
   readonly limitOf: (partition: number) => number;
   readonly statementMs: number;
   /** This batch's share of the relay's publish window. */
@@ -39,10 +43,9 @@ export interface BatchOutcome {
  * relays is parked once its attempts are used up.
  */
 export async function publishBatch(messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, context: BatchContext): Promise<BatchOutcome> {
-  const dueFull = (partition: number) => messages.filter((m) => m.partition === partition && m.source === 'due').length >= context.limitOf(partition);
-  const split = splitWaiting(messages, dueFull);
+  const split = splitWaiting(messages, dueBranchFull(messages, context.destinations?.fansOut === true, context.limitOf));
   const { ready } = split;
-  const held = operatorHolds(split.held, messages, context.pauses, performance.now());
+  const held = operatorHolds(split.held, messages, context.pauses, performance.now(), context.destinations);
   const unclean = (m: PartitionMessage) => (entries.get(m.partition)?.unclean ?? 0) >= UNCLEAN_LIMIT;
   const publishContext = {
     publisher: context.publisher,
@@ -61,7 +64,8 @@ export async function publishBatch(messages: readonly PartitionMessage[], entrie
   ]);
   const outcome = careful.reduce(merge, clean);
   const sent = messages.filter((m) => !lost.has(m.partition));
-  const results = completionsFrom(sent, withoutPartitions(outcome, lost), held.filter((h) => !lost.has(h.partition)), (p) => (entries.get(p) as PartitionEntry).epoch);
+  const results = completionsFrom(sent, withoutPartitions(outcome, lost), held.filter((h) => !lost.has(h.partition)), (p) => (entries.get(p) as PartitionEntry).epoch)
+    .map((result) => ({ ...result, completion: withPublishedSeqs(result.completion, sent) }));
   const counted = new Set(ready.filter(unclean).map((m) => m.partition));
   return { outcome, results: results.map((result) => (counted.has(result.completion.partition) ? { ...result, completion: uncounted(result.completion) } : result)), lost: [...lost] };
 }
@@ -75,8 +79,8 @@ async function oneAtATime(
 ): Promise<ClaimOutcome> {
   let outcome: ClaimOutcome = { published: [], failed: [], released: [], held: new Map(), topicEvents: [] };
   for (const [index, message] of messages.entries()) {
-    // an operator's pause holds the message without a publish: no attempt to count
-    const counted = context.pauses.isOperatorPaused(message.topic) || await bounded(context.reader.countAttempt(context.relayId, entry, message.id), context.statementMs, `counted attempt in partition ${entry.partition}`);
+    // an operator's pause (of its topic or its whole destination) holds the message without a publish: no attempt to count
+    const counted = operatorPauseOf(message, context.pauses, context.destinations) !== undefined || await bounded(context.reader.countAttempt(context.relayId, entry, message.id), context.statementMs, `counted attempt in partition ${entry.partition}`);
     if (!counted) {
       lost.add(entry.partition);
       return outcome;
@@ -115,4 +119,19 @@ function withoutPartitions(outcome: ClaimOutcome, lost: ReadonlySet<number>): Cl
   const keep = (m: { readonly id: string }) => !lost.has((m as PartitionMessage).partition);
   const held = new Map([...outcome.held].map(([topic, group]) => [topic, { ...group, messages: group.messages.filter(keep) }]));
   return { ...outcome, published: outcome.published.filter(keep), failed: outcome.failed.filter((f) => keep(f.message)), released: outcome.released.filter(keep), held };
+}
+
+/**
+ * Whether the due branch that would have returned a message's blocker came back full: per partition, or with fan-out
+ * (the read splits its due branch per destination) per partition and destination.
+ */
+export function dueBranchFull(
+  messages: readonly PartitionMessage[],
+  perDestination: boolean,
+  limitOf: (partition: number) => number,
+): (message: PartitionMessage) => boolean {
+  const branchOf = (m: PartitionMessage) => (perDestination ? `${m.partition}\u0000${m.destination ?? DEFAULT_DESTINATION}` : String(m.partition));
+  const due = new Map<string, number>();
+  for (const m of messages) if (m.source === 'due') due.set(branchOf(m), (due.get(branchOf(m)) ?? 0) + 1);
+  return (m) => (due.get(branchOf(m)) ?? 0) >= limitOf(m.partition);
 }

@@ -1,4 +1,4 @@
-import { keyOf } from '../destinations.js';
+import { destinationName, destinationPauseKey, type Destinations, keyOf } from '../destinations.js';
 import type { ClaimOutcome } from '../publish-claim.js';
 import type { FailedMessage, HeldMessage, PartitionCompletion, PartitionMessage } from '../ports.js';
 import type { TopicPauses } from '../topic-pauses.js';
@@ -17,12 +17,13 @@ export interface WaitingSplit {
  * Decides which messages of one read wait. A message whose key has an earlier scheduled row (`waitsFor`) may
  * go only right after that row, in this batch: then it is simply later in the key's chain, and publishes only
  * if the row does. Otherwise it, and every later message of its key in the batch, gets a hold for the time the
- * row has left (at least `MIN_HOLD_MS`). When a partition's due branch came back full (`dueFull`), due rows between
+ * row has left (at least `MIN_HOLD_MS`). When the due branch a message's blocker comes from came back full (`dueFull`:
+ * the partition's, or with fan-out the partition's for the message's destination), due rows between
  * the blocker and a fresh or rechecked message may have been cut off, so even a blocker in the batch is not trusted
  * for those; a message the due branch returned itself comes with every due row below it (the branch reads in seq
  * order), and a scheduled row that is not due yet between the two would be its nearest blocker instead.
  */
-export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (partition: number) => boolean): WaitingSplit {
+export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (message: PartitionMessage) => boolean): WaitingSplit {
   const ready: PartitionMessage[] = [];
   const held: WaitingSplit['held'] = [];
   const goingOut = new Map<string, Set<string>>();
@@ -40,7 +41,7 @@ export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (pa
     }
     const earlier = goingOut.get(key) ?? new Set<string>();
     const waits = message.waitsFor;
-    if (waits !== null && !(earlier.has(waits.seq) && (message.source === 'due' || !dueFull(message.partition)))) {
+    if (waits !== null && !(earlier.has(waits.seq) && (message.source === 'due' || !dueFull(message)))) {
       const delayMs = Math.max(MIN_HOLD_MS, Math.ceil(waits.dueInMs));
       stopped.set(key, { delayMs, blocker: `seq ${waits.seq}` });
       held.push({ id: message.id, partition: message.partition, delayMs, reason: waitReason(`seq ${waits.seq}`) });
@@ -54,17 +55,34 @@ export function splitWaiting(messages: readonly PartitionMessage[], dueFull: (pa
 }
 
 /**
- * Waiting messages of a topic an operator paused say so: the operator's reason, held at least to the end of the
- * pause's current window (never earlier than their blocker, so key order is kept either way).
+ * Waiting messages of a topic or a destination an operator paused say so: the operator's reason, held at least to
+ * the end of the pause's current window (never earlier than their blocker, so key order is kept either way).
  */
-export function operatorHolds(held: WaitingSplit['held'], messages: readonly PartitionMessage[], pauses: TopicPauses, now: number): WaitingSplit['held'] {
+export function operatorHolds(
+  held: WaitingSplit['held'],
+  messages: readonly PartitionMessage[],
+  pauses: TopicPauses,
+  now: number,
+  destinations?: Destinations,
+): WaitingSplit['held'] {
   if (held.length === 0) return held;
-  const topicOf = new Map(messages.map((m) => [m.id, m.topic]));
+  const byId = new Map(messages.map((m) => [m.id, m]));
   return held.map((h) => {
-    const topic = topicOf.get(h.id);
-    if (topic === undefined || !pauses.isOperatorPaused(topic)) return h;
-    return { ...h, delayMs: Math.max(h.delayMs, pauses.remainingMs(topic, now)), reason: pauses.reason(topic) ?? h.reason };
+    const message = byId.get(h.id);
+    const key = message === undefined ? undefined : operatorPauseOf(message, pauses, destinations);
+    if (key === undefined) return h;
+    return { ...h, delayMs: Math.max(h.delayMs, pauses.remainingMs(key, now)), reason: pauses.reason(key) ?? h.reason };
   });
+}
+
+/**
+ * The pause key of an operator's pause that holds `message`, if any: its topic's, else its whole destination's
+ * (`*@<name>`, `*@default` for a row without one), as `publishClaim` checks them.
+ */
+export function operatorPauseOf(message: Pick<PartitionMessage, 'topic' | 'destination'>, pauses: TopicPauses, destinations?: Destinations): string | undefined {
+  if (pauses.isOperatorPaused(message.topic)) return message.topic;
+  const key = destinations?.of(message.destination)?.pauseKey ?? destinationPauseKey(destinationName(message));
+  return pauses.isOperatorPaused(key) ? key : undefined;
 }
 
 function waitReason(blocker: string): string {
@@ -118,6 +136,17 @@ export function completionsFrom(
     completion: { partition, epoch: epochOf(partition), published: r.published, failed: r.failed, held: r.held },
     reread: r.reread,
   }));
+}
+
+/**
+ * The completion with the seq of each published message as the read returned it (`publishedSeqs`), so that the
+ * store can take the rows by seq. Unchanged when a published id is not in `batch`: the store then finds them by id.
+ */
+export function withPublishedSeqs(completion: PartitionCompletion, batch: readonly PartitionMessage[]): PartitionCompletion {
+  if (completion.published.length === 0) return completion;
+  const seqOf = new Map(batch.map((message) => [message.id, message.seq]));
+  const seqs = completion.published.map((id) => seqOf.get(id));
+  return seqs.every((seq): seq is string => seq !== undefined) ? { ...completion, publishedSeqs: seqs } : completion;
 }
 
 /**

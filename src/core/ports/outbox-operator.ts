@@ -68,6 +68,16 @@ export interface TopicPause {
   readonly pausedAt: Date;
 }
 
+/**
+ * A destination an operator paused as a whole (every topic of it): every relay holds its messages (uncounted) until
+ * it is resumed. `default` is the relay's own publisher (rows without a destination).
+ */
+export interface DestinationPause {
+  readonly destination: string;
+  readonly reason: string;
+  readonly pausedAt: Date;
+}
+
 /** A live relay with the partitions it holds, for operators (`outboxer status`, the admin API). */
 export interface RelayGroupMember {
   /** Its relay id (new at every start or rejoin). */
@@ -97,7 +107,7 @@ export interface RelayGroup {
  * The operator role: what `outboxer status`, `outboxer dead` and the admin API need from a store.
  *
  * Contract:
- * - `stats`, `listDead`, `topicLag`, `pausedTopics` and `relayGroup` read and never write.
+ * - `stats`, `listDead`, `topicLag`, `pausedTopics`, `pausedDestinations` and `relayGroup` read and never write.
  * - Dead messages leave the relay's reach until an operator acts. `retryDead` gives them back as pending
  *   with fresh attempts, keeping their place in store order; `purgeDead` deletes them. Both touch only
  *   messages that are dead, so repeating a call changes nothing more, and both return how many they changed.
@@ -105,6 +115,9 @@ export interface RelayGroup {
  *   uncounted, key order kept) from the relay's next read of the paused list until `resumeTopic`; pausing and
  *   resuming write only the store's list of paused topics, never a message. Both are idempotent and validate
  *   their input (`checkTopicPause`: a topic of at most 255 bytes, a reason of at most 500, no control characters).
+ * - A destination an operator paused is held the same way, every topic of it, by every relay of the table until
+ *   `resumeDestination`; pausing and resuming write only the store's list of paused destinations. Both are
+ *   idempotent and validate their input (`checkDestinationPause`: a destination's name or `default`).
  */
 export interface OutboxOperator extends PendingMessageOperator {
   stats(): Promise<OutboxStats>;
@@ -131,6 +144,16 @@ export interface OutboxOperator extends PendingMessageOperator {
   resumeTopic(topic: string): Promise<boolean>;
   /** The topics operators paused, oldest pause first. */
   pausedTopics(): Promise<TopicPause[]>;
+  /**
+   * Pauses a whole destination (every topic of it; `default`: the rows without a destination) for every relay,
+   * kept in the database, until `resumeDestination`. Returns false if it was paused already (its first reason and
+   * time are kept). The other destinations keep flowing.
+   */
+  pauseDestination(destination: string, reason: string): Promise<boolean>;
+  /** Ends an operator's pause of a destination. Returns false if it was not paused. */
+  resumeDestination(destination: string): Promise<boolean>;
+  /** The destinations operators paused, oldest pause first. */
+  pausedDestinations(): Promise<DestinationPause[]>;
   /** The live relays (by the database clock, as the leases define it), the partitions each holds, and those nobody holds. */
   relayGroup(): Promise<RelayGroup>;
 }

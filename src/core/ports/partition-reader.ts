@@ -1,5 +1,5 @@
 import type { OutboxMessage } from '../message.js';
-import type { TopicPause } from './outbox-operator.js';
+import type { DestinationPause, TopicPause } from './outbox-operator.js';
 import type { PartitionLease } from './relay-leases.js';
 import type { FailedMessage } from './relay-store.js';
 
@@ -36,14 +36,16 @@ export interface PartitionMessage extends OutboxMessage {
 }
 
 /**
- * How a read leaves rows out. `pausedDestinations`: destinations this relay holds for their broker's outage
- * (fan-out). Their due rows are not returned, so a paused destination's backlog, due again at every probe, cannot
- * fill the due branch ahead of other destinations' retries; its fresh rows are still returned (the position must
- * pass them), and held. Names as `checkDestinationFilter` takes them (letters, digits, `_`, `-`); `default` is the
- * rows without a destination.
+ * How a read shares its due branch (fan-out). `dueDestinations`: the due branch runs once per destination named
+ * (`default`: the rows without one), each taking up to the partition's limit of its own due rows in seq order, and
+ * the due rows of destinations not named are not returned. One destination's backlog (held through an outage, then
+ * due at once) therefore never crowds another destination's retries out of the branch, and a relay leaves out the
+ * destinations it holds paused by not naming them. Absent: one due branch over every destination. Fresh and
+ * rechecked rows are returned whatever their destination (the position must pass them). Names as
+ * `checkDestinationFilter` takes them (letters, digits, `_`, `-`).
  */
 export interface PartitionReadOptions {
-  readonly pausedDestinations?: readonly string[];
+  readonly dueDestinations?: readonly string[];
 }
 
 /** What one partition's read returned (the rows are in `PartitionReadResult.messages`). */
@@ -81,6 +83,12 @@ export interface HeldMessage {
 export interface PartitionCompletion extends Pick<PartitionLease, 'partition' | 'epoch'> {
   /** Deleted, or marked `published` when the store retains published rows. */
   readonly published: readonly string[];
+  /**
+   * Optional: the seq of each `published` id, in the same order, as the read returned it. A store may then take
+   * the rows by seq (PostgreSQL does: one index probe per row instead of two). A row is written only when its id
+   * and seq name it; a list of another length, or a value that is not a seq, is refused (`OUTBOXER_INVALID_OPTION`).
+   */
+  readonly publishedSeqs?: readonly string[];
   /** `attempts + 1` and scheduled after `retryInMs`, or parked dead, with the error. */
   readonly failed: readonly FailedMessage[];
   /** Scheduled without counting an attempt (a paused topic, later rows of a key that waits). */
@@ -123,7 +131,7 @@ export interface CompletionOutcome extends Pick<PartitionLease, 'partition' | 'e
 export interface PartitionReader {
   /**
    * Reads the given partitions of mine in one round trip; `partitionCount` is the configured count they hash into.
-   * The due branch leaves out the rows of `options.pausedDestinations` (`default`: rows without a destination).
+   * With `options.dueDestinations`, the due branch runs per destination named and returns no other destination's due rows.
    */
   read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult>;
   /** Writes the outcomes of several partitions; each is applied whole or (fenced) not at all. */
@@ -138,4 +146,10 @@ export interface PartitionReader {
    * (never with each read) and holds. Reads only. Default: a store without it has no operator pauses.
    */
   pausedTopics?(): Promise<readonly TopicPause[]>;
+  /**
+   * Optional: the destinations operators paused as a whole (`OutboxOperator.pauseDestination`), read with
+   * `pausedTopics` in the same period and held the same way. Reads only. Default: a store without it (or a table
+   * not migrated that far) has no operator pauses of destinations.
+   */
+  destinationPauses?(): Promise<readonly DestinationPause[]>;
 }

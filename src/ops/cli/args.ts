@@ -15,6 +15,9 @@ export type CommandName =
   | 'topics list'
   | 'topics pause'
   | 'topics resume'
+  | 'destinations list'
+  | 'destinations pause'
+  | 'destinations resume'
   | 'pending list'
   | 'pending show'
   | 'pending delete';
@@ -40,9 +43,10 @@ const SIMPLE = new Set<string>(['sql', 'migrate', 'status', 'relay']);
 const GROUPS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   dead: ['list', 'retry', 'purge'],
   topics: ['list', 'pause', 'resume'],
+  destinations: ['list', 'pause', 'resume'],
   pending: ['list', 'show', 'delete'],
 });
-type GroupName = 'dead' | 'topics' | 'pending';
+type GroupName = 'dead' | 'topics' | 'destinations' | 'pending';
 
 /** The first words of every command, for "did you mean". */
 const COMMAND_WORDS: readonly string[] = [...SIMPLE, ...Object.keys(GROUPS), 'help'];
@@ -55,12 +59,14 @@ function hasSubcommand(group: GroupName, word: string | undefined): boolean {
   return word !== undefined && (GROUPS[group] ?? []).includes(word);
 }
 
-/** What a command takes after its name: message ids, exactly one topic, or nothing. */
-const OPERANDS: Partial<Record<CommandName, 'ids' | 'topic'>> = {
+/** What a command takes after its name: message ids, exactly one topic or destination, or nothing. */
+const OPERANDS: Partial<Record<CommandName, 'ids' | 'topic' | 'destination'>> = {
   'dead retry': 'ids',
   'dead purge': 'ids',
   'topics pause': 'topic',
   'topics resume': 'topic',
+  'destinations pause': 'destination',
+  'destinations resume': 'destination',
   'pending show': 'ids',
   'pending delete': 'ids',
 };
@@ -133,12 +139,12 @@ function subcommandList(group: GroupName): string {
   return `${names.join(', ')} or ${last}`;
 }
 
-/** Refuses operands the command does not take: ids only for retry and purge, one topic for pause and resume. */
+/** Refuses operands the command does not take: ids only for retry and purge, one topic or destination for pause and resume. */
 function checkOperands(command: CommandName, operands: readonly string[]): void {
   const takes = OPERANDS[command];
   if (takes === 'ids') return;
-  if (takes === 'topic' && operands.length === 0) throw new UsageError(`'${command}' needs a topic`, command);
-  const extra = takes === 'topic' ? operands[1] : operands[0];
+  if (takes !== undefined && operands.length === 0) throw new UsageError(`'${command}' needs a ${takes}`, command);
+  const extra = takes === undefined ? operands[0] : operands[1];
   if (extra !== undefined) throw new UsageError(`unexpected argument '${extra.slice(0, 60)}' for '${command}'`, command);
 }
 

@@ -4,6 +4,7 @@ import { pendingDeleteCommand, pendingListCommand, pendingShowCommand } from './
 import { relayCommand } from './commands/relay.js';
 import { migrateCommand, sqlCommand } from './commands/schema.js';
 import { statusCommand } from './commands/status.js';
+import { destinationPauseCommand, destinationResumeCommand, destinationsListCommand } from './commands/destinations.js';
 import { topicPauseCommand, topicResumeCommand, topicsListCommand } from './commands/topics.js';
 import { type CliConfig, resolveConfig } from './config.js';
 import { CliFailure, describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
@@ -37,6 +38,12 @@ async function dispatch(command: CommandName, config: CliConfig, io: CliIo): Pro
       return topicPauseCommand(config, io);
     case 'topics resume':
       return topicResumeCommand(config, io);
+    case 'destinations list':
+      return destinationsListCommand(config, io);
+    case 'destinations pause':
+      return destinationPauseCommand(config, io);
+    case 'destinations resume':
+      return destinationResumeCommand(config, io);
     case 'pending list':
       return pendingListCommand(config, io);
     case 'pending show':

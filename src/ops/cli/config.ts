@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
-import { checkTopicPause } from '../../core/topic-pause-input.js';
+import { checkDestinationPause, checkTopicPause } from '../../core/topic-pause-input.js';
 import { destinationFilterFault } from '../destination-filter.js';
 import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { CommandName, OptionValues } from './args.js';
@@ -33,7 +33,9 @@ export interface CliConfig {
   readonly destination: string | undefined;
   /** Only for `topics pause` and `topics resume`: the topic, checked as the store checks it. */
   readonly topic: string | undefined;
-  /** Only for `topics pause`: `--reason`, trimmed; empty when not given. */
+  /** Only for `destinations pause` and `destinations resume`: the destination (`default`: the relay's own publisher), checked as the store checks it. */
+  readonly pausedDestination: string | undefined;
+  /** Only for `topics pause` and `destinations pause`: `--reason`, trimmed; empty when not given. */
   readonly reason: string;
   readonly relay: RelaySettings | undefined;
   /** Only for `migrate`. */
@@ -69,7 +71,9 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
   }
   const limit = command === 'dead list' || command === 'pending list' ? (reader.integer('limit') ?? 100) : 100;
   const destination = command.startsWith('dead ') || command === 'pending list' ? destinationOption(reader) : undefined;
-  const pause = command === 'topics pause' || command === 'topics resume' ? topicPause(reader, operands[0], reader.source('reason')?.value ?? '') : undefined;
+  const reason = reader.source('reason')?.value ?? '';
+  const pause = command === 'topics pause' || command === 'topics resume' ? topicPause(reader, operands[0], reason) : undefined;
+  const destinationPause = command === 'destinations pause' || command === 'destinations resume' ? destinationPauseOf(reader, operands[0], reason) : undefined;
   return Object.freeze({
     command,
     databaseUrl,
@@ -82,7 +86,8 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
     ids: Object.freeze(takesIds ? [...new Set(operands.map((id) => id.toLowerCase()))] : []),
     destination,
     topic: pause?.topic,
-    reason: pause?.reason ?? '',
+    pausedDestination: destinationPause?.destination,
+    reason: pause?.reason ?? destinationPause?.reason ?? '',
     relay: command === 'relay' ? resolveRelaySettings(reader) : undefined,
     migrate: command === 'migrate' ? resolveMigrateSettings(reader) : undefined,
     pending: command.startsWith('pending ') ? resolvePendingSettings(reader, command, limit, operands) : undefined,
@@ -102,6 +107,16 @@ function destinationOption(reader: OptionReader): string | undefined {
 function topicPause(reader: OptionReader, topic: string | undefined, reason: string): { readonly topic: string; readonly reason: string } {
   try {
     return checkTopicPause(topic, reason.trim());
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    throw reader.error(`${error.code}: ${error.message}`);
+  }
+}
+
+/** The destination and reason of a destination pause, refused before anything connects with the code the store would give (exit 2). */
+function destinationPauseOf(reader: OptionReader, destination: string | undefined, reason: string): { readonly destination: string; readonly reason: string } {
+  try {
+    return checkDestinationPause(destination, reason.trim());
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     throw reader.error(`${error.code}: ${error.message}`);

@@ -19,6 +19,10 @@ export type HelpTopic =
   | 'topics list'
   | 'topics pause'
   | 'topics resume'
+  | 'destinations'
+  | 'destinations list'
+  | 'destinations pause'
+  | 'destinations resume'
   | 'pending'
   | 'pending list'
   | 'pending show'
@@ -42,6 +46,9 @@ Commands:
   topics list            list paused topics: by operators, or by relays (destination missing)
   topics pause <topic>   hold a topic's messages in every relay of the table
   topics resume <topic>  end a pause
+  destinations list      list the destinations operators paused (every topic of each)
+  destinations pause <name>   hold a whole destination's messages in every relay
+  destinations resume <name>  end a destination's pause
   pending list           list pending messages (filters: topic, key, age, destination)
   pending show <id>      inspect one pending message (its body only with --payload)
   pending delete <id...> delete pending messages (a relay may still publish one it read)
@@ -217,6 +224,42 @@ Ends an operator's pause: the held messages publish as their holds run out (with
 (exit 0). An audit line goes to stderr.
 
 ${connection('topics resume')}`,
+  destinations: () => `Usage: outboxer destinations list|pause|resume [options]
+
+  destinations list [--json]                    list the destinations operators paused
+  destinations pause <name> [--reason <text>]   every relay holds the destination's messages
+  destinations resume <name>                    end the pause; held messages publish again
+
+A destination is paused as a whole: every topic of it, while the other destinations keep
+flowing. 'default' names the relay's own publisher (messages stored without a destination).
+Pauses are kept in the database and shared by every relay of the table.
+Run 'outboxer help destinations <list|pause|resume>' for details.`,
+  'destinations list': () => `Usage: outboxer destinations list [--json] [options]
+
+Lists the destinations operators paused, oldest pause first: destination, paused at, reason.
+(Destinations the relays hold by themselves, their broker out of reach, show in the relays'
+health and in 'outboxer topics list' as held topics.)
+  --json                 a JSON array on stdout (destination, reason, pausedAt as an ISO timestamp)
+
+${connection('destinations list')}`,
+  'destinations pause': () => `Usage: outboxer destinations pause <name> [--reason <text>] [options]
+
+Pauses a whole destination for every relay of the table: within about 5 s each relay holds
+its messages, every topic of it (pending, attempts not counted, key order kept), until
+'outboxer destinations resume'; the other destinations keep flowing. 'default' pauses the
+relay's own publisher. A destination paused already keeps its first reason and time (exit 0).
+An audit line goes to stderr.
+  --reason <text>        why (at most 500 bytes, one line): listed with the pause, and shown
+                         in the held messages' last error
+
+${connection('destinations pause')}`,
+  'destinations resume': () => `Usage: outboxer destinations resume <name> [options]
+
+Ends an operator's pause of a destination: the held messages publish in key order as their
+holds run out (within about 5 s plus the relays' --max-error-backoff-ms, plus a poll). A
+destination not paused is no error (exit 0). An audit line goes to stderr.
+
+${connection('destinations resume')}`,
 });
 
 export function helpText(topic: HelpTopic): string {
@@ -226,7 +269,7 @@ export function helpText(topic: HelpTopic): string {
 /** Where the help of `topic` is: `run 'outboxer help relay' for its options`. */
 export function helpPointer(topic: HelpTopic): string {
   if (topic === 'main') return "run 'outboxer help' for the commands";
-  return `run 'outboxer help ${topic}' for its ${topic === 'dead' || topic === 'topics' || topic === 'pending' ? 'subcommands' : 'options'}`;
+  return `run 'outboxer help ${topic}' for its ${topic === 'dead' || topic === 'topics' || topic === 'destinations' || topic === 'pending' ? 'subcommands' : 'options'}`;
 }
 
 /**

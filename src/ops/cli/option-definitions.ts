@@ -56,7 +56,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
 
 const ALL: readonly CommandName[] = [
   'sql', 'migrate', 'status', 'relay', 'dead list', 'dead retry', 'dead purge', 'topics list', 'topics pause', 'topics resume',
-  'pending list', 'pending show', 'pending delete',
+  'destinations list', 'destinations pause', 'destinations resume', 'pending list', 'pending show', 'pending delete',
 ];
 const CONNECTED: readonly CommandName[] = ALL.filter((command) => command !== 'sql');
 const RELAY: readonly CommandName[] = ['relay'];
@@ -261,7 +261,7 @@ const command: readonly OptionDefinition[] = [
     flag: 'lock-attempts', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1000,
     summary: 'with --engine or --partitions: tries for that lock before OUTBOXER_LOCK_TIMEOUT', defaultText: '30',
   },
-  { flag: 'json', section: 'command', commands: ['status', 'dead list', 'topics list', 'pending list', 'pending show'], kind: 'switch', summary: 'machine-readable output on stdout' },
+  { flag: 'json', section: 'command', commands: ['status', 'dead list', 'topics list', 'destinations list', 'pending list', 'pending show'], kind: 'switch', summary: 'machine-readable output on stdout' },
   { flag: 'limit', section: 'command', commands: ['dead list', 'pending list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },
   { flag: 'all', section: 'command', commands: ['dead retry', 'dead purge'], kind: 'switch', summary: 'every dead message (in bounded batches)' },
   {
@@ -269,7 +269,7 @@ const command: readonly OptionDefinition[] = [
     summary: "only this destination's messages; the name `default` means those stored without one (the relay's own publisher)", defaultText: 'any',
   },
   {
-    flag: 'reason', section: 'command', commands: ['topics pause'], kind: 'text', placeholder: '<text>',
+    flag: 'reason', section: 'command', commands: ['topics pause', 'destinations pause'], kind: 'text', placeholder: '<text>',
     summary: "why: listed with the pause, and in the held messages' last error", defaultText: 'none',
   },
   ...pendingOptions,

@@ -1,5 +1,5 @@
 import type { DeadMessage } from '../../core/message.js';
-import type { DestinationFilter, OutboxOperator, OutboxStats, RelayGroup, TopicPause } from '../../core/ports/outbox-operator.js';
+import type { DestinationFilter, DestinationPause, OutboxOperator, OutboxStats, RelayGroup, TopicPause } from '../../core/ports/outbox-operator.js';
 import { type Reading, SharedRead } from './shared-read.js';
 import type { StoreGate } from './store-gate.js';
 import { supported } from './store-failure.js';
@@ -28,6 +28,7 @@ export class OperatorAccess {
   readonly #lag: TopicLagCache;
   readonly #dead: SharedRead<DeadMessage[]>;
   readonly #paused: SharedRead<TopicPause[]>;
+  readonly #pausedDestinations: SharedRead<DestinationPause[]>;
   readonly #group: SharedRead<RelayGroup>;
 
   constructor(operator: OutboxOperator, gate: StoreGate) {
@@ -38,6 +39,7 @@ export class OperatorAccess {
     this.#lag = new TopicLagCache((limit) => gate.run(() => supported(operator.topicLag, 'topicLag').call(operator, limit)), TOPIC_LAG_CACHE_MS);
     this.#dead = new SharedRead(gated(() => operator.listDead(MAX_LIST_LIMIT)), 0);
     this.#paused = new SharedRead(gated(() => supported(operator.pausedTopics, 'pausedTopics').call(operator)), 0);
+    this.#pausedDestinations = new SharedRead(gated(() => supported(operator.pausedDestinations, 'pausedDestinations').call(operator)), 0);
     this.#group = new SharedRead(gated(() => supported(operator.relayGroup, 'relayGroup').call(operator)), 0);
   }
 
@@ -61,6 +63,12 @@ export class OperatorAccess {
   async pausedTopics(): Promise<TopicPause[]> {
     supported(this.#operator.pausedTopics, 'pausedTopics');
     return (await this.#paused.get()).value;
+  }
+
+  /** The destinations operators paused as a whole, oldest first (a shared read, like the paused topics). */
+  async pausedDestinations(): Promise<DestinationPause[]> {
+    supported(this.#operator.pausedDestinations, 'pausedDestinations');
+    return (await this.#pausedDestinations.get()).value;
   }
 
   async relayGroup(): Promise<RelayGroup> {
@@ -89,6 +97,16 @@ export class OperatorAccess {
   resumeTopic(topic: string): Promise<boolean> {
     const resume = supported(this.#operator.resumeTopic, 'resumeTopic');
     return this.#change(() => resume.call(this.#operator, topic), this.#paused);
+  }
+
+  pauseDestination(destination: string, reason: string): Promise<boolean> {
+    const pause = supported(this.#operator.pauseDestination, 'pauseDestination');
+    return this.#change(() => pause.call(this.#operator, destination, reason), this.#pausedDestinations);
+  }
+
+  resumeDestination(destination: string): Promise<boolean> {
+    const resume = supported(this.#operator.resumeDestination, 'resumeDestination');
+    return this.#change(() => resume.call(this.#operator, destination), this.#pausedDestinations);
   }
 
   async #change<T>(call: () => Promise<T>, ...changed: readonly SharedRead<unknown>[]): Promise<T> {

@@ -14,6 +14,7 @@ import { deadRoutes } from './routes/api-dead-routes.js';
 import { pendingRoutes } from './routes/api-pending-routes.js';
 import { relaysRoutes } from './routes/api-relays-routes.js';
 import { statsRoutes } from './routes/api-stats-routes.js';
+import { destinationsRoutes } from './routes/api-destinations-routes.js';
 import { topicsRoutes } from './routes/api-topics-routes.js';
 import { dashboardRoutes } from './routes/dashboard-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -59,7 +60,7 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
 
 class NodeOpsServer implements OpsServer {
   readonly #options: ResolvedOpsServerOptions;
-  readonly #router = new Router([...healthRoutes, metricsRoute, ...statsRoutes, ...deadRoutes, ...pendingRoutes, ...topicsRoutes, ...relaysRoutes, ...dashboardRoutes]);
+  readonly #router = new Router([...healthRoutes, metricsRoute, ...statsRoutes, ...deadRoutes, ...pendingRoutes, ...topicsRoutes, ...destinationsRoutes, ...relaysRoutes, ...dashboardRoutes]);
   readonly #server: Server;
   /** The store as every route reaches it: bounded calls, shared reads. */
   readonly #store: OperatorAccess;

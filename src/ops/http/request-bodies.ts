@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
-import { checkTopicPause } from '../../core/topic-pause-input.js';
+import { checkDestinationPause, checkTopicPause } from '../../core/topic-pause-input.js';
 import { destinationFilter, destinationFilterFault } from '../destination-filter.js';
 import { OpsHttpError } from './ops-http-error.js';
 
@@ -89,4 +89,20 @@ export function pauseRequest(body: unknown): { readonly topic: string; readonly 
 export function resumeRequest(body: unknown): { readonly topic: string } {
   const fields = object(body, '{"topic": "<topic>"}', ['topic']);
   return { topic: checked(() => checkTopicPause(fields.topic)).topic };
+}
+
+/**
+ * `{"destination": "...", "reason": "..."}`, checked as the store checks a destination pause (`checkDestinationPause`:
+ * a destination's name, or `default` for the relay's own publisher); an absent or blank reason is stored empty.
+ */
+export function destinationPauseRequest(body: unknown): { readonly destination: string; readonly reason: string } {
+  const fields = object(body, '{"destination": "<name>", "reason": "<why>"}', ['destination', 'reason']);
+  const reason = typeof fields.reason === 'string' && fields.reason.trim() === '' ? DEFAULT_PAUSE_REASON : (fields.reason ?? DEFAULT_PAUSE_REASON);
+  return checked(() => checkDestinationPause(fields.destination, typeof reason === 'string' ? reason.trim() : reason));
+}
+
+/** `{"destination": "..."}` */
+export function destinationResumeRequest(body: unknown): { readonly destination: string } {
+  const fields = object(body, '{"destination": "<name>"}', ['destination']);
+  return { destination: checked(() => checkDestinationPause(fields.destination)).destination };
 }

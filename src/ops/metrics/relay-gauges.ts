@@ -35,6 +35,9 @@ export class RelayGauges {
         all.every((h) => relayReadiness(h).ready) ? 1 : 0,
       ),
       gauge('outboxer_topics_paused', 'Topics the relays hold now: their destination is missing, or an operator paused them.', (all) => new Set(all.flatMap((h) => h.pausedTopics)).size),
+      gauge('outboxer_destinations_paused', 'Destinations the relays hold as a whole now: an operator paused them, or their broker is out of reach.', (all) =>
+        new Set(all.flatMap((h) => (h.pausedDestinations ?? []).map((d) => d.destination))).size,
+      ),
     ]);
   }
 

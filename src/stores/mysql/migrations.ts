@@ -1,4 +1,4 @@
-import { MAX_DESTINATION_BYTES } from '../../core/message-rules.js';
+import { DESTINATION_PATTERN, MAX_DESTINATION_BYTES } from '../../core/message-rules.js';
 import { MAX_TROUBLE_BYTES } from '../../core/relay-trouble.js';
 import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
 import { destinationContractStatements, tableContractStatements } from './migration-table-contract.js';
@@ -161,6 +161,18 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
     statements: (n) => [
       ...addColumn(n, 'destination', `VARCHAR(${MAX_DESTINATION_BYTES}) ${TEXT} NULL`),
       ...destinationContractStatements(n),
+    ],
+  },
+  {
+    version: 5,
+    description: 'destination pauses, expand only: <table>_paused_destinations, the destinations operators paused as a whole, held by every relay until resumed',
+    statements: (n) => [
+      // the name as the destination column takes it (the rule's pattern, `(?s)…(?!.)`: `$` would pass a final line feed)
+      `CREATE TABLE IF NOT EXISTS ${n.pausedDestinations} (
+  destination VARCHAR(${MAX_DESTINATION_BYTES}) ${TEXT} NOT NULL PRIMARY KEY CHECK (destination REGEXP '(?s)${DESTINATION_PATTERN.slice(0, -1)}(?!.)' AND LENGTH(destination) <= ${MAX_DESTINATION_BYTES}),
+  reason      VARCHAR(500) ${TEXT} NOT NULL DEFAULT '' CHECK (LENGTH(reason) <= ${MAX_PAUSE_REASON_BYTES}),
+  paused_at   DATETIME(6) NOT NULL DEFAULT (${MYSQL_NOW})
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
     ],
   },
 ]);

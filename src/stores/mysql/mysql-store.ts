@@ -2,6 +2,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
   DestinationFilter,
+  DestinationPause,
   OutboxGauges,
   OutboxOperator,
   OutboxSchema,
@@ -27,6 +28,7 @@ import { MYSQL_NOW, mysqlMigrations } from './migrations.js';
 import { listDead, purgeDead, retryDead } from './operator/dead-messages.js';
 import { deletePending, inspectPending, listPending } from './operator/pending-messages.js';
 import { readGauges } from './operator/gauges.js';
+import { listPausedDestinations, pauseDestination, resumeDestination } from './operator/paused-destinations.js';
 import { listPausedTopics, pauseTopic, resumeTopic } from './operator/paused-topics.js';
 import { readRelayGroup } from './operator/relay-group.js';
 import { readStats } from './operator/stats.js';
@@ -182,6 +184,19 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
 
   pausedTopics(): Promise<TopicPause[]> {
     return listPausedTopics(this.#database, this.tableNames);
+  }
+
+  /** Pauses a whole destination (every topic of it) for every relay until `resumeDestination` (`<table>_paused_destinations`). */
+  pauseDestination(destination: string, reason: string): Promise<boolean> {
+    return pauseDestination(this.#database, this.tableNames, destination, reason);
+  }
+
+  resumeDestination(destination: string): Promise<boolean> {
+    return resumeDestination(this.#database, this.tableNames, destination);
+  }
+
+  pausedDestinations(): Promise<DestinationPause[]> {
+    return listPausedDestinations(this.#database, this.tableNames);
   }
 
   /** The live relays, the partitions each holds, and the unowned ones, by the database clock. */

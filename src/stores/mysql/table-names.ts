@@ -12,6 +12,8 @@ export interface MysqlTableNames {
   readonly partitions: string;
   readonly partitioning: string;
   readonly pausedTopics: string;
+  /** The destinations operators paused as a whole (migration 5). */
+  readonly pausedDestinations: string;
   /** Each relay's broker trouble, one row while it lasts (docs/design.md, "Hand-over and broker trouble"). */
   readonly relayTrouble: string;
   /** The bookkeeping of applied migrations, shared by every outboxer table of the database (outbox and inbox). */
@@ -41,6 +43,7 @@ export function mysqlTableNames(table = 'outbox', database: string | null = null
     partitions: q(`${table}_partitions`),
     partitioning: q(`${table}_partitioning`),
     pausedTopics: q(`${table}_paused_topics`),
+    pausedDestinations: q(`${table}_paused_destinations`),
     relayTrouble: q(`${table}_relay_trouble`),
     migrations: q('outboxer_migrations'),
     migrationLock: `outboxer:migrate:${database ?? ''}`.slice(0, 64),

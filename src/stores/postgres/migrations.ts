@@ -6,6 +6,7 @@ import { partitionLeasesMigration } from './migration-partition-leases.js';
 import { engineSwitchMigration, newTableEngineSql } from './migration-engine-switch.js';
 import { readPathIndexes, readPathMigration } from './migration-read-path.js';
 import { relayTroubleMigration } from './migration-relay-trouble.js';
+import { pausedDestinationsMigration } from './migration-paused-destinations.js';
 import { pausedTopicsMigration } from './migration-paused-topics.js';
 import { destinationMigration, tableContractMigration } from './migration-table-contract.js';
 import type { TableName } from './sql.js';
@@ -182,6 +183,11 @@ $do$;
     version: 12,
     description: 'fan-out, expand only: the nullable destination column (NULL: the relay\'s own publisher), and the destination rule in the table contract',
     sql: destinationMigration,
+  },
+  {
+    version: 13,
+    description: 'destination pauses, expand only: the destinations operators paused as a whole (<table>_paused_destinations), held by every relay until resumed',
+    sql: pausedDestinationsMigration,
   },
 ]);
 

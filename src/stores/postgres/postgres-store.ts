@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
-import type { OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause } from '../../core/ports.js';
+import type { DestinationPause, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause } from '../../core/ports.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
 import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
 import { PostgresPartitionReader } from './reader/postgres-partition-reader.js';
@@ -177,6 +177,19 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
 
   pausedTopics(): Promise<TopicPause[]> {
     return this.#operator.pausedTopics();
+  }
+
+  /** Pauses a whole destination (every topic of it) for every relay until `resumeDestination` (migration 13's `<table>_paused_destinations`). */
+  pauseDestination(destination: string, reason: string): Promise<boolean> {
+    return this.#operator.pauseDestination(destination, reason);
+  }
+
+  resumeDestination(destination: string): Promise<boolean> {
+    return this.#operator.resumeDestination(destination);
+  }
+
+  pausedDestinations(): Promise<DestinationPause[]> {
+    return this.#operator.pausedDestinations();
   }
 
   /** The live relays, the partitions each holds, and the unowned ones, by the database clock. */

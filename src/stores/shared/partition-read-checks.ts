@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
-import type { PartitionCompletion, PartitionMessage, PartitionReadOutcome, PartitionReadRequest } from '../../core/ports.js';
+import { DEFAULT_DESTINATION, destinationFault } from '../../core/message-rules.js';
+import type { PartitionCompletion, PartitionMessage, PartitionReadOptions, PartitionReadOutcome, PartitionReadRequest } from '../../core/ports.js';
 
 /** Checks and folds every SQL store's partition reader shares: what a read or a completion may ask, and what a read returned per partition. */
 
@@ -72,4 +73,41 @@ export function checkDelay(relayId: string, id: string, delayMs: number): void {
   if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: message ${id} needs a delay in whole ms >= 0; got ${String(delayMs)}`);
   }
+}
+
+/**
+ * The due branch's destinations of a read's options (`dueDestinations`), checked in every store (MariaDB writes them
+ * into the statement as literals): each a destination's name (ASCII letter or digit, then letters, digits, `_` or
+ * `-`, at most 64 bytes) or `default`, so no quote or backslash can reach a text. Duplicates dropped, sorted;
+ * `undefined` when absent (one due branch over every destination). Refused with a `ConfigurationError`
+ * `OUTBOXER_INVALID_DESTINATION`.
+ */
+export function checkDueDestinations(options: PartitionReadOptions | undefined): readonly string[] | undefined {
+  const names: unknown = options?.dueDestinations;
+  if (names === undefined) return undefined;
+  if (!Array.isArray(names)) {
+    throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option dueDestinations must be an array of destination names; got a ${typeof names}`, { options: ['dueDestinations'] });
+  }
+  for (const name of names as unknown[]) {
+    const fault = typeof name !== 'string' ? `a destination is a string; got a ${typeof name}` : name === DEFAULT_DESTINATION ? undefined : destinationFault(name);
+    if (fault !== undefined) throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option dueDestinations: ${fault}`, { options: ['dueDestinations'] });
+  }
+  return [...new Set(names as string[])].sort();
+}
+
+const MAX_SEQ = 2n ** 63n - 1n;
+
+/**
+ * A completion's `publishedSeqs`, checked in every store: one seq per published id, each a positive 64-bit seq, and
+ * normalized (no leading zeros); `undefined` when absent. Refused with `OUTBOXER_INVALID_OPTION`.
+ */
+export function checkPublishedSeqs(relayId: string, completion: PartitionCompletion): readonly string[] | undefined {
+  const seqs: unknown = completion.publishedSeqs;
+  if (seqs === undefined) return undefined;
+  const valid = Array.isArray(seqs) && seqs.length === completion.published.length
+    && (seqs as unknown[]).every((seq) => typeof seq === 'string' && SEQ.test(seq) && BigInt(seq) <= MAX_SEQ);
+  if (!valid) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: partition ${completion.partition}: publishedSeqs must hold one seq per published id, as the read returned them`);
+  }
+  return (seqs as string[]).map((seq) => BigInt(seq).toString());
 }

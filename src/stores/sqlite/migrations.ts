@@ -1,4 +1,5 @@
 import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+import { MAX_DESTINATION_BYTES } from '../../core/message-rules.js';
 import { MAX_TROUBLE_BYTES } from '../../core/relay-trouble.js';
 import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
 import { destinationMigrationSql, tableContractSql } from './migration-table-contract.js';
@@ -12,6 +13,8 @@ export interface SqliteTableNames {
   readonly partitions: string;
   readonly partitioning: string;
   readonly pausedTopics: string;
+  /** The destinations operators paused as a whole (migration 5). */
+  readonly pausedDestinations: string;
   /** Each relay's broker trouble, one row while it lasts (docs/design.md, "Hand-over and broker trouble"). */
   readonly relayTrouble: string;
   /** The bookkeeping of applied migrations, shared by every outboxer table of the file (outbox and inbox). */
@@ -29,6 +32,7 @@ export function sqliteTableNames(table = 'outbox'): SqliteTableNames {
     partitions: q('_partitions'),
     partitioning: q('_partitioning'),
     pausedTopics: q('_paused_topics'),
+    pausedDestinations: q('_paused_destinations'),
     relayTrouble: q('_relay_trouble'),
     migrations: quoteIdentifier('outboxer_migrations'),
   });
@@ -192,6 +196,19 @@ CREATE TABLE IF NOT EXISTS ${n.relayTrouble} (
     version: 4,
     description: 'fan-out, expand only: the nullable destination column (NULL: the relay\'s own publisher), and the destination rule in the table contract',
     sql: (n) => destinationMigrationSql(n),
+  },
+  {
+    version: 5,
+    description: 'destination pauses, expand only: <table>_paused_destinations, the destinations operators paused as a whole, held by every relay until resumed',
+    // CREATE TABLE IF NOT EXISTS: the `outboxer sql` script stays safe to apply twice. GLOB for the destination rule
+    // (SQLite has no REGEXP by default): a letter or digit first, no character outside letters, digits, _ and -
+    sql: (n) => `
+CREATE TABLE IF NOT EXISTS ${n.pausedDestinations} (
+  destination TEXT PRIMARY KEY CHECK (destination GLOB '[A-Za-z0-9]*' AND destination NOT GLOB '*[^A-Za-z0-9_-]*' AND length(CAST(destination AS BLOB)) <= ${MAX_DESTINATION_BYTES}),
+  reason      TEXT NOT NULL DEFAULT '' CHECK (length(CAST(reason AS BLOB)) <= ${MAX_PAUSE_REASON_BYTES}),
+  paused_at   INTEGER NOT NULL DEFAULT (${SQLITE_NOW_MS})
+);
+`,
   },
 ]);
 

@@ -1,7 +1,7 @@
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
-  DestinationFilter, OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
+  DestinationFilter, DestinationPause, OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
 } from '../../core/ports.js';
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
@@ -14,6 +14,7 @@ import { SQLITE_NOW_MS, sqliteMigrations, sqliteTableNames, type SqliteTableName
 import { listDeadMessages, purgeDeadMessages, retryDeadMessages } from './operator/sqlite-dead-messages.js';
 import { deleteSqlitePending, inspectSqlitePending, listSqlitePending } from './operator/sqlite-pending-messages.js';
 import { readSqliteGauges } from './operator/sqlite-gauges.js';
+import { listPausedDestinations, pauseSqliteDestination, resumeSqliteDestination } from './operator/paused-destinations.js';
 import { listPausedTopics, pauseSqliteTopic, resumeSqliteTopic } from './operator/paused-topics.js';
 import { readSqliteRelayGroup } from './operator/sqlite-relay-group.js';
 import { readStats } from './operator/sqlite-stats.js';
@@ -137,6 +138,19 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
 
   pausedTopics(): Promise<TopicPause[]> {
     return listPausedTopics(this.database, this.tableNames);
+  }
+
+  /** Pauses a whole destination (every topic of it) for every relay until `resumeDestination` (`<table>_paused_destinations`). */
+  pauseDestination(destination: string, reason: string): Promise<boolean> {
+    return pauseSqliteDestination(this.database, this.tableNames, destination, reason);
+  }
+
+  resumeDestination(destination: string): Promise<boolean> {
+    return resumeSqliteDestination(this.database, this.tableNames, destination);
+  }
+
+  pausedDestinations(): Promise<DestinationPause[]> {
+    return listPausedDestinations(this.database, this.tableNames);
   }
 
   relayGroup(): Promise<RelayGroup> {

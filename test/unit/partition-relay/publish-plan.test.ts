@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ClaimOutcome } from '../../../src/core/publish-claim.js';
 import { completionsFrom, MIN_HOLD_MS, splitWaiting, uncounted } from '../../../src/core/partition-relay/publish-plan.js';
+import { dueBranchFull } from '../../../src/core/partition-relay/publish-batch.js';
+import type { PartitionMessage } from '../../../src/core/ports.js';
 import { partitionMessage as m } from './partition-messages.js';
 
 const never = () => false;
@@ -31,7 +33,7 @@ describe('splitWaiting: a key waits for its earlier scheduled row', () => {
   it('does not trust a blocker in the batch when the due branch came back full (rows between may have been cut)', () => {
     const blocker = m(1, { key: 'k', source: 'due' });
     const waiting = m(5, { key: 'k', waitsFor: { seq: '1', dueInMs: 0 } });
-    const { ready, held } = splitWaiting([blocker, waiting], (p) => p === 0);
+    const { ready, held } = splitWaiting([blocker, waiting], (message) => message.partition === 0);
     expect(ready).toEqual([blocker]);
     expect(held.map((h) => h.id)).toEqual([waiting.id]);
   });
@@ -101,5 +103,27 @@ describe('uncounted', () => {
     });
     const clean = { partition: 1, epoch: '2', published: ['p'], failed: [], held: [] };
     expect(uncounted(clean)).toBe(clean);
+  });
+});
+
+describe('dueBranchFull: which due branch a blocker came from', () => {
+  const limit = () => 2;
+  const partnerBacklog = [m(1, { key: 'a', source: 'due', destination: 'partner' }), m(2, { key: 'b', source: 'due', destination: 'partner' })];
+  const ownBlocker = m(3, { key: 'k', source: 'due', destination: null });
+  const waiting = m(9, { key: 'k', destination: null, waitsFor: { seq: '3', dueInMs: 0 } });
+
+  it("with fan-out, counts each destination's due rows apart: another destination's full branch does not hold a fresh row", () => {
+    const read = [...partnerBacklog, ownBlocker, waiting];
+    const full = dueBranchFull(read, true, limit);
+    expect(full(waiting)).toBe(false);
+    expect(full(partnerBacklog[0] as PartitionMessage)).toBe(true);
+    expect(splitWaiting(read, full).ready.map((r) => r.seq)).toEqual(['1', '2', '3', '9']);
+  });
+
+  it('without fan-out, counts the partition as one branch', () => {
+    const read = [...partnerBacklog, ownBlocker, waiting];
+    const full = dueBranchFull(read, false, limit);
+    expect(full(waiting)).toBe(true);
+    expect(splitWaiting(read, full).held.map((h) => h.id)).toEqual([waiting.id]);
   });
 });

@@ -6,13 +6,14 @@ import { EXIT_OK } from '../errors.js';
 import { humanDuration, renderTable } from '../format.js';
 import type { CliIo } from '../io.js';
 import { type EngineStatus, engineStatusJson, engineStatusText, groupStatusJson, groupStatusText, readEngineStatus, v1Relevant } from './engine-status.js';
+import { destinationPausesJson, destinationPausesText, readDestinationPauses } from './paused-destination-list.js';
 import { isMissingTable, type PauseListing, pausesJson, pausesText, readPauses } from './paused-topic-list.js';
-import type { RelayGroup } from '../../../core/ports.js';
+import type { DestinationPause, RelayGroup } from '../../../core/ports.js';
 
 /**
  * `outboxer status [--json]`: counts per state, the age of the oldest unpublished message, the engine (its
- * configuration and, under v2, the live relays and what they hold), and the paused topics: by an operator, or
- * held by the relays for a missing destination. Read only: it writes nothing, joins no group.
+ * configuration and, under v2, the live relays and what they hold), the paused topics (by an operator, or
+ * held by the relays for a missing destination), and the destinations operators paused as a whole. Read only: it writes nothing, joins no group.
  */
 export async function statusCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
@@ -21,6 +22,7 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   let engine: EngineStatus | undefined;
   let group: RelayGroup | undefined;
   let paused: PauseListing;
+  let pausedDestinations: DestinationPause[];
   try {
     stats = await store.stats();
     if (postgres !== undefined) engine = await readEngineStatus(postgres.database, postgres.tableName);
@@ -30,13 +32,14 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
       if (isMissingTable(error)) return readPauses(store, false);
       throw error;
     });
+    pausedDestinations = await readDestinationPauses(store);
   } finally {
     await store.close();
   }
   if (config.json) {
     const { pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds } = stats;
     const engineJson = group === undefined ? engineStatusJson(engine) : groupStatusJson(group);
-    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses) })}\n`);
+    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses), pausedDestinations: destinationPausesJson(pausedDestinations) })}\n`);
     return EXIT_OK;
   }
   const age = stats.oldestPendingAgeSeconds;
@@ -56,5 +59,6 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   io.out(`oldest pending message: ${waiting > 0 ? `${humanDuration(age)} old (${age.toFixed(1)} s)` : 'none'}\n`);
   io.out(group === undefined ? engineStatusText(engine, new Date(), v1Leases) : groupStatusText(group));
   io.out(paused.pauses.length === 0 ? 'paused topics: none\n' : `paused topics:\n${pausesText(paused, label)}`);
+  io.out(pausedDestinations.length === 0 ? 'paused destinations: none\n' : `paused destinations:\n${destinationPausesText(pausedDestinations, label)}`);
   return EXIT_OK;
 }

@@ -106,9 +106,11 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
     <section class="panel" aria-labelledby="paused-title">
       <h2 id="paused-title">Paused topics</h2>
       <p class="error" id="paused-error" hidden></p>
+      <p class="error" id="paused-destinations-error" hidden></p>
       <table>
         <thead><tr><th scope="col">Topic</th><th scope="col">By</th><th scope="col">Reason</th><th scope="col">Paused for</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody id="paused-body"></tbody>
+        <tbody id="paused-destinations-body"></tbody>
         <tbody id="held-body"></tbody>
       </table>
       <p class="empty" id="paused-empty" hidden>No topic is paused.</p>

@@ -8,7 +8,7 @@ export const DASHBOARD_SCRIPT_BASICS = String.raw`
   var SPARK_POINTS = 30;
   var OWNER_COLOURS = 10;
   var SVG = 'http://www.w3.org/2000/svg';
-  var state = { token: '', info: null, readsNeedToken: false, last: null, rates: [], timer: 0, polling: false, again: false, deadTotal: 0, listedDead: 0, paused: new Set(), held: new Map(), heldCount: 0 };
+  var state = { token: '', info: null, readsNeedToken: false, last: null, rates: [], timer: 0, polling: false, again: false, deadTotal: 0, listedDead: 0, paused: new Set(), pausedDestinations: 0, held: new Map(), heldCount: 0 };
   var integer = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
   var decimal = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 });
 

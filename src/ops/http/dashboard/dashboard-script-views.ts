@@ -184,6 +184,29 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
     pausedEmpty();
     markPaused();
   }
+  /** Destinations an operator paused as a whole: one row each, every topic of it ("(all topics)"), with a Resume button. */
+  function renderPausedDestinations(data) {
+    syncRows(el('paused-destinations-body'), data.paused, function (p) { return p.destination; }, function () {
+      var row = document.createElement('tr');
+      var td = cells(row, 5);
+      td[0].className = 'topic';
+      td[0].append(make('span', 'name', '(all topics)'), make('span', 'dest'));
+      td[1].textContent = 'operator';
+      td[4].appendChild(button('Resume', '', function (node) {
+        var destination = row.dataset.key;
+        mutate(node, '/api/destinations/resume', { destination: destination }, function (r) {
+          return r.resumed ? 'Resumed destination ' + destination + '.' : 'Destination ' + destination + ' was not paused.';
+        });
+      }));
+      return row;
+    }, function (row, pause) {
+      row.cells[0].lastChild.textContent = 'to ' + pause.destination;
+      row.cells[2].textContent = pause.reason;
+      row.cells[3].replaceChildren(since(pause.pausedAt));
+    });
+    state.pausedDestinations = data.paused.length;
+    pausedEmpty();
+  }
   /** Topics the relays hold by themselves (destination missing), per destination, from the lag read: no Resume, they resume when it exists. */
   function renderHeld(held) {
     syncRows(el('held-body'), held, lagKey, function () {
@@ -208,7 +231,7 @@ export const DASHBOARD_SCRIPT_VIEWS = String.raw`
     state.heldCount = held.length;
     pausedEmpty();
   }
-  function pausedEmpty() { show('paused-empty', state.paused.size === 0 && state.heldCount === 0); }
+  function pausedEmpty() { show('paused-empty', state.paused.size === 0 && state.pausedDestinations === 0 && state.heldCount === 0); }
   /** The lag table shows a paused topic's state instead of its Pause button: paused by an operator (every destination), or held by the relay (one). */
   function markPaused() {
     Array.prototype.forEach.call(el('topics-body').rows, function (row) {

@@ -63,6 +63,7 @@ const DASHBOARD_SCRIPT_MAIN = String.raw`
     { path: '/api/relays', errorId: 'relays-error', render: renderRelays },
     { path: '/api/topics?limit=50', errorId: 'topics-error', render: renderTopics, every: TOPICS_POLL_MS },
     { path: '/api/topics/paused', errorId: 'paused-error', render: renderPaused },
+    { path: '/api/destinations/paused', errorId: 'paused-destinations-error', render: renderPausedDestinations },
     { path: '/api/dead?limit=100', errorId: 'dead-error', render: renderDead },
   ];
 

@@ -1,3 +1,4 @@
+import { checkPublishedSeqs } from '../../shared/partition-read-checks.js';
 import type { PartitionCompletion } from '../../../core/ports.js';
 import type { MysqlExecutor } from '../database.js';
 import { FENCED, fenceParams } from '../leases/lease-fence.js';
@@ -11,6 +12,18 @@ export interface OutcomeRow {
   readonly kind: 'published' | 'failed' | 'dead' | 'held';
   readonly delayMs: number;
   readonly error: string | null;
+  /** The seq the read returned with a published id (`publishedSeqs`), normalized: the row is written only if it has it. */
+  readonly seq?: string;
+}
+
+/** A completion's published rows, with their seqs when it has them: one per id, each a bigint seq, or refused. */
+export function publishedRows(relayId: string, completion: PartitionCompletion): OutcomeRow[] {
+  const seqs = checkPublishedSeqs(relayId, completion);
+  return completion.published.map((id, i) => {
+    const row = { partition: completion.partition, id, kind: 'published' as const, delayMs: 0, error: null };
+    const seq = seqs?.[i];
+    return seq === undefined ? row : { ...row, seq };
+  });
 }
 
 export interface PartitionWritten {
@@ -35,6 +48,21 @@ function listedRows(names: MysqlTableNames): string {
       STRAIGHT_JOIN ${names.outbox} AS o FORCE INDEX (${quoteMysql(`${names.table}_id_key`)}) ON o.id = j.id`;
 }
 
+/** A pending row as stored: its partition and seq. */
+interface StoredRow {
+  readonly partition: number;
+  readonly seq: string;
+}
+
+function storedRow(row: Record<string, unknown>): StoredRow {
+  return { partition: Number(row.partition_no), seq: BigInt(row.seq as string | number).toString() };
+}
+
+/** Whether the outcome is for this stored row: in the partition it names and, when it carries a seq, with that seq. */
+function isRowOf(outcome: OutcomeRow, stored: StoredRow | undefined): boolean {
+  return stored !== undefined && stored.partition === outcome.partition && (outcome.seq === undefined || stored.seq === outcome.seq);
+}
+
 /** A backoff or hold further out than this is written as this (a DATETIME ends in 9999; 100 years is plenty). */
 const MAX_DELAY_MS = 100 * 365 * 24 * 3_600_000;
 
@@ -49,7 +77,8 @@ const MAX_DELAY_MS = 100 * 365 * 24 * 3_600_000;
  *
  * The rows are locked `FOR UPDATE SKIP LOCKED` by id: a row another session holds (an operator's transaction) is
  * not waited for, which would stall every partition of the completion behind it; a row still pending that was
- * passed over this way is reported in `skipped`. Only rows still pending and really in the partition are written:
+ * passed over this way is reported in `skipped`. Only rows still pending and really in the partition are written
+ * (a published row sent with its seq only if it has that seq; MariaDB still finds it by id, its unique index):
  * published rows deleted (or marked `published` when retained); failed rows count the attempt and get `due_at`
  * (their backoff) or are parked dead; held rows get `due_at` without an attempt (a null reason keeps the stored one).
  */
@@ -67,27 +96,27 @@ export async function completePartitions(
   );
   const unclean = new Map(locked.rows.map((row) => [Number(row.partition_no), Number(row.unclean)]));
   const wanted = rows.filter((row) => unclean.has(row.partition));
-  const mine = new Map<string, number>();
+  const mine = new Map<string, StoredRow>();
   const skipped = new Map<number, string[]>();
   if (wanted.length > 0) {
     const ids = [...new Set(wanted.map((row) => row.id))];
     const lockedRows = await tx.query(
-      `SELECT o.id, o.partition_no FROM ${listedRows(names)} WHERE o.state = 'pending' FOR UPDATE SKIP LOCKED`,
+      `SELECT o.id, o.partition_no, o.seq FROM ${listedRows(names)} WHERE o.state = 'pending' FOR UPDATE SKIP LOCKED`,
       [JSON.stringify(ids)],
     );
-    for (const row of lockedRows.rows) mine.set(String(row.id), Number(row.partition_no));
+    for (const row of lockedRows.rows) mine.set(String(row.id), storedRow(row));
     const passed = ids.filter((id) => !mine.has(id));
     if (passed.length > 0) {
-      const pending = await tx.query(`SELECT o.id, o.partition_no FROM ${listedRows(names)} WHERE o.state = 'pending'`, [JSON.stringify(passed)]);
-      const partitionOf = new Map(pending.rows.map((row) => [String(row.id), Number(row.partition_no)]));
+      const pending = await tx.query(`SELECT o.id, o.partition_no, o.seq FROM ${listedRows(names)} WHERE o.state = 'pending'`, [JSON.stringify(passed)]);
+      const stored = new Map(pending.rows.map((row) => [String(row.id), storedRow(row)]));
       for (const row of wanted) {
-        if (partitionOf.get(row.id) !== row.partition) continue;
+        if (!isRowOf(row, stored.get(row.id))) continue;
         skipped.set(row.partition, [...(skipped.get(row.partition) ?? []), row.id]);
-        partitionOf.delete(row.id);
+        stored.delete(row.id);
       }
     }
   }
-  const writes = wanted.filter((row) => mine.get(row.id) === row.partition);
+  const writes = wanted.filter((row) => isRowOf(row, mine.get(row.id)));
   await writeOutcomes(tx, names, writes, retain);
   const written = new Map<number, { ids: Set<string>; published: Set<string> }>();
   for (const row of writes) {

@@ -1,18 +1,19 @@
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
   CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOptions,
-  PartitionReadRequest, PartitionReadResult, TopicPause,
+  PartitionReadRequest, PartitionReadResult, TopicPause, DestinationPause,
 } from '../../../core/ports.js';
 import type { MysqlDatabase } from '../database.js';
 import { readCommitted } from '../read-committed.js';
+import { listPausedDestinations } from '../operator/paused-destinations.js';
 import { listPausedTopics } from '../operator/paused-topics.js';
 import { quoteMysql, type MysqlTableNames } from '../table-names.js';
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
-import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
-import { completePartitions, type OutcomeRow } from './complete-partitions.js';
+import { checkCompletions, checkDelay, checkDueDestinations, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
+import { completePartitions, type OutcomeRow, publishedRows } from './complete-partitions.js';
 import { countAttempt, resetUnclean } from './count-attempt.js';
 import { HorizonProbe, readTag } from './horizon-probe.js';
-import { checkPausedDestinations, readPartitionsSql } from './read-partitions.js';
+import { readPartitionsSql } from './read-partitions.js';
 
 interface ReadRow extends MessageRow {
   partition_no: number | string;
@@ -39,11 +40,11 @@ export class MysqlPartitionReader implements PartitionReader {
   /**
    * The horizon (before the SELECT), the SELECT (its own snapshot), then the tag only when a fresh branch returned
    * rows: see docs/design.md, "Late commits", and `horizon-probe.ts`. A recheck applies when `horizon >= tag`.
-   * `options.pausedDestinations` leaves those destinations' rows out of the due branches only.
+   * `options.dueDestinations` splits the due branch per destination (the others' due rows are not read).
    */
   async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
-    const paused = checkPausedDestinations(options);
+    const dueDestinations = checkDueDestinations(options);
     const horizon = await this.#horizon.horizon();
     const settled = new Set<number>();
     if (requests.length === 0 || (await this.#tablePartitionCount()) !== partitionCount) {
@@ -55,7 +56,7 @@ export class MysqlPartitionReader implements PartitionReader {
     // time; one that could settle a recheck has ended before the horizon probe, so the walk sees it.
     const busy = await this.#partitionsWithPending(requests);
     const reading = requests.filter((r) => busy.has(r.partition));
-    const { rows } = reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled, paused));
+    const { rows } = reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled, dueDestinations));
     const messages = (rows as unknown as ReadRow[]).map(toPartitionMessage).sort(byPartitionAndSeq);
     const tag = messages.some((m) => m.source === 'fresh') ? await readTag(this.#database) : null;
     return { horizon, tag, partitions: outcomesOf(requests, messages, settled, (i) => requests[i]?.limit ?? 0), messages };
@@ -65,7 +66,7 @@ export class MysqlPartitionReader implements PartitionReader {
     if (completions.length === 0) return [];
     checkCompletions(relayId, completions);
     const rows: OutcomeRow[] = completions.flatMap((c) => [
-      ...c.published.map((id) => ({ partition: c.partition, id, kind: 'published' as const, delayMs: 0, error: null })),
+      ...publishedRows(relayId, c),
       ...c.failed.map((f) => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? ('dead' as const) : ('failed' as const), delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error })),
       ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason })),
     ]);
@@ -84,6 +85,16 @@ export class MysqlPartitionReader implements PartitionReader {
   async pausedTopics(): Promise<readonly TopicPause[]> {
     try {
       return await listPausedTopics(this.#database, this.#names);
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code === 'ER_NO_SUCH_TABLE') return [];
+      throw error;
+    }
+  }
+
+  /** The destinations operators paused as a whole; a table without the list (not migrated to version 5) has none. */
+  async destinationPauses(): Promise<readonly DestinationPause[]> {
+    try {
+      return await listPausedDestinations(this.#database, this.#names);
     } catch (error) {
       if ((error as { code?: unknown } | null)?.code === 'ER_NO_SUCH_TABLE') return [];
       throw error;

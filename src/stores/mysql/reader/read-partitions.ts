@@ -1,6 +1,5 @@
-import { ConfigurationError } from '../../../core/errors.js';
-import { DEFAULT_DESTINATION, destinationFault } from '../../../core/message-rules.js';
-import type { PartitionReadOptions, PartitionReadRequest } from '../../../core/ports.js';
+import { DEFAULT_DESTINATION } from '../../../core/message-rules.js';
+import type { PartitionReadRequest } from '../../../core/ports.js';
 import { MYSQL_NOW } from '../migrations.js';
 import { quoteMysql, type MysqlTableNames } from '../table-names.js';
 
@@ -23,15 +22,16 @@ const ISO = '%Y-%m-%dT%H:%i:%s.%fZ';
  * once a drain has deleted rows, MariaDB planned a branch as a scan of the primary key from `seq > after` (80-110 ms
  * a branch, against 0.1 ms on the partition index).
  *
- * `paused` (from `checkPausedDestinations`): the due branch leaves out those destinations' rows (`default`: the rows
- * without one), a filter on the rows the index range returns; the fresh and recheck branches keep them (the position
- * must pass every fresh row). An empty list writes the statement as without it.
+ * `dueDestinations` (from `checkDueDestinations`, so only names reach the text): one due branch per destination,
+ * of its rows only (`default`: the rows without one), each with the partition's limit, a filter on the rows the index
+ * range returns; none for an empty list; absent, one due branch over every destination. The fresh and recheck
+ * branches keep every destination (the position must pass every fresh row).
  */
 export function readPartitionsSql(
   names: MysqlTableNames,
   requests: readonly PartitionReadRequest[],
   settled: ReadonlySet<number>,
-  paused: readonly string[] = [],
+  dueDestinations?: readonly string[],
 ): string {
   const o = names.outbox;
   const select = (partition: number, source: string, condition: string, limit: number) => `(SELECT ${partition} AS partition_no, '${source}' AS source,
@@ -42,7 +42,7 @@ export function readPartitionsSql(
         ORDER BY h.seq DESC LIMIT 1) AS waits
     FROM ${o} o FORCE INDEX (${quoteMysql(`${names.table}_read_idx`)}) WHERE o.partition_no = ${partition} AND o.state = 'pending' AND ${condition}
     ORDER BY o.seq LIMIT ${limit})`;
-  const pausedFilter = paused.length === 0 ? '' : ` AND COALESCE(o.destination, '${DEFAULT_DESTINATION}') NOT IN (${paused.map((name) => `'${name}'`).join(', ')})`;
+  const dueFilters = dueDestinations === undefined ? [''] : dueDestinations.map((name) => ` AND COALESCE(o.destination, '${DEFAULT_DESTINATION}') = '${name}'`);
   const branches = requests.flatMap((r) => {
     const after = r.after ?? '0';
     const list = [select(r.partition, 'fresh', `o.due_at IS NULL AND o.seq > ${after}`, r.limit)];
@@ -50,27 +50,8 @@ export function readPartitionsSql(
       const to = BigInt(r.recheck.to) < BigInt(r.after) ? r.recheck.to : r.after;
       list.push(select(r.partition, 'recheck', `o.due_at IS NULL AND o.seq > ${r.recheck.from ?? '0'} AND o.seq <= ${to}`, r.limit));
     }
-    list.push(select(r.partition, 'due', `o.due_at IS NOT NULL AND o.due_at <= ${MYSQL_NOW}${pausedFilter}`, r.limit));
+    for (const filter of dueFilters) list.push(select(r.partition, 'due', `o.due_at IS NOT NULL AND o.due_at <= ${MYSQL_NOW}${filter}`, r.limit));
     return list;
   });
   return branches.join('\nUNION ALL\n');
-}
-
-/**
- * The paused destinations of a read's options, checked before they are written into the statement as literals: each
- * a destination's name (ASCII letter or digit, then letters, digits, `_` or `-`, at most 64 bytes) or `default`, so no
- * quote or backslash can reach the text. Duplicates dropped, sorted (one text per set). Refused with a
- * `ConfigurationError` `OUTBOXER_INVALID_DESTINATION`.
- */
-export function checkPausedDestinations(options: PartitionReadOptions | undefined): readonly string[] {
-  const paused: unknown = options?.pausedDestinations;
-  if (paused === undefined) return [];
-  if (!Array.isArray(paused)) {
-    throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option pausedDestinations must be an array of destination names; got a ${typeof paused}`, { options: ['pausedDestinations'] });
-  }
-  for (const name of paused as unknown[]) {
-    const fault = typeof name !== 'string' ? `a destination is a string; got a ${typeof name}` : name === DEFAULT_DESTINATION ? undefined : destinationFault(name);
-    if (fault !== undefined) throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option pausedDestinations: ${fault}`, { options: ['pausedDestinations'] });
-  }
-  return [...new Set(paused as string[])].sort();
 }

@@ -1,9 +1,10 @@
-import type { RelayGroup, TopicLag, TopicPause } from '../../../core/ports.js';
+import type { DestinationPause, RelayGroup, TopicLag, TopicPause } from '../../../core/ports.js';
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../../core/ports/pending-messages.js';
 import type { PgDatabase } from '../database.js';
 import type { NamedStatement } from '../named-statement.js';
 import type { TableName } from '../sql.js';
 import { deletePending, inspectPending, listPending, pendingMessageStatements, type PendingMessageStatements } from './pending-messages.js';
+import { listPausedDestinations, pauseDestination, pausedDestinationStatements, type PausedDestinationStatements, resumeDestination } from './paused-destinations.js';
 import { listPausedTopics, pauseTopic, pausedTopicStatements, type PausedTopicStatements, resumeTopic } from './paused-topics.js';
 import { readRelayGroupPartitions, relayGroupStatement } from './relay-group-partitions.js';
 import { readTopicLag, topicLagStatement } from './topic-lag.js';
@@ -17,6 +18,7 @@ export class PostgresOperatorQueries {
   readonly #database: PgDatabase;
   readonly #prepare: boolean;
   readonly #pauses: PausedTopicStatements;
+  readonly #destinationPauses: PausedDestinationStatements;
   readonly #topicLag: NamedStatement;
   readonly #relayGroup: NamedStatement;
   readonly #pending: PendingMessageStatements;
@@ -25,6 +27,7 @@ export class PostgresOperatorQueries {
     this.#database = database;
     this.#prepare = prepare;
     this.#pauses = pausedTopicStatements(name);
+    this.#destinationPauses = pausedDestinationStatements(name);
     this.#topicLag = topicLagStatement(name);
     this.#relayGroup = relayGroupStatement(name);
     this.#pending = pendingMessageStatements(name);
@@ -44,6 +47,18 @@ export class PostgresOperatorQueries {
 
   pausedTopics(): Promise<TopicPause[]> {
     return listPausedTopics(this.#database, this.#pauses, this.#prepare);
+  }
+
+  pauseDestination(destination: string, reason: string): Promise<boolean> {
+    return pauseDestination(this.#database, this.#destinationPauses, this.#prepare, destination, reason);
+  }
+
+  resumeDestination(destination: string): Promise<boolean> {
+    return resumeDestination(this.#database, this.#destinationPauses, this.#prepare, destination);
+  }
+
+  pausedDestinations(): Promise<DestinationPause[]> {
+    return listPausedDestinations(this.#database, this.#destinationPauses, this.#prepare);
   }
 
   relayGroup(): Promise<RelayGroup> {

@@ -3,8 +3,8 @@ import type { ReaderStatement } from './reader-tables.js';
 /** How many distinct limits one read carries: each gets its own branches, with the limit as a parameter. */
 export const LIMIT_CLASSES = 3;
 
-/** The placeholder of the paused destinations, after the limits (`$7`..`$9`). */
-const PAUSED = 7 + LIMIT_CLASSES;
+/** The placeholder of the due branch's destinations, after the limits (`$7`..`$9`). */
+const DUE_DESTINATIONS = 7 + LIMIT_CLASSES;
 
 type ReadArgs = [
   partitions: readonly number[],
@@ -16,8 +16,8 @@ type ReadArgs = [
   classes: readonly number[],
   /** `LIMIT_CLASSES` limits (unused ones any positive number). */
   limits: readonly number[],
-  /** Destinations whose due rows the due branch leaves out (`default`: rows without one); none when absent. */
-  pausedDestinations?: readonly string[],
+  /** The due branch per destination, these only (`default`: rows without one); absent: one branch over all. */
+  dueDestinations: readonly string[] | undefined,
 ];
 
 /**
@@ -25,11 +25,13 @@ type ReadArgs = [
  * - `fresh`: pending rows above the position, not scheduled, in seq order;
  * - `recheck`: the same in `(from, to]` (capped at the position: none without one), only when this statement's snapshot xmin has
  *   reached the range's tag, i.e. every transaction that could still commit into the range has ended;
- * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq, except those of a paused destination
- *   (`$10`, `default` naming the rows without one; `'{}'` for none, so one statement serves both and the plan
- *   stays the same): a paused destination's backlog comes due at every probe and would otherwise fill the branch
- *   ahead of other destinations' retries (fan-out). Fresh and recheck rows are returned whatever their destination.
- * Each branch takes at most its partition's limit. The three are disjoint (by `due_at`, and by seq for fresh and recheck).
+ * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq; with destinations (`$10`, `default` naming
+ *   the rows without one) once per destination, of that destination only, each taking the partition's limit
+ *   (fan-out: one destination's backlog, due at once after an outage, would otherwise fill the branch ahead of the
+ *   others' retries). `$10` NULL unnests to one NULL name, which matches every row: one statement serves both, and
+ *   the plan stays the same. Fresh and recheck rows are returned whatever their destination.
+ * Each branch takes at most its partition's limit (per destination for due). The three are disjoint (by `due_at`,
+ * and by seq for fresh and recheck).
  *
  * The limit is a parameter (`$7`..`$9`), one per class of partitions that share it, not a value from the partition's
  * row: PostgreSQL plans a limit taken from a row as 10 % of the index, which on a 10M-row table put the plan's
@@ -57,16 +59,16 @@ type ReadArgs = [
  */
 export const readPartitions: ReaderStatement<ReadArgs> = {
   sql: ({ outbox, partitioning, partitionOf }, partitionCount) => {
-    const classBranch = (source: string, condition: string, limitClass: number) => `SELECT r.partition, '${source}' AS source, o.*
-      FROM req r CROSS JOIN LATERAL (
+    const classBranch = (source: string, condition: string, limitClass: number, join = '') => `SELECT r.partition, '${source}' AS source, o.*
+      FROM req r${join} CROSS JOIN LATERAL (
         SELECT o.seq, o.id, o.topic, o.type, o.key, o.payload::text AS payload_json, o.payload_bytes, o.content_type,
           o.headers, o.created_at, o.attempts + 1 AS attempts, o.last_error, o.destination
         FROM ${outbox} o
         WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND ${condition}
         ORDER BY o.seq LIMIT $${7 + limitClass}::int) o
       WHERE r.class = ${limitClass}`;
-    const branch = (source: string, condition: string) =>
-      Array.from({ length: LIMIT_CLASSES }, (_, limitClass) => classBranch(source, condition, limitClass)).join('\n      UNION ALL\n      ');
+    const branch = (source: string, condition: string, join = '') =>
+      Array.from({ length: LIMIT_CLASSES }, (_, limitClass) => classBranch(source, condition, limitClass, join)).join('\n      UNION ALL\n      ');
     return `WITH snap AS MATERIALIZED (
       SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin
     ), req AS MATERIALIZED (
@@ -80,7 +82,11 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       UNION ALL
       ${branch('recheck', 'r.settled AND o.seq > COALESCE(r.rfrom, 0) AND o.seq <= LEAST(r.rto, COALESCE(r.after, 0)) AND o.due_at IS NULL')}
       UNION ALL
-      ${branch('due', `o.due_at IS NOT NULL AND o.due_at <= now() AND NOT (COALESCE(o.destination, 'default') = ANY($${PAUSED}::text[]))`)}
+      ${branch(
+        'due',
+        `o.due_at IS NOT NULL AND o.due_at <= now() AND (d.name IS NULL OR COALESCE(o.destination, 'default') = d.name)`,
+        ` CROSS JOIN unnest(COALESCE($${DUE_DESTINATIONS}::text[], ARRAY[NULL]::text[])) AS d(name)`,
+      )}
     )
     SELECT CASE WHEN row_number() OVER () = 1 THEN s.xmin::text END AS horizon,
       CASE WHEN row_number() OVER () = 1 AND EXISTS (SELECT 1 FROM fresh) THEN pg_current_xact_id()::text END AS tag,
@@ -99,6 +105,6 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
     ) w ON true
     ORDER BY f.partition, f.seq`;
   },
-  params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits, pausedDestinations) =>
-    [partitions, after, recheckFrom, recheckTo, recheckTag, classes, ...limits, pausedDestinations ?? []],
+  params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits, dueDestinations) =>
+    [partitions, after, recheckFrom, recheckTo, recheckTag, classes, ...limits, dueDestinations ?? null],
 };

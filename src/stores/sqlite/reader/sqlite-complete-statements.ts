@@ -1,3 +1,5 @@
+import { checkPublishedSeqs } from '../../shared/partition-read-checks.js';
+import type { PartitionCompletion } from '../../../core/ports.js';
 import type { SqliteTableNames } from '../migrations.js';
 
 /**
@@ -11,6 +13,8 @@ export interface SqliteCompleteStatements {
   readonly lease: string;
   /** `{ id, partition, now }`: deletes the row, or marks it published when the store retains published rows. */
   readonly publish: string;
+  /** `{ seq, id, partition, now }`: the same, for the row with that seq (its rowid) and that id. */
+  readonly publishSeq: string;
   /** `{ id, partition, now, delayMs, error }`: `attempts + 1`, scheduled after the backoff. */
   readonly fail: string;
   /** `{ id, partition, now, error }`: `attempts + 1`, parked dead. */
@@ -25,11 +29,13 @@ export interface SqliteCompleteStatements {
 
 export function sqliteCompleteStatements({ outbox, partitions }: SqliteTableNames, retainPublished: boolean): SqliteCompleteStatements {
   const row = `WHERE id = @id AND partition_no = @partition AND state = 'pending'`;
+  const publish = (where: string) => (retainPublished
+    ? `UPDATE ${outbox} SET state = 'published', published_at = @now, due_at = NULL ${where}`
+    : `DELETE FROM ${outbox} ${where}`);
   return Object.freeze({
     lease: `SELECT unclean FROM ${partitions} WHERE partition_no = @partition AND epoch = CAST(@epoch AS INTEGER) AND owner = @relayId`,
-    publish: retainPublished
-      ? `UPDATE ${outbox} SET state = 'published', published_at = @now, due_at = NULL ${row}`
-      : `DELETE FROM ${outbox} ${row}`,
+    publish: publish(row),
+    publishSeq: publish(`WHERE seq = CAST(@seq AS INTEGER) AND id = @id AND partition_no = @partition AND state = 'pending'`),
     fail: `UPDATE ${outbox} SET attempts = attempts + 1, last_error = @error, due_at = @now + @delayMs ${row}`,
     dead: `UPDATE ${outbox} SET attempts = attempts + 1, last_error = @error, state = 'dead', dead_at = @now, due_at = NULL ${row}`,
     hold: `UPDATE ${outbox} SET last_error = COALESCE(@error, last_error), due_at = @now + @delayMs ${row}`,
@@ -37,4 +43,10 @@ export function sqliteCompleteStatements({ outbox, partitions }: SqliteTableName
     countAttempt: `UPDATE ${outbox} SET attempts = attempts + 1 ${row}
       AND EXISTS (SELECT 1 FROM ${partitions} p WHERE p.partition_no = @partition AND p.epoch = CAST(@epoch AS INTEGER) AND p.owner = @relayId)`,
   });
+}
+
+/** The seq of each published id (`publishedSeqs`), normalized, or `undefined` each without them; refused unless one valid seq per id. */
+export function publishedSeqs(relayId: string, completion: PartitionCompletion): (string | undefined)[] {
+  const seqs = checkPublishedSeqs(relayId, completion);
+  return seqs === undefined ? completion.published.map(() => undefined) : [...seqs];
 }

@@ -1,12 +1,13 @@
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionReader, PartitionReadOptions, PartitionReadRequest, PartitionReadResult, TopicPause,
+  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionReader, PartitionReadOptions, PartitionReadRequest, PartitionReadResult, TopicPause, DestinationPause,
 } from '../../../core/ports.js';
-import { checkCompletions, checkDelay, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
+import { checkCompletions, checkDelay, checkDueDestinations, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import type { SqliteDatabase } from '../database.js';
 import { inReadSnapshot } from '../leases/sqlite-read-snapshot.js';
 import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { listPausedDestinations } from '../operator/paused-destinations.js';
 import { listPausedTopics } from '../operator/paused-topics.js';
-import { sqliteCompleteStatements, type SqliteCompleteStatements } from './sqlite-complete-statements.js';
+import { publishedSeqs, sqliteCompleteStatements, type SqliteCompleteStatements } from './sqlite-complete-statements.js';
 import { readPartition } from './sqlite-read-partition.js';
 import { sqliteReadStatements, type SqliteReadStatements } from './sqlite-read-statements.js';
 
@@ -20,7 +21,10 @@ const NOW = `SELECT ${SQLITE_NOW_MS} AS now`;
 const HORIZON = 1n;
 const TAG = '0';
 
-type OutcomeRow = { readonly partition: number; readonly id: string; readonly kind: 'publish' | 'fail' | 'dead' | 'hold'; readonly delayMs: number; readonly error: string | null };
+type OutcomeRow = {
+  readonly partition: number; readonly id: string; readonly kind: 'publish' | 'publishSeq' | 'fail' | 'dead' | 'hold'; readonly delayMs: number; readonly error: string | null;
+  readonly seq?: string;
+};
 
 /** The read path of engine v2 on a SQLite file; reached as `store.reader`. */
 export class SqlitePartitionReader implements PartitionReader {
@@ -38,12 +42,12 @@ export class SqlitePartitionReader implements PartitionReader {
 
   /**
    * Reads every requested partition in one read transaction (one snapshot), writing nothing. A read with another
-   * count than the table's reads nothing: its rows would map to other partitions. The due branch leaves out the
-   * rows of `options.pausedDestinations`, bound as one JSON array (no list, or an empty one: the plain due statement).
+   * count than the table's reads nothing: its rows would map to other partitions. With `options.dueDestinations` the
+   * due branch runs once per destination named (`dueOf`), of its rows only.
    */
   async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
-    const paused = pausedJson(options?.pausedDestinations);
+    const dueDestinations = checkDueDestinations(options);
     const database = this.#database;
     return database.read(() => inReadSnapshot(database, () => {
       const now = Number(database.get(NOW)?.now);
@@ -52,7 +56,7 @@ export class SqlitePartitionReader implements PartitionReader {
       const found = current !== partitionCount ? [] : [...requests].sort((a, b) => a.partition - b.partition).map((request) => {
         const applies = request.recheck !== null && BigInt(request.recheck.tag) <= HORIZON;
         if (applies) settled.add(request.partition);
-        return readPartition(database, this.#read, request, applies, now, paused);
+        return readPartition(database, this.#read, request, applies, now, dueDestinations);
       });
       const messages = found.flat();
       return {
@@ -67,7 +71,10 @@ export class SqlitePartitionReader implements PartitionReader {
   async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {
     if (completions.length === 0) return [];
     const rows = completions.map((c) => [
-      ...c.published.map((id): OutcomeRow => ({ partition: c.partition, id, kind: 'publish', delayMs: 0, error: null })),
+      ...publishedSeqs(relayId, c).map((seq, i): OutcomeRow => {
+        const row = { partition: c.partition, id: c.published[i] as string, delayMs: 0, error: null };
+        return seq === undefined ? { ...row, kind: 'publish' } : { ...row, kind: 'publishSeq', seq };
+      }),
       ...c.failed.map((f): OutcomeRow => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? 'dead' : 'fail', delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error })),
       ...c.held.map((h): OutcomeRow => ({ partition: c.partition, id: h.id, kind: 'hold', delayMs: h.delayMs, error: h.reason })),
     ]);
@@ -86,7 +93,7 @@ export class SqlitePartitionReader implements PartitionReader {
         for (const row of rows[index] ?? []) {
           const written = database.run(sql[row.kind], [{ ...row, now }]);
           changed += written;
-          if (row.kind === 'publish') published += written;
+          if (row.kind === 'publish' || row.kind === 'publishSeq') published += written;
         }
         if (published > 0 && Number(lease.unclean) > 0) database.run(sql.resetUnclean, [{ partition: c.partition }]);
         return { partition: c.partition, epoch, applied: true, changed, skipped: [] };
@@ -107,10 +114,14 @@ export class SqlitePartitionReader implements PartitionReader {
       throw error;
     }
   }
-}
 
-/** The paused destinations as the due branch binds them (`@paused`, a JSON array of names), `null` for none. */
-function pausedJson(destinations: readonly string[] | undefined): string | null {
-  if (destinations === undefined || destinations.length === 0) return null;
-  return JSON.stringify([...new Set(destinations)]);
+  /** The destinations operators paused as a whole; a file not migrated to version 5 has none (not an error). */
+  async destinationPauses(): Promise<readonly DestinationPause[]> {
+    try {
+      return await listPausedDestinations(this.#database, this.#names);
+    } catch (error) {
+      if (error instanceof Error && /no such table/i.test(error.message)) return [];
+      throw error;
+    }
+  }
 }

@@ -12,9 +12,16 @@ interface SqliteMessageRow extends Omit<MessageRow, 'created_at'> {
  * One partition's rows: fresh above the position, the recheck range `(from, to]` capped at the position (none
  * without one) when `recheck` applies, and due rows at any seq, each branch at most `limit` rows. The branches are
  * disjoint (by `due_at`, and by seq for fresh and recheck), so a row comes once; they come back in seq order.
- * `paused`: a JSON array of the destinations whose due rows the due branch leaves out, `null` for none.
+ * `dueDestinations`: the due branch once per destination, of its rows only, each up to `limit`; absent, one over all.
  */
-export function readPartition(database: SqliteDatabase, sql: SqliteReadStatements, request: PartitionReadRequest, recheck: boolean, now: number, paused: string | null = null): PartitionMessage[] {
+export function readPartition(
+  database: SqliteDatabase,
+  sql: SqliteReadStatements,
+  request: PartitionReadRequest,
+  recheck: boolean,
+  now: number,
+  dueDestinations?: readonly string[],
+): PartitionMessage[] {
   const { partition, limit } = request;
   const after = request.after === null ? 0n : BigInt(request.after);
   const branch = (source: PartitionMessage['source'], statement: string, params: Record<string, unknown>) =>
@@ -24,7 +31,7 @@ export function readPartition(database: SqliteDatabase, sql: SqliteReadStatement
     ...(recheck && request.recheck !== null
       ? branch('recheck', sql.recheck, { from: request.recheck.from === null ? 0n : BigInt(request.recheck.from), to: min(BigInt(request.recheck.to), after) })
       : []),
-    ...(paused === null ? branch('due', sql.due, { now }) : branch('due', sql.duePaused, { now, paused })),
+    ...(dueDestinations === undefined ? branch('due', sql.due, { now }) : dueDestinations.flatMap((destination) => branch('due', sql.dueOf, { now, destination }))),
   ].sort((a, b) => compareSeq(a.row.seq, b.row.seq));
   return rows.map(({ row, source }) => {
     const message = toMessage({ ...row, created_at: new Date(row.created_at) }) as OutboxMessage & { -readonly [K in 'partition' | 'source' | 'waitsFor']: PartitionMessage[K] };

@@ -11,9 +11,9 @@ const COLUMNS = `CAST(o.seq AS TEXT) AS seq, o.id, o.topic, o.type, o."key" AS "
  * - `fresh` `{ partition, after, limit }`: `<t>_fresh_idx` (partition_no, seq), rows above the position;
  * - `recheck` `{ partition, from, to, limit }`: the same index, `(from, to]`;
  * - `due` `{ partition, now, limit }`: `<t>_due_idx` (partition_no, due_at, seq), scheduled rows whose time came;
- * - `duePaused` `{ partition, now, limit, paused }`: `due` leaving out the destinations of `paused`, a JSON array of
- *   names (`default`: rows without a destination; no destination is named so), a filter on the same index. A
- *   separate statement, used only when some destination is paused, so `due` itself stays as it was;
+ * - `dueOf` `{ partition, now, limit, destination }`: `due` of one destination's rows only (`default`: rows without
+ *   one; no destination is named so), a filter on the same index, run once per destination of a read that splits its
+ *   due branch (fan-out); a separate statement, so `due` itself stays as it was;
  * - `blocker` `{ key, destination, seq, now }`: `<t>_due_key_idx` ("key", seq) backwards, the nearest earlier
  *   scheduled row of the key, due or not (docs/design.md, "Read path": the nearest, so a chain of holds stays in key
  *   order), of the same destination, NULL matching NULL (`IS`): order is per key and destination, so one
@@ -25,7 +25,7 @@ export interface SqliteReadStatements {
   readonly fresh: string;
   readonly recheck: string;
   readonly due: string;
-  readonly duePaused: string;
+  readonly dueOf: string;
   readonly blocker: string;
 }
 
@@ -37,8 +37,8 @@ export function sqliteReadStatements({ outbox, partitioning }: SqliteTableNames)
     fresh: `SELECT ${COLUMNS} ${pending} AND o.due_at IS NULL AND o.seq > @after ORDER BY o.seq LIMIT @limit`,
     recheck: `SELECT ${COLUMNS} ${pending} AND o.due_at IS NULL AND o.seq > @from AND o.seq <= @to ORDER BY o.seq LIMIT @limit`,
     due: `SELECT ${COLUMNS} ${pending} AND o.due_at IS NOT NULL AND o.due_at <= @now ORDER BY o.seq LIMIT @limit`,
-    duePaused: `SELECT ${COLUMNS} ${pending} AND o.due_at IS NOT NULL AND o.due_at <= @now
-      AND COALESCE(o.destination, 'default') NOT IN (SELECT value FROM json_each(@paused)) ORDER BY o.seq LIMIT @limit`,
+    dueOf: `SELECT ${COLUMNS} ${pending} AND o.due_at IS NOT NULL AND o.due_at <= @now
+      AND COALESCE(o.destination, 'default') = @destination ORDER BY o.seq LIMIT @limit`,
     blocker: `SELECT CAST(h.seq AS TEXT) AS seq, max(0, h.due_at - @now) AS due_in_ms FROM ${outbox} h
       WHERE h."key" = @key AND h.state = 'pending' AND h.due_at IS NOT NULL AND h.seq < @seq AND h.destination IS @destination
       ORDER BY h.seq DESC LIMIT 1`,
