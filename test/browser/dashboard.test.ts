@@ -141,7 +141,7 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     const topic = scenario.topic('billing');
     await page.getByLabel('Admin token').fill(scenario.token);
     await page.getByLabel('Topic', { exact: true }).fill(topic);
-    await page.getByLabel('Reason').fill('billing service migration');
+    await page.getByLabel('Reason', { exact: true }).fill('billing service migration');
     await page.getByRole('button', { name: 'Pause topic' }).click();
     const row = page.locator(`#paused-body tr[data-key="${topic}"]`);
     await row.waitFor();
@@ -151,6 +151,21 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     await row.getByRole('button', { name: 'Resume' }).click();
     await row.waitFor({ state: 'detached' });
     expect(await scenario.fixture.store.pausedTopics()).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('pauses a destination from its form', async () => {
+    await page.getByLabel('Admin token').fill(scenario.token);
+    await page.getByLabel('Destination', { exact: true }).fill('partner');
+    await page.getByLabel('Reason for the destination').fill('partner maintenance');
+    await page.getByRole('button', { name: 'Pause destination' }).click();
+    const row = page.locator('#paused-destinations-body tr[data-key="partner"]');
+    await row.waitFor();
+    expect(await row.locator('td').nth(2).textContent()).toBe('partner maintenance');
+    expect((await scenario.fixture.store.pausedDestinations()).map((pause) => [pause.destination, pause.reason])).toEqual([['partner', 'partner maintenance']]);
+    await row.getByRole('button', { name: 'Resume' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect(await scenario.fixture.store.pausedDestinations()).toEqual([]);
     expect(problems).toEqual([]);
   });
 

@@ -120,6 +120,11 @@ export const DASHBOARD_HTML = String.raw`<!doctype html>
         <button type="submit" class="button" data-mutation>Pause topic</button>
         <datalist id="topic-names"></datalist>
       </form>
+      <form class="pause-form" id="pause-destination-form">
+        <div class="field"><label for="pause-destination">Destination</label><input id="pause-destination" name="destination" required maxlength="64" autocomplete="off" placeholder="e.g. partner"></div>
+        <div class="field"><label for="pause-destination-reason">Reason for the destination</label><input id="pause-destination-reason" name="reason" maxlength="500" autocomplete="off" placeholder="optional"></div>
+        <button type="submit" class="button" data-mutation>Pause destination</button>
+      </form>
     </section>
   </div>
 

@@ -82,6 +82,15 @@ const DASHBOARD_SCRIPT_MAIN = String.raw`
       return r.paused ? 'Paused ' + topic + ': every relay holds its messages until it is resumed.' : topic + ' was paused already.';
     });
   });
+  el('pause-destination-form').addEventListener('submit', function (event) {
+    event.preventDefault();
+    var destination = el('pause-destination').value.trim();
+    var reason = el('pause-destination-reason').value.trim();
+    mutate(event.submitter || el('pause-destination-form').querySelector('button'), '/api/destinations/pause', { destination: destination, reason: reason }, function (r) {
+      el('pause-destination-reason').value = '';
+      return r.paused ? 'Paused destination ' + destination + ': every relay holds its messages, every topic, until it is resumed.' : destination + ' was paused already.';
+    });
+  });
   el('retry-all').addEventListener('click', function (event) {
     mutate(event.currentTarget, '/api/dead/retry', { all: true }, function (r) { return plural(r.retried, 'dead message') + ' pending again.'; });
   });
