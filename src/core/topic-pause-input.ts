@@ -26,14 +26,7 @@ export function checkTopicPause(topic: unknown, reason: unknown = ''): { readonl
       { options: ['topic'] },
     );
   }
-  if (typeof reason !== 'string' || Buffer.byteLength(reason) > MAX_PAUSE_REASON_BYTES || CONTROL.test(reason)) {
-    throw new ConfigurationError(
-      'OUTBOXER_INVALID_OPTION',
-      `the reason for pausing topic ${JSON.stringify(topic)} must be a string of at most ${MAX_PAUSE_REASON_BYTES} bytes without control characters (line breaks included)`,
-      { options: ['reason'] },
-    );
-  }
-  return { topic, reason };
+  return { topic, reason: checkPauseReason(`topic ${JSON.stringify(topic)}`, reason) };
 }
 
 /**
@@ -51,14 +44,7 @@ export function checkDestinationPause(destination: unknown, reason: unknown = ''
       { options: ['destination'] },
     );
   }
-  if (typeof reason !== 'string' || Buffer.byteLength(reason) > MAX_PAUSE_REASON_BYTES || CONTROL.test(reason)) {
-    throw new ConfigurationError(
-      'OUTBOXER_INVALID_OPTION',
-      `the reason for pausing destination ${JSON.stringify(destination)} must be a string of at most ${MAX_PAUSE_REASON_BYTES} bytes without control characters (line breaks included)`,
-      { options: ['reason'] },
-    );
-  }
-  return { destination: destination as string, reason };
+  return { destination: destination as string, reason: checkPauseReason(`destination ${JSON.stringify(destination)}`, reason) };
 }
 
 /** The refusal of a destination pause past `MAX_PAUSED_DESTINATIONS`, the same from every store. */
@@ -68,6 +54,18 @@ export function tooManyPausedDestinations(destination: string, paused: number): 
     `cannot pause destination ${JSON.stringify(destination)}: ${paused} destinations are paused already, the most a table allows (${MAX_PAUSED_DESTINATIONS}); resume some first`,
     { options: ['destination'] },
   );
+}
+
+/** A pause's reason (of `what`, e.g. `topic "orders"`): at most 500 bytes, no control characters, line breaks included. */
+function checkPauseReason(what: string, reason: unknown): string {
+  if (typeof reason !== 'string' || Buffer.byteLength(reason) > MAX_PAUSE_REASON_BYTES || CONTROL.test(reason)) {
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `the reason for pausing ${what} must be a string of at most ${MAX_PAUSE_REASON_BYTES} bytes without control characters (line breaks included)`,
+      { options: ['reason'] },
+    );
+  }
+  return reason;
 }
 
 function describe(value: unknown): string {
