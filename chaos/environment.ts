@@ -211,12 +211,3 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
     },
   };
 }
-
-/**
- * Puts the scenario's table on `engine` before any relay starts. A table `migrate` creates runs v2 with its fence
- * in the past (`-infinity`), so v2 relays are granted partitions at once.
- */
-export async function useEngine(env: Pick<Environment, 'schema' | 'admin'>, engine: RelayEngine): Promise<void> {
-  const name = { schema: env.schema, table: 'outbox' };
-  await env.admin.query(`UPDATE ${leaseTables(name).partitioning} SET engine = '${engine}', fence_until = '-infinity'`);
-}

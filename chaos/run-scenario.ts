@@ -4,7 +4,7 @@ import amqp from 'amqplib';
 import { TcpProxy } from '../test/support/tcp-proxy.js';
 import { check, type ScenarioReport } from './checker.js';
 import { fanOutFigures } from './fan-out-figures.js';
-import { createEnvironment, SERVICES, useEngine, type Environment } from './environment.js';
+import { createEnvironment, SERVICES, type Environment } from './environment.js';
 import { FaultLog } from './fault-log.js';
 import { countWriterFailures, readCommitTimes, readDatabase, readDeliveries, readIncarnations, scanForCanary } from './gather.js';
 import type { LoadName } from './load.js';
@@ -48,7 +48,6 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
     consumer = new RoleProcess('consumer', { role: 'consumer', sources: env.wiring, journal: consumerJournal }, env.brokerSecrets('consumer'), outDir);
     const connectedTo = () => new Set(readJournal<{ e: string; to?: string }>(consumerJournal).filter((r) => r.e === 'connected').map((r) => r.to ?? DEFAULT_DESTINATION));
     await poll(() => connectedTo().size === env.wiring.length, 30_000, 'the consumer to connect to every destination');
-    await useEngine(env, options.engine);
     if (scenario.ownership !== undefined) sampler = await OwnershipSampler.start(env, join(outDir, 'ownership.jsonl'));
     const killPrng = prng.fork('kill-plan');
     for (let index = 0; index < relay.count; index++) {

@@ -1,11 +1,12 @@
 /**
  * What the outbox table's engine-v1 leftovers cost a writer (issue 23): `node --import tsx scripts/outbox-insert-cost.ts [rows] [rounds]`.
- * Three tables, each `migrate`d in a schema of its own: as built; without what only engine v1 needed (the indexes
- * `<t>_pending_key_idx` and `<t>_pending_unkeyed_idx`, the fence triggers, fillfactor 70); and that without
- * `<t>_pending_idx` as well (read by the gauges and the operators' pending list only). For each, in turns: `rows`
- * plain-SQL rows in one INSERT ... SELECT, and 2,000 transactions of one outbox.enqueue each (the writer's statement,
- * BEGIN and COMMIT), timed on the client and by the backend's CPU from /proc; the heap's size after the bulk load.
- * Prints numbers, drops the schemas.
+ * Three tables, each `migrate`d in a schema of its own: with the leftovers that migration 14 dropped put back (the
+ * indexes `<t>_pending_key_idx` and `<t>_pending_unkeyed_idx`, the fence triggers, the lease columns and
+ * `available_at`, fillfactor 70: the table as schema 13 left it); as built; and that without `<t>_pending_idx` as well
+ * (read by the gauges and the operators' pending list only). For each, in turns: `rows` plain-SQL rows in one
+ * INSERT ... SELECT, and 2,000 transactions of one outbox.enqueue each (the writer's statement, BEGIN and COMMIT),
+ * timed on the client and by the backend's CPU from /proc; the heap's size after the bulk load. Prints numbers, drops
+ * the schemas.
  */
 import pg from 'pg';
 import { Outbox } from '../src/core/outbox.js';
@@ -23,12 +24,24 @@ interface Variant {
   readonly schema: string;
   readonly ddl: (t: string, s: string) => string;
 }
-const v1Leftovers = (t: string, s: string) => `DROP INDEX ${s}.outbox_pending_key_idx; DROP INDEX ${s}.outbox_pending_unkeyed_idx;
-  DROP TRIGGER outbox_fence_v1_insert ON ${t}; DROP TRIGGER outbox_fence_v1_update ON ${t}; ALTER TABLE ${t} SET (fillfactor = 100);`;
+/** The leftovers of engine v1 put back, as schema 13 had them (the fence function is recreated for its triggers). */
+const v1Leftovers = (t: string, s: string) => `
+  ALTER TABLE ${t} ADD COLUMN lease_owner text, ADD COLUMN lease_token uuid, ADD COLUMN lease_until timestamptz,
+    ADD COLUMN available_at timestamptz NOT NULL DEFAULT clock_timestamp(), SET (fillfactor = 70);
+  CREATE INDEX outbox_pending_key_idx ON ${t} (key, seq) WHERE state = 'pending' AND key IS NOT NULL;
+  CREATE INDEX outbox_pending_unkeyed_idx ON ${t} (seq) WHERE state = 'pending' AND key IS NULL;
+  CREATE FUNCTION ${s}.outboxer_fence_v1() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN RETURN NEW; END $fn$;
+  CREATE TRIGGER outbox_fence_v1_insert BEFORE INSERT ON ${t} FOR EACH ROW
+    WHEN (NEW.lease_token IS NOT NULL OR NEW.lease_owner IS NOT NULL OR NEW.lease_until IS NOT NULL
+      OR (NEW.available_at > clock_timestamp() AND (NEW.due_at IS NULL OR NEW.due_at < NEW.available_at)))
+    EXECUTE FUNCTION ${s}.outboxer_fence_v1();
+  CREATE TRIGGER outbox_fence_v1_update BEFORE UPDATE ON ${t} FOR EACH ROW
+    WHEN (NEW.lease_token IS DISTINCT FROM OLD.lease_token OR NEW.available_at IS DISTINCT FROM OLD.available_at)
+    EXECUTE FUNCTION ${s}.outboxer_fence_v1();`;
 const variants: Variant[] = [
-  { name: 'as built (5 indexes written per keyed insert, fence triggers, fillfactor 70)', schema: `insert_cost_a_${stamp}`, ddl: () => '' },
-  { name: 'without the v1 leftovers (4 indexes, no fence triggers, fillfactor 100)', schema: `insert_cost_b_${stamp}`, ddl: v1Leftovers },
-  { name: 'and without pending_idx (3 indexes: pkey, id, partition)', schema: `insert_cost_c_${stamp}`, ddl: (t, s) => `${v1Leftovers(t, s)} DROP INDEX ${s}.outbox_pending_idx;` },
+  { name: 'with the v1 leftovers put back (schema 13: 5 indexes written per keyed insert, fence triggers, fillfactor 70)', schema: `insert_cost_a_${stamp}`, ddl: v1Leftovers },
+  { name: 'as built (schema 14: 4 indexes, no fence triggers, fillfactor 100)', schema: `insert_cost_b_${stamp}`, ddl: () => '' },
+  { name: 'and without pending_idx (3 indexes: pkey, id, partition)', schema: `insert_cost_c_${stamp}`, ddl: (_t, s) => `DROP INDEX ${s}.outbox_pending_idx;` },
 ];
 
 async function main(): Promise<void> {

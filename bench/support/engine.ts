@@ -18,7 +18,11 @@ export async function useEngine(admin: pg.Client, schema: string, table: string,
   const partitioning = `"${schema}"."${table}_partitioning"`;
   const found = await admin.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [partitioning]);
   if (found.rows[0]?.exists !== true) throw new Error(`engine ${engine}: ${partitioning} is missing (this commit has no engine v2)`);
-  await admin.query(`UPDATE ${partitioning} SET engine = '${engine}', fence_until = '-infinity'`);
+  // since schema version 14 the table has no engine column: v2 is the only engine
+  const engineColumn = await admin.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'engine' AND NOT attisdropped`, [partitioning]);
+  if (engineColumn.rows[0]?.n === 1) await admin.query(`UPDATE ${partitioning} SET engine = '${engine}', fence_until = '-infinity'`);
+  else if (engine !== 'v2') throw new Error(`engine ${engine}: this commit's table runs engine v2 only`);
 }
 
 export function engineRelayOptions(engine: Engine): RelayOptionsInput {

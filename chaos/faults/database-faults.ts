@@ -24,17 +24,17 @@ export async function holdRowLock(ctx: FaultContext, ms: number, position: 0 | 1
     while (ctx.writing()) {
       await client.query('BEGIN');
       const found = await client.query(
-        `SELECT o.key, (o.lease_until > now()) AS leased FROM ${t} o WHERE o.state = 'pending' AND o.key IS NOT NULL
+        `SELECT o.key FROM ${t} o WHERE o.state = 'pending' AND o.key IS NOT NULL
            AND ${position === 0 ? 'NOT ' : ''}${earlier} ORDER BY o.seq LIMIT 1 FOR UPDATE SKIP LOCKED`,
       );
-      const row = found.rows[0] as { key: string; leased: boolean | null } | undefined;
+      const row = found.rows[0] as { key: string } | undefined;
       if (row === undefined) {
         await client.query('ROLLBACK');
         await ctx.sleep(20);
         continue;
       }
       const where = position === 0 ? 'head' : 'behind-head';
-      const fault = ctx.log.begin(`row-lock-${where}${row.leased === true ? '-leased' : ''}`, { keys: [row.key] });
+      const fault = ctx.log.begin(`row-lock-${where}`, { keys: [row.key] });
       await ctx.sleep(ms);
       await client.query('COMMIT');
       ctx.log.heal(fault);

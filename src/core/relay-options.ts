@@ -64,10 +64,11 @@ export interface RelayHooks {
   /** `lease` and `read`: a partition-lease statement or a read failed (the loop backs off); `mark`: writing outcomes failed. */
   onError?(event: { stage: 'publish' | 'mark' | 'housekeeping' | 'lease' | 'read'; error: string }): void;
   /**
-   * The table does not grant partitions (its engine is still `v1`, the old engine's fence has not passed, or a
-   * resize waits). Called once per wait; the relay keeps its membership and acquires once grants open.
+   * The table grants no partition: a resize to `resizeTo` partitions waits for every partition to be given back.
+   * Called once per wait; the relay drains, releases what it holds, keeps its membership and acquires once the
+   * resize ends.
    */
-  onWaitingForEngine?(event: { engine: 'v1' | 'v2'; grantsOpen: boolean }): void;
+  onWaitingForResize?(event: { resizeTo: number | null }): void;
   /**
    * A topic's destination is missing (no route, exchange or stream): its messages wait without using up
    * attempts, and the topic is tried again after `retryInMs`, then with doubling backoff up to
@@ -82,9 +83,8 @@ export interface RelayHooks {
 
 export interface RelayOptions {
   /**
-   * Always `v2`: relays lease partitions (docs/design.md, "Engine v2"); the table must run engine v2 (a table
-   * `migrate` creates does; an older one is switched with `migrate --engine v2`), and `leaseMs` must be at least
-   * 3 x `publishTimeoutMs`. Engine v1 was removed: `'v1'` is refused (docs/upgrading-to-engine-v2.md).
+   * Always `v2`: relays lease partitions (docs/design.md, "Engine v2"), and `leaseMs` must be at least
+   * 3 x `publishTimeoutMs`. Engine v1, removed before any release, is refused.
    */
   readonly engine: 'v2';
   readonly owner: string;
@@ -163,7 +163,7 @@ function refuseRemovedOptions(input: object): void {
   if (given.engine === 'v1') {
     throw new ConfigurationError(
       'OUTBOXER_INVALID_OPTION',
-      "relay option engine: engine v1 was removed in this version of outboxer; run engine 'v2' (the default) after switching the table with `outboxer migrate --engine v2`, as docs/upgrading-to-engine-v2.md describes",
+      "relay option engine: engine v1 was removed before any release of outboxer; run engine 'v2' (the default), after `outboxer migrate`",
       { options: ['engine'] },
     );
   }

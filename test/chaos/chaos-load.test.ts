@@ -3,7 +3,6 @@
  * the rate, and the engine reaches the relay spec. The engine switch runs on PostgreSQL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { useEngine } from '../../chaos/environment.js';
 import { laneIntervalMs, LOADS, meanCommittedPerTransaction, parseLoad } from '../../chaos/load.js';
 import { resolveSpecs } from '../../chaos/resolve-specs.js';
 import { rabbitDatabaseFull } from '../../chaos/scenarios/rabbit-database.js';
@@ -40,22 +39,5 @@ describe('chaos load profiles', () => {
 
   it('the engine enters the relay spec', () => {
     expect(resolveSpecs({}, 'light', 'v2').relay.engine).toBe('v2');
-  });
-});
-
-describe('chaos engine switch', () => {
-  let fixture: PostgresFixture | undefined;
-  afterEach(async () => fixture?.cleanup());
-
-  const state = async (f: PostgresFixture) => {
-    const { rows } = await f.pool.query(`SELECT engine, fence_until = '-infinity' AS open FROM "${f.schema}".outbox_partitioning`);
-    const triggers = await f.pool.query(`SELECT count(*)::int AS n FROM pg_trigger WHERE tgrelid = '"${f.schema}".outbox'::regclass AND tgname LIKE 'outbox_fence_v1_%'`);
-    return { ...(rows[0] as object), fenceTriggers: (triggers.rows[0] as { n: number }).n };
-  };
-
-  it('keeps a new table on engine v2 with the fence in the past', async () => {
-    fixture = await createPostgresFixture();
-    await useEngine({ schema: fixture.schema, admin: fixture.pool }, 'v2');
-    expect(await state(fixture)).toEqual({ engine: 'v2', open: true, fenceTriggers: 2 });
   });
 });

@@ -19,10 +19,9 @@ const range = (from: number, to: number) => Array.from({ length: to - from }, (_
 export function describeLeaseConformance(harness: LeaseHarness): void {
   describe(`${harness.name} lease conformance`, () => {
     let env: LeaseEnvironment | undefined;
-    /** A migrated table switched to engine v2 with no fence, as after `migrate --engine v2` has settled. */
+    /** A migrated table, no resize waiting. */
     const setup = async () => {
       env = await harness.setup();
-      await env.controls.configure({ engine: 'v2' });
       return env;
     };
     const join = async (e: LeaseEnvironment, name: string, leaseMs = lease) => (await e.leases.join({ name, leaseMs })).relayId;
@@ -31,21 +30,13 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       env = undefined;
     });
 
-    it('starts at engine v2 with 64 free partitions and grants open, and grants nothing under v1 or before the fence time', async () => {
+    it('starts with 64 free partitions and grants open', async () => {
       env = await harness.setup();
       const e = env;
       const joined = await e.leases.join({ name: 'first', leaseMs: lease });
       expect(joined.alive).toBe(true);
-      expect(joined.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: true });
+      expect(joined.config).toEqual({ partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: true });
       expect(joined.grantable).toBe(64);
-      await e.controls.configure({ engine: 'v1' });
-      expect((await e.leases.membership(joined.relayId)).config).toEqual({ engine: 'v1', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: false });
-      expect(await e.leases.acquire(joined.relayId, 64)).toEqual([]);
-      await e.controls.configure({ engine: 'v2', fenceInSeconds: 3600 });
-      expect((await e.leases.membership(joined.relayId)).config.grantsOpen).toBe(false);
-      expect(await e.leases.acquire(joined.relayId, 64)).toEqual([]);
-      await e.controls.configure({ engine: 'v2', fenceInSeconds: -1 });
-      expect((await e.leases.membership(joined.relayId)).config.grantsOpen).toBe(true);
       expect(numbers(await e.leases.acquire(joined.relayId, 64))).toEqual(range(0, 64));
     });
 
@@ -229,7 +220,7 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       expect(view.relays.map((r) => [r.id, r.held] as const)).toEqual(byId([[a, 3] as const, [b, 5] as const]));
       expect(numbers(view.owned)).toEqual([0, 1, 2]);
       expect(view.grantable).toBe(64 - 3 - 5);
-      expect(view.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: true });
+      expect(view.config).toEqual({ partitionCount: 64, generation: 1, resizeTo: null, grantsOpen: true });
       expect((await e.leases.membership(gone)).alive).toBe(false);
     });
 
@@ -237,14 +228,14 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       const e = await setup();
       const [a, b] = [await join(e, 'a'), await join(e, 'b')];
       const held = await e.leases.acquire(a, 2);
-      await e.controls.configure({ engine: 'v2', resizeTo: 16 });
+      await e.controls.configure({ resizeTo: 16 });
       const view = await e.leases.heartbeat(a);
-      expect(view.config).toEqual({ engine: 'v2', partitionCount: 64, generation: 1, resizeTo: 16, grantsOpen: false });
+      expect(view.config).toEqual({ partitionCount: 64, generation: 1, resizeTo: 16, grantsOpen: false });
       expect(numbers(view.owned)).toEqual([0, 1]);
       expect(await e.leases.acquire(b, 64)).toEqual([]);
       expect(await e.leases.release(a, held)).toBe(2);
       expect(await e.leases.acquire(a, 64)).toEqual([]);
-      await e.controls.configure({ engine: 'v2' });
+      await e.controls.configure({});
       expect((await e.leases.membership(b)).config).toMatchObject({ resizeTo: null, grantsOpen: true });
       expect(numbers(await e.leases.acquire(b, 1))).toEqual([0]);
     });

@@ -13,7 +13,7 @@ export interface LeaseControls {
    * is when grants may start; none given means no fence. `resizeTo` is set as a waiting resize sets it (none: no
    * resize waits).
    */
-  configure(config: { readonly engine: 'v1' | 'v2'; readonly fenceInSeconds?: number; readonly resizeTo?: number }): Promise<void>;
+  configure(config: { readonly resizeTo?: number }): Promise<void>;
   /**
    * Where statements run side by side: locks the relay's row as a reap in progress does, in a transaction of its
    * own, until `end`. `waiting` counts the sessions blocked by that lock. `end({ reap: true })` deletes the relay

@@ -109,12 +109,8 @@ export function mysqlLeaseControls(database: MysqlDatabase, names: MysqlTableNam
       );
       if (expired.affectedRows !== 1) throw new Error(`no relay ${relayId} to expire`);
     },
-    async configure({ engine, fenceInSeconds, resizeTo }) {
-      await database.query(
-        `UPDATE ${names.partitioning} SET engine = ?, resize_to = ?,
-          fence_until = IF(? IS NULL, '1970-01-01 00:00:00', TIMESTAMPADD(MICROSECOND, ? * 1000000, UTC_TIMESTAMP(6)))`,
-        [engine, resizeTo ?? null, fenceInSeconds ?? null, fenceInSeconds ?? null],
-      );
+    async configure({ resizeTo }) {
+      await database.query(`UPDATE ${names.partitioning} SET resize_to = ?`, [resizeTo ?? null]);
     },
   };
 }

@@ -35,7 +35,7 @@ describe.each([undefined, '-07:00', '+09:00'])('MariaDB (mysql2) reader horizon,
   it('stays below an open transaction across many horizon probes, then passes the tag once it committed', async () => {
     const env = await harness.setup();
     try {
-      await env.leaseControls.configure({ engine: 'v2' });
+      await env.leaseControls.configure({});
       const { relayId } = await env.leases.join({ name: 'h', leaseMs: 60_000 });
       const leases = await env.leases.acquire(relayId, 64);
       const late = msg('a.b', 'late');

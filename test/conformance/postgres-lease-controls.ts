@@ -45,9 +45,8 @@ export function postgresLeaseControls(sql: Sql, schema: string, options: { datab
       const rows = await sql(`UPDATE ${relays} SET expires_at = now() - interval '1 second' WHERE relay_id = $1 RETURNING relay_id`, [relayId]);
       if (rows.length !== 1) throw new Error(`no relay ${relayId} to expire`);
     },
-    async configure({ engine, fenceInSeconds, resizeTo }) {
-      await sql(`UPDATE ${partitioning} SET engine = $1, resize_to = $3,
-        fence_until = CASE WHEN $2::float8 IS NULL THEN '-infinity' ELSE now() + $2::float8 * interval '1 second' END`, [engine, fenceInSeconds ?? null, resizeTo ?? null]);
+    async configure({ resizeTo }) {
+      await sql(`UPDATE ${partitioning} SET resize_to = $1`, [resizeTo ?? null]);
     },
   };
 }

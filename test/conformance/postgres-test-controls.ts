@@ -12,9 +12,7 @@ export function postgresTestControls(sql: Sql, schema: string, table = 'outbox')
   };
   return {
     async makeAvailableNow() {
-      // a delayed enqueue's time is in available_at, and (under engine v2, via the fence trigger) due_at as well
-      await sql(`UPDATE ${outbox} SET available_at = now() - interval '1 second',
-        due_at = CASE WHEN due_at IS NULL THEN NULL ELSE now() - interval '1 second' END WHERE state = 'pending'`);
+      await sql(`UPDATE ${outbox} SET due_at = now() - interval '1 second' WHERE state = 'pending' AND due_at IS NOT NULL`);
     },
     async parkAllAsDead(reason) {
       await sql(`UPDATE ${outbox} SET state = 'dead', dead_at = now(), last_error = $1`, [reason]);

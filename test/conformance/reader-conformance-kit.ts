@@ -29,7 +29,7 @@ export function readerSuite(harness: ReaderHarness) {
   let env: ReaderEnvironment | undefined;
   const setup = async (options?: { retainPublishedMs?: number }) => {
     env = await harness.setup(options);
-    await env.leaseControls.configure({ engine: 'v2' });
+    await env.leaseControls.configure({});
     return env;
   };
   const owner = async (e: ReaderEnvironment, name = 'a'): Promise<Owner> => {

@@ -33,7 +33,7 @@ export interface HeldLock {
   end(): Promise<void>;
 }
 
-/** One database under the reader conformance suite, freshly migrated (engine v1, as after `migrate`). */
+/** One database under the reader conformance suite, freshly migrated (as after `migrate`). */
 export interface ReaderEnvironment {
   readonly reader: PartitionReader;
   readonly leases: RelayLeases;

@@ -13,10 +13,8 @@ export function sqliteLeaseControls(database: SqliteDatabase, table = 'outbox'):
       const changed = await database.write(() => database.run(`UPDATE ${relays} SET expires_at = ${SQLITE_NOW_MS} - 1000 WHERE relay_id = ?`, [relayId]));
       if (changed !== 1) throw new Error(`no relay ${relayId} to expire`);
     },
-    async configure({ engine, fenceInSeconds, resizeTo }) {
-      const fence = fenceInSeconds === undefined ? null : Math.round(fenceInSeconds * 1000);
-      await database.write(() => database.run(`UPDATE ${partitioning} SET engine = @engine, resize_to = @resizeTo,
-        fence_until = CASE WHEN @fence IS NULL THEN 0 ELSE ${SQLITE_NOW_MS} + @fence END`, [{ engine, fence, resizeTo: resizeTo ?? null }]));
+    async configure({ resizeTo }) {
+      await database.write(() => database.run(`UPDATE ${partitioning} SET resize_to = @resizeTo`, [{ resizeTo: resizeTo ?? null }]));
     },
   };
 }

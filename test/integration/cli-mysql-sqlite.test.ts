@@ -90,7 +90,7 @@ describe.each([
     await db.sql(`INSERT INTO outbox (topic, type, payload, ${db.key}) VALUES ('orders.created', 'order.created', '{"id": 1}', 'order-1'), ('orders.created', 'order.created', '{"id": 2}', NULL)`);
     const status = await runCli(['status', '--json'], env);
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ pending: 2, scheduled: 0, dead: 0, engine: { engine: 'v2', partitionCount: 8, unownedPartitions: 8 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({ pending: 2, scheduled: 0, dead: 0, engine: { partitionCount: 8, unownedPartitions: 8 } });
     const text = await runCli(['status'], env);
     expect(text.stdout).toContain('engine v2: 8 partitions');
 
@@ -110,11 +110,11 @@ describe.each([
     expect((await runCli(['topics', 'resume', 'orders.created'], env)).code).toBe(0);
   });
 
-  it('relay --migrate publishes plain-SQL rows and stops on SIGTERM with exit 0; --engine is refused', async () => {
+  it('relay --migrate publishes plain-SQL rows and stops on SIGTERM with exit 0; --cancel-resize is refused', async () => {
     const { db, env } = await setup();
-    const refused = await runCli(['migrate', '--engine', 'v2'], env);
+    const refused = await runCli(['migrate', '--cancel-resize'], env);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('--engine, --cancel-resize and --resize-timeout-ms are for PostgreSQL tables');
+    expect(refused.stderr).toContain('--cancel-resize and --resize-timeout-ms are for PostgreSQL tables');
     const relay = startCli(['relay', '--publisher', 'console', '--migrate', '--poll-interval-ms', '50', '--max-poll-interval-ms', '100'], env);
     running.push(relay);
     await relay.waitForOutput((out) => out.stderr.includes('outboxer relay starting'), 'the relay to start');

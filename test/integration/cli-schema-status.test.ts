@@ -5,7 +5,7 @@ import { cliEnv, runCli } from '../support/cli-runner.js';
 import { services } from '../support/services.js';
 import { migrations } from '../../src/stores/postgres/migrations.js';
 
-const { pool, freshSchema, migrated, migratedAtV1, insert, enqueue, countRows } = cliFixtures();
+const { pool, freshSchema, migrated, insert, enqueue, countRows } = cliFixtures();
 
 describe('outboxer CLI: schema', () => {
   it('sql prints DDL that needs no database and applies cleanly, twice, to a fresh schema', async () => {
@@ -55,17 +55,21 @@ describe('outboxer CLI: status', () => {
     await pool.query(`INSERT INTO ${table} (topic, type, payload, due_at) VALUES ('t', 'x', '{}', now() + interval '1 hour'), ('t', 'x', '{}', now() - interval '1 second')`);
     const json = await runCli(['status', '--json'], env);
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ pending: 2, scheduled: 1, inFlight: 0 });
+    expect(JSON.parse(json.stdout)).toMatchObject({ pending: 2, scheduled: 1 });
   });
 
-  it('shows nothing of engine v1 on a table under v2 from the start, and says no topic or destination is paused', async () => {
+  it('shows the partitions and the relays, and says no topic or destination is paused', async () => {
     const { env } = await migrated();
     const text = await runCli(['status'], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).not.toMatch(/in flight|v1/);
     expect(text.stdout).toMatch(/\nengine v2: 64 partitions, generation 1\nlive relays: none\nunowned partitions: 64\npaused topics: none\npaused destinations: none\n$/);
     // the JSON keeps every field, for scripts
-    expect(JSON.parse((await runCli(['status', '--json'], env)).stdout)).toMatchObject({ inFlight: 0, engine: { lastV1ClaimFencedAt: null }, pausedTopics: [], pausedDestinations: [] });
+    expect(JSON.parse((await runCli(['status', '--json'], env)).stdout)).toEqual({
+      pending: 0, scheduled: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0,
+      engine: { partitionCount: 64, generation: 1, resizeTo: null, relays: [], unownedPartitions: 64, lapsedPartitions: 0 },
+      pausedTopics: [], pausedDestinations: [],
+    });
   });
 
   it("still shows the relays' pauses on a table without the list of operator pauses (schema version 9)", async () => {
@@ -95,27 +99,24 @@ describe('outboxer CLI: status', () => {
     expect(await countRows(table, `id = '${own}' AND destination IS NULL`)).toBe(1);
   });
 
-  // On a v1 table: a row leased by a v1 claim is what 'in flight' counts (on a v2 table the fence clears such an insert's lease).
   it('counts rows inserted with plain SQL in every state, as JSON and as a table', async () => {
-    const { env, table } = await migratedAtV1();
+    const { env, table } = await migrated();
     await pool.query(`INSERT INTO ${table} (topic, type, payload, created_at) VALUES ('t', 'x', '{}', now() - interval '2 minutes')`);
     await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('t', 'x', '{}'), ('t', 'x', '{}')`);
-    await pool.query(`INSERT INTO ${table} (topic, type, payload, available_at) VALUES ('t', 'x', '{}', now() + interval '1 hour')`);
-    await pool.query(`INSERT INTO ${table} (topic, type, payload, lease_owner, lease_token, lease_until)
-      VALUES ('t', 'x', '{}', 'someone', gen_random_uuid(), now() + interval '1 minute')`);
+    await pool.query(`INSERT INTO ${table} (topic, type, payload, due_at) VALUES ('t', 'x', '{}', now() + interval '1 hour')`);
     await pool.query(`INSERT INTO ${table} (topic, type, payload, state, published_at) VALUES ('t', 'x', '{}', 'published', now())`);
     await pool.query(`INSERT INTO ${table} (topic, type, payload, state, dead_at, last_error)
       VALUES ('t', 'x', '{}', 'dead', now(), 'a'), ('t', 'x', '{}', 'dead', now(), 'b')`);
     const json = await runCli(['status', '--json'], env);
     expect(json.code, json.stderr).toBe(0);
     const stats = JSON.parse(json.stdout) as Record<string, number>;
-    expect(stats).toMatchObject({ pending: 3, scheduled: 1, inFlight: 1, published: 1, dead: 2 });
+    expect(stats).toMatchObject({ pending: 3, scheduled: 1, published: 1, dead: 2 });
     expect(stats.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(120);
     expect(stats.oldestPendingAgeSeconds).toBeLessThan(600);
     const text = await runCli(['status'], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/pending\s+3/);
-    expect(text.stdout).toMatch(/in flight\s+1/); // v1 concerns this table: it runs v1
+    expect(text.stdout).toMatch(/scheduled\s+1/);
     expect(text.stdout).toMatch(/dead\s+2/);
     expect(text.stdout).toMatch(/oldest pending message: 2m \d+s old/);
   });

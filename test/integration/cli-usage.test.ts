@@ -114,13 +114,12 @@ describe('outboxer CLI: usage', () => {
     expect(bare.stderr).toMatch(/^outboxer: no command given\n\nUsage: outboxer <command> \[options\]\n\nCommands:/);
   });
 
-  it('the help says what is true: migrate offers engine v1 only as a rollback, and the database URL of sql is optional', async () => {
+  it('the help says what is true: migrate resizes, relays run engine v2 only, and the database URL of sql is optional', async () => {
     const env = cliEnv();
     const [migrate, sql, relay] = await Promise.all([runCli(['migrate', '--help'], env), runCli(['sql', '--help'], env), runCli(['relay', '--help'], env)]);
-    expect(migrate.stdout).toMatch(/^Usage: outboxer migrate \[--engine v2\] \[--partitions <n>\]/);
-    expect(migrate.stdout).toMatch(/--engine <engine>\s+switch the table's engine after migrating: v2; v1 only to roll back to an older outboxer \(this version's relays run v2 only\) \(default unchanged\)/);
-    expect(migrate.stdout).not.toMatch(/v1\|v2/);
-    expect(relay.stdout).toMatch(/--engine <engine>\s+OUTBOXER_ENGINE\s+v2, the only engine of this version: relays lease partitions \(engine v1 was removed\) \(default v2\)/);
+    expect(migrate.stdout).toMatch(/^Usage: outboxer migrate \[--partitions <n>\] \[--cancel-resize\]/);
+    expect(migrate.stdout).not.toMatch(/--engine|v1/);
+    expect(relay.stdout).toMatch(/--engine <engine>\s+OUTBOXER_ENGINE\s+v2, the only engine: relays lease partitions \(default v2\)/);
     for (const help of [migrate.stdout, sql.stdout, relay.stdout]) expect(help).not.toMatch(/\(required \(|\)\)/);
     expect(migrate.stdout).toMatch(/--database-url <url>\s+OUTBOXER_DATABASE_URL\s+the database: .* or sqlite:<file> \(required\)\n/);
     expect(sql.stdout).toMatch(/--database-url <url>\s+OUTBOXER_DATABASE_URL\s+whose DDL to print, by its scheme: .*; nothing connects \(optional: PostgreSQL's DDL without it\)\n/);

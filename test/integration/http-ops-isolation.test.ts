@@ -37,8 +37,8 @@ const LAG_READ_EVERY_MS = 5000;
 async function addBacklog(db: pg.Pool, schema: string): Promise<void> {
   const s = `"${schema}"`;
   await db.query(
-    `INSERT INTO ${s}.outbox (id, topic, type, payload, available_at, due_at)
-     SELECT id, 'backlog.t' || (n % 20), 'backlog.event', '{}', now() + interval '1 day', now() + interval '1 day'
+    `INSERT INTO ${s}.outbox (id, topic, type, payload, due_at)
+     SELECT id, 'backlog.t' || (n % 20), 'backlog.event', '{}', now() + interval '1 day'
      FROM (SELECT ${s}.outboxer_uuid_v7() AS id, n FROM generate_series(1, $1::int) AS n) AS r
      ORDER BY ${s}.outboxer_partition(NULL, id, 64), id`,
     [BACKLOG_ROWS],

@@ -4,7 +4,7 @@ import { migrations, migrationScript } from '../../src/stores/postgres/migration
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { resolveTableName } from '../../src/stores/postgres/sql.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
-import { oldV1Claim, oldV1MarkPublished } from '../support/old-v1-relay.js';
+import { relayEveryRow } from '../support/relay-every-row.js';
 
 describe.each([
   ['PostgreSQL (pg)', postgresSchema],
@@ -16,7 +16,7 @@ describe.each([
     db = undefined;
   });
 
-  it('upgrades a table at version 5 with pending rows: relays of the older version (engine v1) relay them all, and 64 partitions wait free', async () => {
+  it('upgrades a table at version 5 with pending rows: 64 partitions wait free, and a relay then relays every row', async () => {
     db = await open('mig6');
     const name = resolveTableName(db.schema, 'outbox');
     const table = `"${db.schema}"."outbox"`;
@@ -30,18 +30,14 @@ describe.each([
     const versions = await db.sql(`SELECT version FROM "${db.schema}".outboxer_migrations ORDER BY version`);
     expect(versions.map((row) => row.version)).toEqual(migrations.map((m) => m.version));
 
-    const config = await db.sql(`SELECT engine, partition_count, generation, fence_until = '-infinity' AS unfenced FROM "${db.schema}".outbox_partitioning`);
-    expect(config).toEqual([{ engine: 'v1', partition_count: 64, generation: 1, unfenced: true }]);
+    const config = await db.sql(`SELECT partition_count, generation, resize_to FROM "${db.schema}".outbox_partitioning`);
+    expect(config).toEqual([{ partition_count: 64, generation: 1, resize_to: null }]);
     const partitions = await db.sql(`SELECT count(*)::int AS n, min(partition) AS lo, max(partition) AS hi,
       bool_and(owner IS NULL AND state = 'free' AND epoch = 0 AND generation = 1) AS free FROM "${db.schema}".outbox_partitions`);
     expect(partitions).toEqual([{ n: 64, lo: 0, hi: 63, free: true }]);
 
-    let relayed = 0;
-    for (let round = 0; round < 20 && relayed < 200; round++) {
-      const claim = await oldV1Claim(db.database, table, { owner: 'v1', leaseMs: 30_000, limit: 100 });
-      relayed += await oldV1MarkPublished(db.database, table, claim.token, claim.messages.map((m) => m.id));
-    }
-    expect(relayed).toBe(200);
+    const relayed = await relayEveryRow(db.database, db.schema, 200);
+    expect(new Set(relayed.map((m) => m.id)).size).toBe(200);
   });
 
   it('computes a row partition in the database: one per key, unkeyed rows spread, the same on every server', async () => {
@@ -86,18 +82,18 @@ describe('migration 6 on PostgreSQL: names and reruns', () => {
     expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_paused_destinatio_pkey`);
   });
 
-  it('applying the printed script again keeps the engine configuration, the relays and every partition lease', async () => {
+  it('applying the printed script again keeps the partitioning, the relays and every partition lease', async () => {
     db = await postgresSchema('mig6');
     const store = new PostgresOutboxStore(db.database, { schema: db.schema });
     const script = migrationScript(store.tableName);
     await db.sql(script);
     const side = (suffix: string) => `"${db?.schema}".outbox_${suffix}`;
-    await db.sql(`UPDATE ${side('partitioning')} SET engine = 'v2'`);
+    await db.sql(`UPDATE ${side('partitioning')} SET generation = 3`);
     await db.sql(`INSERT INTO ${side('relays')} (relay_id, name, lease_ms, expires_at) VALUES (gen_random_uuid(), 'r', 30000, now() + interval '30 seconds')`);
     await db.sql(`UPDATE ${side('partitions')} SET owner = (SELECT relay_id FROM ${side('relays')}), state = 'owned', epoch = 7 WHERE partition < 2`);
     const before = await db.sql(`SELECT * FROM ${side('partitions')} ORDER BY partition`);
     await db.sql(script);
-    expect(await db.sql(`SELECT engine FROM ${side('partitioning')}`)).toEqual([{ engine: 'v2' }]);
+    expect(await db.sql(`SELECT generation FROM ${side('partitioning')}`)).toEqual([{ generation: 3 }]);
     expect(await db.sql(`SELECT count(*)::int AS n FROM ${side('relays')}`)).toEqual([{ n: 1 }]);
     expect(await db.sql(`SELECT * FROM ${side('partitions')} ORDER BY partition`)).toEqual(before);
   });

@@ -4,7 +4,6 @@ import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { type BrokerRig, natsRig, rabbitMqRig } from '../support/broker-rigs.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { switchToV2 } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -27,7 +26,6 @@ describe.each([
 
   it('carries messages over many keys through 2 relays to the broker: none lost, none twice, in key order; a plain SQL insert too', async () => {
     fixture = await createPostgresFixture();
-    await switchToV2(fixture);
     rig = await makeRig();
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const db = fromPgPool(fixture.pool);

@@ -4,9 +4,8 @@ import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
 const { pool, start, migrated, insert, countRows } = cliFixtures();
 
 describe('outboxer relay --engine v2', () => {
-  it('publishes from a table switched to engine v2, then leaves on SIGTERM: no relay row left, exit 0', async () => {
+  it('publishes from a migrated table, then leaves on SIGTERM: no relay row left, exit 0', async () => {
     const { env, table, schema } = await migrated();
-    await pool.query(`UPDATE "${schema}".outbox_partitioning SET engine = 'v2', fence_until = '-infinity'`);
     const relay = start(['relay', '--engine', 'v2', '--lease-ms', '3000', '--publish-timeout-ms', '1000', '--poll-interval-ms', '50'], env);
     await relay.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
     const ids = await insert(table, 30);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { FreezableStore, holdings, relayPool, switchToV2 } from '../support/partition-relay-fixture.js';
+import { FreezableStore, holdings, relayPool } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
@@ -18,7 +18,6 @@ describe('engine v2 relays sharing partitions on PostgreSQL', () => {
 
   async function setup() {
     fixture = await createPostgresFixture();
-    await switchToV2(fixture);
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const db = fromPgPool(fixture.pool);
     const expected: { id: string; key: string | null }[] = [];

@@ -4,8 +4,7 @@ import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { checkDeliveries } from '../support/order-checker.js';
-import { useEngineV1 } from '../support/engine-v1-table.js';
-import { switchToV2, v2Timing } from '../support/partition-relay-fixture.js';
+import { v2Timing } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { brokerDown, RecordingPublisher, transientFailure } from '../support/recording-publisher.js';
 import { waitFor } from '../support/wait-for.js';
@@ -19,9 +18,8 @@ describe('engine v2 relay on PostgreSQL', () => {
     fixture = undefined;
   });
 
-  async function setup(options: { v2?: boolean } = {}) {
+  async function setup() {
     fixture = await createPostgresFixture();
-    if (options.v2 === false) await useEngineV1(fixture.pool, fixture.store.tableName);
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     return { fixture, outbox, db: fromPgPool(fixture.pool) };
   }
@@ -208,27 +206,5 @@ describe('engine v2 relay on PostgreSQL', () => {
     expect(publisher.delivered.filter((m) => m.topic === 'gone').map((m) => m.id)).toEqual(gone);
     await waitFor(() => events.length === 2, { what: 'the resume reported' });
     expect(events).toEqual(['paused gone', 'resumed gone']);
-  });
-
-  it('on a table still under engine v1, says so once and waits; publishes once the table is switched', async () => {
-    const { fixture, outbox, db } = await setup({ v2: false });
-    const publisher = new RecordingPublisher();
-    const waits: { engine: string; grantsOpen: boolean }[] = [];
-    const warnings: string[] = [];
-    const logger = { debug() {}, info() {}, error() {}, warn: (_: unknown, message: string) => warnings.push(message) };
-    const relay = outbox.createRelay(publisher, { ...v2Timing, logger, hooks: { onWaitingForEngine: (e) => waits.push(e) } });
-    relays.push(relay);
-    relay.start();
-    const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [{ topic: 't', type: 'x', payload: 1 }]));
-    await waitFor(() => waits.length > 0, { what: 'the engine warning' });
-    const beats = async () => (await fixture.pool.query(`SELECT heartbeat_at FROM "${fixture.schema}".outbox_relays`)).rows[0]?.heartbeat_at as Date | undefined;
-    const before = (await beats())?.getTime();
-    await waitFor(async () => ((await beats())?.getTime() ?? 0) > (before ?? 0), { what: 'a later heartbeat' });
-    expect(waits).toEqual([{ engine: 'v1', grantsOpen: false }]);
-    expect(warnings.filter((w) => w.includes('engine v1'))).toHaveLength(1);
-    expect(publisher.delivered).toEqual([]);
-    await switchToV2(fixture);
-    await waitFor(() => publisher.delivered.length === 1, { what: 'the message after the switch' });
-    expect(publisher.delivered[0]?.id).toBe(ids[0]);
   });
 });

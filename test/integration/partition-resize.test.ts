@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cancelResize, resizePartitions, type ResizeProgress } from '../../src/stores/postgres/engine/resize-partitions.js';
-import { switchEngine } from '../../src/stores/postgres/engine/switch-engine.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { PortRelay, type PortDelivery } from '../conformance/lease-port-relay.js';
 import { msg } from '../conformance/store-conformance.js';
@@ -26,7 +25,6 @@ for (const [label, open] of databases) {
       db = await open('resize');
       const store = new PostgresOutboxStore(db.database, { schema: db.schema });
       await store.migrate();
-      await switchEngine(db.database, store.tableName, { engine: 'v2' });
       const sql = db.sql;
       const schema = db.schema;
       const partitionIndexes = async () =>
@@ -78,7 +76,7 @@ for (const [label, open] of databases) {
       await Promise.all(loops ?? []);
 
       const view = await store.leases.membership(relays[0]!.relayId);
-      expect(view.config).toEqual({ engine: 'v2', partitionCount: 16, generation: 2, resizeTo: null, grantsOpen: true });
+      expect(view.config).toEqual({ partitionCount: 16, generation: 2, resizeTo: null, grantsOpen: true });
       expect(relays.reduce((n, r) => n + r.held.length, 0)).toBe(16);
       const newGrants = relays.flatMap((r) => r.grants.filter((g) => g.generation === 2).map((g) => Number(g.lease.epoch)));
       expect(Math.min(...newGrants)).toBeGreaterThan(oldEpoch);

@@ -4,7 +4,6 @@ import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
 import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 import { type BrokerRig, natsRig, rabbitMqRig } from '../support/broker-rigs.js';
-import { switchToV2 } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -32,7 +31,6 @@ describe.each([
 
   it('parks each one dead with the rule it breaks, and publishes the rest', async () => {
     fixture = await createPostgresFixture();
-    await switchToV2(fixture);
     rig = await makeRig();
     const table = `"${fixture.schema}".outbox`;
     const topic = rig.topic('orders');

@@ -7,7 +7,7 @@ import { migrations } from '../../src/stores/postgres/migrations.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { resolveTableName } from '../../src/stores/postgres/sql.js';
 import { validateMessage } from '../../src/core/validate-message.js';
-import { oldV1Claim, oldV1MarkPublished, quotedTable } from '../support/old-v1-relay.js';
+import { relayEveryRow } from '../support/relay-every-row.js';
 import { readFromStart } from '../support/partition-relay-fixture.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import { services, uniqueName } from '../support/services.js';
@@ -104,13 +104,7 @@ describe.each([
     const fresh = validateMessage({ topic: 't', key: 'k', type: 'x', payload: { b: 1, a: 'é' } }, { maxPayloadBytes: 1024 });
     await db.database.transaction((tx) => store.insert(tx, [fresh]));
 
-    const bodies: unknown[] = [];
-    for (let round = 0; round < 3; round++) {
-      // the upgraded table keeps engine v1: relays of the older version drain it until the switch
-      const claim = await oldV1Claim(db.database, quotedTable(name), { owner: 'upgrade', leaseMs: 30_000, limit: 10 });
-      for (const m of claim.messages) bodies.push([m.body, m.contentType, m.headers]);
-      await oldV1MarkPublished(db.database, quotedTable(name), claim.token, claim.messages.map((m) => m.id));
-    }
+    const bodies = (await relayEveryRow(db.database, db.schema, 3)).map((m) => [m.body, m.contentType, m.headers]);
     expect(bodies).toEqual([
       ['{"a": "é", "b": 1}', 'application/json', { retry: '3', ok: 'y', flag: 'true' }],
       ['[1, 2]', 'application/json', {}],

@@ -74,14 +74,6 @@ export function cliFixtures() {
     return setup;
   }
 
-  /** As `migrated`, then put back on engine v1 (`migrate --engine v1`), as a table of an earlier version is. */
-  async function migratedAtV1(extra: Record<string, string> = {}) {
-    const setup = await migrated(extra);
-    const result = await runCli(['migrate', '--engine', 'v1'], setup.env);
-    expect(result.stdout, result.stderr).toContain('switched back to engine v1');
-    return setup;
-  }
-
   /** Inserts `rows` messages with plain SQL, keys k0..k2; returns their ids. */
   async function insert(table: string, rows: number, topic = 'orders.created'): Promise<string[]> {
     const result = await pool.query(
@@ -106,5 +98,5 @@ export function cliFixtures() {
 
   const countRows = async (table: string, where = 'true') => Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${where}`)).rows[0].n);
 
-  return { pool, freshSchema, start, migrated, migratedAtV1, insert, enqueue, countRows };
+  return { pool, freshSchema, start, migrated, insert, enqueue, countRows };
 }

@@ -4,20 +4,11 @@ import type { RelayOptionsInput } from '../../src/core/relay-options.js';
 import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { afterEach } from 'vitest';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
-import { switchEngine } from '../../src/stores/postgres/engine/switch-engine.js';
 import type { Relay } from '../../src/core/relay.js';
 import { createPostgresFixture, type PostgresFixture } from './postgres-fixture.js';
 
 /** Short leases so that takeovers happen within seconds: lease 3 s (beats every 1 s), publish timeout 1 s. */
 export const v2Timing = { engine: 'v2', leaseMs: 3000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 20, maxErrorBackoffMs: 200 } as const;
-
-/**
- * Switches the fixture's table to engine v2 as `migrate --engine v2` does (nothing on a table `migrate` created,
- * which starts there); no v1 relay holds a lease, so grants open at once.
- */
-export async function switchToV2(fixture: PostgresFixture): Promise<void> {
-  await switchEngine(fromPgPool(fixture.pool), fixture.store.tableName, { engine: 'v2' });
-}
 
 /** How many partitions each live relay holds, by relay id. */
 export async function holdings(fixture: PostgresFixture): Promise<Map<string, number>> {

@@ -131,7 +131,7 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     [{ 'error-backoff-ms': '900', 'max-error-backoff-ms': '800' }, {}, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms .*; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
     [{ owner: 'x'.repeat(201) }, {}, /relay option owner: .*\(set by --owner or OUTBOXER_OWNER\)/],
     [{ engine: 'v3' }, {}, /relay option engine: .*\(set by --engine or OUTBOXER_ENGINE\)/],
-    [{}, { OUTBOXER_ENGINE: 'v1' }, /relay option engine: engine v1 was removed .*outboxer migrate --engine v2.*\(set by --engine or OUTBOXER_ENGINE\)/],
+    [{}, { OUTBOXER_ENGINE: 'v1' }, /relay option engine: engine v1 was removed before any release.*\(set by --engine or OUTBOXER_ENGINE\)/],
     [{ engine: 'v2', 'lease-ms': '5000', 'publish-timeout-ms': '2000' }, {}, /at least 3 x publishTimeoutMs .*engine v2.*\(set by --lease-ms or OUTBOXER_LEASE_MS; --publish-timeout-ms or OUTBOXER_PUBLISH_TIMEOUT_MS\)/],
   ] as const)('refuses %j (env %j), naming the flag and the variable', (values, env, message) => {
     expect(usageError(values, env).message).toMatch(message);
@@ -146,19 +146,17 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(help).toMatch(/--retry-jitter <0\.\.1>\s+OUTBOXER_RETRY_JITTER\s+.*\(default 0\.5\)/);
   });
 
-  it('--engine serves relay and migrate: the relay reads the flag and OUTBOXER_ENGINE, migrate the flag only, each with its own help line', () => {
+  it('--engine is a relay option only: the relay reads the flag and OUTBOXER_ENGINE; migrate resizes and reads neither', () => {
     const migrate = (values: OptionValues, env: Record<string, string> = {}) => resolveConfig('migrate', values, [], { ...BASE_ENV, ...env }).migrate;
-    expect(migrate({}, { OUTBOXER_ENGINE: 'v2' })).toEqual({ engine: undefined, partitions: undefined, resizeTimeoutMs: undefined, cancelResize: false, lock: {} });
-    expect(migrate({ engine: 'v2', partitions: '16', 'resize-timeout-ms': '1000', 'lock-attempts': '3' })).toEqual({
-      engine: 'v2', partitions: 16, resizeTimeoutMs: 1000, cancelResize: false, lock: { lockAttempts: 3 },
+    expect(migrate({}, { OUTBOXER_ENGINE: 'v2' })).toEqual({ partitions: undefined, resizeTimeoutMs: undefined, cancelResize: false, lock: {} });
+    expect(migrate({ partitions: '16', 'resize-timeout-ms': '1000', 'lock-attempts': '3' })).toEqual({
+      partitions: 16, resizeTimeoutMs: 1000, cancelResize: false, lock: { lockAttempts: 3 },
     });
     expect(relayConfig({}, { OUTBOXER_ENGINE: 'v2' }).options).toEqual({ engine: 'v2' });
-    expect(() => migrate({ engine: 'v3' })).toThrow(/^--engine must be one of v1, v2; got "v3"$/);
     const migrateHelp = helpText('migrate');
-    expect(migrateHelp).toMatch(/--engine <engine>\s+switch the table's engine after migrating: v2; v1 only to roll back to an older outboxer .*\(default unchanged\)/);
-    expect(migrateHelp).not.toContain('OUTBOXER_ENGINE');
+    expect(migrateHelp).not.toContain('--engine');
     expect(migrateHelp).toMatch(/--partitions <n>\s+resize to this many partitions .*1-1024/);
-    expect(helpText('relay')).toMatch(/--engine <engine>\s+OUTBOXER_ENGINE\s+v2, the only engine of this version: relays lease partitions \(engine v1 was removed\) \(default v2\)/);
+    expect(helpText('relay')).toMatch(/--engine <engine>\s+OUTBOXER_ENGINE\s+v2, the only engine: relays lease partitions \(default v2\)/);
   });
 
   it('the HTTP server is off without a port; its variables are ignored then; with one, host and token come from flags or variables', () => {

@@ -172,7 +172,7 @@ describe('OutboxerMetrics: store gauges', () => {
 
   it('fall back to stats() for a store without gauges(): every unpublished message counted exactly', async () => {
     const metrics = new OutboxerMetrics();
-    const stats: OutboxStats = { pending: 2, scheduled: 3, inFlight: 1, published: 100, dead: 4, oldestPendingAgeSeconds: 8 };
+    const stats: OutboxStats = { pending: 3, scheduled: 3, published: 100, dead: 4, oldestPendingAgeSeconds: 8 };
     metrics.observeStore({ stats: async () => stats });
     expect(await gauge(metrics, 'outboxer_pending')).toBe(6);
     expect(await gauge(metrics, 'outboxer_dead')).toBe(4);

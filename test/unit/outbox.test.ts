@@ -11,7 +11,7 @@ interface FakeTx {
 /** A membership that grants nothing: a relay over it joins, beats and leaves, and never reads. */
 const grantless = (relayId: string): Membership => ({
   relayId, alive: true, relays: [], owned: [], grantable: 0,
-  config: { engine: 'v2', partitionCount: 4, generation: 1, resizeTo: null, grantsOpen: true },
+  config: { partitionCount: 4, generation: 1, resizeTo: null, grantsOpen: true },
 });
 
 /** An in-memory OutboxStore (our own port) with partition leases that grant nothing: records inserts and joins. */
@@ -45,7 +45,7 @@ function fakeStore() {
     },
     purgePublished: async () => 0,
     purgeIdempotencyKeys: async () => 0,
-    stats: async () => ({ pending: 0, scheduled: 0, inFlight: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
+    stats: async () => ({ pending: 0, scheduled: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0 }),
     listDead: async () => [],
     retryDead: async () => 0,
     purgeDead: async () => 0,

@@ -35,7 +35,7 @@ export class LeaseSession {
   #beatSentAt: number | undefined;
   #standby = false;
   #stepDue = false;
-  #engineWaiting = false;
+  #resizeWaiting = false;
   #nextBeatAt = 0;
   #peerExpiryAt = Number.POSITIVE_INFINITY;
   #nextCheckAt = Number.POSITIVE_INFINITY;
@@ -158,24 +158,20 @@ export class LeaseSession {
     for (const partition of drop) this.book.delete(partition);
     if (trusted && !this.#standby) for (const held of adopt) this.book.set(held.partition, adoptEntry(held));
     this.#stepDue = trusted;
-    this.#noteEngine(membership);
+    this.#noteResize(membership);
   }
 
-  #noteEngine(membership: Membership): void {
+  #noteResize(membership: Membership): void {
     const closed = grantsClosed(membership);
-    if (closed && !this.#engineWaiting) {
-      const { engine, grantsOpen, resizeTo } = membership.config;
+    if (closed && !this.#resizeWaiting) {
+      const { resizeTo } = membership.config;
       this.#options.logger.warn(
-        { owner: this.#options.owner, engine, grantsOpen, resizeTo },
-        engine === 'v1'
-          ? "the outbox table runs engine v1: this engine v2 relay gives back what it holds, then waits and publishes nothing until the table is switched to engine v2 with `outboxer migrate --engine v2` (docs/upgrading-to-engine-v2.md), once no relay of an older outboxer version claims rows from it"
-          : resizeTo !== null
-            ? `a resize to ${resizeTo} partitions waits for every partition to be free: this relay drains and releases what it holds, and acquires again under the new count once the resize ends`
-            : 'the outbox table was switched to engine v2 but its fence for the old relays has not passed; waiting for grants to open',
+        { owner: this.#options.owner, resizeTo },
+        `a resize to ${resizeTo ?? 'another count of'} partitions waits for every partition to be free: this relay drains and releases what it holds, and acquires again under the new count once the resize ends`,
       );
-      this.#options.hooks.onWaitingForEngine?.({ engine, grantsOpen });
+      this.#options.hooks.onWaitingForResize?.({ resizeTo });
     }
-    this.#engineWaiting = closed;
+    this.#resizeWaiting = closed;
   }
 
   async #shareStep(): Promise<void> {

@@ -17,14 +17,14 @@ export function beatVerdict(sentAt: number, repliedAt: number, membership: Pick<
   return repliedAt <= validUntil(sentAt, timing) ? 'trusted' : 'late';
 }
 
-/** Why a relay acquires nothing: the table's engine is still v1, or the switch's fence has not passed. */
+/** Whether a relay acquires nothing now: a resize waits. */
 export function grantsClosed(membership: Pick<Membership, 'config'>): boolean {
-  return membership.config.engine !== 'v2' || !membership.config.grantsOpen;
+  return !membership.config.grantsOpen;
 }
 
-/** A resize waits for every partition to be free (`resizeTo`), or the table went back to engine v1: drain and release all. */
+/** A resize waits for every partition to be free (`resizeTo`): drain and release all. */
 export function mustGiveBack(membership: Pick<Membership, 'config'>): boolean {
-  return membership.config.resizeTo !== null || membership.config.engine !== 'v2';
+  return membership.config.resizeTo !== null;
 }
 
 /**

@@ -4,10 +4,8 @@ import type { PendingMessageOperator } from './pending-messages.js';
 export interface OutboxStats {
   /** Ready to publish now. */
   readonly pending: number;
-  /** Waiting for their available time (delayed or backing off after a failure). */
+  /** Waiting for their due time: delayed, backing off after a failure, or held (a paused topic or destination). */
   readonly scheduled: number;
-  /** Leased by a relay of an older version (engine v1, per-row leases) right now; 0 once only this version's relays run. */
-  readonly inFlight: number;
   /** Published and still retained (0 when published rows are deleted at once). */
   readonly published: number;
   readonly dead: number;

@@ -38,10 +38,8 @@ export interface RelayReport {
   readonly trouble?: string | null;
 }
 
-/** The engine configuration of the table (one row, written by migrations and operators, never by relays). */
+/** The partitioning of the table (one row, written by migrations and operators, never by relays). */
 export interface PartitioningConfig {
-  /** `v1`: the table is run by relays of an older version, which claim rows; no partition is granted. `v2`: relays lease partitions. */
-  readonly engine: 'v1' | 'v2';
   readonly partitionCount: number;
   /** Partitions of other generations (a resize in progress) are never granted. */
   readonly generation: number;
@@ -54,7 +52,7 @@ export interface PartitioningConfig {
    * while a live relay holds a partition), never with one read before the grant.
    */
   readonly resizeTo: number | null;
-  /** Whether a grant is possible now: engine `v2`, the old engine's fence time has passed, and no resize waits. */
+  /** Whether a grant is possible now: no resize waits. */
   readonly grantsOpen: boolean;
 }
 
@@ -86,8 +84,7 @@ export interface Membership {
  *   grant under a new id: it must `join` again.
  * - **Fenced give-back.** `drain` and `release` change a partition only while it names the caller as owner at
  *   the given epoch; any other call changes nothing and says so by its count.
- * - **Grants open** only under engine `v2`, after `fence_until`, while no resize waits (`resizeTo` null), for
- *   partitions of the current generation.
+ * - **Grants open** only while no resize waits (`resizeTo` null), for partitions of the current generation.
  */
 export interface RelayLeases {
   /**

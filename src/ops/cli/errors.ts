@@ -78,7 +78,6 @@ const HINTS: Readonly<Record<string, string>> = Object.freeze({
   EACCES: 'ports below 1024 need privileges: choose a higher --http-port',
   ERR_MODULE_NOT_FOUND: 'an optional peer dependency is missing: install it next to outboxer',
   OUTBOXER_DATABASE_UNAVAILABLE: 'is the server running, and are the host and port right?',
-  OUTBOXER_ENGINE_ROLLBACK_REFUSED: "'outboxer status' lists the live v2 relays",
   OUTBOXER_LOCK_TIMEOUT: 'from the CLI: --lock-timeout-ms and --lock-attempts',
   OUTBOXER_RESIZE_TIMEOUT: "from the CLI: the same 'outboxer migrate --partitions N' waits on, 'outboxer migrate --cancel-resize' abandons it",
   OUTBOXER_RESIZE_IN_PROGRESS: "from the CLI: 'outboxer migrate --cancel-resize'",

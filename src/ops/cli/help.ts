@@ -37,7 +37,7 @@ const MAIN = `Usage: outboxer <command> [options]
 
 Commands:
   sql                    print the DDL for the outbox table (no database needed)
-  migrate                create or upgrade the outbox table; switch its engine, resize it
+  migrate                create or upgrade the outbox table; resize its partitions
   relay                  publish committed messages to a broker until SIGTERM/SIGINT
   status [--json]        counts per state, the oldest pending message's age, the engine
   dead list              list dead (parked) messages
@@ -108,29 +108,25 @@ Prints the idempotent DDL script that 'outboxer migrate' would apply, for DBAs w
 themselves (psql -f). Needs no database connection.
 
 ${connection('sql')}`,
-  migrate: () => `Usage: outboxer migrate [--engine v2] [--partitions <n>] [--cancel-resize] [options]
+  migrate: () => `Usage: outboxer migrate [--partitions <n>] [--cancel-resize] [options]
 
 Creates the schema, the outbox table and its indexes, or applies the missing migrations.
-A table it creates runs engine v2; an existing table keeps its engine (it says so when that
-is still v1). Safe to run again and from several processes at once (advisory lock). Then,
-only when asked:
-switches a table of an older outboxer to engine v2 (--engine v2), resizes its partitions
-(--partitions; waits for v2 relays to give theirs back), or cancels a resize left waiting.
-Each step is idempotent: run it again after a failure. The relays of this version run engine
-v2 only: --engine v1 is there to roll a table back for the relays of an older outboxer
-(refused while a v2 relay holds partitions).
-Progress goes to stderr, one line per step done to stdout. See docs/upgrading-to-engine-v2.md.
+Safe to run again and from several processes at once (advisory lock). Then, only when asked,
+on PostgreSQL: resizes the table's partitions (--partitions; waits for the relays to give
+theirs back), or cancels a resize left waiting. Each step is idempotent: run it again after
+a failure. Progress goes to stderr, one line per step done to stdout.
+See docs/resizing-partitions.md.
 
-Engine and partitions:
-${helpBlock('migrate', ['relay', 'command'], ['engine', 'partitions', 'resize-timeout-ms', 'cancel-resize', 'lock-timeout-ms', 'lock-attempts'])}
+Partitions:
+${helpBlock('migrate', ['relay', 'command'], ['partitions', 'resize-timeout-ms', 'cancel-resize', 'lock-timeout-ms', 'lock-attempts'])}
 
 ${connection('migrate')}`,
   status: () => `Usage: outboxer status [--json] [options]
 
-Prints how many messages are pending, scheduled, in flight, published (retained) and dead,
-the age in seconds of the oldest message not yet published, and the engine: v1 or v2, the
-partition count and generation, a waiting resize, the fence, the last fenced v1 claim and,
-under v2, the live relays with the partitions they hold and the unowned partitions. Writes nothing.
+Prints how many messages are pending, scheduled, published (retained) and dead, the age in
+seconds of the oldest message not yet published, and the engine: the partition count and
+generation, a waiting resize, the live relays with the partitions they hold and the unowned
+partitions. Writes nothing.
   --json                 one JSON object on stdout, nothing else
 
 ${connection('status')}`,
@@ -138,7 +134,7 @@ ${connection('status')}`,
 
 Publishes committed messages with the broker's confirmation and marks them, until SIGTERM or
 SIGINT (graceful: the in-flight batch is confirmed and its partitions given back). It leases
-partitions of the table (engine v2; engine v1 was removed). A second signal forces exit 1.
+partitions of the table (engine v2). A second signal forces exit 1.
 JSON logs go to stderr.
 
 Relay options:

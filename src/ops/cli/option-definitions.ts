@@ -101,13 +101,9 @@ const relay: readonly OptionDefinition[] = [
     details: 'Each destination names its publisher, broker URL, that publisher\'s flags and an envelope (docs/fan-out.md). Rows stored with a destination go to it; rows without one go to `--publisher`.',
   },
   {
-    flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: ['relay', 'migrate'], kind: 'text', placeholder: '<engine>',
-    summary: '`v2`, the only engine of this version: relays lease partitions (engine v1 was removed)', target: { relay: 'engine' },
-    details:
-      '`v2` needs a table at engine v2 (a table `outboxer migrate` creates starts there; an older one is switched with `outboxer migrate --engine v2`, and until then the relay waits and says so in a warning) and a lease of at least 3 x the publish timeout. Engine v1 was removed: `v1` is refused. On `migrate` the flag switches the table instead (the variable is not read there): to `v2`, or back to `v1` only to roll back to an older outboxer, whose relays still run it.',
-    asUsedBy: {
-      migrate: { summary: "switch the table's engine after migrating: `v2`; `v1` only to roll back to an older outboxer (this version's relays run v2 only)", defaultText: 'unchanged', flagOnly: true },
-    },
+    flag: 'engine', env: 'OUTBOXER_ENGINE', section: 'relay', commands: RELAY, kind: 'text', placeholder: '<engine>',
+    summary: '`v2`, the only engine: relays lease partitions', target: { relay: 'engine' },
+    details: '`v2` needs a lease of at least 3 x the publish timeout. Engine v1, which claimed rows one by one, was removed before any release: `v1` is refused.',
   },
   {
     flag: 'migrate', env: 'OUTBOXER_MIGRATE', section: 'relay', commands: RELAY, kind: 'switch', summary: 'apply migrations before starting',
@@ -255,11 +251,11 @@ const command: readonly OptionDefinition[] = [
   { flag: 'cancel-resize', section: 'command', commands: MIGRATE, kind: 'switch', summary: 'cancel a resize left waiting (grants open again at the old count)' },
   {
     flag: 'lock-timeout-ms', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<ms>', min: 1, max: 60_000,
-    summary: 'with --engine or --partitions: how long one try waits for a lock on the table', defaultText: '2000',
+    summary: 'with --partitions: how long one try waits for a lock on the table', defaultText: '2000',
   },
   {
     flag: 'lock-attempts', section: 'command', commands: MIGRATE, kind: 'integer', placeholder: '<n>', min: 1, max: 1000,
-    summary: 'with --engine or --partitions: tries for that lock before OUTBOXER_LOCK_TIMEOUT', defaultText: '30',
+    summary: 'with --partitions: tries for that lock before OUTBOXER_LOCK_TIMEOUT', defaultText: '30',
   },
   { flag: 'json', section: 'command', commands: ['status', 'dead list', 'topics list', 'destinations list', 'pending list', 'pending show'], kind: 'switch', summary: 'machine-readable output on stdout' },
   { flag: 'limit', section: 'command', commands: ['dead list', 'pending list'], kind: 'integer', placeholder: '<n>', min: 1, max: 100_000, summary: 'at most this many', defaultText: '100' },

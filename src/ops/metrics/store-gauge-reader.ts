@@ -93,7 +93,7 @@ export function grownSince(gauges: OutboxGauges, elapsedMs: number): OutboxGauge
 /** For a store without `gauges()`: its exact (full count) stats, pending being every unpublished message. */
 async function gaugesFromStats(source: GaugeSource): Promise<OutboxGauges> {
   const stats = await source.stats();
-  return { pending: stats.pending + stats.scheduled + stats.inFlight, pendingExact: true, dead: stats.dead, oldestPendingAgeSeconds: stats.oldestPendingAgeSeconds };
+  return { pending: stats.pending + stats.scheduled, pendingExact: true, dead: stats.dead, oldestPendingAgeSeconds: stats.oldestPendingAgeSeconds };
 }
 
 /** Whether `work` (which never rejects) ended within `ms`; the timer does not keep the process alive. */

@@ -12,7 +12,6 @@ export {
   type PgListenWakeSignalOptions,
 } from './wakeup.js';
 export { readEngineState, type EngineState } from './engine/engine-state.js';
-export { switchEngine, type SwitchEngineOptions, type SwitchEngineResult, type SwitchProgress } from './engine/switch-engine.js';
 export {
   cancelResize,
   resizePartitions,

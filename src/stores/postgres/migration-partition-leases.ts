@@ -5,7 +5,7 @@ import type { TableName } from './sql.js';
 /**
  * Migration 6, the expand step of engine v2 (docs/table.md, "The relays' side tables"). Cheap on a table of any
  * size: it creates the partition function and three small tables, and touches no outbox row, no outbox index
- * and no trigger, so relays of the current engine (`engine = 'v1'`) go on as before. The index on
+ * and no trigger. The index on
  * `outboxer_partition(key, id, P)` comes with the read path, built `CONCURRENTLY` outside this transaction.
  */
 export function partitionLeasesMigration(name: TableName): string {

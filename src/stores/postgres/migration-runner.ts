@@ -16,12 +16,6 @@ export interface Migration {
   readonly indexes?: (name: TableName) => string;
 }
 
-/**
- * Statements for a table that this very run created (it applied the first migration): how a new table starts,
- * unlike one that existed before, which may be served by relays of an older version and keeps what it had.
- */
-export type NewTableSql = (name: TableName) => string;
-
 /** Bookkeeping shared by every outboxer table in a schema, keyed by table name. */
 function bookkeepingSql({ schema }: TableName): string {
   return `CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)};
@@ -39,36 +33,15 @@ VALUES ('${name.table}', ${version}) ON CONFLICT DO NOTHING;`;
 }
 
 /** Every migration as one idempotent script, for DBAs who apply it themselves. */
-export function migrationScriptOf(title: string, name: TableName, list: readonly Migration[], newTable?: NewTableSql): string {
+export function migrationScriptOf(title: string, name: TableName, list: readonly Migration[]): string {
   const parts = [`-- ${title} for ${name.schema}.${name.table}`, 'BEGIN;', bookkeepingSql(name)];
-  if (newTable !== undefined && list[0] !== undefined) parts.push(newTableMarkSql(name, list[0].version));
   for (const migration of list) {
     parts.push(`-- version ${migration.version}: ${migration.description}`, migration.sql(name).trim());
     if (migration.indexes !== undefined) parts.push(scriptIndexesSql(migration.indexes(name)));
     parts.push(recordSql(name, migration.version));
   }
-  if (newTable !== undefined) parts.push(scriptNewTableSql(newTable(name)));
   parts.push('COMMIT;');
   return `${parts.join('\n')}\n`;
-}
-
-const NEW_TABLE_SETTING = 'outboxer.new_table';
-
-/** The script's rule for a new table, the runner's: its first migration is not recorded yet (kept for the transaction). */
-function newTableMarkSql(name: TableName, firstVersion: number): string {
-  return `SELECT set_config('${NEW_TABLE_SETTING}', (NOT EXISTS (SELECT 1 FROM ${quoteIdentifier(name.schema)}.outboxer_migrations
-  WHERE table_name = '${name.table}' AND version = ${firstVersion}))::text, true);`;
-}
-
-function scriptNewTableSql(sql: string): string {
-  return `-- Only for a table this script created (an existing table keeps its engine):
-DO $new_table$
-BEGIN
-  IF current_setting('${NEW_TABLE_SETTING}', true) = 'true' THEN
-${sql.trim().replace(/^/gm, '    ')}
-  END IF;
-END
-$new_table$;`;
 }
 
 /** The script builds indexes plainly: a DBA applying it to a big table should build them first, concurrently. */
@@ -90,15 +63,15 @@ $indexes$;`;
  * Applies what is missing, in one transaction, under an advisory lock of the schema so that several
  * processes starting together (an outbox and an inbox among them) migrate once. Returns the versions applied.
  */
-export async function applyMigrations(database: PgDatabase, name: TableName, list: readonly Migration[], newTable?: NewTableSql): Promise<number[]> {
-  const applied = await applyInTransaction(database, name, list, newTable);
+export async function applyMigrations(database: PgDatabase, name: TableName, list: readonly Migration[]): Promise<number[]> {
+  const applied = await applyInTransaction(database, name, list);
   for (const migration of list) {
     if (migration.indexes !== undefined) await buildIndexes(database, name, migration.indexes(name));
   }
   return applied;
 }
 
-function applyInTransaction(database: PgDatabase, name: TableName, list: readonly Migration[], newTable: NewTableSql | undefined): Promise<number[]> {
+function applyInTransaction(database: PgDatabase, name: TableName, list: readonly Migration[]): Promise<number[]> {
   return database.transaction(async (tx: SqlExecutor) => {
     // one lock per schema, not per table: the outbox's and the inbox's migrations share outboxer_migrations
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`outboxer:${name.schema}`]);
@@ -115,7 +88,6 @@ function applyInTransaction(database: PgDatabase, name: TableName, list: readonl
     // a table created just now is empty: its indexes are built here, without waiting on older snapshots
     if (list[0] !== undefined && newlyApplied.includes(list[0].version)) {
       for (const migration of list) if (migration.indexes !== undefined) await buildIndexesInTransaction(tx, name, migration.indexes(name));
-      if (newTable !== undefined) await tx.query(newTable(name));
     }
     return newlyApplied;
   });

@@ -3,7 +3,8 @@ import { JSON_MEDIA_TYPE, MEDIA_TYPE } from '../../core/message-body.js';
 import type { PgDatabase } from './database.js';
 import { applyMigrations, type Migration, migrationScriptOf } from './migration-runner.js';
 import { partitionLeasesMigration } from './migration-partition-leases.js';
-import { engineSwitchMigration, newTableEngineSql } from './migration-engine-switch.js';
+import { engineSwitchMigration } from './migration-engine-switch.js';
+import { dropEngineV1Migration } from './migration-drop-engine-v1.js';
 import { readPathIndexes, readPathMigration } from './migration-read-path.js';
 import { relayTroubleMigration } from './migration-relay-trouble.js';
 import { pausedDestinationsMigration } from './migration-paused-destinations.js';
@@ -14,14 +15,16 @@ import type { TableName } from './sql.js';
 export type { Migration } from './migration-runner.js';
 
 /**
- * Versioned, append-only. A released migration is never edited: a change is a new version.
+ * Versioned, append-only. A released migration is never edited: a change is a new version. (No version has been
+ * released yet: migrations 1, 3 and 4 lost what only engine v1 needed when 14 dropped it, so that a new table, or the
+ * printed script applied again, never builds what 14 drops.)
  * The table is a public contract (docs/table.md): a plain INSERT of (topic, type, payload[, key, headers]), or of
  * (topic, type, payload_bytes, content_type) for a binary body, is a valid producer.
  */
 export const migrations: readonly Migration[] = Object.freeze([
   {
     version: 1,
-    description: 'outbox table, UUIDv7 default, claim and housekeeping indexes',
+    description: 'outbox table, UUIDv7 default, pending and housekeeping indexes',
     sql: ({ schema, table }) => {
       const s = quoteIdentifier(schema);
       const t = `${s}.${quoteIdentifier(table)}`;
@@ -47,18 +50,13 @@ CREATE TABLE IF NOT EXISTS ${t} (
   headers      jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(headers) = 'object'),
   state        text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'published', 'dead')),
   created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
-  available_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   attempts     integer NOT NULL DEFAULT 0,
   last_error   text,
-  lease_owner  text,
-  lease_token  uuid,
-  lease_until  timestamptz,
   published_at timestamptz,
   dead_at      timestamptz
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ${index('id_key')} ON ${t} (id);
 CREATE INDEX IF NOT EXISTS ${index('pending_idx')} ON ${t} (seq) WHERE state = 'pending';
-CREATE INDEX IF NOT EXISTS ${index('pending_key_idx')} ON ${t} (key, seq) WHERE state = 'pending' AND key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS ${index('published_idx')} ON ${t} (published_at) WHERE state = 'published';
 CREATE INDEX IF NOT EXISTS ${index('dead_idx')} ON ${t} (dead_at, seq) WHERE state = 'dead';
 `;
@@ -81,18 +79,16 @@ CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_idempotency_created_idx`)
   },
   {
     version: 3,
-    description: 'fillfactor 70: lease, retry and release updates stay on their page (HOT) and add no index entries',
-    sql: ({ schema, table }) => `
-ALTER TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(table)} SET (fillfactor = 70);
-`,
+    description: 'fillfactor 70 for the in-place claims of engine v1 (nothing since migration 14 removed engine v1)',
+    // Engine v1's claims updated rows in place; migration 14 resets it, so nothing is set here any more.
+    sql: () => '',
   },
   {
     version: 4,
-    description: 'index of pending unkeyed rows, so a claim finds them behind a long backlog of one key',
-    sql: ({ schema, table }) => `
-CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_pending_unkeyed_idx`)}
-  ON ${quoteIdentifier(schema)}.${quoteIdentifier(table)} (seq) WHERE state = 'pending' AND key IS NULL;
-`,
+    description: 'an index of pending unkeyed rows for the claims of engine v1 (nothing since migration 14 removed engine v1)',
+    // Engine v1's index, which migration 14 drops: a table created since builds nothing here (so that the printed
+    // script, applied again, does not build an index only to drop it).
+    sql: () => '',
   },
   {
     version: 5,
@@ -150,7 +146,7 @@ $do$;
   },
   {
     version: 6,
-    description: 'engine v2, expand only: the partition function, the partitioning config (engine v1), the relays and partitions side tables',
+    description: 'engine v2, expand only: the partition function, the partitioning config, the relays and partitions side tables',
     sql: partitionLeasesMigration,
   },
   {
@@ -161,7 +157,7 @@ $do$;
   },
   {
     version: 8,
-    description: 'engine switch and resize, expand only: resize_to and v1_fenced_at in the partitioning row, the fence function (its triggers come with the switch to v2)',
+    description: 'resize, expand only: resize_to in the partitioning row (and what the switch from engine v1 needed, which migration 14 drops)',
     sql: engineSwitchMigration,
   },
   {
@@ -189,17 +185,19 @@ $do$;
     description: 'destination pauses, expand only: the destinations operators paused as a whole (<table>_paused_destinations), held by every relay until resumed',
     sql: pausedDestinationsMigration,
   },
+  {
+    version: 14,
+    description: 'engine v1 removed, contract: its fence triggers and function, claim indexes, row lease columns, available_at and fillfactor 70 leave the table; a table still at v1 moves to v2',
+    sql: dropEngineV1Migration,
+  },
 ]);
 
 /** The whole DDL as one idempotent script, for DBAs who apply it themselves (`outboxer sql`). */
 export function migrationScript(name: TableName): string {
-  return migrationScriptOf('outboxer schema', name, migrations, newTableEngineSql);
+  return migrationScriptOf('outboxer schema', name, migrations);
 }
 
-/**
- * Applies the outbox migrations that are missing; returns the versions applied. A table this call creates starts
- * under engine v2; an existing table keeps its engine (`switchEngine` changes it).
- */
+/** Applies the outbox migrations that are missing; returns the versions applied. */
 export function runMigrations(database: PgDatabase, name: TableName): Promise<number[]> {
-  return applyMigrations(database, name, migrations, newTableEngineSql);
+  return applyMigrations(database, name, migrations);
 }

@@ -54,7 +54,6 @@ interface DeadRow {
 interface StatsRow {
   pending: number;
   scheduled: number;
-  in_flight: number;
   published: number;
   dead: number;
   oldest_pending_age_seconds: number | string;
@@ -124,7 +123,6 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
     return {
       pending: Number(row.pending),
       scheduled: Number(row.scheduled),
-      inFlight: Number(row.in_flight),
       published: Number(row.published),
       dead: Number(row.dead),
       oldestPendingAgeSeconds: Math.max(0, Number(row.oldest_pending_age_seconds)),

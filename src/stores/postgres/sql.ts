@@ -35,9 +35,7 @@ export function destinationParams(filter: string | null | undefined): [boolean, 
 export function buildStatements(name: TableName) {
   const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
   const keys = `${quoteIdentifier(name.schema)}.${quoteIdentifier(`${name.table}_idempotency`)}`;
-  const leaseFree = `(lease_until IS NULL OR lease_until <= now())`;
-  // a v2 relay schedules a backoff or a hold in due_at; available_at is a delayed enqueue's time (older relays used it too)
-  const due = `(available_at <= now() AND (due_at IS NULL OR due_at <= now()))`;
+  const due = `(due_at IS NULL OR due_at <= now())`;
   return Object.freeze({
     purgeKeys: `DELETE FROM ${keys} WHERE idempotency_key IN (
         SELECT idempotency_key FROM ${keys} WHERE created_at < now() - $1::int8 * interval '1 millisecond'
@@ -48,9 +46,8 @@ export function buildStatements(name: TableName) {
         ORDER BY published_at LIMIT $2)`,
 
     stats: `SELECT
-        count(*) FILTER (WHERE state = 'pending' AND ${due} AND ${leaseFree})::int AS pending,
-        count(*) FILTER (WHERE state = 'pending' AND NOT ${due} AND ${leaseFree})::int AS scheduled,
-        count(*) FILTER (WHERE state = 'pending' AND lease_until > now())::int AS in_flight,
+        count(*) FILTER (WHERE state = 'pending' AND ${due})::int AS pending,
+        count(*) FILTER (WHERE state = 'pending' AND NOT ${due})::int AS scheduled,
         count(*) FILTER (WHERE state = 'published')::int AS published,
         count(*) FILTER (WHERE state = 'dead')::int AS dead,
         COALESCE((SELECT EXTRACT(EPOCH FROM now() - created_at)::float8 FROM ${t}
@@ -61,9 +58,9 @@ export function buildStatements(name: TableName) {
     listDead: `SELECT id::text AS id, topic, type, key, attempts, COALESCE(last_error, '') AS reason, created_at, dead_at, destination
       FROM ${t} WHERE state = 'dead' AND ${destinationIs(2)} ORDER BY dead_at, seq LIMIT $1`,
     /* `due_at`: a retried row lies below every v2 position, so only the due branch of a v2 read finds it. */
-    retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), due_at = now(), dead_at = NULL
+    retryDead: `UPDATE ${t} SET state = 'pending', attempts = 0, due_at = now(), dead_at = NULL
       WHERE state = 'dead' AND id = ANY($1::uuid[]) AND ${destinationIs(2)}`,
-    retryDeadBatch: `UPDATE ${t} SET state = 'pending', attempts = 0, available_at = now(), due_at = now(), dead_at = NULL
+    retryDeadBatch: `UPDATE ${t} SET state = 'pending', attempts = 0, due_at = now(), dead_at = NULL
       WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' AND ${destinationIs(2)} ORDER BY seq LIMIT $1)`,
     purgeDead: `DELETE FROM ${t} WHERE state = 'dead' AND id = ANY($1::uuid[]) AND ${destinationIs(2)}`,
     purgeDeadBatch: `DELETE FROM ${t} WHERE seq IN (SELECT seq FROM ${t} WHERE state = 'dead' AND ${destinationIs(2)} ORDER BY seq LIMIT $1)`,

@@ -32,13 +32,13 @@ function writerStatements(name: TableName, guard: (parameter: number) => string)
   const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
   const keys = `${quoteIdentifier(name.schema)}.${quoteIdentifier(`${name.table}_idempotency`)}`;
   return nameStatements({
-    /* A delayed message (availableAt or delayMs) is also scheduled: `due_at` = its available time, for the read's due branch. */
-    insert: `INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, available_at, due_at, destination)
+    /* A delayed message (availableAt or delayMs) is scheduled: `due_at` = its available time, for the read's due branch. */
+    insert: `INSERT INTO ${t} (id, topic, type, key, payload, payload_bytes, content_type, headers, due_at, destination)
       SELECT m.id, m.topic, m.type, m.key, m.payload::json, decode(m.payload_base64, 'base64'), m.content_type, m.headers::jsonb,
-        a.available, CASE WHEN m.available_at IS NOT NULL OR m.delay_ms > 0 THEN a.available END, m.destination
+        CASE WHEN m.available_at IS NOT NULL THEN m.available_at
+          WHEN m.delay_ms > 0 THEN clock_timestamp() + m.delay_ms * interval '1 millisecond' END, m.destination
       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::int8[], $9::text[], $10::text[], $11::text[])
         WITH ORDINALITY AS m(id, topic, type, key, payload, headers, available_at, delay_ms, payload_base64, content_type, destination, ord)
-      CROSS JOIN LATERAL (SELECT COALESCE(m.available_at, clock_timestamp() + m.delay_ms * interval '1 millisecond') AS available) a
       WHERE ${guard(12)}
       ORDER BY m.ord`,
     /* Concurrent enqueues of one key wait on the primary key, so exactly one of them stores its message. */

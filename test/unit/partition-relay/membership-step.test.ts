@@ -12,7 +12,7 @@ const membership = (fields: Partial<Membership> = {}): Membership => ({
   relays: [],
   owned: [],
   grantable: 0,
-  config: { engine: 'v2', partitionCount: 8, generation: 1, resizeTo: null, grantsOpen: true },
+  config: { partitionCount: 8, generation: 1, resizeTo: null, grantsOpen: true },
   ...fields,
 });
 const book = (...partitions: number[]) => new Map(partitions.map((p): [number, PartitionEntry] => [p, { partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false }]));
@@ -26,9 +26,8 @@ describe('beatVerdict', () => {
 });
 
 describe('grantsClosed', () => {
-  it('is closed under engine v1 and before the fence, open under v2 after it', () => {
-    expect(grantsClosed(membership({ config: { engine: 'v1', partitionCount: 8, generation: 1, resizeTo: null, grantsOpen: false } }))).toBe(true);
-    expect(grantsClosed(membership({ config: { engine: 'v2', partitionCount: 8, generation: 1, resizeTo: null, grantsOpen: false } }))).toBe(true);
+  it('is closed while a resize waits, open otherwise', () => {
+    expect(grantsClosed(membership({ config: { partitionCount: 8, generation: 1, resizeTo: 16, grantsOpen: false } }))).toBe(true);
     expect(grantsClosed(membership())).toBe(false);
   });
 });
@@ -49,7 +48,7 @@ describe('nextShareStep', () => {
   });
 
   it('takes no step while grants are closed, or when I am not among the live relays', () => {
-    expect(nextShareStep(membership({ relays: [relay('b', 0)], grantable: 8, config: { engine: 'v1', partitionCount: 8, generation: 1, resizeTo: null, grantsOpen: false } }), book())).toEqual({ kind: 'none' });
+    expect(nextShareStep(membership({ relays: [relay('b', 0)], grantable: 8, config: { partitionCount: 8, generation: 1, resizeTo: 16, grantsOpen: false } }), book())).toEqual({ kind: 'none' });
     expect(nextShareStep(membership({ relays: [relay('a', 0)], grantable: 8 }), book())).toEqual({ kind: 'none' });
   });
 });

@@ -6,18 +6,12 @@ import type { TableName } from '../../../stores/postgres/sql.js';
 import type { RelayGroup as StoreRelayGroup } from '../../../core/ports.js';
 import { humanDuration, printable, renderTable } from '../format.js';
 
-/** The engine block of `outboxer status --json`; null when the table lacks the migrations engine v2 needs. */
+/** The engine block of `outboxer status --json`: the partitions and the relays; null when the table lacks migrations. */
 export interface EngineStatusJson {
-  readonly engine: 'v1' | 'v2';
-  /** A switch to v2 committed its fence and is still scanning: no grant yet. */
-  readonly switching: boolean;
   readonly partitionCount: number;
   readonly generation: number;
   /** The count a waiting resize moves to (grants closed), or null. */
   readonly resizeTo: number | null;
-  /** Under v2, when grants open (the last v1 lease at the switch); null under v1 and while switching. */
-  readonly fenceUntil: string | null;
-  readonly lastV1ClaimFencedAt: string | null;
   readonly relays: readonly {
     readonly id: string; readonly name: string; readonly leaving: boolean; readonly partitions: number; readonly leaseLeftMs: number;
     /** Why it cannot publish (its broker unreachable) and since when (ISO), or null. */
@@ -33,7 +27,7 @@ export interface EngineStatus {
   readonly group: RelayGroup;
 }
 
-/** Reads the engine state and the relay group without writing; undefined when migration 8 is missing. */
+/** Reads the partitioning and the relay group without writing; undefined when a migration is missing. */
 export async function readEngineStatus(database: PgDatabase, name: TableName): Promise<EngineStatus | undefined> {
   let state: EngineState;
   try {
@@ -49,68 +43,36 @@ export function engineStatusJson(status: EngineStatus | undefined): EngineStatus
   if (status === undefined) return null;
   const { state, group } = status;
   return {
-    engine: state.engine,
-    switching: state.switching,
     partitionCount: state.partitionCount,
     generation: state.generation,
     resizeTo: state.resizeTo,
-    fenceUntil: state.fenceUntil?.toISOString() ?? null,
-    lastV1ClaimFencedAt: state.lastV1ClaimFencedAt?.toISOString() ?? null,
     relays: group.relays.map(({ id, name, leaving, held, leaseLeftMs, trouble }) => ({ id, name, leaving, partitions: held, leaseLeftMs, trouble: troubleJson(trouble) })),
     unownedPartitions: group.unowned,
     lapsedPartitions: group.lapsed,
   };
 }
 
-const ago = (at: Date, now: Date) => `${at.toISOString()} (${humanDuration(Math.max(0, (now.getTime() - at.getTime()) / 1000))} ago)`;
-
-/**
- * Whether engine v1 concerns this table: it runs under v1, it came from v1 (a switch, its fence or a fenced v1
- * claim), or rows are leased by a v1 relay now (`v1Leases`). A table under v2 from the start shows nothing of v1.
- */
-export function v1Relevant(status: EngineStatus | undefined, v1Leases: boolean): boolean {
-  // a table without the engine v2 migrations runs v1
-  if (v1Leases || status === undefined) return true;
-  const { state } = status;
-  return state.engine === 'v1' || state.switching || state.fenceUntil !== null || state.lastV1ClaimFencedAt !== null;
-}
-
-/** The engine block of `outboxer status`, after the counts; v1 lines only where `v1Relevant`. */
-export function engineStatusText(status: EngineStatus | undefined, now = new Date(), v1Leases = false): string {
-  if (status === undefined) return "engine: unknown: the table lacks the engine v2 migrations; run 'outboxer migrate'\n";
+/** The engine block of `outboxer status`, after the counts: the partitioning, the live relays, the unowned partitions. */
+export function engineStatusText(status: EngineStatus | undefined, now = new Date()): string {
+  if (status === undefined) return "engine: unknown: the table lacks migrations; run 'outboxer migrate'\n";
   const { state, group } = status;
-  const lines = [`engine ${state.engine}: ${state.partitionCount} partitions, generation ${state.generation}`];
+  const lines = [`engine v2: ${state.partitionCount} partitions, generation ${state.generation}`];
   if (state.resizeTo !== null) {
     lines.push(`resize: to ${state.resizeTo} partitions, waiting (grants closed): 'outboxer migrate --partitions ${state.resizeTo}' finishes it, --cancel-resize abandons it`);
   }
-  if (state.engine === 'v2') {
-    if (state.switching) lines.push('fence: the switch is still scanning pending rows; no partition is granted yet');
-    else if (state.fenceUntil !== null) lines.push(`fence: v2 grants ${state.fenceUntil > now ? 'open at' : 'open since'} ${state.fenceUntil.toISOString()}`);
-  }
-  // under v2 for a table that came from v1 (or has v1 leases now); under v1 only after a switch back: the time it kept
-  if ((state.engine === 'v2' && v1Relevant(status, v1Leases)) || state.lastV1ClaimFencedAt !== null) {
-    lines.push(`last v1 claim fenced: ${state.lastV1ClaimFencedAt === null ? 'never' : ago(state.lastV1ClaimFencedAt, now)}`);
-  }
   let text = `${lines.join('\n')}\n`;
-  if (state.engine === 'v2') {
-    const rows = group.relays.map((relay) => [printable(relay.name, 60), relay.id.slice(0, 8), String(relay.held), `${(relay.leaseLeftMs / 1000).toFixed(1)} s`, relayState(relay, now)]);
-    text += rows.length === 0 ? 'live relays: none\n' : renderTable(['relay', 'id', 'partitions', 'lease left', 'state'], rows, new Set([2, 3]));
-    const lapsed = group.lapsed === 0 ? '' : ` (${group.lapsed} still named by a relay whose lease ran out)`;
-    text += `unowned partitions: ${group.unowned}${lapsed}\n`;
-  }
-  return text;
+  const rows = group.relays.map((relay) => [printable(relay.name, 60), relay.id.slice(0, 8), String(relay.held), `${(relay.leaseLeftMs / 1000).toFixed(1)} s`, relayState(relay, now)]);
+  text += rows.length === 0 ? 'live relays: none\n' : renderTable(['relay', 'id', 'partitions', 'lease left', 'state'], rows, new Set([2, 3]));
+  const lapsed = group.lapsed === 0 ? '' : ` (${group.lapsed} still named by a relay whose lease ran out)`;
+  return `${text}unowned partitions: ${group.unowned}${lapsed}\n`;
 }
 
-/** The engine block of `status --json` for MariaDB/MySQL and SQLite tables: engine v2 at a fixed count, no switch or resize. */
+/** The engine block of `status --json` for MariaDB/MySQL and SQLite tables: a fixed count, no resize. */
 export function groupStatusJson(group: StoreRelayGroup): EngineStatusJson {
   return {
-    engine: 'v2',
-    switching: false,
     partitionCount: group.partitionCount,
     generation: 1,
     resizeTo: null,
-    fenceUntil: null,
-    lastV1ClaimFencedAt: null,
     relays: group.relays.map(({ id, name, leaving, partitions, expiresInMs, trouble }) => ({ id, name, leaving, partitions: partitions.length, leaseLeftMs: expiresInMs, trouble: troubleJson(trouble) })),
     unownedPartitions: group.unowned.length,
     lapsedPartitions: 0,

@@ -1,5 +1,4 @@
 import { createJsonLogger } from '../../../core/logger.js';
-import { readEngineState } from '../../../stores/postgres/engine/engine-state.js';
 import { migrationScript } from '../../../stores/postgres/migrations.js';
 import { resolveTableName } from '../../../stores/postgres/sql.js';
 import { mysqlMigrationScript } from '../../../stores/mysql/migration-runner.js';
@@ -11,7 +10,7 @@ import type { CliConfig } from '../config.js';
 import { dialectOf, openStore } from '../database.js';
 import { EXIT_OK, UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
-import { changeEngine } from './engine.js';
+import { changePartitions } from './change-partitions.js';
 
 /** `outboxer sql [--database-url URL]`: the DDL `migrate` would apply, for the URL's dialect (PostgreSQL without one), on stdout; connects to nothing. */
 export function sqlCommand(config: CliConfig, io: CliIo): number {
@@ -32,16 +31,16 @@ export function sqlCommand(config: CliConfig, io: CliIo): number {
 }
 
 /**
- * `outboxer migrate`: applies what is missing (idempotent, under the database's lock), then on PostgreSQL switches
- * the engine and resizes when asked (`--engine`, `--partitions`, `--cancel-resize`), and says what it did. On
+ * `outboxer migrate`: applies what is missing (idempotent, under the database's lock), then on PostgreSQL resizes
+ * when asked (`--partitions`, `--cancel-resize`), and says what it did. On
  * MariaDB/MySQL and SQLite `--partitions` is the count a new table is created with (fixed afterwards).
  */
 export async function migrateCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
   const dialect = config.databaseUrl === undefined ? 'postgres' : dialectOf(config.databaseUrl);
   const settings = config.migrate;
-  if (dialect !== 'postgres' && (settings?.engine !== undefined || settings?.cancelResize === true || settings?.resizeTimeoutMs !== undefined)) {
-    throw new UsageError('--engine, --cancel-resize and --resize-timeout-ms are for PostgreSQL tables; MariaDB/MySQL and SQLite tables run engine v2 with the partition count they were created with', 'migrate');
+  if (dialect !== 'postgres' && (settings?.cancelResize === true || settings?.resizeTimeoutMs !== undefined)) {
+    throw new UsageError('--cancel-resize and --resize-timeout-ms are for PostgreSQL tables; MariaDB/MySQL and SQLite tables keep the partition count they were created with', 'migrate');
   }
   const opened = await openStore(config, logger, { max: 1, ...(settings?.partitions === undefined ? {} : { partitionCount: settings.partitions }) });
   try {
@@ -64,10 +63,7 @@ export async function migrateCommand(config: CliConfig, io: CliIo): Promise<numb
       }
       return EXIT_OK;
     }
-    if (settings !== undefined) await changeEngine(pg.database, pg.tableName, settings, io);
-    if (settings?.engine === undefined && (await readEngineState(pg.database, pg.tableName)).engine === 'v1') {
-      io.out(`${opened.label} still runs engine v1 (relays of this version run engine v2 only and wait on such a table): switch it with \`outboxer migrate --engine v2\`, see docs/upgrading-to-engine-v2.md\n`);
-    }
+    if (settings !== undefined) await changePartitions(pg.database, pg.tableName, settings, io);
     return EXIT_OK;
   } finally {
     await opened.store.close();

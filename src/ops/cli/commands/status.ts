@@ -5,14 +5,14 @@ import { openStore } from '../database.js';
 import { EXIT_OK } from '../errors.js';
 import { humanDuration, renderTable } from '../format.js';
 import type { CliIo } from '../io.js';
-import { type EngineStatus, engineStatusJson, engineStatusText, groupStatusJson, groupStatusText, readEngineStatus, v1Relevant } from './engine-status.js';
+import { type EngineStatus, engineStatusJson, engineStatusText, groupStatusJson, groupStatusText, readEngineStatus } from './engine-status.js';
 import { destinationPausesJson, destinationPausesText, readDestinationPauses } from './paused-destination-list.js';
 import { isMissingTable, type PauseListing, pausesJson, pausesText, readPauses } from './paused-topic-list.js';
 import type { DestinationPause, RelayGroup } from '../../../core/ports.js';
 
 /**
  * `outboxer status [--json]`: counts per state, the age of the oldest unpublished message, the engine (its
- * configuration and, under v2, the live relays and what they hold), the paused topics (by an operator, or
+ * partitioning, the live relays and what they hold), the paused topics (by an operator, or
  * held by the relays for a missing destination), and the destinations operators paused as a whole. Read only: it writes nothing, joins no group.
  */
 export async function statusCommand(config: CliConfig, io: CliIo): Promise<number> {
@@ -37,27 +37,23 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
     await store.close();
   }
   if (config.json) {
-    const { pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds } = stats;
+    const { pending, scheduled, published, dead, oldestPendingAgeSeconds } = stats;
     const engineJson = group === undefined ? engineStatusJson(engine) : groupStatusJson(group);
-    io.out(`${JSON.stringify({ pending, scheduled, inFlight, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses), pausedDestinations: destinationPausesJson(pausedDestinations) })}\n`);
+    io.out(`${JSON.stringify({ pending, scheduled, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses), pausedDestinations: destinationPausesJson(pausedDestinations) })}\n`);
     return EXIT_OK;
   }
   const age = stats.oldestPendingAgeSeconds;
-  // v1 rows only where v1 concerns the table: MariaDB/MySQL and SQLite tables never ran v1
-  const v1Leases = stats.inFlight > 0;
-  const v1 = group === undefined ? v1Relevant(engine, v1Leases) : v1Leases;
   const rows: string[][] = [
     ['pending', String(stats.pending), 'ready to publish now'],
     ['scheduled', String(stats.scheduled), 'delayed, backing off after a failure, or held (a paused topic)'],
-    ...(v1 ? [['in flight', String(stats.inFlight), 'leased row by row by a relay of an older version (engine v1)']] : []),
     ['published', String(stats.published), 'published, retained until purged'],
     ['dead', String(stats.dead), "parked: see 'outboxer dead list'"],
   ];
   io.out(`outbox ${label}\n`);
   io.out(renderTable(['state', 'count', ''], rows, new Set([1])));
-  const waiting = stats.pending + stats.scheduled + stats.inFlight;
+  const waiting = stats.pending + stats.scheduled;
   io.out(`oldest pending message: ${waiting > 0 ? `${humanDuration(age)} old (${age.toFixed(1)} s)` : 'none'}\n`);
-  io.out(group === undefined ? engineStatusText(engine, new Date(), v1Leases) : groupStatusText(group));
+  io.out(group === undefined ? engineStatusText(engine) : groupStatusText(group));
   io.out(paused.pauses.length === 0 ? 'paused topics: none\n' : `paused topics:\n${pausesText(paused, label)}`);
   io.out(pausedDestinations.length === 0 ? 'paused destinations: none\n' : `paused destinations:\n${destinationPausesText(pausedDestinations, label)}`);
   return EXIT_OK;

@@ -45,7 +45,6 @@ export async function readMembership(executor: MysqlExecutor, names: MysqlTableN
     owned: owned.sort((a, b) => a.partition - b.partition),
     grantable: Number(row.grantable),
     config: {
-      engine: String(row.engine) === 'v1' ? 'v1' : 'v2',
       partitionCount: Number(row.partition_count),
       generation: Number(row.generation),
       resizeTo: row.resize_to === null || row.resize_to === undefined ? null : Number(row.resize_to),

@@ -23,7 +23,6 @@ export async function readStats(executor: MysqlExecutor, names: MysqlTableNames)
   return {
     pending: Number(row.pending ?? 0),
     scheduled: Number(row.scheduled ?? 0),
-    inFlight: 0,
     published: Number(row.published ?? 0),
     dead: Number(row.dead ?? 0),
     oldestPendingAgeSeconds: Math.max(0, Number(row.oldest_pending_age_seconds ?? 0)),

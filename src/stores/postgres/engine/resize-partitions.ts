@@ -47,7 +47,7 @@ const inProgress = (name: TableName, to: number, asked: number) =>
   );
 
 /**
- * Changes the partition count (`outboxer migrate --partitions N`; docs/upgrading-to-engine-v2.md). Resumable: a
+ * Changes the partition count (`outboxer migrate --partitions N`; docs/resizing-partitions.md). Resumable: a
  * resize to the same count finishes one whose process ended; `cancelResize` abandons it instead.
  * 1. Builds `<t>_p<N>_idx` and `<t>_p<N>_due_idx` `CONCURRENTLY` (writers and relays go on; an INVALID leftover is
  *    rebuilt).

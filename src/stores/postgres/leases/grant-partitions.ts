@@ -12,8 +12,8 @@ import type { LeaseStatement } from './lease-tables.js';
  *   re-checks the new version and drops it. A test of "owner has no relays row" would read the snapshot
  *   instead, and a relay that joined after it would look dead: its fresh grant could be taken twice.
  * - `SKIP LOCKED` passes over partitions that another acquire, a release or a fenced write holds right now.
- * - Nothing is granted under engine v1, before `fence_until`, while a resize waits (`resize_to` set: relays give
- *   everything back, see `resize-partitions.ts`), or from another generation.
+ * - Nothing is granted while a resize waits (`resize_to` set: relays give everything back, see
+ *   `resize-partitions.ts`), or from another generation.
  */
 export const grantPartitions: LeaseStatement<[relayId: string, max: number]> = {
   sql: ({ relays, partitions, partitioning }) => `WITH me AS (
@@ -23,7 +23,7 @@ export const grantPartitions: LeaseStatement<[relayId: string, max: number]> = {
     ), pick AS (
       SELECT p.partition FROM ${partitions} p, ${partitioning} c
       WHERE p.owner IS NULL AND p.generation = c.generation
-        AND c.engine = 'v2' AND c.fence_until <= now() AND c.resize_to IS NULL AND EXISTS (SELECT 1 FROM me)
+        AND c.resize_to IS NULL AND EXISTS (SELECT 1 FROM me)
       ORDER BY p.partition LIMIT $2::int
       FOR UPDATE OF p SKIP LOCKED
     )

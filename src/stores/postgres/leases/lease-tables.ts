@@ -6,7 +6,7 @@ import type { TableName } from '../sql.js';
  * (`resolveTableName`), so the longest, `<table>_partitioning_pkey`, stays within PostgreSQL's 63.
  */
 export interface LeaseTables {
-  /** One row: the engine (`v1` or `v2`), the partition count and generation, and the fence of the old engine. */
+  /** One row: the partition count and generation, and the count a waiting resize moves to. */
   readonly partitioning: string;
   /** One row per running relay incarnation, with its lease on the database clock. */
   readonly relays: string;

@@ -19,8 +19,7 @@ function membershipSelect({ partitions, partitioning }: LeaseTables, alive: stri
       FROM ${partitions} p WHERE p.owner = $1::uuid) AS owned,
     (SELECT count(*)::int FROM ${partitions} p
       WHERE p.generation = c.generation AND (p.owner IS NULL OR p.owner NOT IN (SELECT relay_id FROM live))) AS grantable,
-    c.engine, c.partition_count, c.generation, c.resize_to,
-    (c.engine = 'v2' AND c.fence_until <= now() AND c.resize_to IS NULL) AS grants_open
+    c.partition_count, c.generation, c.resize_to, c.resize_to IS NULL AS grants_open
   FROM ${partitioning} c`;
 }
 

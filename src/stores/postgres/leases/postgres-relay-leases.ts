@@ -18,7 +18,6 @@ interface MembershipRow {
   relays: LiveRelay[];
   owned: { partition: number; epoch: string; state: HeldPartition['state']; unclean: number }[];
   grantable: number;
-  engine: 'v1' | 'v2';
   partition_count: number;
   generation: number;
   resize_to: number | null;
@@ -111,6 +110,6 @@ function toMembership(relayId: string, row: MembershipRow): Membership {
     relays: row.relays.map((r) => ({ id: r.id, name: r.name, leaving: r.leaving, held: Number(r.held), expiresInMs: Number(r.expiresInMs), trouble: r.trouble ?? null })),
     owned: row.owned.map((p) => ({ partition: p.partition, epoch: p.epoch, state: p.state, unclean: p.unclean })),
     grantable: Number(row.grantable),
-    config: { engine: row.engine, partitionCount: row.partition_count, generation: row.generation, resizeTo: row.resize_to, grantsOpen: row.grants_open },
+    config: { partitionCount: row.partition_count, generation: row.generation, resizeTo: row.resize_to, grantsOpen: row.grants_open },
   };
 }

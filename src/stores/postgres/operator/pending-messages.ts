@@ -4,6 +4,7 @@ import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../.
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import { affectedRows, type SqlExecutor } from '../database.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
+import { leaseTables } from '../leases/lease-tables.js';
 import { destinationIs, destinationParams, type TableName } from '../sql.js';
 
 /** Ids per delete statement: a long list is deleted in batches of this many. */
@@ -39,8 +40,14 @@ export interface PendingMessageStatements {
    * destination (null: none): the pending index in seq order, filters applied as it goes.
    */
   readonly list: NamedStatement;
-  /** The same for one key (`$6`), through the `(key, seq)` index of pending keyed rows. */
-  readonly listOfKey: NamedStatement;
+  /**
+   * The same for one key (`$6`), for the table's partition count: through the partition index `<t>_p<N>_idx`, in
+   * the key's partition (about 1/N of the pending rows), the key a filter. The count is read first: the index
+   * matches only the expression with the count written in it.
+   */
+  listOfKey(partitionCount: number): NamedStatement;
+  /** The table's partition count, for `listOfKey`. */
+  readonly partitionCount: NamedStatement;
   readonly inspect: NamedStatement;
   readonly inspectWithBody: NamedStatement;
   /** `$1` ids: only rows still pending. */
@@ -49,9 +56,7 @@ export interface PendingMessageStatements {
 
 export function pendingMessageStatements(name: TableName): PendingMessageStatements {
   const t = `${quoteIdentifier(name.schema)}.${quoteIdentifier(name.table)}`;
-  // A table still at engine v1 delays through available_at alone; under v2 due_at carries every schedule.
-  const columns = `id::text AS id, seq::text AS seq, topic, type, key, attempts, last_error, created_at,
-      CASE WHEN due_at IS NULL AND available_at > now() THEN available_at ELSE due_at END AS due_at,
+  const columns = `id::text AS id, seq::text AS seq, topic, type, key, attempts, last_error, created_at, due_at,
       greatest(0, EXTRACT(EPOCH FROM now() - created_at))::float8 AS age_seconds, destination`;
   const filters = `($1::text IS NULL OR topic = $1::text)
       AND ($2::float8 IS NULL OR created_at <= now() - $2::float8 * interval '1 second')
@@ -64,9 +69,13 @@ export function pendingMessageStatements(name: TableName): PendingMessageStateme
     list: namedStatement(`SELECT ${columns} FROM ${t} o
       WHERE state = 'pending' AND ${filters}
       ORDER BY o.seq LIMIT $3::int`),
-    listOfKey: namedStatement(`SELECT ${columns} FROM ${t} o
-      WHERE state = 'pending' AND key = $6::text AND ${filters}
-      ORDER BY o.seq LIMIT $3::int`),
+    listOfKey: (partitionCount: number) => {
+      const partitionOf = (key: string, id: string) => `${quoteIdentifier(name.schema)}.outboxer_partition(${key}, ${id}, ${partitionCount})`;
+      return namedStatement(`SELECT ${columns} FROM ${t} o
+      WHERE state = 'pending' AND ${partitionOf('o.key', 'o.id')} = ${partitionOf('$6::text', 'NULL::uuid')} AND key = $6::text AND ${filters}
+      ORDER BY o.seq LIMIT $3::int`);
+    },
+    partitionCount: namedStatement(`SELECT partition_count FROM ${leaseTables(name).partitioning}`),
     inspect: namedStatement(`SELECT ${detail} FROM ${t} WHERE id = $1::uuid AND state = 'pending'`),
     inspectWithBody: namedStatement(`SELECT ${detail}, payload::text AS payload_json, payload_bytes, headers
       FROM ${t} WHERE id = $1::uuid AND state = 'pending'`),
@@ -83,8 +92,13 @@ export async function listPending(executor: SqlExecutor, statements: PendingMess
   const params: unknown[] = [topic ?? null, olderThanSeconds ?? null, limit, ...destinationParams(destination)];
   const result = key === undefined
     ? await runStatement(executor, statements.list, params, prepare)
-    : await runStatement(executor, statements.listOfKey, [...params, key], prepare);
+    : await runStatement(executor, statements.listOfKey(await partitionCountOf(executor, statements, prepare)), [...params, key], prepare);
   return (result.rows as PendingRow[]).map(toPending);
+}
+
+async function partitionCountOf(executor: SqlExecutor, statements: PendingMessageStatements, prepare: boolean): Promise<number> {
+  const result = await runStatement(executor, statements.partitionCount, [], prepare);
+  return Number((result.rows[0] as { partition_count: number }).partition_count);
 }
 
 export async function inspectPending(

@@ -4,7 +4,6 @@ import type { SqliteDatabase } from '../database.js';
 import type { SqliteTableNames } from '../migrations.js';
 
 interface ConfigRow {
-  engine: 'v1' | 'v2';
   partition_count: number;
   generation: number;
   resize_to: number | null;
@@ -49,7 +48,6 @@ export function readMembership(database: SqliteDatabase, names: SqliteTableNames
     owned: owned.map((p) => ({ partition: Number(p.partition), epoch: String(p.epoch), state: p.state as HeldPartition['state'], unclean: Number(p.unclean) })),
     grantable: Number(grantable?.n ?? 0),
     config: {
-      engine: config.engine,
       partitionCount: Number(config.partition_count),
       generation: Number(config.generation),
       resizeTo: config.resize_to === null ? null : Number(config.resize_to),

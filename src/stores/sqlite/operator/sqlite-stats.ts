@@ -29,7 +29,6 @@ export function readStats(database: SqliteDatabase, names: SqliteTableNames): Pr
     return {
       pending: Number(row.pending),
       scheduled: Number(row.scheduled),
-      inFlight: 0,
       published: Number(row.published),
       dead: Number(row.dead),
       oldestPendingAgeSeconds: Math.max(0, Number(row.oldest_pending_age_seconds)),
