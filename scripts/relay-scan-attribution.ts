@@ -265,12 +265,12 @@ async function main(): Promise<void> {
         return [];
       }
     };
-    const probeGated = () => replace(replace(readSql, 'WITH snap AS MATERIALIZED (', `WITH ${gate}`), 'WHERE h.key = f.key AND', 'WHERE (SELECT scheduled FROM sched) AND h.key = f.key AND');
-    const dueGated = () => replace(probeGated(), 'o.due_at IS NOT NULL AND o.due_at <= now()', '(SELECT scheduled FROM sched) AND o.due_at IS NOT NULL AND o.due_at <= now()', true);
+    // the hold probe is gated per partition in the read itself; the due branch still probes every partition
+    const withGate = () => replace(readSql, 'WITH snap AS MATERIALIZED (', `WITH ${gate}`);
+    const dueGated = () => replace(withGate(), 'o.due_at IS NOT NULL AND o.due_at <= now()', '(SELECT scheduled FROM sched) AND o.due_at IS NOT NULL AND o.due_at <= now()', true);
     const readEdits = [
-      ...edited('read, hold probe gated by one EXISTS per read', probeGated),
-      ...edited('read, hold probe and due branch gated', dueGated),
-      ...edited('read, gated, no ORDER BY (the relay sorts)', () => replace(dueGated(), '\n    ORDER BY f.partition, f.seq', '')),
+      ...edited('read, due branch gated by one EXISTS per read', dueGated),
+      ...edited('read, due branch gated, no ORDER BY (the relay sorts)', () => replace(dueGated(), '\n    ORDER BY f.partition, f.seq', '')),
     ];
     // the fresh branch alone, one LATERAL index scan per partition: the least a partitioned read can cost
     const freshOnly = `SELECT r.partition, o.* FROM unnest($1::int[], $2::int[]) AS r(partition, lim) CROSS JOIN LATERAL (
