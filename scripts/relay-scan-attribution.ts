@@ -255,7 +255,6 @@ async function main(): Promise<void> {
       return all ? text.replaceAll(from, to) : text.replace(from, to);
     };
     const readSql = readPartitions.sql(tables, partitionCount);
-    const gate = `sched AS MATERIALIZED (SELECT EXISTS (SELECT 1 FROM ${tables.outbox} WHERE state = 'pending' AND due_at IS NOT NULL) AS scheduled), snap AS MATERIALIZED (`;
     // proposals on the read, built by editing its text: left out, with the reason, once the read no longer has that text
     const edited = (label: string, build: () => string): [string, string][] => {
       try {
@@ -265,12 +264,9 @@ async function main(): Promise<void> {
         return [];
       }
     };
-    // the hold probe is gated per partition in the read itself; the due branch still probes every partition
-    const withGate = () => replace(readSql, 'WITH snap AS MATERIALIZED (', `WITH ${gate}`);
-    const dueGated = () => replace(withGate(), 'o.due_at IS NOT NULL AND o.due_at <= now()', '(SELECT scheduled FROM sched) AND o.due_at IS NOT NULL AND o.due_at <= now()', true);
+    // the hold probe and the due branch are gated in the read itself (a scheduled row in the table, in the partition)
     const readEdits = [
-      ...edited('read, due branch gated by one EXISTS per read', dueGated),
-      ...edited('read, due branch gated, no ORDER BY (the relay sorts)', () => replace(dueGated(), '\n    ORDER BY f.partition, f.seq', '')),
+      ...edited('read, no ORDER BY (the relay sorts)', () => replace(readSql, '\n    ORDER BY f.partition, f.seq', '')),
     ];
     // the fresh branch alone, one LATERAL index scan per partition: the least a partitioned read can cost
     const freshOnly = `SELECT r.partition, o.* FROM unnest($1::int[], $2::int[]) AS r(partition, lim) CROSS JOIN LATERAL (
