@@ -107,7 +107,7 @@ export function attributeDuplicates(
     for (const send of unmarked) {
       if (explained >= extra) break;
       const cause = causeOf(send, faults, leaseMs, destinationOf(id));
-      if (cause === undefined || !cause.mayDuplicate) continue;
+      if (!cause?.mayDuplicate) continue;
       explained++;
       byFault.set(cause.id, (byFault.get(cause.id) ?? 0) + 1);
     }

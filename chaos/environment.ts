@@ -5,11 +5,10 @@ import amqp from 'amqplib';
 import { AckPolicy } from '@nats-io/jetstream';
 import pg from 'pg';
 import { fromPgPool } from '../src/stores/postgres/database.js';
-import { leaseTables } from '../src/stores/postgres/leases/lease-tables.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
 import { natsAdmin, PrivateNatsServer } from '../test/support/nats-harness.js';
 import { TcpProxy } from '../test/support/tcp-proxy.js';
-import { brokerUrlEnv, type BrokerKind, DEFAULT_DESTINATION, type DestinationSpec, type DestinationWiring, ENV_BROKER_URL, type RelayEngine } from './spec.js';
+import { brokerUrlEnv, type BrokerKind, DEFAULT_DESTINATION, type DestinationSpec, type DestinationWiring, ENV_BROKER_URL } from './spec.js';
 
 const run = promisify(execFile);
 export const SERVICES = Object.freeze({
@@ -170,7 +169,7 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
     wiring: [defaultWiring, ...destinations.map((d) => d.wiring)],
     brokerSecrets(side, ownBrokerPort) {
       const own = side === 'consumer' ? consumerBroker : brokerUrl(ownBrokerPort ?? brokerProxy.port);
-      return Object.fromEntries([[ENV_BROKER_URL, own], ...destinations.map((d) => [d.wiring.urlEnv, side === 'relay' ? d.relayUrl : d.consumerUrl])]);
+      return Object.fromEntries([[ENV_BROKER_URL, own], ...destinations.map((d): [string, string] => [d.wiring.urlEnv, side === 'relay' ? d.relayUrl : d.consumerUrl])]);
     },
     async createLateTopology() {
       if (broker === 'rabbitmq') {

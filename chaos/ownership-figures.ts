@@ -92,7 +92,7 @@ interface Event {
 }
 
 /** Faults that cut one relay's broker off (`chaos/faults/broker-cut.ts`). */
-export const BROKER_CUT = /^relay-broker-/;
+export const BROKER_CUT_PREFIX = 'relay-broker-';
 const LEAVE = /^(leave-)?sig(term|kill)/;
 const slotOf = (incarnation: string): number => Number(/^relay-(\d+)-/.exec(incarnation)?.[1] ?? -1);
 
@@ -187,7 +187,7 @@ function handoverEvents(input: FiguresInput): Event[] {
   }
   for (const fault of input.faults) {
     if (fault.target === undefined) continue;
-    if (BROKER_CUT.test(fault.kind)) {
+    if (fault.kind.startsWith(BROKER_CUT_PREFIX)) {
       events.push({ kind: 'broker-cut', target: fault.target, t: fault.start, cut: fault });
       events.push({ kind: 'broker-back', target: fault.target, t: fault.end });
     } else if (LEAVE.test(fault.kind)) {
@@ -240,7 +240,7 @@ function cutFigure(cut: FaultRecord, samples: readonly OwnershipSample[], cutSlo
     return unowned(s) === 0 && s.relays.filter((r) => r.held > 0).every((r) => r.live && !down.has(r.slot));
   });
   // until its broker is cut again
-  const until = Math.min(...input.faults.filter((f) => BROKER_CUT.test(f.kind) && f.start > cut.start && slotOf(f.target ?? '') === slot).map((f) => f.start), Number.POSITIVE_INFINITY);
+  const until = Math.min(...input.faults.filter((f) => f.kind.startsWith(BROKER_CUT_PREFIX) && f.start > cut.start && slotOf(f.target ?? '') === slot).map((f) => f.start), Number.POSITIVE_INFINITY);
   const back = samples.find((s) => {
     if (s.t < cut.end || s.t >= until) return false;
     const healthy = s.relays.filter((r) => r.live && !r.leaving && !r.trouble && !cutSlots(s.t).has(r.slot));

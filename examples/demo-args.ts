@@ -63,7 +63,7 @@ function checkFlags(argv: readonly string[]): void {
       throw refuse(`unknown option '${token.rawName}'${didYouMean(token.name, Object.keys(OPTIONS), (flag) => `--${flag}`)}`);
     }
     if (option.type === 'boolean' && token.inlineValue === true) throw refuse(`${token.rawName} takes no value: give ${token.rawName} alone`);
-    if (option.type === 'string' && (token.value === undefined || (token.inlineValue === false && token.value.startsWith('-')))) {
+    if (option.type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
       throw refuse(`${token.rawName} needs a value`);
     }
   }

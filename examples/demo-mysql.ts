@@ -1,7 +1,7 @@
 import { MysqlInboxStore } from '../src/consumer/mysql/mysql-inbox-store.js';
 import { ConfigurationError, redactUrl } from '../src/index.js';
 import { mysqlCheckError } from '../src/stores/mysql/connection-errors.js';
-import { fromMysqlPool, type MysqlExecutor, type MysqlPoolLike, type MysqlQueryable } from '../src/stores/mysql/database.js';
+import { fromMysqlPool, type MysqlExecutor, type MysqlQueryable } from '../src/stores/mysql/database.js';
 import { MysqlOutboxStore } from '../src/stores/mysql/mysql-store.js';
 import { quoteMysql } from '../src/stores/mysql/table-names.js';
 import { atDatabase, type DemoDatabase } from './demo-database.js';
@@ -14,7 +14,7 @@ export async function openMysqlDemo(url: string, name: string): Promise<DemoData
   const mysql = await import('mysql2/promise');
   const pool = mysql.createPool({ uri: url.replace(/^mariadb:/i, 'mysql:'), connectionLimit: 4, supportBigNumbers: true, bigNumberStrings: true });
   pool.on('connection', (connection) => connection.on('error', () => undefined));
-  const database = fromMysqlPool(pool as unknown as MysqlPoolLike, { ownsPool: true });
+  const database = fromMysqlPool(pool, { ownsPool: true });
   const store = new MysqlOutboxStore(database, { table: name });
   let server: Record<string, unknown> | undefined;
   try {

@@ -78,7 +78,7 @@ export async function openSqliteDemo(url: string, name: string): Promise<DemoDat
         await store.close();
         return `kept tables ${name}* in ${path} (--keep)`;
       }
-      let fileEmpty = false;
+      let fileEmpty: boolean;
       try {
         fileEmpty = await dropAll();
       } finally {

@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     await store.migrate();
     const indexes = await admin.query<{ indexname: string; indexdef: string }>('SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname', [schema, 'outbox']);
     const triggers = await admin.query<{ tgname: string; def: string }>(
-      `SELECT tgname, pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`, [`${table}`]);
+      `SELECT tgname, pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`, [table]);
     await load(admin);
     await sleep(1200);
     await admin.query('SELECT 1');

@@ -15,7 +15,7 @@ import { Outbox } from '../src/core/outbox.js';
 import type { OutboxMessage } from '../src/core/message.js';
 import type { Publisher } from '../src/core/ports.js';
 import { validateMessage } from '../src/core/validate-message.js';
-import { fromMysqlPool, type MysqlPoolLike } from '../src/stores/mysql/database.js';
+import { fromMysqlPool } from '../src/stores/mysql/database.js';
 import { MysqlOutboxStore } from '../src/stores/mysql/mysql-store.js';
 import { openSqliteStore } from '../src/stores/sqlite/open-sqlite.js';
 
@@ -72,7 +72,7 @@ async function mysqlTarget(url: string): Promise<Target> {
   const at = new URL(url);
   at.pathname = `/${name}`;
   const pool = mysql.createPool({ uri: at.toString(), connectionLimit: 6 });
-  const database = fromMysqlPool(pool as unknown as MysqlPoolLike);
+  const database = fromMysqlPool(pool);
   const store = new MysqlOutboxStore(database);
   await store.migrate();
   const outbox = new Outbox(store);

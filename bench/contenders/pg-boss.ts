@@ -30,7 +30,7 @@ export function pgBossContender({ workload, relayConnections }: ContenderOptions
   producer.on('error', () => undefined);
   let relay: PgBoss | undefined;
 
-  const toMessage = (job: PgBoss.JobWithMetadata<object>): OutboxMessage => ({
+  const toMessage = (job: PgBoss.JobWithMetadata): OutboxMessage => ({
     id: job.id, seq: '0', topic: workload.topic, type: MESSAGE_TYPE, key: job.singletonKey, body: JSON.stringify(job.data),
     contentType: JSON_CONTENT_TYPE, headers: {}, createdAt: job.createdOn, attempts: job.retryCount + 1, lastError: null,
   });

@@ -60,7 +60,7 @@ export function localPortsOf(pid: number): Set<number> {
   }
   const ports = new Set<number>();
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(file, 'utf8');
     } catch {

@@ -22,11 +22,11 @@ export async function useEngine(admin: pg.Client, schema: string, table: string,
   const engineColumn = await admin.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'engine' AND NOT attisdropped`, [partitioning]);
   if (engineColumn.rows[0]?.n === 1) await admin.query(`UPDATE ${partitioning} SET engine = '${engine}', fence_until = '-infinity'`);
-  else if (engine !== 'v2') throw new Error(`engine ${engine}: this commit's table runs engine v2 only`);
+  else if (engine !== 'v2') throw new Error(`engine ${String(engine)}: this commit's table runs engine v2 only`);
 }
 
 export function engineRelayOptions(engine: Engine): RelayOptionsInput {
-  return engine === defaultEngine() ? {} : ({ engine } as RelayOptionsInput);
+  return engine === defaultEngine() ? {} : { engine };
 }
 
 export function engineCliFlags(engine: Engine): string[] {

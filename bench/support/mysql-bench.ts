@@ -39,7 +39,7 @@ export function mysqlPool(database: string, max: number): mysql.Pool {
 
 /** The structural pool the store takes (mysql2's overloads are wider than it needs). */
 export function asPoolLike(pool: mysql.Pool): MysqlPoolLike {
-  return pool as unknown as MysqlPoolLike;
+  return pool;
 }
 
 /**

@@ -16,7 +16,7 @@ export class TrickleWriter {
   #written = 0;
   #stopped = false;
   #loop: Promise<void> | undefined;
-  #failure: unknown;
+  #failure: { readonly error: unknown } | undefined;
 
   constructor(client: pg.Client, schema: string, table: string, workload: { topic: string; keys: number; intervalMs: number }) {
     this.#client = client;
@@ -34,7 +34,7 @@ export class TrickleWriter {
   start(): void {
     // kept, not left unhandled (which would end the process), and thrown by stop()
     this.#loop ??= this.#run().catch((error: unknown) => {
-      this.#failure = error ?? new Error('the trickle writer failed');
+      this.#failure = { error: error ?? new Error('the trickle writer failed') };
     });
   }
 
@@ -42,7 +42,7 @@ export class TrickleWriter {
   async stop(): Promise<number> {
     this.#stopped = true;
     await this.#loop;
-    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#failure !== undefined) throw this.#failure.error;
     return this.#written;
   }
 

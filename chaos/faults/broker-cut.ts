@@ -7,7 +7,7 @@ import { outage } from './network-faults.js';
  * own proxy for `ms`: its connections are reset and new ones refused, while the other relays keep their broker.
  * It must report trouble and give its partitions to them; once back, take its share again. Needs
  * `privateBrokerProxies`. Resolves with the slot cut, once healed. The fault's kind, `relay-broker-outage`, is
- * what the figures look for (`BROKER_CUT` in `chaos/ownership-figures.ts`).
+ * what the figures look for (`BROKER_CUT_PREFIX` in `chaos/ownership-figures.ts`).
  */
 export async function cutRelayBroker(ctx: FaultContext, ms: number, spare?: number): Promise<number | undefined> {
   const running = ctx.slots.filter((slot) => slot.current !== undefined && slot.brokerProxy !== undefined && slot.index !== spare);

@@ -31,7 +31,7 @@ subscriber.on('message', (topic, payload, packet) => {
   if (handled.has(id)) return;                      // QoS 1 is at least once: a copy carries the same outbox-id
   handled.add(id);
   const event = { id, type: property('outbox-type'), key: property('outbox-key'), topic };
-  console.log(JSON.stringify({ ...event, contentType: packet.properties?.contentType, data: JSON.parse(payload.toString('utf8')) }));
+  console.log(JSON.stringify({ ...event, contentType: packet.properties?.contentType, data: JSON.parse(payload.toString('utf8')) as unknown }));
 });
 await subscriber.subscribeAsync('events/orders/#', { qos: 1 });
 // #endregion

@@ -17,7 +17,7 @@ try {
 }
 // Buffers, not strings: a binary body stays byte for byte (a JSON body is its UTF-8 text)
 const reader = redis.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
-type Batch = { name: Buffer; messages: { id: Buffer; message: Record<string, Buffer | undefined> }[] };
+interface Batch { name: Buffer; messages: { id: Buffer; message: Record<string, Buffer | undefined> }[] }
 const batches = (await reader.xReadGroup(group, 'worker-1', { key: stream, id: '>' }, { COUNT: 100, BLOCK: 5000 })) as Batch[] | null;
 for (const { messages } of batches ?? []) {
   for (const { id: entryId, message: fields } of messages) {

@@ -39,7 +39,7 @@ export class MessageRegistry<Tx = unknown> implements OutgoingValidator {
     if (this.#entries.has(type)) {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `message registry: type ${JSON.stringify(type)} is already registered`);
     }
-    this.#entries.set(type, Object.freeze({ schema, handler: handler as MessageHandler<Tx> | undefined }));
+    this.#entries.set(type, Object.freeze({ schema, handler }));
     return this;
   }
 

@@ -23,19 +23,19 @@ export function isJsonContentType(contentType: string): boolean {
 export function toBody(payload: unknown, contentType: unknown, where: string): { body: MessageBody; contentType: string } {
   if (contentType !== undefined) checkContentType(contentType, where);
   if (payload instanceof Uint8Array) {
-    return { body: new Uint8Array(payload), contentType: (contentType as string | undefined) ?? BINARY_CONTENT_TYPE };
+    return { body: new Uint8Array(payload), contentType: contentType ?? BINARY_CONTENT_TYPE };
   }
   if (ArrayBuffer.isView(payload) || payload instanceof ArrayBuffer) {
     const kind = (payload as object).constructor.name;
     fail('OUTBOXER_PAYLOAD_NOT_JSON', `${where}: payload is a ${kind}; pass a binary body as a Uint8Array or Buffer (with its contentType)`);
   }
-  if (contentType !== undefined && !isJsonContentType(contentType as string)) {
+  if (contentType !== undefined && !isJsonContentType(contentType)) {
     fail(
       'OUTBOXER_INVALID_CONTENT_TYPE',
       `${where}: contentType ${JSON.stringify(contentType)} is not a JSON media type, but the payload is serialized as JSON; use application/json (or a +json type), or pass the body as a Uint8Array`,
     );
   }
-  return { body: serializeJsonPayload(payload, where), contentType: (contentType as string | undefined) ?? JSON_CONTENT_TYPE };
+  return { body: serializeJsonPayload(payload, where), contentType: contentType ?? JSON_CONTENT_TYPE };
 }
 
 function checkContentType(contentType: unknown, where: string): asserts contentType is string {

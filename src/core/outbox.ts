@@ -155,7 +155,7 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
     let result: T;
     if (work === undefined) {
       if (typeof runner !== 'function') throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'outbox.transaction takes a function that runs your transaction, or a runner and the work to run in it');
-      result = await (runner as () => Promise<T>)();
+      result = await runner();
     } else {
       result = await (runner as TransactionRunner<X>).transaction(work);
     }

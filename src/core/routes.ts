@@ -29,7 +29,7 @@ export class Routes {
 
   constructor(input: readonly RouteInput[] = []) {
     if (!Array.isArray(input)) throw invalid('routes must be a list of { topic, to }');
-    this.#routes = input.map((route, index) => resolveRoute(route, index));
+    this.#routes = (input as readonly RouteInput[]).map((route, index) => resolveRoute(route, index));
   }
 
   /** The destinations of a topic (null: `default`), or undefined when no route matches. */

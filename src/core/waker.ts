@@ -10,13 +10,12 @@ export class Waker {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(finish, ms);
-      const self = this;
-      function finish(): void {
+      const finish = (): void => {
         clearTimeout(timer);
-        self.#pending = undefined;
+        this.#pending = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(finish, ms);
       this.#pending = finish;
     });
   }

@@ -23,7 +23,8 @@ const MAX_SOURCE_BYTES = 1024;
 /** Validates the `cloudEvents` publisher option once; undefined when it is off. */
 export function resolveCloudEventsOption(value: unknown, publisher: string): ResolvedCloudEvents | undefined {
   if (value === undefined) return undefined;
-  const source = (value as { source?: unknown } | null)?.source;
+  const shape: { readonly source?: unknown } | null = value;
+  const source = shape?.source;
   if (typeof value !== 'object' || value === null || Object.keys(value).some((key) => key !== 'source')) {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `${publisher} publisher option cloudEvents: must be { source: "<URI-reference>" }, e.g. { source: "/orders-service" }`);
   }

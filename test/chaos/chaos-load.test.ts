@@ -2,11 +2,10 @@
  * The chaos suite's load profiles and how a scenario's specs are resolved: the sustained schedule asks for
  * the rate, and the engine reaches the relay spec. The engine switch runs on PostgreSQL.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { laneIntervalMs, LOADS, meanCommittedPerTransaction, parseLoad } from '../../chaos/load.js';
 import { resolveSpecs } from '../../chaos/resolve-specs.js';
 import { rabbitDatabaseFull } from '../../chaos/scenarios/rabbit-database.js';
-import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 
 describe('chaos load profiles', () => {
   it('sustained: over 10,000 committed messages, at a schedule of at least 500 msg/s', () => {

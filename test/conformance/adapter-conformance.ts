@@ -104,7 +104,7 @@ export function describeAdapterConformance(harness: AdapterHarness): void {
       const { rig, outbox } = await setup();
       const nested = rig.nested;
       if (nested === null) {
-        context.annotate(`${harness.orm} has no nested transactions`);
+        await context.annotate(`${harness.orm} has no nested transactions`);
         expect(nested).toBeNull();
         return;
       }

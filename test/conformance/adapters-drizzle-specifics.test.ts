@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle as betterSqliteDrizzle } from 'drizzle-orm/better-sqlite3';
 import { drizzle as mysql2Drizzle } from 'drizzle-orm/mysql2';

@@ -7,7 +7,7 @@ import { fromKnex } from '../../src/adapters/knex/index.js';
 import { ConfigurationError, OutboxerError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
-import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
+import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { services, uniqueName } from '../support/services.js';
 import { defined, mariadbDatabase, onlyRolledBack, postgresDatabase, RolledBack, sqliteDatabase, statusAfterConnection, type KnexDatabase } from './knex-adapter-rigs.js';
 

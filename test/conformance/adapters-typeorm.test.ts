@@ -267,7 +267,7 @@ for (const { database, target } of databases.filter(({ orm }) => orm === 'TypeOR
           let enqueuedThen: Promise<string> | undefined;
           // pg runs its own listener first: COMMIT's promise is settled, the ReadyForQuery saying 'I' not read yet
           client.connection.once('errorMessage', () => {
-            statusThen = `${client.getTransactionStatus()}/${fromTypeOrm(runner.manager).status?.()}`;
+            statusThen = `${client.getTransactionStatus()}/${String(fromTypeOrm(runner.manager).status?.())}`;
             enqueuedThen = outbox.enqueue(fromTypeOrm(runner.manager), message(9));
           });
           await expect(runner.commitTransaction()).rejects.toThrow(/once_id/);

@@ -62,9 +62,9 @@ export function drizzleRig<Tx>(database: DrizzleDatabase<Tx>): AdapterRig {
   };
   const held: (() => Promise<void>)[] = [];
   const hold: HoldTransaction<Tx> = async (begin, prepare) => {
-    let letGo = () => undefined as void;
+    let letGo: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (letGo = resolve));
-    let opened = (_tx: Tx) => undefined as void;
+    let opened: (tx: Tx) => void = () => undefined;
     const ready = new Promise<Tx>((resolve) => (opened = resolve));
     const finished = begin(async (tx) => {
       await prepare(tx);

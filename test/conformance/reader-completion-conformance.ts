@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { msg } from './store-conformance.js';
-import { P, publishing, readerSuite, seqs } from './reader-conformance-kit.js';
+import { P, publishing, readerSuite } from './reader-conformance-kit.js';
 import type { ReaderHarness } from './reader-harness.js';
 
 /**

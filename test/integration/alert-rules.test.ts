@@ -20,7 +20,7 @@ async function runPromtool(args: string[]): Promise<{ stdout: string; stderr: st
     return await run(promtool, args, { cwd: root, timeout: 60_000 });
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`promtool ${args.join(' ')} failed:\n${stdout}${stderr}`);
+    throw new Error(`promtool ${args.join(' ')} failed:\n${stdout}${stderr}`, { cause: error });
   }
 }
 

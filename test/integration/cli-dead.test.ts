@@ -21,7 +21,7 @@ describe('outboxer CLI: dead messages', () => {
 
     const listed = await runCli(['dead', 'list', '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
-    const dead = JSON.parse(listed.stdout) as Array<Record<string, unknown>>;
+    const dead = JSON.parse(listed.stdout) as Record<string, unknown>[];
     expect(dead.map((m) => m.id).sort()).toEqual([a, b, c].sort());
     expect(dead[0]).toMatchObject({ topic: 'orders.created', destination: null, type: 'order.created', attempts: 10, reason: 'OUTBOXER_UNROUTABLE: no queue bound\nfor this topic \u001b[31m' });
     expect(new Date(String(dead[0]?.deadAt)).getTime()).not.toBeNaN();
@@ -134,7 +134,7 @@ describe('outboxer CLI: dead list with a reason the relay wrote', () => {
 
       const json = await runCli(['dead', 'list', '--json'], env);
       expect(json.code, json.stderr).toBe(0);
-      const [dead] = JSON.parse(json.stdout) as Array<{ id: string; reason: string }>;
+      const [dead] = JSON.parse(json.stdout) as { id: string; reason: string }[];
       expect(dead?.id).toBe(id);
       // As stored: the publisher names the message first, then the cause.
       expect(dead?.reason).toMatch(new RegExp(`^OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: message ${id} is larger than the max_msg_size of the stream`));
@@ -178,7 +178,7 @@ describe('outboxer CLI: the reason of a message parked after its attempts ran ou
 
       const listed = await runCli(['dead', 'list', '--json'], env);
       expect(listed.code, listed.stderr).toBe(0);
-      const [dead] = JSON.parse(listed.stdout) as Array<{ id: string; attempts: number; reason: string }>;
+      const [dead] = JSON.parse(listed.stdout) as { id: string; attempts: number; reason: string }[];
       expect(dead).toMatchObject({ id, attempts: 2 });
       expect(dead?.reason).toMatch(new RegExp(`^OUTBOXER_PUBLISH_FAILED: message ${id} was nacked by RabbitMQ: it did not store it`));
       expect(dead?.reason).toMatch(/; parked as dead after 2 failed attempts \(retry\.maxAttempts\): fix the cause, then run 'outboxer dead retry <id>' to publish it again$/);

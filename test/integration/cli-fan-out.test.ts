@@ -15,7 +15,7 @@ const shown = readFileSync(new URL('../../examples/fan-out-relay.json', import.m
 
 /** `outboxer relay --config <file>` (docs/fan-out.md): its own publisher plus the file's destinations. */
 describe('outboxer relay --config', () => {
-  const cleanups: (() => Promise<unknown> | void)[] = [];
+  const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });

@@ -182,7 +182,7 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     const topic = exchange.unroutableTopic;
     const started = Date.now();
     const held = await insert(topic, 2);
-    type Lag = { topic: string; pending: number; relayPause: { reason: string; since: string; held: number } | null };
+    interface Lag { topic: string; pending: number; relayPause: { reason: string; since: string; held: number } | null }
     const [first] = await waitFor(async () => {
       const topics = (await call(base, '/api/topics?limit=1')).body.topics as Lag[];
       return topics[0]?.relayPause?.held === 2 ? topics : undefined;

@@ -97,7 +97,7 @@ async function publishLatencies(schema: string, published: (id: string) => boole
       try {
         await waitFor(() => published(id), { timeoutMs: PUBLISH_BOUND_MS, intervalMs: 10, what: `fresh message ${index + 1} to be published` });
       } catch (error) {
-        throw new Error(`${(error as Error).message}; published so far in ${latencies.map(Math.round).join(', ') || '-'} ms; ${what()}`);
+        throw new Error(`${(error as Error).message}; published so far in ${latencies.map(Math.round).join(', ') || '-'} ms; ${what()}`, { cause: error });
       }
       latencies.push(performance.now() - inserted);
     }
@@ -149,7 +149,7 @@ describe('the HTTP server of operations cannot starve the relay', () => {
     await waitUntil(async () => (await fetch(`${url}/health/ready`)).status === 200, 'ready', relay);
 
     const load = flood(url);
-    let latencies: number[] = [];
+    let latencies: number[];
     const serverConnections: number[] = [];
     let result: FloodResult | undefined;
     try {
@@ -186,7 +186,7 @@ describe('the HTTP server of operations cannot starve the relay', () => {
     await waitFor(() => relay.health().partitions.length === 64, { what: 'the relay to hold every partition' });
 
     const load = flood(url);
-    let latencies: number[] = [];
+    let latencies: number[];
     let result: FloodResult | undefined;
     try {
       latencies = await publishLatencies(fixture.schema, (id) => publisher.delivered.some((message) => message.id === id), () => `store calls ${JSON.stringify(calls.counts)}`);

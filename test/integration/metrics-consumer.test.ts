@@ -10,7 +10,7 @@ function received(overrides: Partial<ReceivedMessage> = {}): ReceivedMessage {
   return { id: newMessageId(), topic: 'orders.created', type: 'order.created', key: 'order-7', headers: {}, payload: { n: 1 }, contentType: 'application/json', deliveryCount: 1, ...overrides };
 }
 
-type Sample = { labels: Record<string, string | number>; value: number; metricName?: string };
+interface Sample { labels: Record<string, string | number>; value: number; metricName?: string }
 
 async function sample(metrics: OutboxerMetrics, name: string, metricName = name): Promise<Sample | undefined> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);

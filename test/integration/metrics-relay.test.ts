@@ -15,7 +15,7 @@ import { waitFor } from '../support/wait-for.js';
 
 const timing = { pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 50, maxErrorBackoffMs: 200, leaseMs: 9000, publishTimeoutMs: 3000 } as const;
 
-type Sample = { labels: Record<string, string | number>; value: number; metricName?: string };
+interface Sample { labels: Record<string, string | number>; value: number; metricName?: string }
 
 async function samples(metrics: OutboxerMetrics, name: string): Promise<Sample[]> {
   return ((await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []) as Sample[];

@@ -80,7 +80,7 @@ describe('migration 7, the read path', () => {
     const store = new PostgresOutboxStore(db.database, { schema: db.schema });
     await store.migrate();
     const [before] = await readPathIndexes(db);
-    await db.sql(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass`, [`"${db.schema}".${before?.name}`]);
+    await db.sql(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass`, [`"${db.schema}".${String(before?.name)}`]);
     expect((await readPathIndexes(db))[0]?.valid).toBe(false);
     await store.migrate();
     const [after] = await readPathIndexes(db);

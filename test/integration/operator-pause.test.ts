@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
-import type { Publisher } from '../../src/core/ports.js';
 import { Relay } from '../../src/core/relay.js';
 import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';

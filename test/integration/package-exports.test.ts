@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { services, uniqueName } from '../support/services.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const packageJson = () => JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
 
 beforeAll(async () => {
   await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { timeout: 120_000 });
@@ -76,12 +77,70 @@ describe('published package surface', () => {
     expect(bare).toEqual([]);
   });
 
-  it('is ESM-only, as the README says: require() is refused, import() from CommonJS works', async () => {
-    const script = `
-      try { require('outboxer'); console.log('required'); } catch (error) { console.log(error.code); }
-      import('outboxer').then((m) => console.log(typeof m.Outbox));`;
-    const { stdout } = await run(process.execPath, ['--input-type=commonjs', '-e', script], { timeout: 10_000 });
-    expect(stdout.trim().split('\n')).toEqual(['ERR_PACKAGE_PATH_NOT_EXPORTED', 'function']);
+  /** A CommonJS application (a NestJS service compiled to CommonJS) with outboxer installed, as npm lays it out. */
+  const commonJsApp = (): string => {
+    const app = mkdtempSync(join(tmpdir(), 'outboxer-cjs-'));
+    mkdirSync(join(app, 'node_modules'));
+    symlinkSync(ROOT, join(app, 'node_modules', 'outboxer'), 'dir');
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'cjs-app', private: true, type: 'commonjs' }));
+    return app;
+  };
+
+  it('require() from CommonJS gives the root and every subpath, on a Node that can require() an ES module (20.19+, 22.12+)', async () => {
+    const app = commonJsApp();
+    try {
+      const script = `
+        const subpaths = ${JSON.stringify(Object.keys(packageJson().exports).map((path) => `outboxer${path.slice(1)}`))};
+        const exported = {};
+        for (const subpath of subpaths) {
+          try { exported[subpath] = Object.keys(require(subpath)); } catch (error) { exported[subpath] = error.code; }
+        }
+        // one module instance: require() and import() give the same namespace, so classes and instanceof agree
+        import('outboxer').then((esm) => console.log(JSON.stringify({ exported, same: esm === require('outboxer') })));`;
+      writeFileSync(join(app, 'main.cjs'), script);
+      const { stdout, stderr } = await run(process.execPath, ['main.cjs'], { cwd: app, timeout: 20_000 });
+      const { exported, same } = JSON.parse(stdout) as { exported: Record<string, string[] | string>; same: boolean };
+      if (!process.features.require_module) {
+        // Node 20.0-20.18 and 22.0-22.11 (without --experimental-require-module): refused with a clear error, use import()
+        expect(new Set(Object.values(exported))).toEqual(new Set(['ERR_REQUIRE_ESM']));
+        return;
+      }
+      expect(stderr).toBe(''); // no ExperimentalWarning, no ERR_REQUIRE_ASYNC_MODULE: no module in the graph awaits at top level
+      expect(Object.values(exported).filter((names) => !Array.isArray(names))).toEqual([]);
+      expect(exported.outboxer).toEqual(expect.arrayContaining(['Outbox', 'Relay', 'OutboxerError', 'PublishError', 'validateMessage']));
+      expect(exported['outboxer/postgres']).toEqual(expect.arrayContaining(['PostgresOutboxStore', 'fromPgPool', 'migrationScript']));
+      expect(exported['outboxer/rabbitmq']).toEqual(expect.arrayContaining(['createRabbitMqPublisher']));
+      expect(exported['outboxer/consumer']).toEqual(expect.arrayContaining(['Inbox', 'MessageRegistry', 'PostgresInboxStore']));
+      expect(same).toBe(true);
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
+  });
+
+  it('a CommonJS TypeScript service (module nodenext, TypeScript 5.8+) type-checks its imports of outboxer, compiles them to require() and runs', async () => {
+    const app = commonJsApp();
+    try {
+      writeFileSync(
+        join(app, 'main.ts'),
+        [
+          "import { Outbox } from 'outboxer';",
+          "import { PostgresOutboxStore } from 'outboxer/postgres';",
+          "import { createRabbitMqPublisher } from 'outboxer/rabbitmq';",
+          "import { Inbox } from 'outboxer/consumer';",
+          'console.log([Outbox, PostgresOutboxStore, createRabbitMqPublisher, Inbox].map((value) => typeof value).join(" "));',
+          '',
+        ].join('\n'),
+      );
+      const compilerOptions = { module: 'nodenext', target: 'es2022', strict: true, skipLibCheck: true, types: [], outDir: 'out' };
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }));
+      await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], { timeout: 60_000 });
+      expect(readFileSync(join(app, 'out', 'main.js'), 'utf8')).toContain('require("outboxer/postgres")');
+      if (!process.features.require_module) return; // compiled as above; running it needs require(esm)
+      const { stdout } = await run(process.execPath, ['out/main.js'], { cwd: app, timeout: 20_000 });
+      expect(stdout.trim()).toBe('function function function function');
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
   });
 
   it('packs its license, and the sources every shipped source map points at', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cliFixtures, waitUntil } from '../support/cli-fixtures.js';
 
-const { pool, start, migrated, insert, countRows } = cliFixtures();
+const { start, migrated, insert, countRows } = cliFixtures();
 
 describe('outboxer relay --engine v2', () => {
   it('publishes from a migrated table, then leaves on SIGTERM: no relay row left, exit 0', async () => {

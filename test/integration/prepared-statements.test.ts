@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
-import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
+import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import type { PgTransactionInput } from '../../src/stores/postgres/pg-transaction.js';
 import { services, uniqueName } from '../support/services.js';

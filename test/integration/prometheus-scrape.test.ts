@@ -121,7 +121,7 @@ describe('a real Prometheus server scraping a relay', () => {
   });
 
   it('loads the shipped rules, evaluates them without error, and none fires on a healthy relay', async () => {
-    type Rules = { groups: { name: string; rules: { name: string; type: string; health: string; state: string; labels: Record<string, string> }[] }[] };
+    interface Rules { groups: { name: string; rules: { name: string; type: string; health: string; state: string; labels: Record<string, string> }[] }[] }
     // Right after Prometheus starts, before its first scrape, OutboxerNoRelayAlive is pending (its `for` covers that).
     const { groups } = await waitFor(async () => {
       const rules = await prometheus.get<Rules>('/api/v1/rules');

@@ -176,6 +176,7 @@ describe('Pub/Sub publisher', () => {
   it('logs no secret from clientConfig, and the resolved options do not show it', async () => {
     const logger = recordingLogger();
     const secret = `-----BEGIN PRIVATE KEY-----canary-${Math.random().toString(36).slice(2)}`;
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- a service-account credential on purpose: it must never be logged
     const options = emulatorOptions({ logger, clientConfig: { credentials: { client_email: 'relay@x.iam.gserviceaccount.com', private_key: secret } } });
     expect(JSON.stringify(resolvePubSubPublisherOptions(options))).not.toContain(secret);
     const publisher = createPubSubPublisher(options);

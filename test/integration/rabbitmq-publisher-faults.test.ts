@@ -40,7 +40,7 @@ describe('rabbitmq publisher: connection faults', () => {
     // every wait stays far below the 120 s confirm timeout, so a failure still proves the close caused it.
     for (let ask = 1; failures.length === 0; ask++) {
       const failed = await waitFor(() => (failures.length > 0 ? true : undefined), 5_000, 'in-flight publishes to fail').catch(() => false);
-      if (failed === true) break;
+      if (failed) break;
       if (ask >= 6) throw new Error(`the broker did not close connection ${clientName} after ${ask} requests`);
       await forceCloseConnectionsNamed(clientName);
     }

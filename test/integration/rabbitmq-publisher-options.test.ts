@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, OutboxerError, PublishError } from '../../src/core/errors.js';
+import { ConfigurationError, OutboxerError, type PublishError } from '../../src/core/errors.js';
 import {
   createRabbitMqPublisher,
   RABBITMQ_PUBLISHER_DEFAULTS,

@@ -142,7 +142,7 @@ describe('rabbitmq publisher: confirms and returns', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     const errors = outcomes.map((o) => (o as PromiseRejectedResult).reason as PublishError);
     for (const error of errors) expect(error.code).toBe('OUTBOXER_PUBLISH_TIMEOUT');
-    const heldBack = errors.filter((e) => /backpressure/.test(e.message)).length;
+    const heldBack = errors.filter((e) => e.message.includes('backpressure')).length;
     expect(heldBack).toBeGreaterThan(0); // never written: they waited for 'drain'
     expect(heldBack).toBeLessThan(errors.length); // the ones before the buffer filled were sent
   });

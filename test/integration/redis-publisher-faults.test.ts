@@ -111,7 +111,7 @@ describe('Redis publisher faults', () => {
   it('waitReplicas 1 is confirmed once a real replica has the entry', async () => {
     const primary = await server();
     const replica = await server(['--replicaof', '127.0.0.1', String(primary.port)]);
-    await waitFor(async () => /master_link_status:up/.test(await replica.cli(['INFO', 'replication'])), { what: 'the replica to sync' });
+    await waitFor(async () => (await replica.cli(['INFO', 'replication'])).includes('master_link_status:up'), { what: 'the replica to sync' });
     const publisher = make({ url: primary.url(), waitReplicas: 1, waitTimeoutMs: 1000, publishTimeoutMs: 3000 });
     const messages = Array.from({ length: 200 }, (_, i) => testMessage('orders.replicated', { key: `k${i % 5}` }));
     await Promise.all(messages.map((m) => publisher.publish(m)));

@@ -65,7 +65,7 @@ describe('relay on PostgreSQL', () => {
   });
 
   it('retries a failed publish with backoff, holding back only its own key', async () => {
-    const { fixture, outbox, db } = await setup();
+    const { outbox, db } = await setup();
     const publisher = new RecordingPublisher();
     const ids = await db.transaction((tx) =>
       outbox.enqueueMany(tx, [

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { NotFoundException, ThrottledException } from '@aws-sdk/client-sns';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, PublishError } from '../../src/core/errors.js';
+import { ConfigurationError, type PublishError } from '../../src/core/errors.js';
 import { failureAction } from '../../src/core/publish-failure.js';
 import type { Publisher } from '../../src/core/ports.js';
 import { toPublishError } from '../../src/publishers/aws/errors.js';

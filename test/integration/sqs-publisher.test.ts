@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { DeleteQueueCommand, KmsThrottled, QueueDoesNotExist, RequestThrottled, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigurationError, OutboxerError, PublishError } from '../../src/core/errors.js';
+import { ConfigurationError, type OutboxerError, PublishError } from '../../src/core/errors.js';
 import { failureAction } from '../../src/core/publish-failure.js';
 import type { Publisher } from '../../src/core/ports.js';
 import { entryFailure, toPublishError } from '../../src/publishers/aws/errors.js';

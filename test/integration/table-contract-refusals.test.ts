@@ -97,7 +97,7 @@ const sqlite: ContractDatabase = {
     const before = sqliteMigrations.filter((m) => m.version < 2).map((m) => ({ ...m, sql: m.sql(store.tableNames, { partitionCount: 4 }) }));
     await (stage === 'latest' ? store.migrate() : applySqliteMigrations(database, store.tableNames, 'outbox', before));
     const writer = file.connect();
-    const sql = async (text: string, params: unknown[] = []) => (/^SELECT/.test(text) ? writer.prepare(text).all(...params) : writer.prepare(text).run(...params));
+    const sql = async (text: string, params: unknown[] = []) => (text.startsWith('SELECT') ? writer.prepare(text).all(...params) : writer.prepare(text).run(...params));
     return { ...plain(sql, 'outbox', () => '?', '"key"'), migrate: () => store.migrate(), cleanup: file.cleanup };
   },
   // RAISE takes a literal in SQLite: the same words, without the value at fault (the traceparent rule names its header).

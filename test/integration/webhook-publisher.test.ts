@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PublishError } from '../../src/core/errors.js';
+import type { PublishError } from '../../src/core/errors.js';
 import { failureAction } from '../../src/core/publish-failure.js';
 import { describePublisherConformance, testMessage } from '../conformance/publisher-conformance.js';
 import { closedPort, newSecret, receivedMessage, webhookHarness, webhookPublishers, WebhookReceiver, type RecordedRequest } from '../support/webhook-harness.js';

@@ -136,6 +136,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
     if (chance(0.0006) && living().length > 1) {
       faulted(now);
       victim.kill();
+      // eslint-disable-next-line no-dupe-else-if -- each chance() draws the seeded random again; the order of draws is the run
     } else if (chance(0.0006) && living().length > 1) {
       faulted(now + LEASE_MS);
       victim.startLeaving();
@@ -148,6 +149,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       // the host's network fails as a whole: the broker stops confirming too, so publishes run to their timeout
       victim.slowBrokerUntil = victim.local + (f.cutOffUntil - now) * victim.rate;
       faulted(f.cutOffUntil);
+      // eslint-disable-next-line no-dupe-else-if -- each chance() draws the seeded random again; the order of draws is the run
     } else if (chance(0.001)) {
       f.slowRepliesUntil = now + (flags.livenessDuringSlowReplies ? between(3, 6) : between(1, 2)) * LEASE_MS;
       faulted(flags.livenessDuringSlowReplies ? now : f.slowRepliesUntil);
@@ -166,7 +168,7 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
     }
     for (; checkedWrites < db.writes.length; checkedWrites += 1) {
       const write = db.writes[checkedWrites];
-      if (write === undefined || !write.superseded) continue;
+      if (!write?.superseded) continue;
       stats.fencedWrites += 1;
       if (write.matched > 0) fail('b: superseded writes match nothing', `${write.kind} by ${write.relay} on partition ${write.partition} matched ${write.matched}`);
     }

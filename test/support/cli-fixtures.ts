@@ -21,7 +21,7 @@ export async function waitUntil(condition: () => Promise<boolean>, what: string,
     await waitFor(condition, { timeoutMs, intervalMs: 50, what });
   } catch (error) {
     if (cli === undefined || !(error instanceof Error)) throw error;
-    throw new Error(`${error.message}\nCLI stderr:\n${cli.stderr}`);
+    throw new Error(`${error.message}\nCLI stderr:\n${cli.stderr}`, { cause: error });
   }
 }
 

@@ -166,7 +166,7 @@ export class PrivateNatsServer {
   }
 
   adminOptions(): NodeConnectionOptions {
-    return { servers: this.url, ...(this.auth === undefined ? {} : this.auth), reconnect: false };
+    return { servers: this.url, ...(this.auth ?? {}), reconnect: false };
   }
 
   /** Starts the server and waits until JetStream answers. */

@@ -3,7 +3,6 @@ import { PartitionRelay, type StoreForPartitionRelay } from '../../src/core/part
 import type { RelayOptionsInput } from '../../src/core/relay-options.js';
 import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { afterEach } from 'vitest';
-import { fromPgPool } from '../../src/stores/postgres/database.js';
 import type { Relay } from '../../src/core/relay.js';
 import { createPostgresFixture, type PostgresFixture } from './postgres-fixture.js';
 

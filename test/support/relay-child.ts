@@ -76,7 +76,6 @@ export class RelayChild {
   readonly #child: ChildProcess;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly #ready: Promise<void>;
-  #stdout = '';
   #stderr = '';
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   /** The relay id it reported last (a relay that lost its lease rejoins under a new one). */
@@ -94,7 +93,6 @@ export class RelayChild {
     this.#child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.#stderr += chunk));
     this.#ready = new Promise((resolve, reject) => {
       this.#child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-        this.#stdout += chunk;
         for (const line of chunk.split('\n')) {
           const [word, id, partitions] = line.trim().split(' ');
           if (word === 'ready') resolve();

@@ -102,7 +102,7 @@ export class TcpProxy {
         return;
       }
       queue.push({ chunk, releaseAt });
-      if (timer === undefined) timer = setTimeout(pump, Math.max(0, (queue[0]?.releaseAt ?? now) - now));
+      timer ??= setTimeout(pump, Math.max(0, (queue[0]?.releaseAt ?? now) - now));
     });
     from.on('close', () => clearTimeout(timer));
   }

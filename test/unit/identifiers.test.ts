@@ -13,7 +13,7 @@ function randomName(random: () => number, maxLength: number): string {
   const alphabet = ['"', '"', '""', '\\', '.', ' ', ';', '-', "'", '`', 'a', 'Z', '_', '0', 'é', '\t', '$'];
   const length = 1 + Math.floor(random() * maxLength);
   let name = '';
-  while (name.length < length) name += alphabet[Math.floor(random() * alphabet.length)];
+  while (name.length < length) name += alphabet[Math.floor(random() * alphabet.length)] ?? '';
   return name;
 }
 

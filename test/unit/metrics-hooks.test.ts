@@ -3,7 +3,7 @@ import type { InboxEntryRef } from '../../src/consumer/inbox-store.js';
 import type { RelayHooks } from '../../src/core/relay-options.js';
 import { MAX_TOPIC_LABELS, OTHER_TOPIC, OutboxerMetrics } from '../../src/ops/metrics/index.js';
 
-type Sample = { labels: Record<string, string | number>; value: number; metricName?: string };
+interface Sample { labels: Record<string, string | number>; value: number; metricName?: string }
 
 /** Every sample of `name` in the registry, as a scrape collects it. */
 async function samples(metrics: OutboxerMetrics, name: string): Promise<Sample[]> {

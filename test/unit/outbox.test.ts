@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigurationError, MessageValidationError } from '../../src/core/errors.js';
 import type { NewOutboxMessage, OutboxMessageInput } from '../../src/core/message.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, Outbox } from '../../src/core/outbox.js';
@@ -240,7 +240,7 @@ describe('Outbox.close', () => {
 
   it('refuses a pool-shaped or database-shaped handle at run time, before anything reaches the store', async () => {
     const fake = fakeStore();
-    const outbox = new Outbox<unknown>(fake.store as OutboxStore<unknown>);
+    const outbox = new Outbox<unknown>(fake.store as OutboxStore);
     const pool = { totalCount: 1, idleCount: 1, connect: async () => undefined, query: async () => ({ rows: [] }) };
     const database = { transaction: async () => undefined, close: async () => undefined, query: async () => ({ rows: [] }) };
     for (const handle of [pool, database]) {

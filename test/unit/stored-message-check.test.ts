@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MessageValidationError, PublishError } from '../../src/core/errors.js';
+import { type MessageValidationError, PublishError } from '../../src/core/errors.js';
 import type { OutboxMessage, OutboxMessageInput } from '../../src/core/message.js';
 import { failureAction } from '../../src/core/publish-failure.js';
 import { checkStoredMessage } from '../../src/core/stored-message-check.js';

@@ -41,7 +41,7 @@ export function betterSqliteOutboxTransaction(state: BetterSqliteTransactionStat
 
 function statementOf(connection: SqliteHandle, sql: string): BetterSqliteStatement {
   let cached = statements.get(connection);
-  if (cached === undefined) statements.set(connection, (cached = new Map()));
+  if (cached === undefined) statements.set(connection, (cached = new Map<string, BetterSqliteStatement>()));
   let statement = cached.get(sql);
   if (statement === undefined) {
     statement = connection.prepare(sql) as BetterSqliteStatement;

@@ -146,5 +146,5 @@ function unsupported(database: string, driver: string | undefined): Configuratio
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value !== 'object') return typeof value;
-  return `an object (${(value as { constructor?: { name?: unknown } }).constructor?.name ?? 'no class'})`;
+  return `an object (${String((value as { constructor?: { name?: unknown } }).constructor?.name ?? 'no class')})`;
 }

@@ -85,7 +85,7 @@ const MAX_CACHED_SQLITE_STATEMENTS = 64;
 
 function sqliteStatement(database: BetterSqlite3Like, sql: string): BetterSqlite3StatementLike {
   let statements = sqliteStatements.get(database);
-  if (statements === undefined) sqliteStatements.set(database, (statements = new Map()));
+  if (statements === undefined) sqliteStatements.set(database, (statements = new Map<string, BetterSqlite3StatementLike>()));
   let statement = statements.get(sql);
   if (statement === undefined) {
     statement = database.prepare(sql);

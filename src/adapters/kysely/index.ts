@@ -84,7 +84,7 @@ export function fromKysely(trx: KyselyTransactionLike): OutboxTransaction {
  * A statement the store sends on `status()`'s word `'open'`: SQLite is asked again on the transaction's connection,
  * and the statement handed to it, in one tick (a ROLLBACK queued since the status would otherwise run first).
  */
-function executeVouched(trx: KyselyTransactionLike, dialect: SqlDialect, statement: CompiledQuery<unknown>, source: string): Promise<QueryResult<unknown>> {
+function executeVouched(trx: KyselyTransactionLike, dialect: SqlDialect, statement: CompiledQuery, source: string): Promise<QueryResult<unknown>> {
   return trx.getExecutor().provideConnection(async (connection) => {
     if (dialect !== 'sqlite' || sqliteTransactionState(connection) !== 'open') {
       throw new OutboxerError(

@@ -44,7 +44,7 @@ function runsStatementsAsCalled(connection: DatabaseConnection): boolean {
 }
 
 /** The statement as `CompiledQuery.raw(sql, params)` builds it, without loading Kysely at run time. */
-export function rawQuery(sql: string, parameters: readonly unknown[] = []): CompiledQuery<unknown> {
+export function rawQuery(sql: string, parameters: readonly unknown[] = []): CompiledQuery {
   const node: RawNode = Object.freeze({ kind: 'RawNode', sqlFragments: Object.freeze([sql]), parameters: Object.freeze([]) });
   return Object.freeze({ sql, parameters: Object.freeze([...parameters]), query: node, queryId: RAW_QUERY_ID });
 }

@@ -71,7 +71,7 @@ export function betterSqliteVouchedQuery(runner: TypeOrmQueryRunnerView, dataSou
 
 function sqliteStatement(connection: BetterSqliteConnectionLike, sql: string): BetterSqliteStatementLike {
   let statements = sqliteStatements.get(connection);
-  if (statements === undefined) sqliteStatements.set(connection, (statements = new Map()));
+  if (statements === undefined) sqliteStatements.set(connection, (statements = new Map<string, BetterSqliteStatementLike>()));
   let statement = statements.get(sql);
   if (statement === undefined) {
     statement = connection.prepare(sql);

@@ -136,7 +136,11 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
 function versionAtLeast(version: string | undefined, wanted: readonly [number, number, number]): boolean {
   const parts = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version ?? '')?.slice(1).map(Number);
   if (parts === undefined) return false;
-  for (let i = 0; i < 3; i++) if ((parts[i] ?? 0) !== wanted[i]) return (parts[i] ?? 0) > wanted[i]!;
+  for (let i = 0; i < 3; i++) {
+    const have = parts[i] ?? 0;
+    const want = wanted[i] ?? 0;
+    if (have !== want) return have > want;
+  }
   return true;
 }
 

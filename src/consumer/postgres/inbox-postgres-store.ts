@@ -87,7 +87,7 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
     ]);
     const row = result.rows[0] as { state: 'failed' | 'dead'; attempts: number } | undefined;
     if (row !== undefined) return { state: row.state, attempts: row.attempts };
-    return (await this.#stateOf(this.#database, entry)) as InboxFailureRecord;
+    return await this.#stateOf(this.#database, entry);
   }
 
   async purgeProcessed(olderThanMs: number, limit: number): Promise<number> {

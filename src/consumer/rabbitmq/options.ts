@@ -139,7 +139,7 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
     exchange: shared.exchange,
     exchangeType: shared.exchangeType,
     declareExchange: shared.declareExchange,
-    bindingKeys: Object.freeze([...bindingKeys]),
+    bindingKeys: Object.freeze([...(bindingKeys as string[])]),
     prefetch: int('prefetch', input.prefetch, RABBITMQ_CONSUMER_DEFAULTS.prefetch, 1, 65_535),
     queueArguments: Object.freeze(queueArguments),
     deadLetter,

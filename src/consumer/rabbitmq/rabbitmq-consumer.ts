@@ -84,7 +84,7 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
     // The channel first: its close-ok comes after the broker handled every ack sent on it. Closing only the
     // connection lets RabbitMQ drop acks still queued for the channel, and requeue messages already processed.
     await closeChannelQuietly(session.channel, this.#options.connectTimeoutMs);
-    await closeQuietly(session.model as ChannelModel, this.#options.connectTimeoutMs);
+    await closeQuietly(session.model, this.#options.connectTimeoutMs);
   }
 
   async #open(): Promise<Session> {

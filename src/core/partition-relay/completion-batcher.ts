@@ -7,9 +7,7 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-export interface CompletionWriter {
-  (relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]>;
-}
+export type CompletionWriter = (relayId: string, completions: readonly PartitionCompletion[]) => Promise<readonly CompletionOutcome[]>;
 
 /**
  * Gathers the completions of many partitions into one fenced statement: a completion waits `delayMs` for others,

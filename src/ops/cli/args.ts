@@ -99,13 +99,13 @@ function parse(argv: readonly string[]): { values: OptionValues; positionals: st
       if (token.inlineValue === true) throw new UsageError(`${token.rawName} takes no value: give ${token.rawName} alone`, topic);
     } else if (token.value === undefined) {
       throw new UsageError(`${token.rawName} needs a value: ${flagSpelling(definition)}`, topic);
-    } else if (token.inlineValue === false && token.value.startsWith('-')) {
+    } else if (!token.inlineValue && token.value.startsWith('-')) {
       throw new UsageError(`${token.rawName} needs a value: ${flagSpelling(definition)} (write ${token.rawName}=${token.value.slice(0, 40)} for a value that starts with a dash)`, topic);
     }
   }
   try {
     const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: true });
-    return { values: values as OptionValues, positionals };
+    return { values, positionals };
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {

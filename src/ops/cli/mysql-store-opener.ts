@@ -1,5 +1,5 @@
 import type { Logger } from '../../core/ports.js';
-import { fromMysqlPool, type MysqlPoolLike } from '../../stores/mysql/database.js';
+import { fromMysqlPool } from '../../stores/mysql/database.js';
 import { applyMysqlMigrations } from '../../stores/mysql/migration-runner.js';
 import { mysqlMigrations } from '../../stores/mysql/migrations.js';
 import { MysqlOutboxStore } from '../../stores/mysql/mysql-store.js';
@@ -59,5 +59,5 @@ async function mysqlPool(uri: string, logger: Logger, connections: number, state
     connection.query(`SET SESSION max_statement_time = ${statementTimeoutMs / 1000}`, ignore);
     connection.query(`SET SESSION max_execution_time = ${statementTimeoutMs}`, ignore);
   });
-  return fromMysqlPool(pool as unknown as MysqlPoolLike, { ownsPool: true });
+  return fromMysqlPool(pool, { ownsPool: true });
 }

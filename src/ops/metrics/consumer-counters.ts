@@ -8,11 +8,11 @@ export const HANDLER_DURATION_BUCKETS: readonly number[] = Object.freeze([0.001,
 /** The consumer counters and handler histogram (label `consumer`), moved by the hooks `inboxHooks` returns. */
 export class ConsumerCounters {
   readonly #topics: TopicLabels;
-  readonly #processed: Counter<string>;
-  readonly #duplicates: Counter<string>;
-  readonly #failures: Counter<string>;
-  readonly #dead: Counter<string>;
-  readonly #duration: Histogram<string>;
+  readonly #processed: Counter;
+  readonly #duplicates: Counter;
+  readonly #failures: Counter;
+  readonly #dead: Counter;
+  readonly #duration: Histogram;
 
   constructor(registry: Registry, topics: TopicLabels) {
     this.#topics = topics;

@@ -6,7 +6,7 @@ import { ConfigurationError } from '../../core/errors.js';
 export const DEFAULT_COMMIT_TO_CONFIRM_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]);
 
 const bucketsSchema = z
-  .array(z.number().positive().finite())
+  .array(z.number().positive())
   .min(1)
   .max(50)
   .refine((buckets) => buckets.every((bound, i) => i === 0 || bound > (buckets[i - 1] as number)), 'buckets must be in strictly increasing order');

@@ -8,11 +8,11 @@ export const RELAY_ERROR_STAGES = Object.freeze(['lease', 'read', 'mark', 'publi
 /** The relay's counters and commit-to-confirm histogram, moved by the hooks `relayHooks` returns. */
 export class RelayCounters {
   readonly #topics: TopicLabels;
-  readonly #published: Counter<string>;
-  readonly #failures: Counter<string>;
-  readonly #dead: Counter<string>;
-  readonly #errors: Counter<string>;
-  readonly #commitToConfirm: Histogram<string>;
+  readonly #published: Counter;
+  readonly #failures: Counter;
+  readonly #dead: Counter;
+  readonly #errors: Counter;
+  readonly #commitToConfirm: Histogram;
 
   constructor(registry: Registry, topics: TopicLabels, commitToConfirmBuckets: readonly number[]) {
     this.#topics = topics;

@@ -1,5 +1,5 @@
 import { context, SpanKind, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
-import type { MessageHeaders, OutboxMessageInput } from '../../core/message.js';
+import type { OutboxMessageInput } from '../../core/message.js';
 import type { EnqueueInstrumentation } from '../../core/ports/enqueue-instrumentation.js';
 import { failSpanWith, messageAttributes, MessagingAttributes, spanName } from './messaging-attributes.js';
 import { creationContextOf, traceHeaders } from './trace-headers.js';
@@ -50,7 +50,7 @@ function needsSpan(message: OutboxMessageInput, settings: TracingSettings): bool
   const { headers } = message;
   if (headers === undefined) return true;
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return false;
-  return Object.keys(headers).length === 0 || creationContextOf(headers as MessageHeaders, settings.propagator) === undefined;
+  return Object.keys(headers).length === 0 || creationContextOf(headers, settings.propagator) === undefined;
 }
 
 function startCreateSpan(settings: TracingSettings, message: OutboxMessageInput, parent: Context): Span {

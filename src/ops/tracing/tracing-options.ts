@@ -38,14 +38,14 @@ export interface TracingSettings {
 }
 
 const tracerProvider = z.custom<TracerProvider>((value) => typeof (value as { getTracer?: unknown } | null)?.getTracer === 'function', {
-  message: 'must be a TracerProvider (an object with getTracer)',
+  error: 'must be a TracerProvider (an object with getTracer)',
 });
 const propagator = z.custom<TextMapPropagator>(
   (value) => ['inject', 'extract', 'fields'].every((method) => typeof (value as Record<string, unknown> | null)?.[method] === 'function'),
-  { message: 'must be a TextMapPropagator (inject, extract, fields)' },
+  { error: 'must be a TextMapPropagator (inject, extract, fields)' },
 );
-const destinationName = z.custom<(topic: string) => string>((value) => typeof value === 'function', { message: 'must be a function (topic) => string' });
-const system = z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, { message: 'must be a messaging system name in lowercase, such as rabbitmq or nats' });
+const destinationName = z.custom<(topic: string) => string>((value) => typeof value === 'function', { error: 'must be a function (topic) => string' });
+const system = z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, { error: 'must be a messaging system name in lowercase, such as rabbitmq or nats' });
 
 const schemas = {
   producer: z.object({ system, tracerProvider: tracerProvider.optional(), propagator: propagator.optional(), destinationName: destinationName.optional() }).strict(),

@@ -122,7 +122,7 @@ function resolveUrl(raw: string) {
 
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
-  const candidate = value as Partial<Record<keyof Logger, unknown>> | null;
+  const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
   if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
     fail('logger', 'must have debug, info, warn and error methods (pino fits)');
   }

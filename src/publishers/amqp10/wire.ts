@@ -30,8 +30,8 @@ export function toAmqp10Message(message: OutboxMessage): Message {
     subject: message.type,
     content_type: message.contentType,
     application_properties: properties,
-    body: rhea.message.data_section(bodyBytes(message.body)),
-  } as Message;
+    body: rhea.message.data_section(bodyBytes(message.body)) as unknown,
+  };
   if (Number.isFinite(message.createdAt.getTime())) wire.creation_time = message.createdAt;
   if (message.key !== null) wire.group_id = message.key;
   const correlationId = message.headers[WellKnownHeaders.correlationId];

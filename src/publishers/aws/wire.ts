@@ -66,7 +66,7 @@ function refuse(message: OutboxMessage, service: string, why: string): never {
 export function toAwsWire(message: OutboxMessage, options: { readonly service: string; readonly fifo: boolean; readonly nullKeyGroupId: string }): AwsWireMessage {
   const { service } = options;
   const asText = typeof message.body === 'string' && message.body !== '' && isSqsText(message.body);
-  const body = asText ? (message.body as string) : bodyBytes(message.body).toString('base64');
+  const body = asText ? message.body : bodyBytes(message.body).toString('base64');
   if (body === '') refuse(message, service, 'its body is empty, and an SQS or SNS message needs at least one character');
   const values: [string, string][] = [
     [OutboxAwsAttributes.id, message.id],

@@ -95,7 +95,7 @@ function parseUrl(text: string): { url: string; redactedUrl: string; username: s
 
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
-  const candidate = value as Partial<Record<keyof Logger, unknown>> | null;
+  const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
   if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
     invalid('logger', 'must have debug, info, warn and error methods (pino fits)');
   }

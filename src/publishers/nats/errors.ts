@@ -15,7 +15,7 @@ export interface PublishContext {
 const MESSAGE_SIZE_EXCEEDS_MAXIMUM = 10054;
 const JETSTREAM_NOT_ENABLED_FOR_ACCOUNT = 10039;
 
-function* causeChain(error: unknown): Generator<unknown> {
+function* causeChain(error: unknown): Generator {
   let current = error;
   for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
     yield current;

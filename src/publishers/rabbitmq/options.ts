@@ -52,6 +52,7 @@ export interface ResolvedRabbitMqPublisherOptions {
 
 export const RABBITMQ_PUBLISHER_DEFAULTS = Object.freeze({
   exchange: 'outbox',
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- widens on purpose: Object.freeze would type the default as the literal 'topic'
   exchangeType: 'topic' as RabbitMqExchangeType,
   declareExchange: true,
   confirmTimeoutMs: 10_000,
@@ -124,7 +125,7 @@ function resolveExchangeType(value: unknown): RabbitMqExchangeType {
 
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
-  const candidate = value as Partial<Record<keyof Logger, unknown>> | null;
+  const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
   if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
     fail('logger', 'must have debug, info, warn and error methods (pino fits)');
   }

@@ -6,7 +6,7 @@ import { secretsOfUrl } from '../../core/redact.js';
 import { BackgroundReconnect } from '../background-reconnect.js';
 import { ConnectionStateTracker } from '../connection-state.js';
 import { brokerSizeLimitOf, describeDriverError, safeLogger } from './driver.js';
-import { Link, type LinkFailure, type LinkHooks, openLink } from './link.js';
+import { type Link, type LinkFailure, type LinkHooks, openLink } from './link.js';
 import { type RabbitMqPublisherOptions, resolveRabbitMqPublisherOptions } from './options.js';
 import { asLinkOpenError, type AttemptStage, publishErrors } from './publish-errors.js';
 import { type AmqpPublication, toAmqpPublication } from './wire.js';

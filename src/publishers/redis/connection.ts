@@ -137,6 +137,7 @@ export class RedisConnection {
     const { logger, redactedUrl, secrets, connectTimeoutMs } = this.#options;
     let everReady = false;
     let lastError: unknown;
+    // eslint-disable-next-line prefer-const -- giveUp, defined first, may run before newClient() returns
     let client: RedisClient | undefined;
     const giveUp = (): void => {
       if (client === undefined || this.#client !== client) return;

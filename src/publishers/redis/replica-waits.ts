@@ -1,4 +1,4 @@
-import { PublishError } from '../../core/errors.js';
+import type { PublishError } from '../../core/errors.js';
 
 interface Waiter {
   resolve(acknowledged: number): void;

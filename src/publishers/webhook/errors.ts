@@ -80,7 +80,7 @@ export function answerError(status: number, headers: IncomingHttpHeaders, contex
   return fail('OUTBOXER_REJECTED', `${got}: the receiver refused this message; fix the receiver or the message`, { permanent: true });
 }
 
-function* causeChain(error: unknown): Generator<unknown> {
+function* causeChain(error: unknown): Generator {
   let current = error;
   for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
     yield current;

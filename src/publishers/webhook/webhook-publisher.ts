@@ -100,7 +100,8 @@ export function createWebhookPublisher(input: WebhookPublisherOptions): Publishe
   async function probe(endpoint: WebhookEndpoint, method: 'HEAD' | 'OPTIONS'): Promise<void> {
     const context: AttemptContext = { id: `(${method} probe)`, endpoint, timeoutMs: publishTimeoutMs, maxRetryAfterMs: options.maxRetryAfterMs, secrets };
     const answer = await exchange(context, method, () => ({ ...options.headers, 'user-agent': options.headers['user-agent'] ?? 'outboxer' }), undefined);
-    if (answer.status === 401 || answer.status === 403) throw answerError(answer.status, answer.headers, context);
+    const refusal = answer.status === 401 || answer.status === 403 ? answerError(answer.status, answer.headers, context) : undefined;
+    if (refusal !== undefined) throw refusal;
   }
 
   return {

@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type { DestinationPause, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause } from '../../core/ports.js';
-import { affectedRows, type PgDatabase, type SqlExecutor } from './database.js';
+import { affectedRows, type PgDatabase } from './database.js';
 import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
 import { PostgresPartitionReader } from './reader/postgres-partition-reader.js';
 import { insertMessages, type PostgresWriter } from './insert-messages.js';

@@ -5,7 +5,7 @@ import type {
 } from '../../core/ports.js';
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
-import type { SqliteDatabase, SqliteHandle } from './database.js';
+import type { SqliteDatabase } from './database.js';
 import { insertSqliteMessages } from './insert-messages.js';
 import { proveSqliteTransaction, toSqliteTransaction, type SqliteTransactionInput } from './sqlite-transaction.js';
 import { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';

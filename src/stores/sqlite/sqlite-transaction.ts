@@ -15,7 +15,7 @@ const prepared = new WeakMap<SqliteHandle, Map<string, SqliteStatementLike>>();
 
 function statement(db: SqliteHandle, sql: string): SqliteStatementLike {
   let bySql = prepared.get(db);
-  if (bySql === undefined) prepared.set(db, (bySql = new Map()));
+  if (bySql === undefined) prepared.set(db, (bySql = new Map<string, SqliteStatementLike>()));
   let cached = bySql.get(sql);
   if (cached === undefined) bySql.set(sql, (cached = db.prepare(sql)));
   return cached;

@@ -60,7 +60,7 @@ function storedRow(row: Record<string, unknown>): StoredRow {
 
 /** Whether the outcome is for this stored row: in the partition it names and, when it carries a seq, with that seq. */
 function isRowOf(outcome: OutcomeRow, stored: StoredRow | undefined): boolean {
-  return stored !== undefined && stored.partition === outcome.partition && (outcome.seq === undefined || stored.seq === outcome.seq);
+  return stored?.partition === outcome.partition && (outcome.seq === undefined || stored.seq === outcome.seq);
 }
 
 /** A backoff or hold further out than this is written as this (a DATETIME ends in 9999; 100 years is plenty). */

@@ -21,10 +21,10 @@ const NOW = `SELECT ${SQLITE_NOW_MS} AS now`;
 const HORIZON = 1n;
 const TAG = '0';
 
-type OutcomeRow = {
+interface OutcomeRow {
   readonly partition: number; readonly id: string; readonly kind: 'publish' | 'publishSeq' | 'fail' | 'dead' | 'hold'; readonly delayMs: number; readonly error: string | null;
   readonly seq?: string;
-};
+}
 
 /** The read path of engine v2 on a SQLite file; reached as `store.reader`. */
 export class SqlitePartitionReader implements PartitionReader {
