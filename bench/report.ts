@@ -22,16 +22,38 @@ function table(header: string[], rows: string[][]): string {
 
 function scenarioSection(scenario: ScenarioResult): string {
   const parts = [`### (${scenario.id}) ${scenario.title}`, ''];
-  parts.push(`Settings: ${Object.entries(scenario.settings).map(([key, value]) => `${key}=${format(value)}`).join(', ')}${scenario.seconds === undefined ? '' : `; scenario took ${Math.round(scenario.seconds)} s`}`, '');
+  parts.push(
+    `Settings: ${Object.entries(scenario.settings)
+      .map(([key, value]) => `${key}=${format(value)}`)
+      .join(', ')}${scenario.seconds === undefined ? '' : `; scenario took ${Math.round(scenario.seconds)} s`}`,
+    '',
+  );
   const metrics = [...new Set(scenario.rows.flatMap((row) => Object.keys(row.metrics)))];
   const hasBroker = scenario.rows.some((row) => row.broker !== undefined);
   const header = ['contender', ...(hasBroker ? ['broker'] : []), ...metrics];
-  parts.push(table(header, scenario.rows.map((row) => [row.contender, ...(hasBroker ? [row.broker ?? ''] : []), ...metrics.map((m) => format(row.metrics[m]))])), '');
+  parts.push(
+    table(
+      header,
+      scenario.rows.map((row) => [row.contender, ...(hasBroker ? [row.broker ?? ''] : []), ...metrics.map((m) => format(row.metrics[m]))]),
+    ),
+    '',
+  );
   if (scenario.targets.length > 0) {
-    parts.push(table(['target', 'goal', 'measured', 'met'], scenario.targets.map((t) => [t.name, t.goal, format(t.value), t.met === null ? 'n/a' : t.met ? 'yes' : '**no**'])), '');
+    parts.push(
+      table(
+        ['target', 'goal', 'measured', 'met'],
+        scenario.targets.map((t) => [t.name, t.goal, format(t.value), t.met === null ? 'n/a' : t.met ? 'yes' : '**no**']),
+      ),
+      '',
+    );
   }
   const failed = scenario.checks.filter((check) => !check.ok);
-  parts.push(failed.length === 0 ? `Sanity checks: all ${scenario.checks.length} passed.` : `Sanity checks FAILED: ${failed.map((c) => `${c.name} (${c.detail})`).join('; ')}`, '');
+  parts.push(
+    failed.length === 0
+      ? `Sanity checks: all ${scenario.checks.length} passed.`
+      : `Sanity checks FAILED: ${failed.map((c) => `${c.name} (${c.detail})`).join('; ')}`,
+    '',
+  );
   for (const note of scenario.notes) parts.push(`- ${note}`);
   return parts.join('\n');
 }
@@ -44,7 +66,9 @@ export function renderMarkdown(result: BenchResult): string {
     `## Run ${c.date} (size: ${result.size}${overrides.length > 0 ? `, overrides: ${overrides.map(([k, v]) => `${k}=${v}`).join(', ')}` : ''})`,
     '',
     `Machine: ${c.cpus} CPUs (${c.cpuModel}), ${c.memoryGiB} GiB RAM, load average at start ${c.loadAverageAtStart} (shared with other test suites). ` +
-      `Node ${c.node}; PostgreSQL ${c.postgres} (${Object.entries(c.postgresSettings).map(([k, v]) => `${k}=${v}`).join(', ')}); RabbitMQ ${c.rabbitmq}; NATS ${c.nats}; ` +
+      `Node ${c.node}; PostgreSQL ${c.postgres} (${Object.entries(c.postgresSettings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}); RabbitMQ ${c.rabbitmq}; NATS ${c.nats}; ` +
       `${c.mariadb === undefined ? '' : `MariaDB ${c.mariadb}; `}${c.sqlite === undefined ? '' : `SQLite ${c.sqlite}; `}outboxer commit ${c.commit}.`,
     '',
   ];

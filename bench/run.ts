@@ -29,7 +29,20 @@ import { writerThroughput } from './scenarios/writer-throughput.js';
 import { adminClient } from './support/database.js';
 import type { BrokerKind } from './support/broker-target.js';
 
-const SCENARIOS: Record<string, Scenario> = { a: backlogDrain, b: steadyLoad, c: writerThroughput, d: idleQueries, e: claimScaling, f: heldSnapshot, g: scaleOut, h: lateCommit, i: rebalance, j: ormAdapters, k: publisherDrain, l: relayFloor };
+const SCENARIOS: Record<string, Scenario> = {
+  a: backlogDrain,
+  b: steadyLoad,
+  c: writerThroughput,
+  d: idleQueries,
+  e: claimScaling,
+  f: heldSnapshot,
+  g: scaleOut,
+  h: lateCommit,
+  i: rebalance,
+  j: ormAdapters,
+  k: publisherDrain,
+  l: relayFloor,
+};
 /**
  * Left out of `--scenario all` at `--size smoke` (the CI run): (k) needs Redis, Mosquitto and a receiver; (l) measures
  * CPU from /proc over 100k-message drains and says little at smoke size. Ask for them by name.

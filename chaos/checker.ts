@@ -8,10 +8,25 @@ import { relayActivity } from './relay-activity.js';
 import { DEFAULT_DESTINATION, type MessageKind, type RelayEngine, type RelaySpec } from './spec.js';
 
 /** One committed outbox row; with fan-out an event has one per destination, each with its own id. */
-export interface LedgerRow { readonly id: string; readonly key: string; readonly version: number; readonly kind: MessageKind; readonly destination?: string }
-export interface OutboxRow { readonly id: string; readonly state: string; readonly deadAt: number | null }
+export interface LedgerRow {
+  readonly id: string;
+  readonly key: string;
+  readonly version: number;
+  readonly kind: MessageKind;
+  readonly destination?: string;
+}
+export interface OutboxRow {
+  readonly id: string;
+  readonly state: string;
+  readonly deadAt: number | null;
+}
 /** A delivery the consumer got; `to`: the destination it came from (absent: `default`). */
-export interface Delivery { readonly t: number; readonly id: string; readonly r: boolean; readonly to?: string }
+export interface Delivery {
+  readonly t: number;
+  readonly id: string;
+  readonly r: boolean;
+  readonly to?: string;
+}
 
 /** The verdict's counts for one destination (fan-out scenarios). */
 export interface DestinationCounts {
@@ -156,7 +171,8 @@ export function check(input: CheckInput): CheckReport {
     if (row.version < top) {
       inversions++;
       bump(inversionsAt, at);
-      if (inversionSamples.length < 5) inversionSamples.push(`${row.key} v${row.version} after v${top}${at === DEFAULT_DESTINATION ? '' : ` at ${at}`} (${d.id})`);
+      if (inversionSamples.length < 5)
+        inversionSamples.push(`${row.key} v${row.version} after v${top}${at === DEFAULT_DESTINATION ? '' : ` at ${at}`} (${d.id})`);
     } else highest.set(orderKey, row.version);
   }
   const lost = input.ledger.filter((row) => !isPoison(row.kind) && !first.has(row.id));
@@ -177,36 +193,49 @@ export function check(input: CheckInput): CheckReport {
 
   // each destination's rows wait for their own destination's faults and backlog only
   const names = input.destinations ?? [DEFAULT_DESTINATION];
-  const delaysAt = new Map(names.map((name) => [name, measureDelays({
-    ledger: input.ledger.filter((row) => destinationOfRow(row) === name),
-    commitTimes: input.commitTimes,
-    firstDelivery: first,
-    deadAt: (id) => outbox.get(id)?.deadAt,
-    faults: input.faults.filter((f) => hitsDestination(f, name)),
-    relay,
-  })]));
+  const delaysAt = new Map(
+    names.map((name) => [
+      name,
+      measureDelays({
+        ledger: input.ledger.filter((row) => destinationOfRow(row) === name),
+        commitTimes: input.commitTimes,
+        firstDelivery: first,
+        deadAt: (id) => outbox.get(id)?.deadAt,
+        faults: input.faults.filter((f) => hitsDestination(f, name)),
+        relay,
+      }),
+    ]),
+  );
   const delays = [...delaysAt.values()];
   const stuck = delays.flatMap((d) => d.stuck);
-  const byDestination = input.destinations === undefined ? undefined : Object.fromEntries(names.map((name): [string, DestinationCounts] => {
-    const here = (rows: readonly LedgerRow[]) => rows.filter((row) => destinationOfRow(row) === name).length;
-    const copiesHere = [...publishCopies].filter(([id]) => destinationOf(id) === name).reduce((sum, [, n]) => sum + n, 0);
-    const unattributedHere = attribution.unattributed.filter((u) => destinationOf(u.id) === name).reduce((sum, u) => sum + u.copies, 0);
-    const delaysHere = delaysAt.get(name);
-    return [name, {
-      committed: here(input.ledger),
-      delivered: [...first.keys()].filter((id) => destinationOf(id) === name).length,
-      lost: here(lost),
-      phantom: phantomsAt.get(name)?.size ?? 0,
-      duplicates: copiesHere,
-      duplicatesUnattributed: unattributedHere,
-      brokerRedeliveries: redeliveriesAt.get(name) ?? 0,
-      orderInversions: inversionsAt.get(name) ?? 0,
-      poisonNotDead: here(poisonNotDead),
-      normalDead: here(normalDead),
-      maxUnpublishedAgeMs: delaysHere?.maxUnpublishedAgeMs ?? 0,
-      stuck: delaysHere?.stuck.length ?? 0,
-    }];
-  }));
+  const byDestination =
+    input.destinations === undefined
+      ? undefined
+      : Object.fromEntries(
+          names.map((name): [string, DestinationCounts] => {
+            const here = (rows: readonly LedgerRow[]) => rows.filter((row) => destinationOfRow(row) === name).length;
+            const copiesHere = [...publishCopies].filter(([id]) => destinationOf(id) === name).reduce((sum, [, n]) => sum + n, 0);
+            const unattributedHere = attribution.unattributed.filter((u) => destinationOf(u.id) === name).reduce((sum, u) => sum + u.copies, 0);
+            const delaysHere = delaysAt.get(name);
+            return [
+              name,
+              {
+                committed: here(input.ledger),
+                delivered: [...first.keys()].filter((id) => destinationOf(id) === name).length,
+                lost: here(lost),
+                phantom: phantomsAt.get(name)?.size ?? 0,
+                duplicates: copiesHere,
+                duplicatesUnattributed: unattributedHere,
+                brokerRedeliveries: redeliveriesAt.get(name) ?? 0,
+                orderInversions: inversionsAt.get(name) ?? 0,
+                poisonNotDead: here(poisonNotDead),
+                normalDead: here(normalDead),
+                maxUnpublishedAgeMs: delaysHere?.maxUnpublishedAgeMs ?? 0,
+                stuck: delaysHere?.stuck.length ?? 0,
+              },
+            ];
+          }),
+        );
   const withDestination = (row: LedgerRow) => (destinationOfRow(row) === DEFAULT_DESTINATION ? '' : ` @${destinationOfRow(row)}`);
   const report = {
     scenario: input.scenario,
@@ -251,8 +280,21 @@ export function check(input: CheckInput): CheckReport {
 }
 
 export function passes(r: Omit<CheckReport, 'pass'>): boolean {
-  return r.committed > 0 && r.writerFailures === 0 && r.lost === 0 && r.phantom === 0 && r.orderInversions === 0 && r.duplicatesUnattributed === 0 && r.faultsOverBudget.length === 0
-    && r.poisonNotDead === 0 && r.normalDead === 0 && r.leftPending === 0 && r.stuck === 0 && r.drainMs !== null && r.canaryLeaks.length === 0;
+  return (
+    r.committed > 0 &&
+    r.writerFailures === 0 &&
+    r.lost === 0 &&
+    r.phantom === 0 &&
+    r.orderInversions === 0 &&
+    r.duplicatesUnattributed === 0 &&
+    r.faultsOverBudget.length === 0 &&
+    r.poisonNotDead === 0 &&
+    r.normalDead === 0 &&
+    r.leftPending === 0 &&
+    r.stuck === 0 &&
+    r.drainMs !== null &&
+    r.canaryLeaks.length === 0
+  );
 }
 
 function writeRate(committed: number, commitTimes: ReadonlyMap<string, number>): { writeMs: number; committedPerSecond: number } {

@@ -58,7 +58,7 @@ export function measureDelays(input: DelayInput): Delays {
       const committed = input.commitTimes.get(row.id);
       if (delivered === undefined || committed === undefined) return;
       maxAge = Math.max(maxAge, delivered - committed);
-      const previous = index > 0 ? resolvedAt((rows[index - 1] as DelayRow).id) ?? 0 : 0;
+      const previous = index > 0 ? (resolvedAt((rows[index - 1] as DelayRow).id) ?? 0) : 0;
       const healed = input.faults
         .filter((f) => f.start <= delivered && (f.keys === undefined || f.keys.includes(row.key)))
         .reduce((latest, f) => Math.max(latest, f.end), 0);

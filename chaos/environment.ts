@@ -12,7 +12,9 @@ import { brokerUrlEnv, type BrokerKind, DEFAULT_DESTINATION, type DestinationSpe
 
 const run = promisify(execFile);
 export const SERVICES = Object.freeze({
-  pgHost: '127.0.0.1', pgPort: 5432, pgDatabase: 'test',
+  pgHost: '127.0.0.1',
+  pgPort: 5432,
+  pgDatabase: 'test',
   amqpAdminUrl: process.env.OUTBOXER_TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
   amqpPort: 5672,
 });
@@ -71,12 +73,21 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
   const canary = `cnry${randomBytes(12).toString('hex')}`;
   const tag = `${name.replace(/[^a-z0-9]/gi, '_')}_${randomBytes(3).toString('hex')}`.toLowerCase();
   const schema = `chaos_${tag}`;
-  const admin = new pg.Pool({ host: SERVICES.pgHost, port: SERVICES.pgPort, database: SERVICES.pgDatabase, user: 'postgres', max: 2, application_name: `chaos-admin-${tag}` });
+  const admin = new pg.Pool({
+    host: SERVICES.pgHost,
+    port: SERVICES.pgPort,
+    database: SERVICES.pgDatabase,
+    user: 'postgres',
+    max: 2,
+    application_name: `chaos-admin-${tag}`,
+  });
   admin.on('error', () => undefined);
   await new PostgresOutboxStore(fromPgPool(admin), { schema }).migrate();
   await admin.query(`CREATE TABLE "${schema}".aggregates (key text PRIMARY KEY, version int NOT NULL)`);
   // one row per outbox row: with fan-out, a message has one per destination (each its own id)
-  await admin.query(`CREATE TABLE "${schema}".ledger (id uuid PRIMARY KEY, key text NOT NULL, version int NOT NULL, kind text NOT NULL, destination text NOT NULL DEFAULT '${DEFAULT_DESTINATION}')`);
+  await admin.query(
+    `CREATE TABLE "${schema}".ledger (id uuid PRIMARY KEY, key text NOT NULL, version int NOT NULL, kind text NOT NULL, destination text NOT NULL DEFAULT '${DEFAULT_DESTINATION}')`,
+  );
   await admin.query(`INSERT INTO "${schema}".aggregates SELECT 'k' || g, 0 FROM generate_series(0, $1::int - 1) g`, [keys]);
   const pgProxy = await TcpProxy.start(SERVICES.pgPort, SERVICES.pgHost);
   const topicPrefix = `c_${tag}`;
@@ -142,9 +153,10 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
   for (const spec of fanOut) {
     if (spec.name === DEFAULT_DESTINATION) throw new Error(`fan-out destination ${DEFAULT_DESTINATION} is the scenario's own broker: name the others`);
     const own = spec.name.replace(/[^a-z0-9]/gi, '_').toLowerCase();
-    const wiring: DestinationWiring = spec.broker === 'rabbitmq'
-      ? { name: spec.name, broker: spec.broker, exchange: `${exchange}_${own}`, queue: `${queue}_${own}`, durable: 'chaos', urlEnv: brokerUrlEnv(spec.name) }
-      : { name: spec.name, broker: spec.broker, exchange, subjectPrefix: own, queue: `${queue}_${own}`, durable: 'chaos', urlEnv: brokerUrlEnv(spec.name) };
+    const wiring: DestinationWiring =
+      spec.broker === 'rabbitmq'
+        ? { name: spec.name, broker: spec.broker, exchange: `${exchange}_${own}`, queue: `${queue}_${own}`, durable: 'chaos', urlEnv: brokerUrlEnv(spec.name) }
+        : { name: spec.name, broker: spec.broker, exchange, subjectPrefix: own, queue: `${queue}_${own}`, durable: 'chaos', urlEnv: brokerUrlEnv(spec.name) };
     let port: number;
     if (spec.broker === 'rabbitmq') {
       await rabbitResources(wiring.exchange, wiring.queue);
@@ -159,9 +171,19 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
   const defaultWiring: DestinationWiring = { name: DEFAULT_DESTINATION, broker, exchange, queue, durable: 'chaos', urlEnv: ENV_BROKER_URL };
   const pgUrl = (port: number) => `postgres://postgres:${canary}@${SERVICES.pgHost}:${port}/${SERVICES.pgDatabase}`;
   return {
-    name, canary, schema, admin, broker, exchange, queue, durable: 'chaos', topicPrefix,
+    name,
+    canary,
+    schema,
+    admin,
+    broker,
+    exchange,
+    queue,
+    durable: 'chaos',
+    topicPrefix,
     lateTopicPrefix,
-    pgProxy, brokerProxy, nats,
+    pgProxy,
+    brokerProxy,
+    nats,
     urls: { relayPg: pgUrl(pgProxy.port), directPg: pgUrl(SERVICES.pgPort), relayBroker: brokerUrl(brokerProxy.port), consumerBroker },
     relayPgVia: pgUrl,
     relayBrokerVia: brokerUrl,
@@ -169,7 +191,10 @@ export async function createEnvironment(name: string, broker: BrokerKind, keys: 
     wiring: [defaultWiring, ...destinations.map((d) => d.wiring)],
     brokerSecrets(side, ownBrokerPort) {
       const own = side === 'consumer' ? consumerBroker : brokerUrl(ownBrokerPort ?? brokerProxy.port);
-      return Object.fromEntries([[ENV_BROKER_URL, own], ...destinations.map((d): [string, string] => [d.wiring.urlEnv, side === 'relay' ? d.relayUrl : d.consumerUrl])]);
+      return Object.fromEntries([
+        [ENV_BROKER_URL, own],
+        ...destinations.map((d): [string, string] => [d.wiring.urlEnv, side === 'relay' ? d.relayUrl : d.consumerUrl]),
+      ]);
     },
     async createLateTopology() {
       if (broker === 'rabbitmq') {

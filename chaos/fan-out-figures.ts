@@ -94,31 +94,36 @@ export function fanOutFigures(input: FanOutInput): FanOutFigures {
   const lastEnd = Math.max(...outages.map((f) => f.end));
   const inOutage = (t: number) => outages.some((f) => f.start <= t && t <= f.end);
   const pauses = input.incarnations.flatMap((i) => i.events as readonly PauseEvent[]).filter((e) => e.e === 'topic-paused' || e.e === 'topic-resumed');
-  const commitTimesOf = (destination: string) => new Map(input.ledger
-    .filter((row) => (row.destination ?? DEFAULT_DESTINATION) === destination && input.commitTimes.has(row.id))
-    .map((row) => [row.id, input.commitTimes.get(row.id) as number]));
+  const commitTimesOf = (destination: string) =>
+    new Map(
+      input.ledger
+        .filter((row) => (row.destination ?? DEFAULT_DESTINATION) === destination && input.commitTimes.has(row.id))
+        .map((row) => [row.id, input.commitTimes.get(row.id) as number]),
+    );
   const { targets } = input;
   /** When each cut destination had everything committed before its heal (never: infinity). */
   const caughtUpAt: number[] = [];
-  const outageFigures = outages.flatMap((fault) => (fault.destinations ?? []).map((destination): OutageFigure => {
-    const key = `*@${destination}`;
-    const paused = pauses.find((e) => e.e === 'topic-paused' && e.topic === key && e.t >= fault.start);
-    const resumed = pauses.find((e) => e.e === 'topic-resumed' && e.topic === key && e.t >= fault.end);
-    const rows = input.ledger.filter((row) => (row.destination ?? DEFAULT_DESTINATION) === destination && row.kind !== 'poison-large');
-    const before = rows.filter((row) => (input.commitTimes.get(row.id) ?? Number.POSITIVE_INFINITY) <= fault.end);
-    const arrivals = before.map((row) => input.firstDelivery.get(row.id));
-    const caughtUp = arrivals.some((t) => t === undefined) ? null : Math.max(fault.end, ...(arrivals as number[]));
-    caughtUpAt.push(caughtUp ?? Number.POSITIVE_INFINITY);
-    return {
-      destination,
-      downMs: fault.end - fault.start,
-      pausedAfterMs: paused === undefined ? null : paused.t - fault.start,
-      resumedAfterMs: resumed === undefined ? null : resumed.t - fault.end,
-      heldMessages: before.filter((row) => (input.commitTimes.get(row.id) as number) >= fault.start).length,
-      atHeal: fault.observed ?? {},
-      caughtUpMs: caughtUp === null ? null : caughtUp - fault.end,
-    };
-  }));
+  const outageFigures = outages.flatMap((fault) =>
+    (fault.destinations ?? []).map((destination): OutageFigure => {
+      const key = `*@${destination}`;
+      const paused = pauses.find((e) => e.e === 'topic-paused' && e.topic === key && e.t >= fault.start);
+      const resumed = pauses.find((e) => e.e === 'topic-resumed' && e.topic === key && e.t >= fault.end);
+      const rows = input.ledger.filter((row) => (row.destination ?? DEFAULT_DESTINATION) === destination && row.kind !== 'poison-large');
+      const before = rows.filter((row) => (input.commitTimes.get(row.id) ?? Number.POSITIVE_INFINITY) <= fault.end);
+      const arrivals = before.map((row) => input.firstDelivery.get(row.id));
+      const caughtUp = arrivals.some((t) => t === undefined) ? null : Math.max(fault.end, ...(arrivals as number[]));
+      caughtUpAt.push(caughtUp ?? Number.POSITIVE_INFINITY);
+      return {
+        destination,
+        downMs: fault.end - fault.start,
+        pausedAfterMs: paused === undefined ? null : paused.t - fault.start,
+        resumedAfterMs: resumed === undefined ? null : resumed.t - fault.end,
+        heldMessages: before.filter((row) => (input.commitTimes.get(row.id) as number) >= fault.start).length,
+        atHeal: fault.observed ?? {},
+        caughtUpMs: caughtUp === null ? null : caughtUp - fault.end,
+      };
+    }),
+  );
   // the cut destinations' backlogs went out until then (never: the catch-up lasts to the end)
   const caughtUp = Math.max(lastEnd, ...caughtUpAt);
   const destinations = input.destinations.map((destination): DestinationLatency => {

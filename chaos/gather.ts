@@ -12,7 +12,11 @@ export async function readDatabase(env: Environment): Promise<{ ledger: LedgerRo
   const outbox = await env.admin.query(`SELECT id::text AS id, state, (extract(epoch FROM dead_at) * 1000)::float8 AS dead_at FROM "${env.schema}".outbox`);
   return {
     ledger: ledger.rows as LedgerRow[],
-    outbox: (outbox.rows as { id: string; state: string; dead_at: number | null }[]).map((r) => ({ id: r.id, state: r.state, deadAt: r.dead_at === null ? null : Number(r.dead_at) })),
+    outbox: (outbox.rows as { id: string; state: string; dead_at: number | null }[]).map((r) => ({
+      id: r.id,
+      state: r.state,
+      deadAt: r.dead_at === null ? null : Number(r.dead_at),
+    })),
   };
 }
 
@@ -38,9 +42,7 @@ export function readDeliveries(path: string): Delivery[] {
 }
 
 export function readIncarnations(slots: readonly RelaySlot[]): IncarnationRecord[] {
-  return slots.flatMap((slot) =>
-    slot.incarnations.map((i) => ({ name: i.name, exit: i.process.exit, events: readJournal<JournalEvent>(i.journal) })),
-  );
+  return slots.flatMap((slot) => slot.incarnations.map((i) => ({ name: i.name, exit: i.process.exit, events: readJournal<JournalEvent>(i.journal) })));
 }
 
 /** Every file of the run (role output, journals, reports) that contains the canary password. */

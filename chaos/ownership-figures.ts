@@ -224,8 +224,11 @@ export function settledSample(sample: OwnershipSample, cutSlots: ReadonlySet<num
   if (healthy.length === 0) return true;
   const share = partitionCount(sample) / healthy.length;
   const troubled = staying.filter((r) => !healthy.includes(r));
-  return troubled.every((r) => r.held === 0) && healthy.every((r) => r.held >= Math.floor(share) && r.held <= Math.ceil(share))
-    && sample.relays.filter((r) => !r.live || r.leaving).every((r) => r.held === 0);
+  return (
+    troubled.every((r) => r.held === 0) &&
+    healthy.every((r) => r.held >= Math.floor(share) && r.held <= Math.ceil(share)) &&
+    sample.relays.filter((r) => !r.live || r.leaving).every((r) => r.held === 0)
+  );
 }
 
 function cutFigure(cut: FaultRecord, samples: readonly OwnershipSample[], cutSlots: (t: number) => ReadonlySet<number>, input: FiguresInput): CutFigure {
@@ -240,7 +243,10 @@ function cutFigure(cut: FaultRecord, samples: readonly OwnershipSample[], cutSlo
     return unowned(s) === 0 && s.relays.filter((r) => r.held > 0).every((r) => r.live && !down.has(r.slot));
   });
   // until its broker is cut again
-  const until = Math.min(...input.faults.filter((f) => f.kind.startsWith(BROKER_CUT_PREFIX) && f.start > cut.start && slotOf(f.target ?? '') === slot).map((f) => f.start), Number.POSITIVE_INFINITY);
+  const until = Math.min(
+    ...input.faults.filter((f) => f.kind.startsWith(BROKER_CUT_PREFIX) && f.start > cut.start && slotOf(f.target ?? '') === slot).map((f) => f.start),
+    Number.POSITIVE_INFINITY,
+  );
   const back = samples.find((s) => {
     if (s.t < cut.end || s.t >= until) return false;
     const healthy = s.relays.filter((r) => r.live && !r.leaving && !r.trouble && !cutSlots(s.t).has(r.slot));
@@ -275,7 +281,10 @@ function gaps(samples: readonly OwnershipSample[]): { sampleGapMeanMs: number; s
   if (samples.length < 2) return { sampleGapMeanMs: 0, sampleGapMaxMs: 0 };
   let max = 0;
   for (let i = 1; i < samples.length; i++) max = Math.max(max, (samples[i] as OwnershipSample).t - (samples[i - 1] as OwnershipSample).t);
-  return { sampleGapMeanMs: Math.round((((samples.at(-1) as OwnershipSample).t - (samples[0] as OwnershipSample).t) / (samples.length - 1)) * 10) / 10, sampleGapMaxMs: max };
+  return {
+    sampleGapMeanMs: Math.round((((samples.at(-1) as OwnershipSample).t - (samples[0] as OwnershipSample).t) / (samples.length - 1)) * 10) / 10,
+    sampleGapMaxMs: max,
+  };
 }
 
 function missedTargets(f: Omit<OwnershipFigures, 'missed'>, targets: OwnershipTargets): string[] {

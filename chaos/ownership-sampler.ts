@@ -31,7 +31,8 @@ export interface OwnershipSample {
 export const unowned = (sample: OwnershipSample): number => sample.free + sample.orphaned;
 
 /** Every partition of a sample, wherever it is. */
-export const partitionCount = (sample: OwnershipSample): number => sample.free + sample.orphaned + sample.relays.filter((r) => r.live).reduce((sum, r) => sum + r.held, 0);
+export const partitionCount = (sample: OwnershipSample): number =>
+  sample.free + sample.orphaned + sample.relays.filter((r) => r.live).reduce((sum, r) => sum + r.held, 0);
 
 const NAME = /-(\d+)\/(\d+)$/;
 
@@ -81,9 +82,20 @@ export class OwnershipSampler {
   #stopped = false;
   #loop: Promise<void> = Promise.resolve();
 
-  private constructor(env: Pick<Environment, 'schema'>, path: string, private readonly intervalMs: number) {
+  private constructor(
+    env: Pick<Environment, 'schema'>,
+    path: string,
+    private readonly intervalMs: number,
+  ) {
     this.#sql = ownershipSql(env.schema);
-    this.#client = new pg.Client({ host: SERVICES.pgHost, port: SERVICES.pgPort, database: SERVICES.pgDatabase, user: 'postgres', application_name: `chaos-sampler-${env.schema}`, statement_timeout: 2000 });
+    this.#client = new pg.Client({
+      host: SERVICES.pgHost,
+      port: SERVICES.pgPort,
+      database: SERVICES.pgDatabase,
+      user: 'postgres',
+      application_name: `chaos-sampler-${env.schema}`,
+      statement_timeout: 2000,
+    });
     this.#client.on('error', () => undefined);
     this.#fd = openSync(path, 'a');
   }

@@ -6,7 +6,11 @@ import { DEFAULT_RELAY, type RelayEngine, type RelaySpec, type WorkloadSpec } fr
  * What a scenario runs with: the load's workload with the scenario's changes, and the relay defaults with
  * the load's and the scenario's changes, and the engine.
  */
-export function resolveSpecs(scenario: Pick<Scenario, 'workload' | 'relay'>, load: LoadName, engine: RelayEngine): { workload: WorkloadSpec; relay: RelaySpec } {
+export function resolveSpecs(
+  scenario: Pick<Scenario, 'workload' | 'relay'>,
+  load: LoadName,
+  engine: RelayEngine,
+): { workload: WorkloadSpec; relay: RelaySpec } {
   const base = LOADS[load];
   const changes = typeof scenario.workload === 'function' ? scenario.workload(base.workload) : scenario.workload;
   return {

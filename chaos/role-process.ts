@@ -22,7 +22,12 @@ export class RoleProcess {
   readonly exited: Promise<RoleExit>;
   exit: RoleExit | undefined;
 
-  constructor(readonly name: string, config: RoleConfig, secrets: Readonly<Record<string, string>>, outDir: string) {
+  constructor(
+    readonly name: string,
+    config: RoleConfig,
+    secrets: Readonly<Record<string, string>>,
+    outDir: string,
+  ) {
     const out = openSync(join(outDir, `${name}.out`), 'a');
     const err = openSync(join(outDir, `${name}.err`), 'a');
     const env: NodeJS.ProcessEnv = { ...process.env, ...secrets, CHAOS_CONFIG: JSON.stringify(config) };

@@ -46,7 +46,12 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
   try {
     const consumerJournal = join(outDir, 'consumer.jsonl');
     consumer = new RoleProcess('consumer', { role: 'consumer', sources: env.wiring, journal: consumerJournal }, env.brokerSecrets('consumer'), outDir);
-    const connectedTo = () => new Set(readJournal<{ e: string; to?: string }>(consumerJournal).filter((r) => r.e === 'connected').map((r) => r.to ?? DEFAULT_DESTINATION));
+    const connectedTo = () =>
+      new Set(
+        readJournal<{ e: string; to?: string }>(consumerJournal)
+          .filter((r) => r.e === 'connected')
+          .map((r) => r.to ?? DEFAULT_DESTINATION),
+      );
     await poll(() => connectedTo().size === env.wiring.length, 30_000, 'the consumer to connect to every destination');
     if (scenario.ownership !== undefined) sampler = await OwnershipSampler.start(env, join(outDir, 'ownership.jsonl'));
     const killPrng = prng.fork('kill-plan');
@@ -57,7 +62,12 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
       const slot = new RelaySlot(
         index,
         {
-          role: 'relay', schema: env.schema, broker: env.broker, exchange: env.exchange, relay, appPrefix: `chaos-relay-${env.schema}`,
+          role: 'relay',
+          schema: env.schema,
+          broker: env.broker,
+          exchange: env.exchange,
+          relay,
+          appPrefix: `chaos-relay-${env.schema}`,
           ...(destinations === undefined ? {} : { destinations: env.destinations.map((d) => d.wiring) }),
         },
         {
@@ -79,15 +89,36 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
       if (index < (scenario.initialRelays ?? relay.count)) slot.start();
     }
     const firstSlots = slots.filter((slot) => slot.incarnations.length > 0);
-    await poll(() => firstSlots.every((slot) => readJournal(slot.incarnations[0]?.journal ?? '').some((r) => r.e === 'running')), 30_000, 'the relays to start');
+    await poll(
+      () => firstSlots.every((slot) => readJournal(slot.incarnations[0]?.journal ?? '').some((r) => r.e === 'running')),
+      30_000,
+      'the relays to start',
+    );
     const writerJournals = Array.from({ length: workload.writers }, (_, i) => join(outDir, `writer-${i}.jsonl`));
-    const writers = writerJournals.map((journal, index) => new RoleProcess(`writer-${index}`, {
-      role: 'writer', schema: env.schema, topicPrefix: env.topicPrefix, lateTopicPrefix: env.lateTopicPrefix,
-      seed: prng.fork(`writer-${index}`).int(0, 2 ** 31), index, workload, maxMessageBytes: relay.maxMessageBytes, journal,
-      ...(destinations === undefined ? {} : { destinations }),
-    }, { [ENV_PG_URL]: env.urls.directPg }, outDir));
+    const writers = writerJournals.map(
+      (journal, index) =>
+        new RoleProcess(
+          `writer-${index}`,
+          {
+            role: 'writer',
+            schema: env.schema,
+            topicPrefix: env.topicPrefix,
+            lateTopicPrefix: env.lateTopicPrefix,
+            seed: prng.fork(`writer-${index}`).int(0, 2 ** 31),
+            index,
+            workload,
+            maxMessageBytes: relay.maxMessageBytes,
+            journal,
+            ...(destinations === undefined ? {} : { destinations }),
+          },
+          { [ENV_PG_URL]: env.urls.directPg },
+          outDir,
+        ),
+    );
     let writing = true;
-    const writersDone = Promise.all(writers.map((w) => w.exited)).then(() => { writing = false; });
+    const writersDone = Promise.all(writers.map((w) => w.exited)).then(() => {
+      writing = false;
+    });
     const ctx: FaultContext = { prng: prng.fork('faults'), env, slots, log, relay, writing: () => writing, sleep };
     const scheduleStart = Date.now();
     await Promise.all([writersDone, scenario.faults(ctx)]);
@@ -103,7 +134,10 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
     const deliveries = readDeliveries(consumerJournal);
     const incarnations = readIncarnations(slots);
     const report = check({
-      scenario: scenario.name, seed, relay, ...database,
+      scenario: scenario.name,
+      seed,
+      relay,
+      ...database,
       commitTimes,
       deliveries,
       incarnations,
@@ -114,17 +148,39 @@ export async function runScenario(scenario: Scenario, seed: number, outRoot: str
       ...(destinations === undefined ? {} : { destinations }),
     });
     const targets = typeof scenario.ownership === 'function' ? scenario.ownership(relay) : scenario.ownership;
-    const ownership = samples === undefined || targets === undefined ? undefined : ownershipFigures({
-      samples, incarnations, faults: log.records, scheduleStart, commitTimes, firstDelivery: firstDeliveries(deliveries), targets,
-    });
+    const ownership =
+      samples === undefined || targets === undefined
+        ? undefined
+        : ownershipFigures({
+            samples,
+            incarnations,
+            faults: log.records,
+            scheduleStart,
+            commitTimes,
+            firstDelivery: firstDeliveries(deliveries),
+            targets,
+          });
     const fanOutTargets = scenario.fanOut?.targets;
-    const fanOut = destinations === undefined || fanOutTargets === undefined ? undefined : fanOutFigures({
-      destinations, ledger: database.ledger, commitTimes, firstDelivery: firstDeliveries(deliveries), faults: log.records, incarnations, targets: fanOutTargets,
-    });
+    const fanOut =
+      destinations === undefined || fanOutTargets === undefined
+        ? undefined
+        : fanOutFigures({
+            destinations,
+            ledger: database.ledger,
+            commitTimes,
+            firstDelivery: firstDeliveries(deliveries),
+            faults: log.records,
+            incarnations,
+            targets: fanOutTargets,
+          });
     writeFileSync(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     const leaks = scanForCanary(outDir, env.canary);
     const final: ScenarioReport = {
-      ...report, load: options.load, engine: options.engine, durationMs: Date.now() - started, canaryLeaks: leaks,
+      ...report,
+      load: options.load,
+      engine: options.engine,
+      durationMs: Date.now() - started,
+      canaryLeaks: leaks,
       ...(ownership === undefined ? {} : { ownership }),
       ...(fanOut === undefined ? {} : { fanOut }),
       pass: report.pass && leaks.length === 0 && (ownership?.missed.length ?? 0) === 0 && (fanOut?.missed.length ?? 0) === 0,
@@ -150,13 +206,18 @@ function firstDeliveries(deliveries: readonly { readonly t: number; readonly id:
 /** Waits (bounded) until every committed message is delivered or dead and nothing is pending; null if it never drains. */
 async function drain(env: Environment, outDir: string, consumerJournal: string, writerJournals: readonly string[], since: number): Promise<number | null> {
   try {
-    await poll(async () => {
-      const { ledger, outbox } = await readDatabase(env);
-      if (outbox.some((row) => row.state === 'pending')) return false;
-      const delivered = new Set(readDeliveries(consumerJournal).map((d) => d.id));
-      const dead = new Set(outbox.filter((row) => row.state === 'dead').map((row) => row.id));
-      return ledger.every((row) => delivered.has(row.id) || dead.has(row.id));
-    }, DRAIN_BOUND_MS, 'the drain', 200);
+    await poll(
+      async () => {
+        const { ledger, outbox } = await readDatabase(env);
+        if (outbox.some((row) => row.state === 'pending')) return false;
+        const delivered = new Set(readDeliveries(consumerJournal).map((d) => d.id));
+        const dead = new Set(outbox.filter((row) => row.state === 'dead').map((row) => row.id));
+        return ledger.every((row) => delivered.has(row.id) || dead.has(row.id));
+      },
+      DRAIN_BOUND_MS,
+      'the drain',
+      200,
+    );
     return Date.now() - since;
   } catch {
     writeFileSync(join(outDir, 'drain-timeout.txt'), `not drained ${DRAIN_BOUND_MS} ms after the faults healed (writers: ${writerJournals.length})\n`);

@@ -31,14 +31,18 @@ export function formatSummary(reports: readonly ScenarioReport[]): string {
   const line = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
   const out = [line(COLUMNS.map(([title]) => title)), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)];
   for (const r of reports) {
-    const attributed = Object.entries(r.duplicatesByFault).map(([fault, n]) => `${fault}=${n}`).join(', ');
+    const attributed = Object.entries(r.duplicatesByFault)
+      .map(([fault, n]) => `${fault}=${n}`)
+      .join(', ');
     out.push(`${r.scenario}: duplicates by fault: ${attributed || 'none'}; redeliveries by the broker: ${r.brokerRedeliveries}`);
     for (const [what, samples] of Object.entries(r.samples)) if (samples.length > 0) out.push(`  ${what}: ${samples.join('; ')}`);
     if (r.faultsOverBudget.length > 0) out.push(`  over budget: ${r.faultsOverBudget.join('; ')}`);
     if (r.canaryLeaks.length > 0) out.push(`  CANARY LEAKED in: ${r.canaryLeaks.join(', ')}`);
     if (r.byDestination !== undefined) {
       for (const [name, c] of Object.entries(r.byDestination)) {
-        out.push(`  ${name}: committed ${c.committed}, delivered ${c.delivered}, lost ${c.lost}, phantom ${c.phantom}, dups ${c.duplicates} (unattributed ${c.duplicatesUnattributed}), inversions ${c.orderInversions}, dead ${c.normalDead}, stuck ${c.stuck}, maxAge ${c.maxUnpublishedAgeMs} ms`);
+        out.push(
+          `  ${name}: committed ${c.committed}, delivered ${c.delivered}, lost ${c.lost}, phantom ${c.phantom}, dups ${c.duplicates} (unattributed ${c.duplicatesUnattributed}), inversions ${c.orderInversions}, dead ${c.normalDead}, stuck ${c.stuck}, maxAge ${c.maxUnpublishedAgeMs} ms`,
+        );
       }
     }
     if (r.fanOut !== undefined) out.push(...formatFanOut(r.fanOut));
@@ -60,10 +64,14 @@ export function formatOwnership(f: OwnershipFigures): string[] {
     out.push(`  ${kind}: unowned ms ${of.map((h) => h.unownedMs).join(', ')}; settled after ms ${of.map((h) => ms(h.settledMs)).join(', ')}`);
   }
   if (f.joinUnownedMaxMs !== null || f.leaveUnownedMaxMs !== null) {
-    out.push(`  hand-overs: join max ${ms(f.joinUnownedMaxMs)} ms, graceful leave max ${ms(f.leaveUnownedMaxMs)} ms, total ${f.gracefulUnownedTotalMs} ms unowned`);
+    out.push(
+      `  hand-overs: join max ${ms(f.joinUnownedMaxMs)} ms, graceful leave max ${ms(f.leaveUnownedMaxMs)} ms, total ${f.gracefulUnownedTotalMs} ms unowned`,
+    );
   }
   for (const c of f.cuts) {
-    out.push(`  broker cut of ${c.target} (${c.downMs} ms, held ${c.heldAtCut}): trouble after ${ms(c.troubleMs)} ms, every partition served after ${ms(c.servedMs)} ms, share back ${ms(c.shareBackMs)} ms after the heal; committed during it: ${latency(c.latency)}`);
+    out.push(
+      `  broker cut of ${c.target} (${c.downMs} ms, held ${c.heldAtCut}): trouble after ${ms(c.troubleMs)} ms, every partition served after ${ms(c.servedMs)} ms, share back ${ms(c.shareBackMs)} ms after the heal; committed during it: ${latency(c.latency)}`,
+    );
   }
   if (f.cuts.length > 0) out.push(`  during the cuts: ${latency(f.cutLatency)}; served after at most ${ms(f.cutToServedMaxMs)} ms`);
   out.push(`  latency of the run: ${latency(f.latency)}`);
@@ -77,12 +85,18 @@ const p50p99 = (l: LatencyFigures) => `${l.messages} msgs p50 ${l.p50Ms} / p99 $
 export function formatFanOut(f: FanOutFigures): string[] {
   const out: string[] = [];
   for (const o of f.outages) {
-    const heal = Object.entries(o.atHeal).map(([what, n]) => `${what} ${n}`).join(', ');
-    out.push(`  outage of ${o.destination} (${o.downMs} ms): paused after ${ms(o.pausedAfterMs)} ms, resumed ${ms(o.resumedAfterMs)} ms after the heal; ${o.heldMessages} committed during it; all caught up ${ms(o.caughtUpMs)} ms after the heal; outbox at the heal: ${heal || '-'}`);
+    const heal = Object.entries(o.atHeal)
+      .map(([what, n]) => `${what} ${n}`)
+      .join(', ');
+    out.push(
+      `  outage of ${o.destination} (${o.downMs} ms): paused after ${ms(o.pausedAfterMs)} ms, resumed ${ms(o.resumedAfterMs)} ms after the heal; ${o.heldMessages} committed during it; all caught up ${ms(o.caughtUpMs)} ms after the heal; outbox at the heal: ${heal || '-'}`,
+    );
   }
   for (const d of f.destinations) {
     const bound = d.boundP99Ms === null ? 'not bounded' : `bound p99 ${d.boundP99Ms} ms`;
-    out.push(`  ${d.destination}${d.cut ? ' (cut)' : ''}: during ${p50p99(d.during)}; outside ${p50p99(d.outside)} (before ${p50p99(d.before)}, after the catch-up ${p50p99(d.after)}); ${bound}; during the catch-up ${p50p99(d.catchUp)}, max ${d.catchUp.maxMs} ms`);
+    out.push(
+      `  ${d.destination}${d.cut ? ' (cut)' : ''}: during ${p50p99(d.during)}; outside ${p50p99(d.outside)} (before ${p50p99(d.before)}, after the catch-up ${p50p99(d.after)}); ${bound}; during the catch-up ${p50p99(d.catchUp)}, max ${d.catchUp.maxMs} ms`,
+    );
   }
   if (f.missed.length > 0) out.push(`  TARGETS MISSED: ${f.missed.join('; ')}`);
   return out;

@@ -17,7 +17,11 @@ const TRAFFIC_SECONDS = 62;
 
 const scenario = await startDashboardScenario({ owner: 'relay-1 (orders-api-7f9c)' });
 const browser = await launchChromium();
-const unreachable = createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`, exchange: scenario.exchange.exchange, connectTimeoutMs: 500 });
+const unreachable = createRabbitMqPublisher({
+  url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`,
+  exchange: scenario.exchange.exchange,
+  connectTimeoutMs: 500,
+});
 let cutOff: { stop(): Promise<void> } | undefined;
 // the flow goes on until the screenshot is taken, so that the page shows it moving
 let flowing = true;

@@ -56,7 +56,11 @@ try {
   const store = new PostgresOutboxStore(fromPgPool(pool), { schema });
   await store.migrate();
   const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version;
-  console.log(`PostgreSQL ${version}, Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}; ${pendingRows} pending, ${deadRows} dead rows`);
+  console.log(
+    `PostgreSQL ${version}, Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ')}; ${pendingRows} pending, ${deadRows} dead rows`,
+  );
   const inserted = await time(async () => {
     await pool.query(
       `INSERT INTO ${table} (topic, type, key, payload) SELECT 'orders.created', 'order.created', 'order-' || (g % 5000), json_build_object('n', g) FROM generate_series(1, $1::int) g`,
@@ -76,12 +80,17 @@ try {
     each.observeStore(store);
     each.observeRelay(relay);
     const hooks = each.relayHooks();
-    for (let i = 0; i < 1000; i++) hooks.onPublished?.({ id: String(i), topic: 'orders.created', key: null, attempts: 1, createdAt: new Date(Date.now() - i), destination: 'default' });
+    for (let i = 0; i < 1000; i++)
+      hooks.onPublished?.({ id: String(i), topic: 'orders.created', key: null, attempts: 1, createdAt: new Date(Date.now() - i), destination: 'default' });
   }
   await measure('right after the insert (no ANALYZE yet)', store, metrics, cached);
   await pool.query(`VACUUM ANALYZE ${table}`);
   await measure('after VACUUM ANALYZE', store, metrics, cached);
-  console.log(`\nload average at the end ${loadavg().map((n) => n.toFixed(1)).join(' ')}`);
+  console.log(
+    `\nload average at the end ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ')}`,
+  );
 } finally {
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await pool.end();

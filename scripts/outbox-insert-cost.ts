@@ -39,7 +39,11 @@ const v1Leftovers = (t: string, s: string) => `
     WHEN (NEW.lease_token IS DISTINCT FROM OLD.lease_token OR NEW.available_at IS DISTINCT FROM OLD.available_at)
     EXECUTE FUNCTION ${s}.outboxer_fence_v1();`;
 const variants: Variant[] = [
-  { name: 'with the v1 leftovers put back (schema 13: 5 indexes written per keyed insert, fence triggers, fillfactor 70)', schema: `insert_cost_a_${stamp}`, ddl: v1Leftovers },
+  {
+    name: 'with the v1 leftovers put back (schema 13: 5 indexes written per keyed insert, fence triggers, fillfactor 70)',
+    schema: `insert_cost_a_${stamp}`,
+    ddl: v1Leftovers,
+  },
   { name: 'as built (schema 14: 4 indexes, no fence triggers, fillfactor 100)', schema: `insert_cost_b_${stamp}`, ddl: () => '' },
   { name: 'and without pending_idx (3 indexes: pkey, id, partition)', schema: `insert_cost_c_${stamp}`, ddl: (_t, s) => `DROP INDEX ${s}.outbox_pending_idx;` },
 ];
@@ -74,11 +78,16 @@ async function main(): Promise<void> {
         const db = fromPgPool(pool);
         const outbox = new Outbox(new PostgresOutboxStore(db, { schema: v.schema, table: 'outbox' }));
         const pid = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-        for (let i = 0; i < 50; i++) await db.transaction((tx) => outbox.enqueue(tx, { topic: 'bench.evt', type: 'bench.event', key: `k-${i % 1000}`, payload: { n: i, pad: 'x'.repeat(176) } }));
+        for (let i = 0; i < 50; i++)
+          await db.transaction((tx) =>
+            outbox.enqueue(tx, { topic: 'bench.evt', type: 'bench.event', key: `k-${i % 1000}`, payload: { n: i, pad: 'x'.repeat(176) } }),
+          );
         const cpuBefore = procStat(pid)?.cpu ?? Number.NaN;
         started = performance.now();
         for (let i = 0; i < TRANSACTIONS; i++) {
-          await db.transaction((tx) => outbox.enqueue(tx, { topic: 'bench.evt', type: 'bench.event', key: `k-${i % 1000}`, payload: { n: i, pad: 'x'.repeat(176) } }));
+          await db.transaction((tx) =>
+            outbox.enqueue(tx, { topic: 'bench.evt', type: 'bench.event', key: `k-${i % 1000}`, payload: { n: i, pad: 'x'.repeat(176) } }),
+          );
         }
         result.txUs.push(((performance.now() - started) * 1000) / TRANSACTIONS);
         result.txCpuUs.push(((procStat(pid)?.cpu ?? Number.NaN) - cpuBefore) / TRANSACTIONS);
@@ -86,7 +95,9 @@ async function main(): Promise<void> {
       }
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
-    console.log(`| table | bulk insert µs/row (median of ${ROUNDS}, ${rows} rows) | heap MB | enqueue transaction µs (wall) | backend CPU µs per transaction |`);
+    console.log(
+      `| table | bulk insert µs/row (median of ${ROUNDS}, ${rows} rows) | heap MB | enqueue transaction µs (wall) | backend CPU µs per transaction |`,
+    );
     console.log('|---|---|---|---|---|');
     for (const [name, r] of results) {
       console.log(`| ${name} | ${median(r.bulkUs).toFixed(2)} | ${r.heapMb.toFixed(1)} | ${median(r.txUs).toFixed(0)} | ${median(r.txCpuUs).toFixed(0)} |`);

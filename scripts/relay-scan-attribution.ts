@@ -47,7 +47,11 @@ const sent = new Map<string, Sent>();
 function kindOf(text: string): string {
   if (text.includes('WITH snap AS MATERIALIZED')) return 'read';
   if (text.includes('WITH locked AS MATERIALIZED')) return text.includes('AS m(partition, seq, id)') ? 'complete (published, by seq)' : 'complete';
-  return text.replace(/\s+/g, ' ').replace(/"scan_attr_[a-z0-9]+"\./g, '').trim().slice(0, 90);
+  return text
+    .replace(/\s+/g, ' ')
+    .replace(/"scan_attr_[a-z0-9]+"\./g, '')
+    .trim()
+    .slice(0, 90);
 }
 const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
 const original = proto.query;
@@ -73,8 +77,18 @@ type Counters = Map<string, number>;
 async function cumulative(client: pg.Client): Promise<Counters> {
   await client.query('SELECT pg_stat_clear_snapshot()');
   const counters: Counters = new Map();
-  const t = await client.query<{ relname: string; seq_scan: string; seq_tup_read: string; idx_scan: string | null; n_tup_ins: string; n_tup_upd: string; n_tup_hot_upd: string; n_tup_del: string }>(
-    'SELECT relname, seq_scan, seq_tup_read, idx_scan, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables WHERE schemaname = $1', [schema]);
+  const t = await client.query<{
+    relname: string;
+    seq_scan: string;
+    seq_tup_read: string;
+    idx_scan: string | null;
+    n_tup_ins: string;
+    n_tup_upd: string;
+    n_tup_hot_upd: string;
+    n_tup_del: string;
+  }>('SELECT relname, seq_scan, seq_tup_read, idx_scan, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables WHERE schemaname = $1', [
+    schema,
+  ]);
   for (const r of t.rows) {
     counters.set(`${r.relname} seq_scan`, Number(r.seq_scan));
     counters.set(`${r.relname} seq_tup_read`, Number(r.seq_tup_read));
@@ -83,7 +97,9 @@ async function cumulative(client: pg.Client): Promise<Counters> {
     counters.set(`${r.relname} n_tup_upd`, Number(r.n_tup_upd));
   }
   const i = await client.query<{ indexrelname: string; idx_scan: string; idx_tup_read: string }>(
-    'SELECT indexrelname, idx_scan, idx_tup_read FROM pg_stat_user_indexes WHERE schemaname = $1', [schema]);
+    'SELECT indexrelname, idx_scan, idx_tup_read FROM pg_stat_user_indexes WHERE schemaname = $1',
+    [schema],
+  );
   for (const r of i.rows) {
     counters.set(`index ${r.indexrelname} idx_scan`, Number(r.idx_scan));
     counters.set(`index ${r.indexrelname} idx_tup_read`, Number(r.idx_tup_read));
@@ -95,7 +111,9 @@ async function cumulative(client: pg.Client): Promise<Counters> {
 async function inTransaction(client: SqlExecutor): Promise<Counters> {
   const result = await client.query(
     `SELECT c.relname, c.relkind, pg_stat_get_xact_numscans(c.oid)::int AS scans, pg_stat_get_xact_tuples_returned(c.oid)::int AS returned
-     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'i')`, [schema]);
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind IN ('r', 'i')`,
+    [schema],
+  );
   const counters: Counters = new Map();
   for (const r of result.rows as { relname: string; relkind: string; scans: number; returned: number }[]) {
     if (r.scans > 0) counters.set(r.relkind === 'r' ? `${r.relname} seq_scan` : `index ${r.relname} idx_scan`, r.scans);
@@ -122,9 +140,14 @@ async function main(): Promise<void> {
   const store = new PostgresOutboxStore(fromPgPool(pool), { schema, table: 'outbox' });
   try {
     await store.migrate();
-    const indexes = await admin.query<{ indexname: string; indexdef: string }>('SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname', [schema, 'outbox']);
+    const indexes = await admin.query<{ indexname: string; indexdef: string }>(
+      'SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname',
+      [schema, 'outbox'],
+    );
     const triggers = await admin.query<{ tgname: string; def: string }>(
-      `SELECT tgname, pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`, [table]);
+      `SELECT tgname, pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`,
+      [table],
+    );
     await load(admin);
     await sleep(1200);
     await admin.query('SELECT 1');
@@ -197,7 +220,13 @@ async function main(): Promise<void> {
     // a read of a backlog as the relay sends it: a lane's share of the partitions (backlogged, 500 rows split
     // among them) while the other partitions ride along at 16 rows each
     const lane = leases.slice(0, Math.ceil(leases.length / 3));
-    const requests = leases.map((l, i) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: i < lane.length ? Math.ceil(500 / lane.length) : 16 }));
+    const requests = leases.map((l, i) => ({
+      partition: l.partition,
+      epoch: l.epoch,
+      after: null,
+      recheck: null,
+      limit: i < lane.length ? Math.ceil(500 / lane.length) : 16,
+    }));
     let batch: { partition: number; epoch: string; ids: string[]; seqs: string[] }[] = [];
     let readRows = 0;
     for (let i = 0; i < 8; i++) {
@@ -213,19 +242,35 @@ async function main(): Promise<void> {
             entry.seqs.push(m.seq);
             byPartition.set(m.partition, entry);
           }
-          batch = lane.map((l) => ({ partition: l.partition, epoch: l.epoch, ids: byPartition.get(l.partition)?.ids ?? [], seqs: byPartition.get(l.partition)?.seqs ?? [] }));
+          batch = lane.map((l) => ({
+            partition: l.partition,
+            epoch: l.epoch,
+            ids: byPartition.get(l.partition)?.ids ?? [],
+            seqs: byPartition.get(l.partition)?.seqs ?? [],
+          }));
         }
       });
     }
     const completed = batch.reduce((n, b) => n + b.ids.length, 0);
     // as the relay completes a batch (the seqs the read returned), and as it writes an unwritten outcome again (ids only)
-    for (const [how, seqs] of [['by seq', true], ['by id', false]] as const) {
+    for (const [how, seqs] of [
+      ['by seq', true],
+      ['by id', false],
+    ] as const) {
       for (let i = 0; i < 8; i++) {
         await once(`complete ${how} (${batch.length} partitions, ${completed} published)`, () =>
-          soloStore.reader.complete(joined.relayId, batch.map((b) => ({ partition: b.partition, epoch: b.epoch, published: b.ids, ...(seqs ? { publishedSeqs: b.seqs } : {}), failed: [], held: [] }))));
+          soloStore.reader.complete(
+            joined.relayId,
+            batch.map((b) => ({ partition: b.partition, epoch: b.epoch, published: b.ids, ...(seqs ? { publishedSeqs: b.seqs } : {}), failed: [], held: [] })),
+          ),
+        );
       }
     }
-    const prepared = (await solo.query(`SELECT left(regexp_replace(statement, '\\s+', ' ', 'g'), 60) AS statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'outboxer_%'`)).rows as { statement: string; generic_plans: string; custom_plans: string }[];
+    const prepared = (
+      await solo.query(
+        `SELECT left(regexp_replace(statement, '\\s+', ' ', 'g'), 60) AS statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'outboxer_%'`,
+      )
+    ).rows as { statement: string; generic_plans: string; custom_plans: string }[];
     // every other statement kind the relay sent, replayed with its first captured parameters
     const client = await solo.connect();
     try {
@@ -241,12 +286,16 @@ async function main(): Promise<void> {
       client.release();
     }
     say();
-    say(`## Scans per execution, each statement alone (BEGIN ... ROLLBACK; runs 1..n as the relay runs it: prepared, generic from run 6 if cheaper; the read returned ${readRows} rows)`);
+    say(
+      `## Scans per execution, each statement alone (BEGIN ... ROLLBACK; runs 1..n as the relay runs it: prepared, generic from run 6 if cheaper; the read returned ${readRows} rows)`,
+    );
     for (const [label, runs] of perExecution) {
       const names = [...new Set(runs.flatMap((r) => [...r.keys()]))].sort();
       say(`- **${label}**: ${names.map((name) => `${name} ${runs.map((r) => r.get(name) ?? 0).join('/')}`).join('; ') || 'no scan'}`);
     }
-    say(`- plans the connection's prepared statements used after 8 runs: ${prepared.map((r) => `"${r.statement.trim()}…" generic ${r.generic_plans}, custom ${r.custom_plans}`).join('; ')}`);
+    say(
+      `- plans the connection's prepared statements used after 8 runs: ${prepared.map((r) => `"${r.statement.trim()}…" generic ${r.generic_plans}, custom ${r.custom_plans}`).join('; ')}`,
+    );
 
     // 3. variants of the read and the completion, and the ideal relay's statements on the same rows: plans, time, WAL
     const tables = readerTables({ schema, table: 'outbox' });
@@ -265,9 +314,7 @@ async function main(): Promise<void> {
       }
     };
     // the hold probe and the due branch are gated in the read itself (a scheduled row in the table, in the partition)
-    const readEdits = [
-      ...edited('read, no ORDER BY (the relay sorts)', () => replace(readSql, '\n    ORDER BY f.partition, f.seq', '')),
-    ];
+    const readEdits = [...edited('read, no ORDER BY (the relay sorts)', () => replace(readSql, '\n    ORDER BY f.partition, f.seq', ''))];
     // the fresh branch alone, one LATERAL index scan per partition: the least a partitioned read can cost
     const freshOnly = `SELECT r.partition, o.* FROM unnest($1::int[], $2::int[]) AS r(partition, lim) CROSS JOIN LATERAL (
       SELECT o.seq, o.id, o.topic, o.type, o.key, o.payload::text AS payload_json, o.payload_bytes, o.content_type, o.headers, o.created_at,
@@ -276,16 +323,37 @@ async function main(): Promise<void> {
       ORDER BY o.seq LIMIT r.lim) o`;
     const limits = [16, Math.ceil(500 / lane.length), 1];
     // untyped: a trailing argument (paused destinations) may or may not exist at this commit; [] means none
-    const readParams = (readPartitions.params as (...args: unknown[]) => unknown[])(requests.map((r) => r.partition), requests.map(() => null), requests.map(() => null), requests.map(() => null), requests.map(() => null), requests.map((r) => (r.limit === 16 ? 0 : 1)), limits, []);
+    const readParams = (readPartitions.params as (...args: unknown[]) => unknown[])(
+      requests.map((r) => r.partition),
+      requests.map(() => null),
+      requests.map(() => null),
+      requests.map(() => null),
+      requests.map(() => null),
+      requests.map((r) => (r.limit === 16 ? 0 : 1)),
+      limits,
+      [],
+    );
     // as the ideal relay reads (no state filter: its table holds pending rows only; seq not cast, or ORDER BY would sort the text)
     const floorRead = `SELECT seq, id, topic, type, key, payload::text AS payload, headers, created_at FROM ${tables.outbox} WHERE seq > $1::int8 ORDER BY seq LIMIT ${readRows}`;
 
     const rowsOf = batch.flatMap((b) => b.ids.map((id, i) => ({ partition: b.partition, id, seq: b.seqs[i] as string })));
     const fence = [joined.relayId, batch.map((b) => b.partition), batch.map((b) => b.epoch), rowsOf.map((r) => r.partition)] as const;
     const publishedSql = completePublishedDeleting.sql(tables, 0);
-    const publishedParams = completePublishedDeleting.params(...fence, rowsOf.map((r) => r.seq), rowsOf.map((r) => r.id));
+    const publishedParams = completePublishedDeleting.params(
+      ...fence,
+      rowsOf.map((r) => r.seq),
+      rowsOf.map((r) => r.id),
+    );
     const outcomesSql = completeDeleting.sql(tables, 0);
-    const outcomesParams = (bySeq: boolean) => completeDeleting.params(...fence, rowsOf.map((r) => r.id), rowsOf.map(() => 'published' as const), rowsOf.map(() => 0), rowsOf.map(() => null), rowsOf.map((r) => (bySeq ? r.seq : null)));
+    const outcomesParams = (bySeq: boolean) =>
+      completeDeleting.params(
+        ...fence,
+        rowsOf.map((r) => r.id),
+        rowsOf.map(() => 'published' as const),
+        rowsOf.map(() => 0),
+        rowsOf.map(() => null),
+        rowsOf.map((r) => (bySeq ? r.seq : null)),
+      );
     const floorDelete = `DELETE FROM ${tables.outbox} WHERE seq = ANY($1::int8[])`;
     // the floor of a fenced completion: the same partition lock, then one DELETE by seq with no row lock, so a row
     // another session locks would be waited for (what the statements as built must not do)
@@ -309,7 +377,8 @@ async function main(): Promise<void> {
     ];
     const literal = (value: unknown): string => {
       if (value === null) return 'NULL';
-      if (Array.isArray(value)) return pg.Client.prototype.escapeLiteral(`{${value.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/(["\\])/g, '\\$1')}"`)).join(',')}}`);
+      if (Array.isArray(value))
+        return pg.Client.prototype.escapeLiteral(`{${value.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/(["\\])/g, '\\$1')}"`)).join(',')}}`);
       return pg.Client.prototype.escapeLiteral(String(value));
     };
     const plans: string[] = [];
@@ -325,7 +394,9 @@ async function main(): Promise<void> {
             const key = `${label} | ${mode.replace('force_', '').replace('_plan', '')}`;
             let plan: string[] = [];
             const scans = await scansOf(pc, async () => {
-              const result = await pc.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, ${round < 2 ? '' : 'TIMING OFF, '}BUFFERS, WAL) EXECUTE v${v}(${params.map(literal).join(', ')})`);
+              const result = await pc.query<{ 'QUERY PLAN': string }>(
+                `EXPLAIN (ANALYZE, ${round < 2 ? '' : 'TIMING OFF, '}BUFFERS, WAL) EXECUTE v${v}(${params.map(literal).join(', ')})`,
+              );
               plan = result.rows.map((r) => r['QUERY PLAN']);
             });
             const ms = Number(/Execution Time: ([\d.]+)/.exec(plan.join('\n'))?.[1]);
@@ -347,7 +418,9 @@ async function main(): Promise<void> {
       pc.release();
     }
     say();
-    say(`## Variants on the same rows (EXPLAIN ANALYZE, TIMING OFF, median of 10 after two timed runs, custom and generic interleaved; read: ${readRows} rows, complete: ${rowsOf.length} rows)`);
+    say(
+      `## Variants on the same rows (EXPLAIN ANALYZE, TIMING OFF, median of 10 after two timed runs, custom and generic interleaved; read: ${readRows} rows, complete: ${rowsOf.length} rows)`,
+    );
     say('| statement | plan | execution ms | µs per row | planning ms | WAL records | scans |');
     say('|---|---|---|---|---|---|---|');
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
@@ -355,7 +428,9 @@ async function main(): Promise<void> {
       const [label, mode] = key.split(' | ');
       const ms = median(entry.ms);
       const perRow = label?.includes('read') ? readRows : rowsOf.length;
-      say(`| ${label} | ${mode} | ${ms.toFixed(2)} | ${((ms * 1000) / perRow).toFixed(2)} | ${median(entry.planMs).toFixed(2)} | ${entry.wal} | ${[...entry.scans].map(([n, c]) => `${n.replace(' idx_scan', '').replace(' seq_scan', ' (seq)')} ${c}`).join(', ')} |`);
+      say(
+        `| ${label} | ${mode} | ${ms.toFixed(2)} | ${((ms * 1000) / perRow).toFixed(2)} | ${median(entry.planMs).toFixed(2)} | ${entry.wal} | ${[...entry.scans].map(([n, c]) => `${n.replace(' idx_scan', '').replace(' seq_scan', ' (seq)')} ${c}`).join(', ')} |`,
+      );
     }
     await soloStore.leases.leave(joined.relayId);
     await solo.end();

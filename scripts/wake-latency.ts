@@ -55,8 +55,10 @@ async function sqliteTarget(): Promise<Target> {
   const outbox = new Outbox(store);
   return {
     outbox: outbox as unknown as Outbox<never>,
-    inProcess: (id) => outbox.transaction(store.database, async (tx) => void (await store.insert(tx, [message(id)]))).then(() => void committedAt.set(id, performance.now())),
-    elsewhere: (id) => writer.database.transaction(async (tx) => void (await writer.insert(tx, [message(id)]))).then(() => void committedAt.set(id, performance.now())),
+    inProcess: (id) =>
+      outbox.transaction(store.database, async (tx) => void (await store.insert(tx, [message(id)]))).then(() => void committedAt.set(id, performance.now())),
+    elsewhere: (id) =>
+      writer.database.transaction(async (tx) => void (await writer.insert(tx, [message(id)]))).then(() => void committedAt.set(id, performance.now())),
     async close() {
       await writer.close();
       await store.close();

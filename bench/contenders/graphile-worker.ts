@@ -31,12 +31,20 @@ export function graphileWorkerContender({ workload, relayConnections }: Contende
       await runMigrations({ pgPool: pool, schema, logger: silent });
     },
     async load(admin, first, count) {
-      await bulkLoad(admin, count, (from, to) => `SELECT "${schema}".add_job('${TASK}', (${payloadSql('g', workload)})::json, queue_name => 'k-' || (g % ${workload.keys}))
-        FROM generate_series(${first + from}, ${first + to}) g`);
+      await bulkLoad(
+        admin,
+        count,
+        (from, to) => `SELECT "${schema}".add_job('${TASK}', (${payloadSql('g', workload)})::json, queue_name => 'k-' || (g % ${workload.keys}))
+        FROM generate_series(${first + from}, ${first + to}) g`,
+      );
       await admin.query(`ANALYZE "${schema}"._private_jobs`);
     },
     async enqueue(client: pg.PoolClient, n: number) {
-      const result = await client.query(`SELECT id::text AS id FROM "${schema}".add_job($1, $2::json, queue_name => $3)`, [TASK, JSON.stringify(payloadOf(n, workload)), keyOf(n, workload)]);
+      const result = await client.query(`SELECT id::text AS id FROM "${schema}".add_job($1, $2::json, queue_name => $3)`, [
+        TASK,
+        JSON.stringify(payloadOf(n, workload)),
+        keyOf(n, workload),
+      ]);
       return (result.rows[0] as { id: string }).id;
     },
     committed() {},
@@ -46,8 +54,17 @@ export function graphileWorkerContender({ workload, relayConnections }: Contende
         // The key is the job's queue name; the payload's number gives it without the extra query of helpers.getQueueName().
         const key = keyOf((payload as { n: number }).n, workload);
         await publisher.publish({
-          id: job.id, seq: job.id, topic: workload.topic, type: MESSAGE_TYPE, key, body: JSON.stringify(payload),
-          contentType: JSON_CONTENT_TYPE, headers: {}, createdAt: job.created_at, attempts: job.attempts, lastError: job.last_error,
+          id: job.id,
+          seq: job.id,
+          topic: workload.topic,
+          type: MESSAGE_TYPE,
+          key,
+          body: JSON.stringify(payload),
+          contentType: JSON_CONTENT_TYPE,
+          headers: {},
+          createdAt: job.created_at,
+          attempts: job.attempts,
+          lastError: job.last_error,
         });
       };
       runner = await run({ pgPool: pool, schema, concurrency: 2 * relayConnections, noHandleSignals: true, logger: silent, taskList: { [TASK]: publish } });

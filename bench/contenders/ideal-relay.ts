@@ -129,7 +129,10 @@ export async function startIdealRelay(options: IdealRelayOptions): Promise<Ideal
   await client.connect();
   const broker = options.broker === 'rabbitmq' ? await rabbitMq(options.brokerUrl, options.exchange ?? '') : await nats(options.brokerUrl);
   const table = `"${options.schema}".outbox`;
-  const read = { name: 'ideal_read', text: `SELECT seq, id, topic, type, key, payload::text AS payload, headers, created_at FROM ${table} WHERE seq > $1 ORDER BY seq LIMIT ${options.batch}` };
+  const read = {
+    name: 'ideal_read',
+    text: `SELECT seq, id, topic, type, key, payload::text AS payload, headers, created_at FROM ${table} WHERE seq > $1 ORDER BY seq LIMIT ${options.batch}`,
+  };
   const remove = { name: 'ideal_delete', text: `DELETE FROM ${table} WHERE seq = ANY($1::int8[])` };
   const window = new Window(options.window);
   let published = 0;
@@ -145,8 +148,17 @@ export async function startIdealRelay(options: IdealRelayOptions): Promise<Ideal
         await window.acquire();
         try {
           await broker.publish({
-            id: row.id, seq: row.seq, topic: row.topic, type: row.type, key: row.key, body: row.payload, contentType: JSON_CONTENT_TYPE,
-            headers: row.headers, createdAt: row.created_at, attempts: 1, lastError: null,
+            id: row.id,
+            seq: row.seq,
+            topic: row.topic,
+            type: row.type,
+            key: row.key,
+            body: row.payload,
+            contentType: JSON_CONTENT_TYPE,
+            headers: row.headers,
+            createdAt: row.created_at,
+            attempts: 1,
+            lastError: null,
           });
           published++;
         } catch (error) {
@@ -223,12 +235,23 @@ async function main(): Promise<void> {
     },
   });
   const broker = values.broker;
-  if (values['database-url'] === undefined || values.schema === undefined || values['broker-url'] === undefined || (broker !== 'rabbitmq' && broker !== 'nats')) {
+  if (
+    values['database-url'] === undefined ||
+    values.schema === undefined ||
+    values['broker-url'] === undefined ||
+    (broker !== 'rabbitmq' && broker !== 'nats')
+  ) {
     throw new Error('usage: ideal-relay --database-url URL --schema S --broker rabbitmq|nats --broker-url URL [--exchange X] [--batch N] [--window N]');
   }
   const relay = await startIdealRelay({
-    databaseUrl: values['database-url'], schema: values.schema, broker, brokerUrl: values['broker-url'], exchange: values.exchange,
-    batch: Number(values.batch), window: Number(values.window), wakeChannel: values['wake-channel'],
+    databaseUrl: values['database-url'],
+    schema: values.schema,
+    broker,
+    brokerUrl: values['broker-url'],
+    exchange: values.exchange,
+    batch: Number(values.batch),
+    window: Number(values.window),
+    wakeChannel: values['wake-channel'],
   });
   console.error(JSON.stringify({ msg: 'ideal relay starting', broker, batch: Number(values.batch), window: Number(values.window) }));
   let stopped = false;

@@ -47,8 +47,17 @@ export function naiveRelayContender({ workload }: ContenderOptions): RelayConten
         continue;
       }
       const message: OutboxMessage = {
-        id: row.id, seq: row.seq, topic: row.topic, type: MESSAGE_TYPE, key: row.key, body: row.payload, contentType: JSON_CONTENT_TYPE,
-        headers: {}, createdAt: row.created_at, attempts: 1, lastError: null,
+        id: row.id,
+        seq: row.seq,
+        topic: row.topic,
+        type: MESSAGE_TYPE,
+        key: row.key,
+        body: row.payload,
+        contentType: JSON_CONTENT_TYPE,
+        headers: {},
+        createdAt: row.created_at,
+        attempts: 1,
+        lastError: null,
       };
       try {
         await publisher.publish(message);
@@ -69,14 +78,23 @@ export function naiveRelayContender({ workload }: ContenderOptions): RelayConten
         CREATE INDEX ON ${table} (seq) WHERE published_at IS NULL;`);
     },
     async load(admin, first, count) {
-      await bulkLoad(admin, count, (from, to) => `INSERT INTO ${table} (id, topic, key, payload)
+      await bulkLoad(
+        admin,
+        count,
+        (from, to) => `INSERT INTO ${table} (id, topic, key, payload)
         SELECT gen_random_uuid(), '${workload.topic}', 'k-' || (g % ${workload.keys}), ${payloadSql('g', workload)}
-        FROM generate_series(${first + from}, ${first + to}) g`);
+        FROM generate_series(${first + from}, ${first + to}) g`,
+      );
       await admin.query(`ANALYZE ${table}`);
     },
     async enqueue(client: pg.PoolClient, n: number) {
       const id = randomUUID();
-      await client.query(`INSERT INTO ${table} (id, topic, key, payload) VALUES ($1, $2, $3, $4)`, [id, workload.topic, keyOf(n, workload), JSON.stringify(payloadOf(n, workload))]);
+      await client.query(`INSERT INTO ${table} (id, topic, key, payload) VALUES ($1, $2, $3, $4)`, [
+        id,
+        workload.topic,
+        keyOf(n, workload),
+        JSON.stringify(payloadOf(n, workload)),
+      ]);
       return id;
     },
     committed() {},

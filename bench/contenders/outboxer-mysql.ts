@@ -40,7 +40,8 @@ export function outboxerMysqlContender({ workload, relayConnections }: Contender
   let outbox: Outbox<MysqlTransaction> | undefined;
   let relay: Relay | undefined;
   const ready = () => {
-    if (database === undefined || relayPool === undefined || writerPool === undefined || outbox === undefined) throw new Error(`${OUTBOXER_ON.mariadb}: setup() has not run`);
+    if (database === undefined || relayPool === undefined || writerPool === undefined || outbox === undefined)
+      throw new Error(`${OUTBOXER_ON.mariadb}: setup() has not run`);
     return { database, relayPool, writerPool, outbox };
   };
   const enqueueAll = async (tx: MysqlTransaction, first: number, count: number): Promise<string[]> => {

@@ -12,7 +12,11 @@ import type { ContenderOptions, RelayContender } from './contender.js';
 /** The relay runs with the library's own defaults (whatever they are at this commit); the report shows them. */
 const defaults = resolveRelayOptions();
 export const OUTBOXER_RELAY_SETTINGS = Object.freeze({
-  batchSize: defaults.batchSize, maxInFlight: defaults.maxInFlight, lanes: defaults.lanes, pollIntervalMs: defaults.pollIntervalMs, maxPollIntervalMs: defaults.maxPollIntervalMs,
+  batchSize: defaults.batchSize,
+  maxInFlight: defaults.maxInFlight,
+  lanes: defaults.lanes,
+  pollIntervalMs: defaults.pollIntervalMs,
+  maxPollIntervalMs: defaults.maxPollIntervalMs,
 });
 
 /** A transaction runner over one dedicated client (the writer's connection). */
@@ -44,7 +48,10 @@ export interface OutboxerSettings {
 }
 
 /** outboxer through its public API: PostgresOutboxStore over a pg Pool, Outbox.enqueue, Outbox.createRelay. */
-export function outboxerContender({ workload, relayConnections }: ContenderOptions, settings: OutboxerSettings = {}): RelayContender & { readonly schema: string } {
+export function outboxerContender(
+  { workload, relayConnections }: ContenderOptions,
+  settings: OutboxerSettings = {},
+): RelayContender & { readonly schema: string } {
   const engine = settings.engine ?? 'v2';
   const relayOptions: RelayOptionsInput = { ...settings.relayOptions, ...engineRelayOptions(engine) };
   const schema = uniqueName('bench_outboxer');
@@ -65,9 +72,13 @@ export function outboxerContender({ workload, relayConnections }: ContenderOptio
     },
     async load(admin, first, count) {
       // Plain SQL is a documented producer: id, headers and timestamps come from the table's defaults.
-      await bulkLoad(admin, count, (from, to) => `INSERT INTO ${table} (topic, type, key, payload)
+      await bulkLoad(
+        admin,
+        count,
+        (from, to) => `INSERT INTO ${table} (topic, type, key, payload)
         SELECT '${workload.topic}', '${MESSAGE_TYPE}', 'k-' || (g % ${workload.keys}), ${payloadSql('g', workload)}
-        FROM generate_series(${first + from}, ${first + to}) g`);
+        FROM generate_series(${first + from}, ${first + to}) g`,
+      );
       await admin.query(`ANALYZE ${table}`);
     },
     enqueue(client: pg.PoolClient, n: number) {

@@ -31,8 +31,17 @@ export function pgBossContender({ workload, relayConnections }: ContenderOptions
   let relay: PgBoss | undefined;
 
   const toMessage = (job: PgBoss.JobWithMetadata): OutboxMessage => ({
-    id: job.id, seq: '0', topic: workload.topic, type: MESSAGE_TYPE, key: job.singletonKey, body: JSON.stringify(job.data),
-    contentType: JSON_CONTENT_TYPE, headers: {}, createdAt: job.createdOn, attempts: job.retryCount + 1, lastError: null,
+    id: job.id,
+    seq: '0',
+    topic: workload.topic,
+    type: MESSAGE_TYPE,
+    key: job.singletonKey,
+    body: JSON.stringify(job.data),
+    contentType: JSON_CONTENT_TYPE,
+    headers: {},
+    createdAt: job.createdOn,
+    attempts: job.retryCount + 1,
+    lastError: null,
   });
 
   return {
@@ -44,9 +53,13 @@ export function pgBossContender({ workload, relayConnections }: ContenderOptions
     },
     async load(admin, first, count) {
       // created_on is the fetch order: one microsecond apart keeps each key's order within a bulk statement.
-      await bulkLoad(admin, count, (from, to) => `INSERT INTO "${schema}".job (name, data, singleton_key, policy, created_on)
+      await bulkLoad(
+        admin,
+        count,
+        (from, to) => `INSERT INTO "${schema}".job (name, data, singleton_key, policy, created_on)
         SELECT '${QUEUE}', ${payloadSql('g', workload)}, 'k-' || (g % ${workload.keys}), 'singleton', now() + g * interval '1 microsecond'
-        FROM generate_series(${first + from}, ${first + to}) g`);
+        FROM generate_series(${first + from}, ${first + to}) g`,
+      );
       await admin.query(`ANALYZE "${schema}".job`);
     },
     async enqueue(client: pg.PoolClient, n: number) {
@@ -61,9 +74,13 @@ export function pgBossContender({ workload, relayConnections }: ContenderOptions
       relay = new PgBoss({ ...base, application_name: appName, max: relayConnections });
       relay.on('error', () => undefined);
       await relay.start();
-      await relay.work<object>(QUEUE, { batchSize: OUTBOXER_RELAY_SETTINGS.maxInFlight, pollingIntervalSeconds: PGBOSS_POLL_SECONDS, includeMetadata: true }, async (jobs) => {
-        await Promise.all(jobs.map((job) => publisher.publish(toMessage(job))));
-      });
+      await relay.work<object>(
+        QUEUE,
+        { batchSize: OUTBOXER_RELAY_SETTINGS.maxInFlight, pollingIntervalSeconds: PGBOSS_POLL_SECONDS, includeMetadata: true },
+        async (jobs) => {
+          await Promise.all(jobs.map((job) => publisher.publish(toMessage(job))));
+        },
+      );
     },
     async stop() {
       // Graceful: waits for the batch in hand to be published and completed.

@@ -49,21 +49,39 @@ export function pgTransactionalOutboxContender({ workload, relayConnections }: C
     appName,
     async setup(admin) {
       // Its index script drops indexes by unqualified name (it could hit another schema's): skip the DROPs, the schema is new.
-      const indexes = peer.DatabaseSetup.setupPollingIndexes(setupConfig).split('\n').filter((line) => !line.startsWith('DROP INDEX')).join('\n');
+      const indexes = peer.DatabaseSetup.setupPollingIndexes(setupConfig)
+        .split('\n')
+        .filter((line) => !line.startsWith('DROP INDEX'))
+        .join('\n');
       await admin.query(peer.DatabaseSetup.dropAndCreateTable(setupConfig));
       await admin.query(peer.DatabaseSetup.createPollingFunction(setupConfig));
       await admin.query(indexes);
     },
     async load(admin, first, count) {
-      await bulkLoad(admin, count, (from, to) => `INSERT INTO "${schema}".${table} (id, aggregate_type, aggregate_id, message_type, segment, concurrency, payload)
+      await bulkLoad(
+        admin,
+        count,
+        (from, to) => `INSERT INTO "${schema}".${table} (id, aggregate_type, aggregate_id, message_type, segment, concurrency, payload)
         SELECT gen_random_uuid(), '${workload.topic}', 'k-' || (g % ${workload.keys}), '${MESSAGE_TYPE}', 'k-' || (g % ${workload.keys}), 'sequential', ${payloadSql('g', workload)}
-        FROM generate_series(${first + from}, ${first + to}) g`);
+        FROM generate_series(${first + from}, ${first + to}) g`,
+      );
       await admin.query(`ANALYZE "${schema}".${table}`);
     },
     async enqueue(client: pg.PoolClient, n: number) {
       const id = randomUUID();
       const key = keyOf(n, workload);
-      await storeMessage({ id, aggregateType: workload.topic, aggregateId: key, messageType: MESSAGE_TYPE, segment: key, concurrency: 'sequential', payload: payloadOf(n, workload) }, client);
+      await storeMessage(
+        {
+          id,
+          aggregateType: workload.topic,
+          aggregateId: key,
+          messageType: MESSAGE_TYPE,
+          segment: key,
+          concurrency: 'sequential',
+          payload: payloadOf(n, workload),
+        },
+        client,
+      );
       return id;
     },
     committed() {},
@@ -71,9 +89,17 @@ export function pgTransactionalOutboxContender({ workload, relayConnections }: C
       const handler = {
         handle: async (message: peer.StoredTransactionalMessage): Promise<void> => {
           const outgoing: OutboxMessage = {
-            id: message.id, seq: '0', topic: message.aggregateType, type: message.messageType, key: message.segment ?? null,
-            body: JSON.stringify(message.payload), contentType: JSON_CONTENT_TYPE, headers: {}, createdAt: new Date(message.createdAt),
-            attempts: message.startedAttempts, lastError: null,
+            id: message.id,
+            seq: '0',
+            topic: message.aggregateType,
+            type: message.messageType,
+            key: message.segment ?? null,
+            body: JSON.stringify(message.payload),
+            contentType: JSON_CONTENT_TYPE,
+            headers: {},
+            createdAt: new Date(message.createdAt),
+            attempts: message.startedAttempts,
+            lastError: null,
           };
           await publisher.publish(outgoing);
         },

@@ -56,7 +56,9 @@ export async function collectConditions(admin: pg.Client, databases: ReadonlySet
     cpus: availableParallelism(),
     cpuModel: cpus()[0]?.model ?? 'unknown',
     memoryGiB: Math.round(totalmem() / 2 ** 30),
-    loadAverageAtStart: loadavg().map((value) => value.toFixed(2)).join(' '),
+    loadAverageAtStart: loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' '),
     node: process.version,
     postgres: version.server_version,
     postgresSettings,

@@ -131,7 +131,10 @@ export class PostgresCpuMeter {
     try {
       children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
     } catch {
-      children = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => procStat(pid)?.ppid === postmaster);
+      children = readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number)
+        .filter((pid) => procStat(pid)?.ppid === postmaster);
     }
     let server = own.cpu + own.reapedChildren;
     for (const pid of children) {

@@ -19,13 +19,23 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
   const n = sizes.drainMessages;
   const window = OUTBOXER_RELAY_SETTINGS.maxInFlight;
   const result = newResult('a', `Backlog drain of ${n.toLocaleString('en-US')} messages`, {
-    messages: n, window, relayBatch: OUTBOXER_RELAY_SETTINGS.batchSize, keys: sizes.keys, payloadBytes: sizes.payloadBytes, cappedSeconds: sizes.drainCapSeconds, relayConnections: RELAY_CONNECTIONS,
+    messages: n,
+    window,
+    relayBatch: OUTBOXER_RELAY_SETTINGS.batchSize,
+    keys: sizes.keys,
+    payloadBytes: sizes.payloadBytes,
+    cappedSeconds: sizes.drainCapSeconds,
+    relayConnections: RELAY_CONNECTIONS,
   });
   for (const broker of context.brokers) {
     log(`(a) ${broker}: broker ceiling, ${n} messages`);
     const ceiling = await measureCeiling(broker, { keys: sizes.keys, payloadBytes: sizes.payloadBytes }, n, window);
     const ceilingRate = ceiling.perSecond;
-    result.rows.push({ contender: 'broker ceiling', broker, metrics: { confirmed: ceiling.confirmed, seconds: round(ceiling.seconds), perSecond: Math.round(ceilingRate), ratio: 1 } });
+    result.rows.push({
+      contender: 'broker ceiling',
+      broker,
+      metrics: { confirmed: ceiling.confirmed, seconds: round(ceiling.seconds), perSecond: Math.round(ceilingRate), ratio: 1 },
+    });
     result.checks.push({ name: `${broker} ceiling stored all`, ok: ceiling.stored === n, detail: `${ceiling.stored}/${n}` });
     const publisherTarget = await createBrokerTarget(broker);
     try {
@@ -33,7 +43,11 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
       const workload: Workload = { topic: publisherTarget.topic, keys: sizes.keys, payloadBytes: sizes.payloadBytes };
       const run = await publisherOnly(publisherTarget.publisher(), workload, n, window);
       const rate = run.confirmed / run.seconds;
-      result.rows.push({ contender: 'outboxer publisher, no DB', broker, metrics: { confirmed: run.confirmed, seconds: round(run.seconds), perSecond: Math.round(rate), ratio: round(rate / ceilingRate) } });
+      result.rows.push({
+        contender: 'outboxer publisher, no DB',
+        broker,
+        metrics: { confirmed: run.confirmed, seconds: round(run.seconds), perSecond: Math.round(rate), ratio: round(rate / ceilingRate) },
+      });
     } finally {
       await publisherTarget.cleanup();
     }
@@ -43,7 +57,9 @@ export async function backlogDrain(context: ScenarioContext): Promise<ScenarioRe
     aheadTargets(result, 'perSecond', true, broker);
     observedTarget(result, broker);
   }
-  result.notes.push('keyOrderViolations: publish calls that came after a later message of the same key had been published (measure/key-order.ts); outboxer must have none.');
+  result.notes.push(
+    'keyOrderViolations: publish calls that came after a later message of the same key had been published (measure/key-order.ts); outboxer must have none.',
+  );
   return result;
 }
 
@@ -56,7 +72,14 @@ function observedTarget(result: ScenarioResult, broker: BrokerKind): void {
   result.targets.push(target(`drain ${broker}: metrics and tracing on >= 0.95 x off`, '>= 0.95', round(on / off), (v) => v >= 0.95));
 }
 
-async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: ScenarioContext['contenders'][number], n: number, ceilingRate: number, result: ScenarioResult): Promise<void> {
+async function drainOne(
+  context: ScenarioContext,
+  broker: BrokerKind,
+  factory: ScenarioContext['contenders'][number],
+  n: number,
+  ceilingRate: number,
+  result: ScenarioResult,
+): Promise<void> {
   const { sizes, admin, log } = context;
   // The topic is only known once the target exists: the workload reads it lazily.
   const workload = { topic: '', keys: sizes.keys, payloadBytes: sizes.payloadBytes };
@@ -80,15 +103,35 @@ async function drainOne(context: ScenarioContext, broker: BrokerKind, factory: S
     result.rows.push({
       contender: contender.name,
       broker,
-      metrics: { confirmed, seconds: round(seconds), perSecond: Math.round(rate), ratio: round(ratio), capped: capped && !drained, failures: clock.failures, keyOrderViolations: session.order.violations },
+      metrics: {
+        confirmed,
+        seconds: round(seconds),
+        perSecond: Math.round(rate),
+        ratio: round(ratio),
+        capped: capped && !drained,
+        failures: clock.failures,
+        keyOrderViolations: session.order.violations,
+      },
     });
-    result.checks.push({ name: `${broker} ${contender.name}: broker holds every confirmed message`, ok: stored === confirmed && confirmed > 0, detail: `stored ${stored}, confirmed ${confirmed}` });
+    result.checks.push({
+      name: `${broker} ${contender.name}: broker holds every confirmed message`,
+      ok: stored === confirmed && confirmed > 0,
+      detail: `stored ${stored}, confirmed ${confirmed}`,
+    });
     if (isOutboxerRelay(contender.name)) {
-      result.checks.push({ name: `${broker} ${contender.name}: per-key order kept`, ok: session.order.violations === 0, detail: `${session.order.violations} publishes out of key order` });
+      result.checks.push({
+        name: `${broker} ${contender.name}: per-key order kept`,
+        ok: session.order.violations === 0,
+        detail: `${session.order.violations} publishes out of key order`,
+      });
     }
     if (!capped) {
       const pending = await contender.pending(admin);
-      result.checks.push({ name: `${broker} ${contender.name}: drained all`, ok: drained && confirmed === n && pending === 0, detail: `confirmed ${confirmed}/${n}, pending rows ${pending}, failures ${clock.failures} ${clock.lastError ?? ''}`.trim() });
+      result.checks.push({
+        name: `${broker} ${contender.name}: drained all`,
+        ok: drained && confirmed === n && pending === 0,
+        detail: `confirmed ${confirmed}/${n}, pending rows ${pending}, failures ${clock.failures} ${clock.lastError ?? ''}`.trim(),
+      });
       result.targets.push(target(targetFor(contender.name, `drain ${broker} >= 0.9 x broker ceiling`), '>= 0.9', round(ratio), (v) => v >= 0.9));
     }
   });

@@ -12,7 +12,12 @@ export interface CeilingMeasure {
 }
 
 /** The broker's own ceiling for `count` messages on fresh broker resources, dropped afterwards. */
-export async function measureCeiling(broker: BrokerKind, shape: { keys: number; payloadBytes: number }, count: number, window: number): Promise<CeilingMeasure> {
+export async function measureCeiling(
+  broker: BrokerKind,
+  shape: { keys: number; payloadBytes: number },
+  count: number,
+  window: number,
+): Promise<CeilingMeasure> {
   const target = await createBrokerTarget(broker);
   try {
     const workload = { topic: target.topic, ...shape };

@@ -16,7 +16,12 @@ export async function claimScaling(context: ScenarioContext): Promise<ScenarioRe
   const { sizes, admin, log } = context;
   const [small, large] = sizes.claimTableRows;
   const result = newResult('e', `Claim time on ${large.toLocaleString('en-US')} rows vs ${small.toLocaleString('en-US')}`, {
-    smallRows: small, largeRows: large, claimsTimed: sizes.claimsTimed, claimBatch: sizes.claimBatch, keys: sizes.keys, rows: 'all pending (a backlog)',
+    smallRows: small,
+    largeRows: large,
+    claimsTimed: sizes.claimsTimed,
+    claimBatch: sizes.claimBatch,
+    keys: sizes.keys,
+    rows: 'all pending (a backlog)',
   });
   for (const factory of context.contenders) {
     const workload = { topic: 'bench.claim', keys: sizes.keys, payloadBytes: sizes.payloadBytes };
@@ -36,11 +41,21 @@ export async function claimScaling(context: ScenarioContext): Promise<ScenarioRe
       result.rows.push({
         contender: contender.name,
         metrics: {
-          claimedPerCall: onSmall.claimedPerCall, smallP50Ms: round(onSmall.summary.p50), smallP99Ms: round(onSmall.summary.p99),
-          largeP50Ms: round(onLarge.summary.p50), largeP99Ms: round(onLarge.summary.p99), p99Ratio: round(ratio), claimsSmall: onSmall.summary.count, claimsLarge: onLarge.summary.count,
+          claimedPerCall: onSmall.claimedPerCall,
+          smallP50Ms: round(onSmall.summary.p50),
+          smallP99Ms: round(onSmall.summary.p99),
+          largeP50Ms: round(onLarge.summary.p50),
+          largeP99Ms: round(onLarge.summary.p99),
+          p99Ratio: round(ratio),
+          claimsSmall: onSmall.summary.count,
+          claimsLarge: onLarge.summary.count,
         },
       });
-      result.checks.push({ name: `${contender.name}: claims returned messages and finite times`, ok: onSmall.claimedPerCall > 0 && onLarge.claimedPerCall > 0 && Number.isFinite(ratio), detail: `${onSmall.claimedPerCall} / ${onLarge.claimedPerCall} per claim` });
+      result.checks.push({
+        name: `${contender.name}: claims returned messages and finite times`,
+        ok: onSmall.claimedPerCall > 0 && onLarge.claimedPerCall > 0 && Number.isFinite(ratio),
+        detail: `${onSmall.claimedPerCall} / ${onLarge.claimedPerCall} per claim`,
+      });
       if (isOutboxerRelay(contender.name)) result.targets.push(target('claim p99 large <= 2 x small', '<= 2', round(ratio), (v) => v <= 2));
     });
   }

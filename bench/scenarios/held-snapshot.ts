@@ -17,7 +17,11 @@ export async function heldSnapshot(context: ScenarioContext): Promise<ScenarioRe
   const { sizes } = context;
   const broker = context.brokers[0] ?? 'rabbitmq';
   const result = newResult('f', 'Throughput while another session holds an old snapshot', {
-    backlog: sizes.snapshotBacklog, maxPhaseSeconds: sizes.snapshotSeconds, broker, relayConnections: RELAY_CONNECTIONS, isolation: 'REPEATABLE READ',
+    backlog: sizes.snapshotBacklog,
+    maxPhaseSeconds: sizes.snapshotSeconds,
+    broker,
+    relayConnections: RELAY_CONNECTIONS,
+    isolation: 'REPEATABLE READ',
   });
   for (const factory of context.contenders) {
     const without = await drainPhase(context, broker, factory, false);
@@ -26,12 +30,20 @@ export async function heldSnapshot(context: ScenarioContext): Promise<ScenarioRe
     result.rows.push({
       contender: without.name,
       metrics: {
-        perSecond: Math.round(without.perSecond), snapshotPerSecond: Math.round(withSnapshot.perSecond), ratio: round(ratio),
-        confirmed: without.confirmed, snapshotConfirmed: withSnapshot.confirmed, snapshotHeldSeconds: round(withSnapshot.seconds),
+        perSecond: Math.round(without.perSecond),
+        snapshotPerSecond: Math.round(withSnapshot.perSecond),
+        ratio: round(ratio),
+        confirmed: without.confirmed,
+        snapshotConfirmed: withSnapshot.confirmed,
+        snapshotHeldSeconds: round(withSnapshot.seconds),
       },
     });
     for (const phase of [without, withSnapshot]) {
-      result.checks.push({ name: `${phase.name} ${phase.label}: published without failures`, ok: phase.confirmed > 0 && phase.failures === 0 && phase.stored === phase.confirmed, detail: `${phase.confirmed} confirmed, ${phase.stored} stored, ${phase.failures} failures` });
+      result.checks.push({
+        name: `${phase.name} ${phase.label}: published without failures`,
+        ok: phase.confirmed > 0 && phase.failures === 0 && phase.stored === phase.confirmed,
+        detail: `${phase.confirmed} confirmed, ${phase.stored} stored, ${phase.failures} failures`,
+      });
     }
     if (isOutboxerRelay(without.name)) result.targets.push(target('throughput under held snapshot >= 0.9 x without', '>= 0.9', round(ratio), (v) => v >= 0.9));
   }

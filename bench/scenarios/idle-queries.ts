@@ -12,7 +12,10 @@ export async function idleQueries(context: ScenarioContext): Promise<ScenarioRes
   const { sizes, admin, log } = context;
   const broker = context.brokers[0] ?? 'rabbitmq';
   const result = newResult('d', 'Database statements per second of an idle relay', {
-    warmupSeconds: sizes.idleWarmupSeconds, windowSeconds: sizes.idleSeconds, broker, method: 'driver-side count per application_name',
+    warmupSeconds: sizes.idleWarmupSeconds,
+    windowSeconds: sizes.idleSeconds,
+    broker,
+    method: 'driver-side count per application_name',
   });
   for (const factory of context.contenders) {
     const workload = { topic: '', keys: sizes.keys, payloadBytes: sizes.payloadBytes };
@@ -30,7 +33,11 @@ export async function idleQueries(context: ScenarioContext): Promise<ScenarioRes
       await contender.stop();
       const perSecond = sent / seconds;
       result.rows.push({ contender: contender.name, metrics: { statements: sent, seconds: round(seconds), perSecond: round(perSecond) } });
-      result.checks.push({ name: `${contender.name}: relay polled while idle`, ok: queriesSent(contender.appName) > 0, detail: `${queriesSent(contender.appName)} statements in all` });
+      result.checks.push({
+        name: `${contender.name}: relay polled while idle`,
+        ok: queriesSent(contender.appName) > 0,
+        detail: `${queriesSent(contender.appName)} statements in all`,
+      });
       if (isOutboxerRelay(contender.name)) result.targets.push(target('idle relay <= 1 statement/s', '<= 1', round(perSecond), (v) => v <= 1));
     });
   }

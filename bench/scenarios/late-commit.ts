@@ -23,13 +23,16 @@ const VARIANTS = [
 export async function lateCommit(context: ScenarioContext): Promise<ScenarioResult> {
   const { sizes } = context;
   const result = newResult('h', `Late commits: a message committed after a later seq was, ${sizes.lateCommitRounds} rounds`, {
-    rounds: sizes.lateCommitRounds, relayConnections: RELAY_CONNECTIONS, keys: sizes.keys, confirmBoundMs: CONFIRM_BOUND_MS,
+    rounds: sizes.lateCommitRounds,
+    relayConnections: RELAY_CONNECTIONS,
+    keys: sizes.keys,
+    confirmBoundMs: CONFIRM_BOUND_MS,
   });
   for (const broker of context.brokers) {
     for (const factory of context.contendersOn(broker)) await lateOne(context, broker, factory, result);
   }
   result.notes.push(
-    'Latency: COMMIT of a returned → the broker confirmed a. otherKey/sameKey: b (another key / a\'s key) was committed and confirmed while a\'s transaction was open; in sameKey rounds a\'s session commits c (same key) right after a, and c must not be published before a.',
+    "Latency: COMMIT of a returned → the broker confirmed a. otherKey/sameKey: b (another key / a's key) was committed and confirmed while a's transaction was open; in sameKey rounds a's session commits c (same key) right after a, and c must not be published before a.",
     'path wake: own BEGIN/COMMIT, then notifyCommitted(); path transaction: outbox.transaction (engine v1: the hand-off; engine v2: a wake-up).',
   );
   return result;
@@ -73,26 +76,51 @@ async function lateOne(context: ScenarioContext, broker: BrokerKind, factory: Co
           contender: contender.name,
           broker,
           metrics: {
-            path, inOrderP50Ms: round(base.p50), inOrderP99Ms: round(base.p99), inOrderMaxMs: round(base.max),
-            otherKeyP50Ms: round(other.p50), otherKeyP99Ms: round(other.p99), otherKeyMaxMs: round(other.max),
-            sameKeyP50Ms: round(same.p50), sameKeyP99Ms: round(same.p99), sameKeyMaxMs: round(same.max),
-            keyOrderViolations: violations, unconfirmed: unconfirmed + otherUnconfirmed,
+            path,
+            inOrderP50Ms: round(base.p50),
+            inOrderP99Ms: round(base.p99),
+            inOrderMaxMs: round(base.max),
+            otherKeyP50Ms: round(other.p50),
+            otherKeyP99Ms: round(other.p99),
+            otherKeyMaxMs: round(other.max),
+            sameKeyP50Ms: round(same.p50),
+            sameKeyP99Ms: round(same.p99),
+            sameKeyMaxMs: round(same.max),
+            keyOrderViolations: violations,
+            unconfirmed: unconfirmed + otherUnconfirmed,
           },
         });
         const expected = 3 * sizes.lateCommitRounds;
         result.checks.push({ name: `${who}: the warm-up message was confirmed`, ok: warmedUp, detail: `within ${CONFIRM_BOUND_MS} ms` });
-        result.checks.push({ name: `${who}: every measured message confirmed within the bound`, ok: unconfirmed === 0 && base.count + other.count + same.count === expected, detail: `${expected - unconfirmed}/${expected} within ${CONFIRM_BOUND_MS} ms` });
-        result.checks.push({ name: `${who}: every b and c confirmed within the bound`, ok: otherUnconfirmed === 0, detail: `${otherUnconfirmed} rounds with one missing` });
+        result.checks.push({
+          name: `${who}: every measured message confirmed within the bound`,
+          ok: unconfirmed === 0 && base.count + other.count + same.count === expected,
+          detail: `${expected - unconfirmed}/${expected} within ${CONFIRM_BOUND_MS} ms`,
+        });
+        result.checks.push({
+          name: `${who}: every b and c confirmed within the bound`,
+          ok: otherUnconfirmed === 0,
+          detail: `${otherUnconfirmed} rounds with one missing`,
+        });
         if (isOutboxerRelay(contender.name)) {
           result.checks.push({ name: `${who}: key order kept`, ok: violations === 0, detail: `${violations} publishes after a later message of their key` });
-          for (const [variant, summary] of [['other key', other], ['same key', same]] as const) {
-            result.targets.push(target(`${who}: late-commit (${variant}) p99 <= in-order p99`, '<= 1 x in-order p99', round(summary.p99 / base.p99), (v) => v <= 1));
+          for (const [variant, summary] of [
+            ['other key', other],
+            ['same key', same],
+          ] as const) {
+            result.targets.push(
+              target(`${who}: late-commit (${variant}) p99 <= in-order p99`, '<= 1 x in-order p99', round(summary.p99 / base.p99), (v) => v <= 1),
+            );
           }
         }
       }
       await contender.stop();
       const stored = await settle(() => session.target!.stored(), clock.confirms);
-      result.checks.push({ name: `${broker} ${contender.name}: broker holds every confirmed message`, ok: stored === clock.confirms && clock.failures === 0, detail: `stored ${stored}, confirmed ${clock.confirms}, ${clock.failures} failures` });
+      result.checks.push({
+        name: `${broker} ${contender.name}: broker holds every confirmed message`,
+        ok: stored === clock.confirms && clock.failures === 0,
+        detail: `stored ${stored}, confirmed ${clock.confirms}, ${clock.failures} failures`,
+      });
     } finally {
       sessionA.release();
       sessionB.release();

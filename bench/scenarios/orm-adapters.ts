@@ -55,8 +55,13 @@ export async function ormAdapters(context: ScenarioContext): Promise<ScenarioRes
   const orms = chosenOrms();
   const warmup = Math.min(WARMUP_TRANSACTIONS, sizes.ormTransactions);
   const result = newResult('j', `ORM adapters beside raw pg: enqueue cost and commit-to-confirm (PostgreSQL, ${orms.length} adapters)`, {
-    rounds: sizes.ormRounds, transactionsPerRound: sizes.ormTransactions, warmup, confirmSamples: sizes.ormConfirmSamples,
-    relayConnections: RELAY_CONNECTIONS, payloadBytes: sizes.payloadBytes, broker: 'rabbitmq',
+    rounds: sizes.ormRounds,
+    transactionsPerRound: sizes.ormTransactions,
+    warmup,
+    confirmSamples: sizes.ormConfirmSamples,
+    relayConnections: RELAY_CONNECTIONS,
+    payloadBytes: sizes.payloadBytes,
+    broker: 'rabbitmq',
   });
   const schema = uniqueName('bench_orm');
   const rig: OrmRig = { schema, url: services.postgresUrl, applicationName: (path) => `bench-orm-${path}` };
@@ -75,8 +80,16 @@ export async function ormAdapters(context: ScenarioContext): Promise<ScenarioRes
       }
     }
     const measured = paths.map((path, index): Measured => ({
-      path, index, slug: path.name.toLowerCase().replaceAll(' ', '-'), enqueueMs: new LatencyHistogram(), cpuMicros: 0, committed: 0, failures: 0,
-      confirmMs: new LatencyHistogram(), confirmCommitted: 0, confirmMissing: 0,
+      path,
+      index,
+      slug: path.name.toLowerCase().replaceAll(' ', '-'),
+      enqueueMs: new LatencyHistogram(),
+      cpuMicros: 0,
+      committed: 0,
+      failures: 0,
+      confirmMs: new LatencyHistogram(),
+      confirmCommitted: 0,
+      confirmMissing: 0,
     }));
     const topic = `bench.orm.${schema.slice(-5)}`;
     const messageOf = (entry: Measured, orderId: number): OutboxMessageInput => {
@@ -96,16 +109,21 @@ export async function ormAdapters(context: ScenarioContext): Promise<ScenarioRes
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
   result.notes.push(
-    'enqueue: only the `outbox.enqueue(handle, message)` call is timed (the adapter call, e.g. `fromKysely(trx)`, included), inside BEGIN; business INSERT through the path\'s own API; enqueue; COMMIT, one transaction after another on one connection per path; paths interleaved in rounds (each round starts one path later). cpuUs: process CPU (user + system) over the call, per enqueue. The target is judged on the p50 ratio; the mean ratio counts garbage collection and the machine\'s pauses too.',
+    "enqueue: only the `outbox.enqueue(handle, message)` call is timed (the adapter call, e.g. `fromKysely(trx)`, included), inside BEGIN; business INSERT through the path's own API; enqueue; COMMIT, one transaction after another on one connection per path; paths interleaved in rounds (each round starts one path later). cpuUs: process CPU (user + system) over the call, per enqueue. The target is judged on the p50 ratio; the mean ratio counts garbage collection and the machine's pauses too.",
     "statements: round trips of one enqueue, counted on the handle. A handle whose driver vouches for the transaction (status `open`: pg's ReadyForQuery status) sends the INSERT alone; one whose ORM cannot tell (status `undefined`) pays one more round trip by design, the store's probe (a transaction-local setting, `set_config('outboxer.in_transaction', …, true)`) that guards the INSERT: such an adapter is not expected to come within 5 % of raw pg. prepared: the store's INSERT is in the connection's pg_prepared_statements (the handle passed the statement's name on to node-postgres; otherwise it is parsed and planned at every enqueue).",
-    'confirm: from the transaction\'s promise resolving (raw: `outbox.transaction(fromPgPool(pool), work)`; ORMs: `outbox.transaction(() => ormTransaction)`) to the relay\'s `onPublished` for that id (after the RabbitMQ confirm); one message at a time, each confirmed before the next, paths interleaved.',
+    "confirm: from the transaction's promise resolving (raw: `outbox.transaction(fromPgPool(pool), work)`; ORMs: `outbox.transaction(() => ormTransaction)`) to the relay's `onPublished` for that id (after the RabbitMQ confirm); one message at a time, each confirmed before the next, paths interleaved.",
   );
   return result;
 }
 
 type MessageOf = (entry: Measured, orderId: number) => OutboxMessageInput;
 
-async function measureEnqueue(outbox: OrmBenchOutbox, measured: Measured[], counts: { warmup: number; rounds: number; perRound: number }, messageOf: MessageOf): Promise<void> {
+async function measureEnqueue(
+  outbox: OrmBenchOutbox,
+  measured: Measured[],
+  counts: { warmup: number; rounds: number; perRound: number },
+  messageOf: MessageOf,
+): Promise<void> {
   const transact = async (entry: Measured, timed: boolean) => {
     const orderId = entry.index * ORDER_ID_SPAN + entry.committed + entry.failures + 1;
     try {
@@ -172,7 +190,9 @@ async function countStatements(outbox: OrmBenchOutbox, entry: Measured, messageO
 /** Every transaction of the enqueue phase (`expected` a path: warm-up, the counted one, the timed ones) committed with its business row and its message. */
 async function checkEnqueued(context: ScenarioContext, schema: string, measured: Measured[], expected: number, result: ScenarioResult): Promise<void> {
   const messages = await context.admin.query<{ type: string; n: number }>(`SELECT type, count(*)::int AS n FROM "${schema}".outbox GROUP BY type`);
-  const orders = await context.admin.query<{ path: number; n: number }>(`SELECT id / ${ORDER_ID_SPAN} AS path, count(*)::int AS n FROM "${schema}".orders GROUP BY 1`);
+  const orders = await context.admin.query<{ path: number; n: number }>(
+    `SELECT id / ${ORDER_ID_SPAN} AS path, count(*)::int AS n FROM "${schema}".orders GROUP BY 1`,
+  );
   for (const entry of measured) {
     const stored = messages.rows.find((row) => row.type === `${MESSAGE_TYPE}.${entry.slug}`)?.n ?? 0;
     const businessRows = orders.rows.find((row) => Number(row.path) === entry.index)?.n ?? 0;
@@ -184,7 +204,14 @@ async function checkEnqueued(context: ScenarioContext, schema: string, measured:
   }
 }
 
-async function measureConfirm(context: ScenarioContext, schema: string, storePool: ReturnType<typeof benchPool>, measured: Measured[], messageOf: MessageOf, result: ScenarioResult): Promise<void> {
+async function measureConfirm(
+  context: ScenarioContext,
+  schema: string,
+  storePool: ReturnType<typeof benchPool>,
+  measured: Measured[],
+  messageOf: MessageOf,
+  result: ScenarioResult,
+): Promise<void> {
   const { sizes, admin } = context;
   const broker = await createBrokerTarget('rabbitmq');
   const store = new PostgresOutboxStore(fromPgPool(storePool), { schema, table: 'outbox_confirm' });
@@ -234,7 +261,11 @@ async function measureConfirm(context: ScenarioContext, schema: string, storePoo
         detail: `${entry.confirmMs.count}/${sizes.ormConfirmSamples}${entry.lastError === undefined ? '' : ` (last error: ${entry.lastError})`}`,
       });
     }
-    result.checks.push({ name: 'commit-to-confirm: the broker holds every committed message, once', ok: stored === committed && clock.confirms === committed, detail: `committed ${committed}, published ${clock.confirms}, stored ${stored}` });
+    result.checks.push({
+      name: 'commit-to-confirm: the broker holds every committed message, once',
+      ok: stored === committed && clock.confirms === committed,
+      detail: `committed ${committed}, published ${clock.confirms}, stored ${stored}`,
+    });
   } finally {
     await outbox.close().catch(() => undefined);
     await broker.cleanup();
@@ -261,14 +292,30 @@ function report(measured: Measured[], result: ScenarioResult): void {
     result.rows.push({
       contender: entry.path.name,
       metrics: {
-        enqueueP50Us: round(enqueue.p50 * 1000, 1), enqueueMeanUs: round(enqueue.mean * 1000, 1), cpuUs: round(cpu, 1),
-        p50VsRaw: round(enqueue.p50 / rawEnqueue.p50), meanVsRaw: round(enqueue.mean / rawEnqueue.mean), cpuVsRaw: round(cpu / rawCpu),
-        statements: entry.statementsPerEnqueue ?? null, status: entry.status ?? null, prepared: entry.prepared ?? null,
-        confirmP50Ms: round(confirm.p50), confirmP99Ms: round(confirm.p99), confirmP50VsRaw: round(confirm.p50 / rawConfirm.p50), confirmP99VsRaw: round(confirm.p99 / rawConfirm.p99),
+        enqueueP50Us: round(enqueue.p50 * 1000, 1),
+        enqueueMeanUs: round(enqueue.mean * 1000, 1),
+        cpuUs: round(cpu, 1),
+        p50VsRaw: round(enqueue.p50 / rawEnqueue.p50),
+        meanVsRaw: round(enqueue.mean / rawEnqueue.mean),
+        cpuVsRaw: round(cpu / rawCpu),
+        statements: entry.statementsPerEnqueue ?? null,
+        status: entry.status ?? null,
+        prepared: entry.prepared ?? null,
+        confirmP50Ms: round(confirm.p50),
+        confirmP99Ms: round(confirm.p99),
+        confirmP50VsRaw: round(confirm.p50 / rawConfirm.p50),
+        confirmP99VsRaw: round(confirm.p99 / rawConfirm.p99),
       },
     });
     if (entry === raw) continue;
-    result.targets.push(target(`${entry.path.name}: enqueue time <= ${TARGET_RATIO} x raw pg`, `<= ${TARGET_RATIO} (p50 vs raw pg, same run)`, round(enqueue.p50 / rawEnqueue.p50), (v) => v <= TARGET_RATIO));
+    result.targets.push(
+      target(
+        `${entry.path.name}: enqueue time <= ${TARGET_RATIO} x raw pg`,
+        `<= ${TARGET_RATIO} (p50 vs raw pg, same run)`,
+        round(enqueue.p50 / rawEnqueue.p50),
+        (v) => v <= TARGET_RATIO,
+      ),
+    );
   }
   const probed = measured.filter((entry) => entry.status !== 'open').map((entry) => entry.path.name);
   if (probed.length > 0) result.notes.push(`Probed in the database (status not \`open\`, one more round trip per enqueue, by design): ${probed.join(', ')}.`);

@@ -27,7 +27,8 @@ function chosenKinds(): PublisherKind[] {
   const asked = process.env.BENCH_PUBLISHERS;
   if (asked === undefined || asked === '') return [...PUBLISHER_KINDS];
   const kinds = asked.split(',');
-  for (const kind of kinds) if (!PUBLISHER_KINDS.includes(kind as PublisherKind)) throw new Error(`BENCH_PUBLISHERS: unknown ${kind}; known: ${PUBLISHER_KINDS.join(', ')}`);
+  for (const kind of kinds)
+    if (!PUBLISHER_KINDS.includes(kind as PublisherKind)) throw new Error(`BENCH_PUBLISHERS: unknown ${kind}; known: ${PUBLISHER_KINDS.join(', ')}`);
   return kinds as PublisherKind[];
 }
 
@@ -40,7 +41,10 @@ interface Measured {
 }
 
 /** Runs `work` with fresh destination resources, timing the bench process's and the receiving server's CPU. */
-async function onTarget(kind: PublisherKind, work: (target: PublisherTarget) => Promise<{ confirmed: number; seconds: number; dbCpu?: number }>): Promise<Measured & { stored: number | undefined }> {
+async function onTarget(
+  kind: PublisherKind,
+  work: (target: PublisherTarget) => Promise<{ confirmed: number; seconds: number; dbCpu?: number }>,
+): Promise<Measured & { stored: number | undefined }> {
   const target = await createPublisherTarget(kind);
   try {
     const server = cpuMeter(async () => (target.serverPid === undefined ? [] : [target.serverPid]));
@@ -68,7 +72,13 @@ export async function publisherDrain(context: ScenarioContext): Promise<Scenario
   const n = sizes.publisherMessages;
   const kinds = chosenKinds();
   const result = newResult('k', `Drain of ${n.toLocaleString('en-US')} messages through the Redis Streams, MQTT and webhook publishers`, {
-    messages: n, publishers: kinds.join(' '), relayWindow: OUTBOXER_RELAY_SETTINGS.maxInFlight, relayBatch: OUTBOXER_RELAY_SETTINGS.batchSize, keys: sizes.keys, payloadBytes: sizes.payloadBytes, relayConnections: RELAY_CONNECTIONS,
+    messages: n,
+    publishers: kinds.join(' '),
+    relayWindow: OUTBOXER_RELAY_SETTINGS.maxInFlight,
+    relayBatch: OUTBOXER_RELAY_SETTINGS.batchSize,
+    keys: sizes.keys,
+    payloadBytes: sizes.payloadBytes,
+    relayConnections: RELAY_CONNECTIONS,
   });
   for (const kind of kinds) {
     const shape = { keys: sizes.keys, payloadBytes: sizes.payloadBytes };
@@ -76,7 +86,11 @@ export async function publisherDrain(context: ScenarioContext): Promise<Scenario
     const own = OWN_CLIENT[kind];
     const rows: { name: string; measured: Measured; window: number | string; keyOrderViolations?: number; failures?: number }[] = [];
     const check = (name: string, stored: number | undefined, confirmed: number) =>
-      result.checks.push({ name: `${kind} ${name}: ${stored === undefined ? 'every publish confirmed (nothing is kept without a subscriber)' : 'destination holds every confirmed message'}`, ok: confirmed === n && (stored === undefined || stored === confirmed), detail: `confirmed ${confirmed}/${n}, stored ${stored ?? 'n/a'}` });
+      result.checks.push({
+        name: `${kind} ${name}: ${stored === undefined ? 'every publish confirmed (nothing is kept without a subscriber)' : 'destination holds every confirmed message'}`,
+        ok: confirmed === n && (stored === undefined || stored === confirmed),
+        detail: `confirmed ${confirmed}/${n}, stored ${stored ?? 'n/a'}`,
+      });
 
     // Untimed warm-up of both sides (JIT, connections' first use), so the first row timed is not the coldest.
     const warm = Math.min(2_000, n);
@@ -102,7 +116,9 @@ export async function publisherDrain(context: ScenarioContext): Promise<Scenario
       try {
         await contender.setup(admin);
         await contender.load(admin, 0, n);
-        const backends = cpuMeter(async () => (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [contender.appName])).rows.map((r) => r.pid));
+        const backends = cpuMeter(async () =>
+          (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [contender.appName])).rows.map((r) => r.pid),
+        );
         await backends.start();
         const started = performance.now();
         await contender.start(order.wrap(clock.wrap(t.publisher())));
@@ -111,13 +127,23 @@ export async function publisherDrain(context: ScenarioContext): Promise<Scenario
         const dbCpu = await backends.stop();
         await contender.stop();
         const pending = await contender.pending(admin);
-        result.checks.push({ name: `${kind} outboxer: drained all`, ok: drained && pending === 0 && clock.confirms === n, detail: `confirmed ${clock.confirms}/${n}, pending ${pending}, failures ${clock.failures} ${clock.lastError ?? ''}`.trim() });
+        result.checks.push({
+          name: `${kind} outboxer: drained all`,
+          ok: drained && pending === 0 && clock.confirms === n,
+          detail: `confirmed ${clock.confirms}/${n}, pending ${pending}, failures ${clock.failures} ${clock.lastError ?? ''}`.trim(),
+        });
         return { confirmed: clock.confirms, seconds, dbCpu };
       } finally {
         await contender.teardown(admin).catch(() => undefined);
       }
     });
-    rows.push({ name: 'outboxer', measured: relay, window: kind === 'mqtt' ? 'Receive Maximum' : window, keyOrderViolations: order.violations, failures: clock.failures });
+    rows.push({
+      name: 'outboxer',
+      measured: relay,
+      window: kind === 'mqtt' ? 'Receive Maximum' : window,
+      keyOrderViolations: order.violations,
+      failures: clock.failures,
+    });
     check('outboxer', relay.stored, relay.confirmed);
     result.checks.push({ name: `${kind} outboxer: per-key order kept`, ok: order.violations === 0, detail: `${order.violations} publishes out of key order` });
 
@@ -131,8 +157,15 @@ export async function publisherDrain(context: ScenarioContext): Promise<Scenario
         contender: row.name,
         broker: kind,
         metrics: {
-          confirmed: m.confirmed, seconds: round(m.seconds), perSecond: Math.round(rate), ratio: round(rate / ownRate), window: row.window,
-          nodeCpuUsPerMsg: round(cpu, 1), nodeCpuVsOwn: round(cpu / ownCpu), serverCpuUsPerMsg: round(m.serverCpu / m.confirmed, 1), dbCpuUsPerMsg: m.dbCpu === undefined ? null : round(m.dbCpu / m.confirmed, 1),
+          confirmed: m.confirmed,
+          seconds: round(m.seconds),
+          perSecond: Math.round(rate),
+          ratio: round(rate / ownRate),
+          window: row.window,
+          nodeCpuUsPerMsg: round(cpu, 1),
+          nodeCpuVsOwn: round(cpu / ownCpu),
+          serverCpuUsPerMsg: round(m.serverCpu / m.confirmed, 1),
+          dbCpuUsPerMsg: m.dbCpu === undefined ? null : round(m.dbCpu / m.confirmed, 1),
           ...(row.keyOrderViolations === undefined ? {} : { keyOrderViolations: row.keyOrderViolations, failures: row.failures ?? 0 }),
         },
       });
@@ -141,9 +174,9 @@ export async function publisherDrain(context: ScenarioContext): Promise<Scenario
     result.targets.push(target(`drain ${kind} >= 0.9 x its own client`, '>= 0.9', relayRatio, (v) => v >= 0.9));
   }
   result.notes.push(
-    'ratio: messages/s over the own client\'s in the same run (1 = the broker\'s own client, same messages, confirmation and window, no database).',
-    'nodeCpuUsPerMsg: this process\'s CPU (user + system) per message over the run: the client, or the publisher, or relay + publisher + pg driver; serverCpuUsPerMsg: the receiving process (redis-server, mosquitto, the webhook receiver: a node:http child that answers 204 and does not verify signatures), from /proc, 10 ms ticks; dbCpuUsPerMsg: the PostgreSQL backends of the relay\'s pool.',
-    'MQTT: nobody subscribes while measuring (Mosquitto answers PUBACK 0x10 and keeps nothing), so the count is the PUBACKs; both sides keep to the broker\'s Receive Maximum (Mosquitto: 20). Webhook: both sides 16 requests in flight (maxConcurrencyPerEndpoint), keep-alive, signed. Pub/Sub and SQS/SNS run on emulators only and are not benched.',
+    "ratio: messages/s over the own client's in the same run (1 = the broker's own client, same messages, confirmation and window, no database).",
+    "nodeCpuUsPerMsg: this process's CPU (user + system) per message over the run: the client, or the publisher, or relay + publisher + pg driver; serverCpuUsPerMsg: the receiving process (redis-server, mosquitto, the webhook receiver: a node:http child that answers 204 and does not verify signatures), from /proc, 10 ms ticks; dbCpuUsPerMsg: the PostgreSQL backends of the relay's pool.",
+    "MQTT: nobody subscribes while measuring (Mosquitto answers PUBACK 0x10 and keeps nothing), so the count is the PUBACKs; both sides keep to the broker's Receive Maximum (Mosquitto: 20). Webhook: both sides 16 requests in flight (maxConcurrencyPerEndpoint), keep-alive, signed. Pub/Sub and SQS/SNS run on emulators only and are not benched.",
   );
   return result;
 }

@@ -40,8 +40,13 @@ const DEATH_GOAL_LEASES = 4 / 3;
 export async function rebalance(context: ScenarioContext): Promise<ScenarioResult> {
   const rounds = context.sizes.rebalanceRounds;
   const result = newResult('i', `Rebalance: a relay joins, dies and leaves, ${rounds} rounds, lease ${LEASE_MS} ms`, {
-    rounds, leaseMs: LEASE_MS, publishTimeoutMs: PUBLISH_TIMEOUT_MS, pollMs: POLL_MS, broker: 'rabbitmq',
-    process: 'outboxer relay CLI (node, transpiled src), engine v2, library defaults otherwise', trickle: `${1000 / TRICKLE.intervalMs} messages/s over ${TRICKLE.keys} keys`,
+    rounds,
+    leaseMs: LEASE_MS,
+    publishTimeoutMs: PUBLISH_TIMEOUT_MS,
+    pollMs: POLL_MS,
+    broker: 'rabbitmq',
+    process: 'outboxer relay CLI (node, transpiled src), engine v2, library defaults otherwise',
+    trickle: `${1000 / TRICKLE.intervalMs} messages/s over ${TRICKLE.keys} keys`,
   });
   if (!context.brokers.includes('rabbitmq')) {
     result.notes.push('Not run: it publishes to RabbitMQ, which --broker left out.');
@@ -55,7 +60,7 @@ export async function rebalance(context: ScenarioContext): Promise<ScenarioResul
   }
   result.notes.push(
     `Times in ms and in leases (${LEASE_MS} ms); each is found by a read of the lease tables every ${POLL_MS} ms, so it is late by up to one poll and a round trip.`,
-    'join: from the new relay\'s ready log line (just before it starts) until each relay holds half the partitions; one per B and one per C. death: from SIGKILL until the survivor holds all; afterExpiry: from the dead relay\'s expires_at (database clock, read right after the kill) to that moment. leave: from SIGTERM until the survivor holds all.',
+    "join: from the new relay's ready log line (just before it starts) until each relay holds half the partitions; one per B and one per C. death: from SIGKILL until the survivor holds all; afterExpiry: from the dead relay's expires_at (database clock, read right after the kill) to that moment. leave: from SIGTERM until the survivor holds all.",
     'trickle: messages committed one by one while the partitions move; delivered counts distinct messages, duplicates the redeliveries (at-least-once after a kill), keyOrderViolations first deliveries after a later message of their key.',
   );
   return result;
@@ -63,12 +68,18 @@ export async function rebalance(context: ScenarioContext): Promise<ScenarioResul
 
 function timeRow(kind: string, histogram: LatencyHistogram, extra: Record<string, number> = {}) {
   const { count, p50, max } = histogram.summary();
-  return { contender: kind, metrics: { samples: count, p50Ms: Math.round(p50), maxMs: Math.round(max), p50Leases: round(p50 / LEASE_MS), maxLeases: round(max / LEASE_MS), ...extra } };
+  return {
+    contender: kind,
+    metrics: { samples: count, p50Ms: Math.round(p50), maxMs: Math.round(max), p50Leases: round(p50 / LEASE_MS), maxLeases: round(max / LEASE_MS), ...extra },
+  };
 }
 
 /** Milliseconds until `name`'s relays row expires, on the database clock. */
 async function leaseLeftMs(admin: pg.Client, schema: string, name: string): Promise<number> {
-  const { rows } = await admin.query<{ ms: number }>(`SELECT (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::float8 AS ms FROM "${schema}".outbox_relays WHERE name = $1`, [name]);
+  const { rows } = await admin.query<{ ms: number }>(
+    `SELECT (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::float8 AS ms FROM "${schema}".outbox_relays WHERE name = $1`,
+    [name],
+  );
   if (rows[0] === undefined) throw new Error(`${name} has no relays row right after its kill`);
   return rows[0].ms;
 }
@@ -91,7 +102,13 @@ interface Moves {
 /** The rounds: B joins and is killed, C joins and leaves; `start` starts a relay process by name. */
 async function timeMoves(context: ScenarioContext, schema: string, poller: HoldingsPoller, start: (name: string) => Promise<RelayProcess>): Promise<Moves> {
   const { admin, log, sizes } = context;
-  const moves: Moves = { joins: new LatencyHistogram(), deaths: new LatencyHistogram(), afterExpiry: new LatencyHistogram(), leaves: new LatencyHistogram(), leaveExits: [] };
+  const moves: Moves = {
+    joins: new LatencyHistogram(),
+    deaths: new LatencyHistogram(),
+    afterExpiry: new LatencyHistogram(),
+    leaves: new LatencyHistogram(),
+    leaveExits: [],
+  };
   const alone = (holdings: Holdings) => fairlySplit(holdings, [INCUMBENT]);
   const joined = async (name: string) => {
     const relay = await start(name);
@@ -133,8 +150,24 @@ async function measure(context: ScenarioContext, main: string, result: ScenarioR
     const poller = new HoldingsPoller(admin, schema, 'outbox', POLL_MS);
     const start = async (name: string) => {
       const relay = await startRelayProcess(main, [
-        '--database-url', services.postgresUrl, '--schema', schema, '--table', 'outbox', '--publisher', 'rabbitmq', '--broker-url', services.amqpUrl,
-        '--exchange', broker.resource, '--owner', name, '--lease-ms', String(LEASE_MS), '--publish-timeout-ms', String(PUBLISH_TIMEOUT_MS),
+        '--database-url',
+        services.postgresUrl,
+        '--schema',
+        schema,
+        '--table',
+        'outbox',
+        '--publisher',
+        'rabbitmq',
+        '--broker-url',
+        services.amqpUrl,
+        '--exchange',
+        broker.resource,
+        '--owner',
+        name,
+        '--lease-ms',
+        String(LEASE_MS),
+        '--publish-timeout-ms',
+        String(PUBLISH_TIMEOUT_MS),
       ]);
       relays.push(relay);
       return relay;
@@ -152,20 +185,48 @@ async function measure(context: ScenarioContext, main: string, result: ScenarioR
 
     const [join, death, leave] = [timeRow('join', moves.joins), timeRow('death (SIGKILL)', moves.deaths), timeRow('leave (SIGTERM)', moves.leaves)];
     const afterExpiry = moves.afterExpiry.summary();
-    result.rows.push(join, { ...death, metrics: { ...death.metrics, afterExpiryP50Ms: Math.round(afterExpiry.p50), afterExpiryMaxMs: Math.round(afterExpiry.max) } }, leave);
-    result.rows.push({ contender: 'trickle', metrics: { written, delivered: written - audit.missing, duplicates: audit.duplicates, keyOrderViolations: audit.keyOrderViolations } });
+    result.rows.push(
+      join,
+      { ...death, metrics: { ...death.metrics, afterExpiryP50Ms: Math.round(afterExpiry.p50), afterExpiryMaxMs: Math.round(afterExpiry.max) } },
+      leave,
+    );
+    result.rows.push({
+      contender: 'trickle',
+      metrics: { written, delivered: written - audit.missing, duplicates: audit.duplicates, keyOrderViolations: audit.keyOrderViolations },
+    });
     result.targets.push(
       target('join: rebalanced within one lease of the joiner starting (max)', '<= 1 lease', join.metrics.maxLeases, (v) => v <= 1),
-      target('death: taken over within lease + lease/3 of the kill (max)', `<= ${round(DEATH_GOAL_LEASES)} lease`, death.metrics.maxLeases, (v) => v <= DEATH_GOAL_LEASES),
+      target(
+        'death: taken over within lease + lease/3 of the kill (max)',
+        `<= ${round(DEATH_GOAL_LEASES)} lease`,
+        death.metrics.maxLeases,
+        (v) => v <= DEATH_GOAL_LEASES,
+      ),
       target('leave: taken back within one lease of SIGTERM (max)', '<= 1 lease', leave.metrics.maxLeases, (v) => v <= 1),
     );
     const n = context.sizes.rebalanceRounds;
     result.checks.push(
-      { name: 'every move timed', ok: moves.joins.count === 2 * n && moves.deaths.count === n && moves.leaves.count === n, detail: `${moves.joins.count} joins, ${moves.deaths.count} deaths, ${moves.leaves.count} leaves in ${n} rounds` },
-      { name: `${INCUMBENT} kept one relay id (never lapsed, never reaped)`, ok: incumbentKept, detail: incumbentKept ? 'the same id at the end' : 'another id, or none, at the end' },
+      {
+        name: 'every move timed',
+        ok: moves.joins.count === 2 * n && moves.deaths.count === n && moves.leaves.count === n,
+        detail: `${moves.joins.count} joins, ${moves.deaths.count} deaths, ${moves.leaves.count} leaves in ${n} rounds`,
+      },
+      {
+        name: `${INCUMBENT} kept one relay id (never lapsed, never reaped)`,
+        ok: incumbentKept,
+        detail: incumbentKept ? 'the same id at the end' : 'another id, or none, at the end',
+      },
       { name: 'every relay stopped by SIGTERM exited cleanly', ok: exits.every((code) => code === 0), detail: `exit codes ${exits.join(', ')}` },
-      { name: 'trickle: every message published and delivered', ok: written > 0 && pending === 0 && audit.missing === 0, detail: `${written} written, ${audit.missing} missing, ${pending} rows pending` },
-      { name: 'trickle: key order kept (first deliveries)', ok: audit.keyOrderViolations === 0, detail: `${audit.keyOrderViolations} first deliveries after a later message of their key` },
+      {
+        name: 'trickle: every message published and delivered',
+        ok: written > 0 && pending === 0 && audit.missing === 0,
+        detail: `${written} written, ${audit.missing} missing, ${pending} rows pending`,
+      },
+      {
+        name: 'trickle: key order kept (first deliveries)',
+        ok: audit.keyOrderViolations === 0,
+        detail: `${audit.keyOrderViolations} first deliveries after a later message of their key`,
+      },
     );
   } finally {
     await trickle.stop().catch(() => undefined);

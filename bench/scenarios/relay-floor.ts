@@ -57,7 +57,11 @@ export async function relayFloor(context: ScenarioContext): Promise<ScenarioResu
   const { sizes, admin, log } = context;
   const n = sizes.floorMessages;
   const result = newResult('l', `Relay floor: ${n.toLocaleString('en-US')} messages drained by outboxer's relay process and by the ideal unordered relay`, {
-    messages: n, rounds: sizes.floorRounds, keys: sizes.keys, payloadBytes: sizes.payloadBytes, engine: sizes.engine,
+    messages: n,
+    rounds: sizes.floorRounds,
+    keys: sizes.keys,
+    payloadBytes: sizes.payloadBytes,
+    engine: sizes.engine,
     outboxer: `CLI, library defaults (batch ${OUTBOXER_RELAY_SETTINGS.batchSize}, window ${OUTBOXER_RELAY_SETTINGS.maxInFlight}, lanes ${OUTBOXER_RELAY_SETTINGS.lanes})`,
     ideal: `batch ${IDEAL_BATCH}, window ${OUTBOXER_RELAY_SETTINGS.maxInFlight}, one connection`,
   });
@@ -74,7 +78,11 @@ export async function relayFloor(context: ScenarioContext): Promise<ScenarioResu
           const drain = await drainOnce(context, broker, side, side === 'ideal' ? idealMain : cli.main, meter);
           drains[side].push(drain);
           const who = `${broker} ${NAMES[side]} round ${r + 1}`;
-          result.checks.push({ name: `${who}: broker holds every message, table empty`, ok: drain.stored === n && drain.pending === 0, detail: `stored ${drain.stored}/${n}, rows left ${drain.pending}` });
+          result.checks.push({
+            name: `${who}: broker holds every message, table empty`,
+            ok: drain.stored === n && drain.pending === 0,
+            detail: `stored ${drain.stored}/${n}, rows left ${drain.pending}`,
+          });
           result.checks.push({ name: `${who}: stopped cleanly`, ok: drain.exitCode === 0, detail: `exit code ${drain.exitCode} ${drain.note}`.trim() });
         }
       }
@@ -84,8 +92,8 @@ export async function relayFloor(context: ScenarioContext): Promise<ScenarioResu
     cli.remove();
   }
   result.notes.push(
-    'perSecond: messages over the time from the backlog\'s COMMIT (with a wake-up NOTIFY) to the broker holding all of them (asked every 50 ms), pooled over the rounds; roundRates: each round\'s. emptyS: COMMIT to the table empty (the last completion), the CPU window.',
-    'CPU per message (µs) from /proc, 10 ms ticks, over COMMIT to table empty: pg = every PostgreSQL process (postmaster, its live children, and the children reaped meanwhile: autovacuum workers, ended sessions) less the live backends of other sessions (other suites share the server; otherSessions counts them) and of the bench; pgRelay = the backends of the relay process\'s own connections (by client port); pgReaped = the reaped part of pg, which can include other suites\' short sessions; relay = the relay process (all threads, start-up excluded: it started before the backlog was committed); broker = beam.smp or nats-server, which other suites may also use.',
+    "perSecond: messages over the time from the backlog's COMMIT (with a wake-up NOTIFY) to the broker holding all of them (asked every 50 ms), pooled over the rounds; roundRates: each round's. emptyS: COMMIT to the table empty (the last completion), the CPU window.",
+    "CPU per message (µs) from /proc, 10 ms ticks, over COMMIT to table empty: pg = every PostgreSQL process (postmaster, its live children, and the children reaped meanwhile: autovacuum workers, ended sessions) less the live backends of other sessions (other suites share the server; otherSessions counts them) and of the bench; pgRelay = the backends of the relay process's own connections (by client port); pgReaped = the reaped part of pg, which can include other suites' short sessions; relay = the relay process (all threads, start-up excluded: it started before the backlog was committed); broker = beam.smp or nats-server, which other suites may also use.",
     'The ideal relay runs the same transpiled build as the CLI relay (node, no tsx), publishes with the same wire functions (routing key or subject, properties, headers, body bytes) and the same window, and has a table with only its primary key.',
   );
   return result;
@@ -129,8 +137,12 @@ function report(result: ScenarioResult, broker: BrokerKind, n: number, drains: R
     });
   }
   result.targets.push(target(`drain ${broker} >= 0.9 x the ideal relay`, '>= 0.9', ratio(ours.perSecond, ideal.perSecond), (v) => v >= 0.9));
-  result.targets.push(target(`${broker}: PostgreSQL CPU per message <= 2 x the ideal relay's`, '<= 2', ratio(ours.pgUsPerMsg, ideal.pgUsPerMsg), (v) => v <= 2));
-  result.targets.push(target(`${broker}: relay process CPU per message <= 1.5 x the ideal relay's`, '<= 1.5', ratio(ours.relayUsPerMsg, ideal.relayUsPerMsg), (v) => v <= 1.5));
+  result.targets.push(
+    target(`${broker}: PostgreSQL CPU per message <= 2 x the ideal relay's`, '<= 2', ratio(ours.pgUsPerMsg, ideal.pgUsPerMsg), (v) => v <= 2),
+  );
+  result.targets.push(
+    target(`${broker}: relay process CPU per message <= 1.5 x the ideal relay's`, '<= 1.5', ratio(ours.relayUsPerMsg, ideal.relayUsPerMsg), (v) => v <= 1.5),
+  );
 }
 
 function sideOf(context: ScenarioContext, broker: BrokerKind, side: Side, main: string, target: BrokerTarget, workload: Workload): Contestant {
@@ -143,7 +155,16 @@ function sideOf(context: ScenarioContext, broker: BrokerKind, side: Side, main: 
       load: (admin, count) => contender.load(admin, 0, count),
       pending: (admin) => contender.pending(admin),
       async start(admin) {
-        const args = ['--database-url', services.postgresUrl, '--schema', contender.schema, '--table', 'outbox', ...brokerFlags(target), ...engineCliFlags(sizes.engine)];
+        const args = [
+          '--database-url',
+          services.postgresUrl,
+          '--schema',
+          contender.schema,
+          '--table',
+          'outbox',
+          ...brokerFlags(target),
+          ...engineCliFlags(sizes.engine),
+        ];
         const relay = await startRelayProcess(main, args);
         const holdings = new HoldingsPoller(admin, contender.schema, 'outbox', 25);
         await holdings.until('the relay holds every partition', (h) => [...h.byRelay.values()].reduce((a, b) => a + b, 0) === h.partitions, 30_000);
@@ -159,16 +180,30 @@ function sideOf(context: ScenarioContext, broker: BrokerKind, side: Side, main: 
     setup: async (admin) => void (await admin.query(idealTableSql(schema))),
     async load(admin, count) {
       // the same rows as outboxer's load: plain SQL, keys round-robin, the same jsonb-built payload text
-      await bulkLoad(admin, count, (from, to) => `INSERT INTO ${table} (topic, type, key, payload)
+      await bulkLoad(
+        admin,
+        count,
+        (from, to) => `INSERT INTO ${table} (topic, type, key, payload)
         SELECT '${workload.topic}', '${MESSAGE_TYPE}', 'k-' || (g % ${workload.keys}), ${payloadSql('g', workload)}
-        FROM generate_series(${from}, ${to}) g`);
+        FROM generate_series(${from}, ${to}) g`,
+      );
       await admin.query(`ANALYZE ${table}`);
     },
     pending: async (admin) => (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n ?? -1,
     start: () =>
       startNodeProcess(
-        [main, '--database-url', services.postgresUrl, '--schema', schema, '--broker', broker, '--window', String(OUTBOXER_RELAY_SETTINGS.maxInFlight),
-          ...(broker === 'rabbitmq' ? ['--broker-url', services.amqpUrl, '--exchange', target.resource] : ['--broker-url', services.natsUrl])],
+        [
+          main,
+          '--database-url',
+          services.postgresUrl,
+          '--schema',
+          schema,
+          '--broker',
+          broker,
+          '--window',
+          String(OUTBOXER_RELAY_SETTINGS.maxInFlight),
+          ...(broker === 'rabbitmq' ? ['--broker-url', services.amqpUrl, '--exchange', target.resource] : ['--broker-url', services.natsUrl]),
+        ],
         IDEAL_READY,
         'ideal relay',
       ),
@@ -219,16 +254,31 @@ async function drainOnce(context: ScenarioContext, broker: BrokerKind, side: Sid
     }
     await admin.query('SELECT pg_notify($1, $2)', [DEFAULT_WAKE_CHANNEL, '']);
     const limitMs = Math.max(60_000, n * 2);
-    const stored = await waitFor(() => target.stored(), (v) => v >= n, SAMPLE_MS, limitMs);
+    const stored = await waitFor(
+      () => target.stored(),
+      (v) => v >= n,
+      SAMPLE_MS,
+      limitMs,
+    );
     const seconds = (performance.now() - begun) / 1000;
-    const pending = await waitFor(() => table.pending(admin), (v) => v === 0, 20, 30_000);
+    const pending = await waitFor(
+      () => table.pending(admin),
+      (v) => v === 0,
+      20,
+      30_000,
+    );
     const emptySeconds = (performance.now() - begun) / 1000;
     const postgres = meter === null ? null : await meter.stop(relay.pid);
     const relayCpu = relay.cpu() - relayBefore;
     const brokerCpu = brokerPid === undefined ? null : processCpu(brokerPid) - brokerBefore;
     const peakRssMb = relay.memory().peakMb;
     const exitCode = await relay.stop();
-    const said = relay.stderr().split('\n').filter((line) => line.includes('"msg":"ideal relay st') || line.includes('failed')).slice(-2).join(' ');
+    const said = relay
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"ideal relay st') || line.includes('failed'))
+      .slice(-2)
+      .join(' ');
     relay = undefined;
     return { seconds, emptySeconds, stored, pending, exitCode, postgres, relayCpu, brokerCpu, peakRssMb, note: exitCode === 0 ? '' : said };
   } finally {

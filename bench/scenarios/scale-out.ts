@@ -23,7 +23,13 @@ export async function scaleOut(context: ScenarioContext): Promise<ScenarioResult
   const { sizes } = context;
   const n = sizes.scaleMessages;
   const result = newResult('g', `Scale-out: ${n.toLocaleString('en-US')} messages drained by ${sizes.scaleRelays.join(', ')} relay processes`, {
-    messages: n, relayProcesses: sizes.scaleRelays.join(', '), engine: sizes.engine, process: 'outboxer relay CLI (node, transpiled src), library defaults', window: OUTBOXER_RELAY_SETTINGS.maxInFlight, keys: sizes.keys, payloadBytes: sizes.payloadBytes,
+    messages: n,
+    relayProcesses: sizes.scaleRelays.join(', '),
+    engine: sizes.engine,
+    process: 'outboxer relay CLI (node, transpiled src), library defaults',
+    window: OUTBOXER_RELAY_SETTINGS.maxInFlight,
+    keys: sizes.keys,
+    payloadBytes: sizes.payloadBytes,
   });
   const cli = buildCli();
   try {
@@ -41,7 +47,11 @@ async function brokerRuns(context: ScenarioContext, broker: BrokerKind, main: st
   const window = OUTBOXER_RELAY_SETTINGS.maxInFlight;
   log(`(g) ${broker}: broker ceiling, ${n} messages`);
   const ceiling = await measureCeiling(broker, { keys: sizes.keys, payloadBytes: sizes.payloadBytes }, n, window);
-  result.rows.push({ contender: 'broker ceiling', broker, metrics: { confirmed: ceiling.confirmed, seconds: round(ceiling.seconds), perSecond: Math.round(ceiling.perSecond), vsCeiling: 1 } });
+  result.rows.push({
+    contender: 'broker ceiling',
+    broker,
+    metrics: { confirmed: ceiling.confirmed, seconds: round(ceiling.seconds), perSecond: Math.round(ceiling.perSecond), vsCeiling: 1 },
+  });
   result.checks.push({ name: `${broker} ceiling stored all`, ok: ceiling.stored === n, detail: `${ceiling.stored}/${n}` });
   let oneRelay = Number.NaN;
   for (const processes of sizes.scaleRelays) {
@@ -53,15 +63,41 @@ async function brokerRuns(context: ScenarioContext, broker: BrokerKind, main: st
       contender: `outboxer relay x${processes}`,
       broker,
       metrics: {
-        relays: processes, confirmed: run.stored, seconds: round(run.seconds), perSecond: Math.round(run.perSecond), vs1Relay: round(run.perSecond / oneRelay),
-        vsCeiling: round(run.perSecond / ceiling.perSecond), peakRssMb: Math.round(peakMb), startRssMb: Math.round(Math.max(...run.startMb)),
+        relays: processes,
+        confirmed: run.stored,
+        seconds: round(run.seconds),
+        perSecond: Math.round(run.perSecond),
+        vs1Relay: round(run.perSecond / oneRelay),
+        vsCeiling: round(run.perSecond / ceiling.perSecond),
+        peakRssMb: Math.round(peakMb),
+        startRssMb: Math.round(Math.max(...run.startMb)),
       },
     });
     const who = `${broker} x${processes}`;
-    result.checks.push({ name: `${who}: broker holds every message, none pending`, ok: run.drained && run.stored === n && run.pending === 0, detail: `stored ${run.stored}/${n}, pending rows ${run.pending}` });
-    result.checks.push({ name: `${who}: every relay's memory read`, ok: run.peakMb.every((mb, i) => Number.isFinite(mb) && mb >= (run.startMb[i] ?? Number.NaN)), detail: `peak ${run.peakMb.map(Math.round).join(', ')} MB, at start ${run.startMb.map(Math.round).join(', ')} MB` });
-    result.checks.push({ name: `${who}: every relay stopped cleanly`, ok: run.exitCodes.every((code) => code === 0), detail: `exit codes ${run.exitCodes.join(', ')}` });
-    if (processes === 1) result.targets.push(target(`${broker} relay peak RSS during a ${n.toLocaleString('en-US')} drain <= ${PEAK_RSS_TARGET_MB} MB`, `<= ${PEAK_RSS_TARGET_MB} MB (1M drain)`, Math.round(peakMb), (v) => v <= PEAK_RSS_TARGET_MB));
+    result.checks.push({
+      name: `${who}: broker holds every message, none pending`,
+      ok: run.drained && run.stored === n && run.pending === 0,
+      detail: `stored ${run.stored}/${n}, pending rows ${run.pending}`,
+    });
+    result.checks.push({
+      name: `${who}: every relay's memory read`,
+      ok: run.peakMb.every((mb, i) => Number.isFinite(mb) && mb >= (run.startMb[i] ?? Number.NaN)),
+      detail: `peak ${run.peakMb.map(Math.round).join(', ')} MB, at start ${run.startMb.map(Math.round).join(', ')} MB`,
+    });
+    result.checks.push({
+      name: `${who}: every relay stopped cleanly`,
+      ok: run.exitCodes.every((code) => code === 0),
+      detail: `exit codes ${run.exitCodes.join(', ')}`,
+    });
+    if (processes === 1)
+      result.targets.push(
+        target(
+          `${broker} relay peak RSS during a ${n.toLocaleString('en-US')} drain <= ${PEAK_RSS_TARGET_MB} MB`,
+          `<= ${PEAK_RSS_TARGET_MB} MB (1M drain)`,
+          Math.round(peakMb),
+          (v) => v <= PEAK_RSS_TARGET_MB,
+        ),
+      );
   }
 }
 
@@ -77,17 +113,31 @@ interface ProcessDrain {
 }
 
 export function brokerFlags(target: BrokerTarget): string[] {
-  return target.kind === 'rabbitmq' ? ['--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', target.resource] : ['--publisher', 'nats', '--broker-url', services.natsUrl];
+  return target.kind === 'rabbitmq'
+    ? ['--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', target.resource]
+    : ['--publisher', 'nats', '--broker-url', services.natsUrl];
 }
 
 async function drainWith(context: ScenarioContext, broker: BrokerKind, main: string, processes: number, n: number): Promise<ProcessDrain> {
   const { sizes, admin } = context;
   const target = await createBrokerTarget(broker);
-  const contender = outboxerContender({ workload: { topic: target.topic, keys: sizes.keys, payloadBytes: sizes.payloadBytes }, relayConnections: 1 }, { engine: sizes.engine });
+  const contender = outboxerContender(
+    { workload: { topic: target.topic, keys: sizes.keys, payloadBytes: sizes.payloadBytes }, relayConnections: 1 },
+    { engine: sizes.engine },
+  );
   const relays: RelayProcess[] = [];
   try {
     await contender.setup(admin);
-    const args = ['--database-url', services.postgresUrl, '--schema', contender.schema, '--table', 'outbox', ...brokerFlags(target), ...engineCliFlags(sizes.engine)];
+    const args = [
+      '--database-url',
+      services.postgresUrl,
+      '--schema',
+      contender.schema,
+      '--table',
+      'outbox',
+      ...brokerFlags(target),
+      ...engineCliFlags(sizes.engine),
+    ];
     const started = await Promise.allSettled(Array.from({ length: processes }, () => startRelayProcess(main, args)));
     for (const outcome of started) if (outcome.status === 'fulfilled') relays.push(outcome.value);
     const failed = started.find((outcome) => outcome.status === 'rejected');

@@ -76,6 +76,8 @@ export function aheadTargets(result: ScenarioResult, metric: string, higherIsBet
     const theirs = row.metrics[metric];
     if (typeof ours !== 'number' || typeof theirs !== 'number') continue;
     const value = higherIsBetter ? ours / theirs : theirs / ours;
-    result.targets.push(target(`${broker === undefined ? '' : `${broker} `}${metric}: ahead of ${row.contender}`, '> 1 (outboxer better)', round(value), (v) => v > 1));
+    result.targets.push(
+      target(`${broker === undefined ? '' : `${broker} `}${metric}: ahead of ${row.contender}`, '> 1 (outboxer better)', round(value), (v) => v > 1),
+    );
   }
 }

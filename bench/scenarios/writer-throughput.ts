@@ -19,7 +19,12 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
   const broker = context.brokers[0] ?? 'rabbitmq';
   const connections = sizes.writerConnections;
   const result = newResult('c', `Writer throughput at ${connections} connections, relay running vs stopped`, {
-    writerConnections: connections, phaseSeconds: sizes.writerSeconds, phases: PHASES.join(' '), broker, relayConnections: RELAY_CONNECTIONS, keys: sizes.keys,
+    writerConnections: connections,
+    phaseSeconds: sizes.writerSeconds,
+    phases: PHASES.join(' '),
+    broker,
+    relayConnections: RELAY_CONNECTIONS,
+    keys: sizes.keys,
   });
   for (const factory of context.contenders) {
     const served = { topic: '', keys: sizes.keys, payloadBytes: sizes.payloadBytes };
@@ -41,23 +46,37 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
             first += run.commits + run.errors;
             runs[phase].push(run);
           }
-          const rate = (phaseRuns: readonly WriterRun[]) => phaseRuns.reduce((sum, run) => sum + run.commits, 0) / phaseRuns.reduce((sum, run) => sum + run.seconds, 0);
+          const rate = (phaseRuns: readonly WriterRun[]) =>
+            phaseRuns.reduce((sum, run) => sum + run.commits, 0) / phaseRuns.reduce((sum, run) => sum + run.seconds, 0);
           const ratio = rate(runs.running) / rate(runs.stopped);
           const latency = runs.running[runs.running.length - 1]?.transactionLatency.summary();
           result.rows.push({
             contender: contender.name,
             metrics: {
-              stoppedTxPerSecond: Math.round(rate(runs.stopped)), runningTxPerSecond: Math.round(rate(runs.running)), ratio: round(ratio),
-              runningTxP50Ms: round(latency?.p50 ?? Number.NaN), runningTxP99Ms: round(latency?.p99 ?? Number.NaN), relayConfirms: clock.confirms,
+              stoppedTxPerSecond: Math.round(rate(runs.stopped)),
+              runningTxPerSecond: Math.round(rate(runs.running)),
+              ratio: round(ratio),
+              runningTxP50Ms: round(latency?.p50 ?? Number.NaN),
+              runningTxP99Ms: round(latency?.p99 ?? Number.NaN),
+              relayConfirms: clock.confirms,
               // below 1: the relay fell behind its writers, and the running phases cost them less than keeping up would
               relayShare: round(clock.confirms / runs.running.reduce((sum, run) => sum + run.messages, 0)),
             },
           });
           const all = [...runs.stopped, ...runs.running];
           const errors = all.reduce((sum, run) => sum + run.errors, 0);
-          result.checks.push({ name: `${contender.name}: writers committed without errors`, ok: errors === 0 && runs.running.every((run) => run.commits > 0), detail: `${errors} errors ${all.find((run) => run.lastError !== undefined)?.lastError ?? ''}`.trim() });
-          result.checks.push({ name: `${contender.name}: relay published while running`, ok: clock.confirms > 0 && clock.failures === 0, detail: `${clock.confirms} confirms, ${clock.failures} failures` });
-          if (isOutboxerRelay(contender.name)) result.targets.push(target(targetFor(contender.name, 'writer throughput with relay >= 0.9 x without'), '>= 0.9', round(ratio), (v) => v >= 0.9));
+          result.checks.push({
+            name: `${contender.name}: writers committed without errors`,
+            ok: errors === 0 && runs.running.every((run) => run.commits > 0),
+            detail: `${errors} errors ${all.find((run) => run.lastError !== undefined)?.lastError ?? ''}`.trim(),
+          });
+          result.checks.push({
+            name: `${contender.name}: relay published while running`,
+            ok: clock.confirms > 0 && clock.failures === 0,
+            detail: `${clock.confirms} confirms, ${clock.failures} failures`,
+          });
+          if (isOutboxerRelay(contender.name))
+            result.targets.push(target(targetFor(contender.name, 'writer throughput with relay >= 0.9 x without'), '>= 0.9', round(ratio), (v) => v >= 0.9));
         } finally {
           await pool.end();
         }

@@ -20,7 +20,9 @@ export async function useEngine(admin: pg.Client, schema: string, table: string,
   if (found.rows[0]?.exists !== true) throw new Error(`engine ${engine}: ${partitioning} is missing (this commit has no engine v2)`);
   // since schema version 14 the table has no engine column: v2 is the only engine
   const engineColumn = await admin.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'engine' AND NOT attisdropped`, [partitioning]);
+    `SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'engine' AND NOT attisdropped`,
+    [partitioning],
+  );
   if (engineColumn.rows[0]?.n === 1) await admin.query(`UPDATE ${partitioning} SET engine = '${engine}', fence_until = '-infinity'`);
   else if (engine !== 'v2') throw new Error(`engine ${String(engine)}: this commit's table runs engine v2 only`);
 }

@@ -87,7 +87,10 @@ export class LateCommitRounds {
     let otherConfirmed: number | undefined;
     let aConfirmed: Promise<number>;
     try {
-      ({ confirmed: aConfirmed } = await Promise.race([aEnqueued, committedA.then(() => Promise.reject(new Error('session A committed before its enqueue returned')))]));
+      ({ confirmed: aConfirmed } = await Promise.race([
+        aEnqueued,
+        committedA.then(() => Promise.reject(new Error('session A committed before its enqueue returned'))),
+      ]));
       const other = await this.#commitOne(sessionB, path, b);
       otherConfirmed = await within(other.confirmed, this.#boundMs);
     } finally {
@@ -98,7 +101,11 @@ export class LateCommitRounds {
     const followUp = c === undefined ? undefined : await this.#commitOne(sessionA, path, c);
     const at = await within(aConfirmed, this.#boundMs);
     const followUpAt = followUp === undefined ? undefined : await within(followUp.confirmed, this.#boundMs);
-    return { latencyMs: at === undefined ? undefined : at - committedAt, otherConfirmed: otherConfirmed !== undefined, followUpConfirmed: c === undefined || followUpAt !== undefined };
+    return {
+      latencyMs: at === undefined ? undefined : at - committedAt,
+      otherConfirmed: otherConfirmed !== undefined,
+      followUpConfirmed: c === undefined || followUpAt !== undefined,
+    };
   }
 
   /** Commits message `n` alone; its confirmation is asked for inside the transaction, before it can be published. */

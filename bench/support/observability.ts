@@ -1,4 +1,11 @@
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import type { Publisher, RelayHealth, RelayHooks } from '../../src/index.js';
 import { OutboxerMetrics } from '../../src/ops/metrics/index.js';
 import { createEnqueueTracing, tracePublisher, type EnqueueInstrumentation } from '../../src/ops/tracing/index.js';

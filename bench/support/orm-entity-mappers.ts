@@ -110,7 +110,11 @@ export async function mikroOrmPath(rig: OrmRig): Promise<OrmPath> {
 }
 
 export async function sequelizePath(rig: OrmRig): Promise<OrmPath> {
-  const sequelize = new Sequelize(rig.url, { logging: false, pool: { min: 0, max: 1 }, dialectOptions: { application_name: rig.applicationName('sequelize') } });
+  const sequelize = new Sequelize(rig.url, {
+    logging: false,
+    pool: { min: 0, max: 1 },
+    dialectOptions: { application_name: rig.applicationName('sequelize') },
+  });
   const orders = sequelize.define(
     'Order',
     { id: { type: DataTypes.INTEGER, primaryKey: true }, note: { type: DataTypes.TEXT, allowNull: false } },

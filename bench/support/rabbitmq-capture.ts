@@ -27,7 +27,8 @@ export async function captureRabbitMq(exchange: string, topic: string): Promise<
       for (let message = await channel.get(queue, { noAck: true }); message !== false; message = await channel.get(queue, { noAck: true })) {
         const body = JSON.parse(message.content.toString()) as { n?: unknown };
         const key: unknown = (message.properties.headers as Record<string, unknown> | undefined)?.[OutboxAmqpHeaders.key];
-        if (typeof body.n !== 'number' || typeof key !== 'string') throw new Error(`a captured message has no number or key: ${message.content.toString().slice(0, 80)}`);
+        if (typeof body.n !== 'number' || typeof key !== 'string')
+          throw new Error(`a captured message has no number or key: ${message.content.toString().slice(0, 80)}`);
         deliveries.push({ key, n: body.n });
       }
       return deliveries;

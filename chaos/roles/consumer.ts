@@ -71,7 +71,11 @@ async function consume(source: DestinationWiring): Promise<void> {
     try {
       await (source.broker === 'rabbitmq' ? rabbitOnce(source, url) : natsOnce(source, url));
     } catch (error) {
-      journal.write({ e: 'disconnected', error: error instanceof Error ? error.name : 'unknown', ...(source.name === DEFAULT_DESTINATION ? {} : { to: source.name }) });
+      journal.write({
+        e: 'disconnected',
+        error: error instanceof Error ? error.name : 'unknown',
+        ...(source.name === DEFAULT_DESTINATION ? {} : { to: source.name }),
+      });
     }
     if (!stopping) await pause(300);
   }

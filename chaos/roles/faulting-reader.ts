@@ -42,14 +42,21 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
         const written = (ids: readonly string[]) => (outcome?.applied === true ? ids.filter((id) => !skipped.has(id)).length : 0);
         const fallback = `p${completion.partition}e${completion.epoch}`;
         for (const [tok, ids] of byToken(completion.published, tokens, fallback)) journal.write({ e: 'mark', tok, ids, n: written(ids) });
-        for (const [tok, ids] of byToken(completion.failed.map((f) => f.id), tokens, fallback)) journal.write({ e: 'markFailed', tok, ids, n: written(ids) });
+        for (const [tok, ids] of byToken(
+          completion.failed.map((f) => f.id),
+          tokens,
+          fallback,
+        ))
+          journal.write({ e: 'markFailed', tok, ids, n: written(ids) });
       }
       return applied;
     },
     countAttempt: (relayId, lease, id) => inner.countAttempt(relayId, lease, id),
     // operator pauses are read through the decorator too: without it a relay here would hold no operator pause
     ...(inner.pausedTopics === undefined ? {} : { pausedTopics: () => (inner.pausedTopics as NonNullable<PartitionReader['pausedTopics']>).call(inner) }),
-    ...(inner.destinationPauses === undefined ? {} : { destinationPauses: () => (inner.destinationPauses as NonNullable<PartitionReader['destinationPauses']>).call(inner) }),
+    ...(inner.destinationPauses === undefined
+      ? {}
+      : { destinationPauses: () => (inner.destinationPauses as NonNullable<PartitionReader['destinationPauses']>).call(inner) }),
   };
 }
 

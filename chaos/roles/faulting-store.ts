@@ -8,7 +8,12 @@ import { faultingReader } from './faulting-reader.js';
  * process is killed at the planned point. Every other operation passes through untouched (a Proxy, so that the
  * port may grow).
  */
-export function faultingStore<S extends OutboxStore & { readonly reader: PartitionReader }>(inner: S, journal: Journal, tokens: Map<string, string>, plan: FaultPlan): S {
+export function faultingStore<S extends OutboxStore & { readonly reader: PartitionReader }>(
+  inner: S,
+  journal: Journal,
+  tokens: Map<string, string>,
+  plan: FaultPlan,
+): S {
   const reader = faultingReader(inner.reader, journal, tokens, plan);
   return new Proxy(inner, {
     get(target, property, receiver) {

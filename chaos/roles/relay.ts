@@ -32,19 +32,38 @@ const spec = config.relay;
 const journal = new Journal(config.journal);
 journal.write({ e: 'start', pid: process.pid, incarnation: config.incarnation });
 const logger = createJsonLogger('debug');
-const pool = new pg.Pool(safePoolConfig({
-  connectionString: requireEnv(ENV_PG_URL),
-  max: 3,
-  queryTimeoutMs: spec.queryTimeoutMs,
-  connectTimeoutMs: 2000,
-  applicationName: config.applicationName,
-}));
+const pool = new pg.Pool(
+  safePoolConfig({
+    connectionString: requireEnv(ENV_PG_URL),
+    max: 3,
+    queryTimeoutMs: spec.queryTimeoutMs,
+    connectTimeoutMs: 2000,
+    applicationName: config.applicationName,
+  }),
+);
 pool.on('error', (error) => logger.warn({ error: String(error) }, 'idle database connection failed'));
 /** The real publisher of one destination (the relay's own: `default`). */
 function realPublisher(broker: BrokerKind, url: string, exchange: string, subjectPrefix: string | undefined, name: string): Publisher {
   return broker === 'rabbitmq'
-    ? createRabbitMqPublisher({ url, exchange, confirmTimeoutMs: spec.publishTimeoutMs, connectTimeoutMs: 2000, heartbeatSeconds: 2, maxMessageBytes: spec.maxMessageBytes, logger, clientName: name })
-    : createNatsPublisher({ servers: url, ...(subjectPrefix === undefined ? {} : { subjectPrefix }), publishTimeoutMs: spec.publishTimeoutMs, connectTimeoutMs: 2000, maxMessageBytes: spec.maxMessageBytes, logger, name });
+    ? createRabbitMqPublisher({
+        url,
+        exchange,
+        confirmTimeoutMs: spec.publishTimeoutMs,
+        connectTimeoutMs: 2000,
+        heartbeatSeconds: 2,
+        maxMessageBytes: spec.maxMessageBytes,
+        logger,
+        clientName: name,
+      })
+    : createNatsPublisher({
+        servers: url,
+        ...(subjectPrefix === undefined ? {} : { subjectPrefix }),
+        publishTimeoutMs: spec.publishTimeoutMs,
+        connectTimeoutMs: 2000,
+        maxMessageBytes: spec.maxMessageBytes,
+        logger,
+        name,
+      });
 }
 const inner = realPublisher(config.broker, requireEnv(ENV_BROKER_URL), config.exchange, undefined, config.applicationName);
 const tokens = new Map<string, string>();
@@ -52,9 +71,19 @@ const plan = { point: config.killPoint?.point, at: config.killPoint?.at ?? 0 };
 const store = faultingStore(new PostgresOutboxStore(fromPgPool(pool, { ownsPool: true }), { schema: config.schema }), journal, tokens, plan);
 const publisher = faultingPublisher(inner, journal, tokens, plan);
 // fan-out: each named destination's publisher, journaled like the relay's own (a send is a send, wherever it goes)
-const destinations: Record<string, DestinationInput> = Object.fromEntries((config.destinations ?? []).map((d) => [d.name, {
-  publisher: faultingPublisher(realPublisher(d.broker, requireEnv(d.urlEnv), d.exchange, d.subjectPrefix, `${config.applicationName}-${d.name}`), journal, tokens, plan),
-}]));
+const destinations: Record<string, DestinationInput> = Object.fromEntries(
+  (config.destinations ?? []).map((d) => [
+    d.name,
+    {
+      publisher: faultingPublisher(
+        realPublisher(d.broker, requireEnv(d.urlEnv), d.exchange, d.subjectPrefix, `${config.applicationName}-${d.name}`),
+        journal,
+        tokens,
+        plan,
+      ),
+    },
+  ]),
+);
 const relay = new Relay(store, publisher, {
   ...(config.destinations === undefined ? {} : { destinations }),
   ...(spec.engine === undefined ? {} : { engine: spec.engine }),

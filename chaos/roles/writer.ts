@@ -41,9 +41,17 @@ const store = new Proxy(inner, {
   },
 });
 const destinations = config.destinations ?? [DEFAULT_DESTINATION];
-const outbox = new Outbox<SqlExecutor>(store, destinations.length > 1 || destinations[0] !== DEFAULT_DESTINATION
-  ? { routes: [{ topic: `${config.topicPrefix}.#`, to: [...destinations] }, { topic: `${config.lateTopicPrefix}.#`, to: [...destinations] }] }
-  : {});
+const outbox = new Outbox<SqlExecutor>(
+  store,
+  destinations.length > 1 || destinations[0] !== DEFAULT_DESTINATION
+    ? {
+        routes: [
+          { topic: `${config.topicPrefix}.#`, to: [...destinations] },
+          { topic: `${config.lateTopicPrefix}.#`, to: [...destinations] },
+        ],
+      }
+    : {},
+);
 const q = (name: string) => `"${config.schema}".${name}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -79,15 +87,26 @@ async function transaction(prng: Prng, lane: number, n: number): Promise<void> {
     const first = await outbox.enqueueMany(client, messages);
     const rows = inserted.get(client) ?? [];
     inserted.delete(client);
-    if (rows.length !== first.length * destinations.length) throw new Error(`stored ${rows.length} rows for ${first.length} events to ${destinations.length} destinations`);
+    if (rows.length !== first.length * destinations.length)
+      throw new Error(`stored ${rows.length} rows for ${first.length} events to ${destinations.length} destinations`);
     // rows are in message order, each message's destinations in route order (`routes.expand`)
-    const events = first.map((id, i) => ({ v: base + i + 1, kind: kinds[i] as MessageKind, rows: rows.slice(i * destinations.length, (i + 1) * destinations.length) }));
+    const events = first.map((id, i) => ({
+      v: base + i + 1,
+      kind: kinds[i] as MessageKind,
+      rows: rows.slice(i * destinations.length, (i + 1) * destinations.length),
+    }));
     if (events.some((e, i) => e.rows[0]?.id !== first[i])) throw new Error('the first row of an event does not have the id enqueue returned');
     const ids = rows.map((row) => row.id);
     await client.query(`UPDATE ${q('aggregates')} SET version = $2 WHERE key = $1`, [key, base + count]);
     await client.query(
       `INSERT INTO ${q('ledger')} (id, key, version, kind, destination) SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[])`,
-      [ids, ids.map(() => key), events.flatMap((e) => e.rows.map(() => e.v)), events.flatMap((e) => e.rows.map(() => e.kind)), rows.map((row) => row.destination)],
+      [
+        ids,
+        ids.map(() => key),
+        events.flatMap((e) => e.rows.map(() => e.v)),
+        events.flatMap((e) => e.rows.map(() => e.kind)),
+        rows.map((row) => row.destination),
+      ],
     );
     // with fan-out: each event's id at each destination
     const to = destinations.length > 1 ? { to: events.map((e) => Object.fromEntries(e.rows.map((row) => [row.destination, row.id]))) } : {};

@@ -46,7 +46,10 @@ function fanOutDestinationOutage(name: string, sets: readonly ScenarioSet[], out
     sets,
     workload: writeThrough(outageMs),
     fanOut: {
-      destinations: [{ name: 'partner', broker: 'rabbitmq' }, { name: 'analytics', broker: 'nats' }],
+      destinations: [
+        { name: 'partner', broker: 'rabbitmq' },
+        { name: 'analytics', broker: 'nats' },
+      ],
       targets: { healthyP99Factor: 2, healthyP99SlackMs: 250 },
     },
     async faults(ctx) {

@@ -3,8 +3,8 @@ import type { InboxEntryRef } from './inbox-store.js';
 
 /** How to give a handler the ORM's transaction: named in every refusal of a claim's handle. */
 export const INBOX_TRANSACTION_FIX =
-  'Give the inbox the ORM\'s own transaction through withOrmTransactions(store, { transaction: (work) => db.transaction().execute(work), adapt: fromKysely }) ' +
-  '(or your ORM\'s transaction and adapter): `transaction` must run work inside that transaction and hand it that transaction\'s handle.';
+  "Give the inbox the ORM's own transaction through withOrmTransactions(store, { transaction: (work) => db.transaction().execute(work), adapt: fromKysely }) " +
+  "(or your ORM's transaction and adapter): `transaction` must run work inside that transaction and hand it that transaction's handle.";
 
 /**
  * Runs a store's claim through a transaction of the port (an ORM's, through its adapter). The stores' own checks

@@ -58,7 +58,10 @@ export async function runDelivery<Tx>(context: RunnerContext<Tx>, delivery: Deli
   try {
     await drive(context, delivery);
   } catch (error) {
-    context.logger.error({ consumer: context.inbox.consumer, error: describeError(error) }, 'consumer: settling a delivery failed; the broker will redeliver it');
+    context.logger.error(
+      { consumer: context.inbox.consumer, error: describeError(error) },
+      'consumer: settling a delivery failed; the broker will redeliver it',
+    );
   }
 }
 
@@ -67,11 +70,14 @@ export async function runDelivery<Tx>(context: RunnerContext<Tx>, delivery: Deli
  * receipt (a delivery waiting behind its key must not be redelivered elsewhere) until it is settled.
  */
 export function dispatch<Tx>(context: RunnerContext<Tx>, keys: KeySerializer, delivery: Delivery): Promise<void> {
-  const timer = context.keepAliveMs === undefined || delivery.keepAlive === undefined ? undefined : setInterval(() => delivery.keepAlive?.(), context.keepAliveMs);
+  const timer =
+    context.keepAliveMs === undefined || delivery.keepAlive === undefined ? undefined : setInterval(() => delivery.keepAlive?.(), context.keepAliveMs);
   timer?.unref();
-  return keys.run(delivery.raw.key ?? null, () => runDelivery(context, delivery)).finally(() => {
-    if (timer !== undefined) clearInterval(timer);
-  });
+  return keys
+    .run(delivery.raw.key ?? null, () => runDelivery(context, delivery))
+    .finally(() => {
+      if (timer !== undefined) clearInterval(timer);
+    });
 }
 
 async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<void> {
@@ -85,7 +91,10 @@ async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promis
     } catch (error) {
       storeFailures++;
       const retryInMs = retryDelayMs(context.errorBackoff, storeFailures);
-      context.logger.warn({ consumer: context.inbox.consumer, error: describeError(error), retryInMs }, 'consumer: the inbox could not record the outcome; holding the delivery');
+      context.logger.warn(
+        { consumer: context.inbox.consumer, error: describeError(error), retryInMs },
+        'consumer: the inbox could not record the outcome; holding the delivery',
+      );
       safely(() => context.hooks.onError?.({ error: describeError(error), retryInMs }));
       await pause(retryInMs, context.stopSignal);
       continue;
@@ -116,11 +125,13 @@ async function handleOnce<Tx>(context: RunnerContext<Tx>, delivery: Delivery): P
   let outcome: HandleOutcome | undefined;
   let calls = 0;
   await instrumentation.process({ raw: delivery.raw, source: delivery.source, consumer: context.inbox.consumer }, async () => {
-    if (++calls > 1) throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the consumer instrumentation called handle twice; a delivery is handled once per attempt');
+    if (++calls > 1)
+      throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the consumer instrumentation called handle twice; a delivery is handled once per attempt');
     outcome = await handle();
     return outcome;
   });
-  if (outcome === undefined) throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the consumer instrumentation resolved without calling handle; the delivery is held and tried again');
+  if (outcome === undefined)
+    throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the consumer instrumentation resolved without calling handle; the delivery is held and tried again');
   return outcome;
 }
 

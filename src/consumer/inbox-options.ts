@@ -10,7 +10,11 @@ const positiveInt = z.number().int().positive();
 
 const inboxOptionsSchema = z
   .object({
-    consumer: z.string().min(1).max(200).regex(/^[^\u0000-\u001f\u007f]+$/, 'no control characters'),
+    consumer: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^\u0000-\u001f\u007f]+$/, 'no control characters'),
     retry: z
       .object({
         baseDelayMs: positiveInt.max(3_600_000).default(1000),

@@ -8,14 +8,10 @@ export interface InboxEntryRef {
 }
 
 /** What `claim` found: the message is ours to handle now, or it was settled before. */
-export type InboxClaim =
-  | { readonly state: 'claimed'; readonly attempts: number }
-  | { readonly state: 'processed' | 'dead'; readonly attempts: number };
+export type InboxClaim = { readonly state: 'claimed'; readonly attempts: number } | { readonly state: 'processed' | 'dead'; readonly attempts: number };
 
 /** What recording a failure did: still retryable, now dead, or already processed by another delivery. */
-export type InboxFailureRecord =
-  | { readonly state: 'failed' | 'dead'; readonly attempts: number }
-  | { readonly state: 'processed'; readonly attempts: number };
+export type InboxFailureRecord = { readonly state: 'failed' | 'dead'; readonly attempts: number } | { readonly state: 'processed'; readonly attempts: number };
 
 export interface InboxDeadEntry {
   readonly consumer: string;

@@ -88,12 +88,17 @@ export class Inbox<Tx> {
   async #prepare(message: ReceivedMessage, explicit: MessageHandler<Tx> | undefined): Promise<(tx: Tx) => Promise<void>> {
     const { registry } = this.options;
     if (registry === undefined) {
-      if (explicit === undefined) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox ${this.consumer}: handle() needs a handler, or a registry in the inbox options`);
+      if (explicit === undefined)
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox ${this.consumer}: handle() needs a handler, or a registry in the inbox options`);
       return async (tx) => explicit(message, tx);
     }
     const payload = await registry.parseAsync(message.type, message.payload, `message ${message.id}`);
     const handler = explicit ?? registry.handlerFor(message.type);
-    if (handler === undefined) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox ${this.consumer}: no handler registered for type ${JSON.stringify(message.type.slice(0, 100))}`);
+    if (handler === undefined)
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        `inbox ${this.consumer}: no handler registered for type ${JSON.stringify(message.type.slice(0, 100))}`,
+      );
     const typed: ReceivedMessage = Object.freeze({ ...message, payload });
     return async (tx) => handler(typed, tx);
   }

@@ -31,7 +31,10 @@ export class MessageRegistry<Tx = unknown> implements OutgoingValidator {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'message registry: a type must be 1 to 255 bytes without control characters');
     }
     if (!isStandardSchema(schema)) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `message registry: the schema for ${JSON.stringify(type)} is not a Standard Schema (no "~standard" v1 property)`);
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        `message registry: the schema for ${JSON.stringify(type)} is not a Standard Schema (no "~standard" v1 property)`,
+      );
     }
     if (handler !== undefined && typeof handler !== 'function') {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `message registry: the handler for ${JSON.stringify(type)} must be a function`);
@@ -66,7 +69,10 @@ export class MessageRegistry<Tx = unknown> implements OutgoingValidator {
     const result = this.#entry(type).schema['~standard'].validate(payload);
     if (result instanceof Promise) {
       result.catch(() => undefined);
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `message registry: the schema for ${JSON.stringify(type)} validates asynchronously; use parseAsync`);
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        `message registry: the schema for ${JSON.stringify(type)} validates asynchronously; use parseAsync`,
+      );
     }
     return unwrap(type, result, where);
   }

@@ -44,14 +44,22 @@ export function withOrmTransactions<OrmTx>(store: PortClaimingInboxStore, option
         outcome = { value: await work(tx) };
       });
       // an ORM helper that resolved without running work (or before it finished) claimed nothing and committed nothing of it
-      if (outcome === undefined) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'withOrmTransactions: option transaction resolved before the work it was given had run: it must return the promise of the ORM transaction that runs it', { options: ['transaction'] });
+      if (outcome === undefined)
+        throw new ConfigurationError(
+          'OUTBOXER_INVALID_OPTION',
+          'withOrmTransactions: option transaction resolved before the work it was given had run: it must return the promise of the ORM transaction that runs it',
+          { options: ['transaction'] },
+        );
       return outcome.value;
     },
     async claim(tx: OrmTx, entry: InboxEntryRef): Promise<InboxClaim> {
       const adapted: unknown = adapt(tx);
       if (!isOutboxTransaction(adapted)) {
         // a raw driver handle here would be taken as the store's own transaction, unproven: refuse it
-        throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `withOrmTransactions: option adapt returned ${describe(adapted)}, not a transaction of the port (fromKysely(trx), fromPrisma(tx), ...): nothing was claimed and no handler ran. ${INBOX_TRANSACTION_FIX}`);
+        throw new OutboxerError(
+          'OUTBOXER_NOT_IN_TRANSACTION',
+          `withOrmTransactions: option adapt returned ${describe(adapted)}, not a transaction of the port (fromKysely(trx), fromPrisma(tx), ...): nothing was claimed and no handler ran. ${INBOX_TRANSACTION_FIX}`,
+        );
       }
       return store.claim(adapted, entry);
     },
@@ -70,7 +78,10 @@ function checkStore(store: unknown): void {
   const candidate = (typeof store === 'object' && store !== null ? store : {}) as Record<string, unknown>;
   const missing = STORE_METHODS.filter((name) => typeof candidate[name] !== 'function');
   if (missing.length > 0) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions: the store must be an inbox store (PostgresInboxStore, MysqlInboxStore, SqliteInboxStore); ${describe(store)} has no ${missing.join(', ')}`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `withOrmTransactions: the store must be an inbox store (PostgresInboxStore, MysqlInboxStore, SqliteInboxStore); ${describe(store)} has no ${missing.join(', ')}`,
+    );
   }
 }
 
@@ -79,14 +90,25 @@ function checkOptions<OrmTx>(options: unknown): OrmTransactionsOptions<OrmTx> {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions: options must be { transaction, adapt }, got ${describe(options)}`);
   }
   for (const name of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(name)) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions option ${name.slice(0, 60)}: not an option (known: transaction, adapt)`, { options: [name.slice(0, 60)] });
+    if (!KNOWN_OPTIONS.includes(name))
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions option ${name.slice(0, 60)}: not an option (known: transaction, adapt)`, {
+        options: [name.slice(0, 60)],
+      });
   }
   const { transaction, adapt } = options as Partial<Record<'transaction' | 'adapt', unknown>>;
   if (typeof transaction !== 'function') {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions option transaction: must be a function running work in the ORM's transaction, e.g. (work) => db.transaction().execute(work); got ${describe(transaction)}`, { options: ['transaction'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `withOrmTransactions option transaction: must be a function running work in the ORM's transaction, e.g. (work) => db.transaction().execute(work); got ${describe(transaction)}`,
+      { options: ['transaction'] },
+    );
   }
   if (typeof adapt !== 'function') {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions option adapt: must be the ORM's adapter to the transaction port, e.g. fromKysely; got ${describe(adapt)}`, { options: ['adapt'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `withOrmTransactions option adapt: must be the ORM's adapter to the transaction port, e.g. fromKysely; got ${describe(adapt)}`,
+      { options: ['adapt'] },
+    );
   }
   return options as OrmTransactionsOptions<OrmTx>;
 }

@@ -68,7 +68,9 @@ export class Destinations {
    */
   dueDestinations(paused: readonly string[]): readonly string[] | undefined {
     if (!this.fansOut) return undefined;
-    return this.all().map((d) => d.name).filter((name) => !paused.includes(name));
+    return this.all()
+      .map((d) => d.name)
+      .filter((name) => !paused.includes(name));
   }
 }
 
@@ -77,7 +79,11 @@ function resolveDestination(name: string, input: DestinationInput): Destination 
   if (fault !== undefined) throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `relay option destinations: ${fault}`, { options: ['destinations'] });
   const publisher = (input as Partial<DestinationInput> | null)?.publisher;
   if (typeof publisher?.publish !== 'function') {
-    throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `relay option destinations.${name} needs a publisher (e.g. { publisher: webhookPublisher(...) })`, { options: ['destinations'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_DESTINATION',
+      `relay option destinations.${name} needs a publisher (e.g. { publisher: webhookPublisher(...) })`,
+      { options: ['destinations'] },
+    );
   }
   return { name, publisher, pauseKey: destinationPauseKey(name), shape: envelopeShaper(name, input.envelope ?? {}) };
 }

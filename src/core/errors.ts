@@ -113,11 +113,7 @@ export class PublishError extends OutboxerError {
    */
   readonly retryAfterMs: number | undefined;
 
-  constructor(
-    code: OutboxerErrorCode,
-    message: string,
-    options: { permanent?: boolean; cause?: unknown; retryAfterMs?: number } = {},
-  ) {
+  constructor(code: OutboxerErrorCode, message: string, options: { permanent?: boolean; cause?: unknown; retryAfterMs?: number } = {}) {
     super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     this.permanent = options.permanent ?? false;
     this.retryAfterMs = options.retryAfterMs;

@@ -50,7 +50,8 @@ export function serializeJsonPayload(payload: unknown, where: string): string {
         return value;
       case 'object':
         if (value === null) {
-          if ((this as Record<string, unknown>)[key] instanceof Date) refuse(this, key, 'is an invalid Date, which JSON.stringify would store as null; send a valid Date, null or a string');
+          if ((this as Record<string, unknown>)[key] instanceof Date)
+            refuse(this, key, 'is an invalid Date, which JSON.stringify would store as null; send a valid Date, null or a string');
           return value;
         }
         refuseLossy(this, key, value);
@@ -81,7 +82,9 @@ export function serializeJsonPayload(payload: unknown, where: string): string {
   } catch (error) {
     if (error instanceof MessageValidationError) throw error;
     if (error instanceof TypeError && lastEarlier !== undefined && isAncestor(lastEarlier, lastPath)) {
-      fail(`${where}: ${lastPath.slice(0, MAX_PATH_CHARACTERS)} refers back to ${lastEarlier.slice(0, MAX_PATH_CHARACTERS)} (a cycle), which JSON cannot represent; send a copy without the back reference`);
+      fail(
+        `${where}: ${lastPath.slice(0, MAX_PATH_CHARACTERS)} refers back to ${lastEarlier.slice(0, MAX_PATH_CHARACTERS)} (a cycle), which JSON cannot represent; send a copy without the back reference`,
+      );
     }
     // The serializer's own message can quote the payload (property names of a cycle, a toJSON's text).
     const kind = error instanceof Error ? error.name : typeof error;
@@ -92,12 +95,15 @@ export function serializeJsonPayload(payload: unknown, where: string): string {
   return json;
 }
 
-const BINARY = 'is binary data, which JSON.stringify would store as an object of numbers; encode it into a string (base64), or send the binary as the whole payload (a Uint8Array)';
+const BINARY =
+  'is binary data, which JSON.stringify would store as an object of numbers; encode it into a string (base64), or send the binary as the whole payload (a Uint8Array)';
 
 /** What JSON.stringify would lose of an object that is not plain, or undefined for a class instance it keeps the fields of. */
 function lossOf(value: object): string | undefined {
-  if (types.isMap(value) || types.isWeakMap(value)) return `is a ${types.isMap(value) ? 'Map' : 'WeakMap'}, which JSON.stringify would store as {}; convert it first (Object.fromEntries(map))`;
-  if (types.isSet(value) || types.isWeakSet(value)) return `is a ${types.isSet(value) ? 'Set' : 'WeakSet'}, which JSON.stringify would store as {}; convert it first ([...set])`;
+  if (types.isMap(value) || types.isWeakMap(value))
+    return `is a ${types.isMap(value) ? 'Map' : 'WeakMap'}, which JSON.stringify would store as {}; convert it first (Object.fromEntries(map))`;
+  if (types.isSet(value) || types.isWeakSet(value))
+    return `is a ${types.isSet(value) ? 'Set' : 'WeakSet'}, which JSON.stringify would store as {}; convert it first ([...set])`;
   if (types.isArrayBufferView(value) || types.isAnyArrayBuffer(value)) return BINARY;
   if (types.isNativeError(value)) return 'is an Error, whose message and stack JSON.stringify leaves out; send { name, message } instead';
   if (types.isRegExp(value)) return 'is a RegExp, which JSON.stringify would store as {}; send its source as a string';

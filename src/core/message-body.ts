@@ -41,7 +41,10 @@ export function toBody(payload: unknown, contentType: unknown, where: string): {
 function checkContentType(contentType: unknown, where: string): asserts contentType is string {
   if (typeof contentType !== 'string' || !MEDIA_TYPE.test(contentType) || Buffer.byteLength(contentType) > MAX_CONTENT_TYPE_BYTES) {
     const shown = typeof contentType === 'string' ? JSON.stringify(contentType.slice(0, 80)) : typeof contentType;
-    fail('OUTBOXER_INVALID_CONTENT_TYPE', `${where}: contentType ${shown} must be a media type such as application/x-protobuf (type/subtype[; parameters], printable ASCII, at most ${MAX_CONTENT_TYPE_BYTES} bytes)`);
+    fail(
+      'OUTBOXER_INVALID_CONTENT_TYPE',
+      `${where}: contentType ${shown} must be a media type such as application/x-protobuf (type/subtype[; parameters], printable ASCII, at most ${MAX_CONTENT_TYPE_BYTES} bytes)`,
+    );
   }
 }
 

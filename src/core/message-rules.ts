@@ -101,7 +101,8 @@ export function headersFault(headers: unknown): string | undefined {
   for (const [name, value] of entries) {
     if (!HEADER_NAME.test(name) || Buffer.byteLength(name) > MAX_HEADER_NAME_BYTES) return invalid('header name', name, MessageRules.headerName);
     if (typeof value !== 'string') return `header ${quoted(name)} must be a string; got ${kindOf(value)}`;
-    if (LINE_BREAK_OR_NUL.test(value) || Buffer.byteLength(value) > MAX_HEADER_VALUE_BYTES) return `header ${quoted(name)} is invalid: ${MessageRules.headerValue}`;
+    if (LINE_BREAK_OR_NUL.test(value) || Buffer.byteLength(value) > MAX_HEADER_VALUE_BYTES)
+      return `header ${quoted(name)} is invalid: ${MessageRules.headerValue}`;
     if (name === 'traceparent' && !TRACEPARENT.test(value)) return `header "traceparent" is invalid: ${MessageRules.traceparent}`;
   }
   return undefined;

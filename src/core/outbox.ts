@@ -81,11 +81,17 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
     }
     for (const name of Object.keys(options)) {
       if (!OUTBOX_OPTIONS.includes(name)) {
-        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `outbox option ${name.slice(0, 60)} is not known (known: ${OUTBOX_OPTIONS.join(', ')})`, { options: [name.slice(0, 60)] });
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `outbox option ${name.slice(0, 60)} is not known (known: ${OUTBOX_OPTIONS.join(', ')})`, {
+          options: [name.slice(0, 60)],
+        });
       }
     }
     if (options.instrumentation !== undefined && typeof (options.instrumentation as Partial<EnqueueInstrumentation> | null)?.enqueue !== 'function') {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'outbox option instrumentation must have an enqueue(messages, store) method (e.g. createOtelInstrumentation(...).enqueue from outboxer/otel)', { options: ['instrumentation'] });
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        'outbox option instrumentation must have an enqueue(messages, store) method (e.g. createOtelInstrumentation(...).enqueue from outboxer/otel)',
+        { options: ['instrumentation'] },
+      );
     }
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
@@ -121,13 +127,17 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
     let calls = 0;
     await instrumentation.enqueue(messages, async (prepared) => {
       if (++calls > 1 || prepared.length !== messages.length) {
-        throw new OutboxerError('OUTBOXER_INVALID_OPTION', `the outbox instrumentation must call store once with the ${messages.length} message(s) it was given; nothing more was stored`);
+        throw new OutboxerError(
+          'OUTBOXER_INVALID_OPTION',
+          `the outbox instrumentation must call store once with the ${messages.length} message(s) it was given; nothing more was stored`,
+        );
       }
       const { validated, ids } = await this.#insert(tx, prepared);
       stored = ids;
       return validated.map((message, i) => ({ id: message.id, storedAs: ids[i] as string }));
     });
-    if (stored === undefined) throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the outbox instrumentation resolved without calling store: nothing was stored');
+    if (stored === undefined)
+      throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'the outbox instrumentation resolved without calling store: nothing was stored');
     return [...stored];
   }
 
@@ -154,7 +164,11 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   async transaction<T, X extends Tx = Tx>(runner: TransactionRunner<X> | (() => Promise<T>), work?: (tx: X) => Promise<T>): Promise<T> {
     let result: T;
     if (work === undefined) {
-      if (typeof runner !== 'function') throw new OutboxerError('OUTBOXER_INVALID_OPTION', 'outbox.transaction takes a function that runs your transaction, or a runner and the work to run in it');
+      if (typeof runner !== 'function')
+        throw new OutboxerError(
+          'OUTBOXER_INVALID_OPTION',
+          'outbox.transaction takes a function that runs your transaction, or a runner and the work to run in it',
+        );
       result = await runner();
     } else {
       result = await (runner as TransactionRunner<X>).transaction(work);

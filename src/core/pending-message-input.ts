@@ -24,16 +24,32 @@ export function checkPendingQuery(query: PendingQuery): PendingQuery {
   const { limit, topic, key, olderThanSeconds } = query;
   const destination = checkDestinationFilter(query.destination);
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PENDING_LIST_LIMIT) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `the limit of a pending list must be a whole number from 1 to ${MAX_PENDING_LIST_LIMIT}; got ${String(limit)}`, { options: ['limit'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `the limit of a pending list must be a whole number from 1 to ${MAX_PENDING_LIST_LIMIT}; got ${String(limit)}`,
+      { options: ['limit'] },
+    );
   }
   if (topic !== undefined && !isText(topic, MAX_TOPIC_BYTES)) {
-    throw new ConfigurationError('OUTBOXER_INVALID_TOPIC', `a topic filter must be a non-empty string of at most ${MAX_TOPIC_BYTES} bytes without control characters`, { options: ['topic'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_TOPIC',
+      `a topic filter must be a non-empty string of at most ${MAX_TOPIC_BYTES} bytes without control characters`,
+      { options: ['topic'] },
+    );
   }
   if (key !== undefined && !isText(key, MAX_KEY_BYTES)) {
-    throw new ConfigurationError('OUTBOXER_INVALID_KEY', `a key filter must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters`, { options: ['key'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_KEY',
+      `a key filter must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters`,
+      { options: ['key'] },
+    );
   }
   if (olderThanSeconds !== undefined && (!Number.isSafeInteger(olderThanSeconds) || olderThanSeconds < 0 || olderThanSeconds > MAX_OLDER_THAN_SECONDS)) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `olderThanSeconds must be a whole number from 0 to ${MAX_OLDER_THAN_SECONDS}; got ${String(olderThanSeconds)}`, { options: ['olderThanSeconds'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `olderThanSeconds must be a whole number from 0 to ${MAX_OLDER_THAN_SECONDS}; got ${String(olderThanSeconds)}`,
+      { options: ['olderThanSeconds'] },
+    );
   }
   return Object.freeze({
     limit,
@@ -59,7 +75,11 @@ export function checkDestinationFilter(destination: unknown): string | null | un
 /** A message id as stores compare it: a UUID, lower-cased. Refused with `OUTBOXER_INVALID_ID` otherwise. */
 export function checkMessageId(id: unknown): string {
   if (typeof id !== 'string' || !isUuid(id)) {
-    throw new ConfigurationError('OUTBOXER_INVALID_ID', `a message id is a UUID; got ${typeof id === 'string' ? JSON.stringify(id.slice(0, 40).replace(CONTROL_GLOBAL, '?')) : `a ${typeof id}`}`, { options: ['id'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_ID',
+      `a message id is a UUID; got ${typeof id === 'string' ? JSON.stringify(id.slice(0, 40).replace(CONTROL_GLOBAL, '?')) : `a ${typeof id}`}`,
+      { options: ['id'] },
+    );
   }
   return id.toLowerCase();
 }

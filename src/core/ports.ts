@@ -5,7 +5,18 @@ import type { OutboxSchema } from './ports/outbox-schema.js';
 import type { OutboxWriter } from './ports/outbox-writer.js';
 import type { RelayStore } from './ports/relay-store.js';
 
-export type { DestinationFilter, DestinationPause, OutboxGauges, OutboxOperator, OutboxStats, RelayGroup, RelayGroupMember, RelayTopicPause, TopicLag, TopicPause } from './ports/outbox-operator.js';
+export type {
+  DestinationFilter,
+  DestinationPause,
+  OutboxGauges,
+  OutboxOperator,
+  OutboxStats,
+  RelayGroup,
+  RelayGroupMember,
+  RelayTopicPause,
+  TopicLag,
+  TopicPause,
+} from './ports/outbox-operator.js';
 export type { PendingMessage, PendingMessageDetail, PendingMessageOperator, PendingQuery } from './ports/pending-messages.js';
 export type { OutboxSchema } from './ports/outbox-schema.js';
 export type { OutboxWriter } from './ports/outbox-writer.js';

@@ -236,16 +236,24 @@ function attempt(stored: OutboxMessage, destination: Destination, context: Publi
   const limit = publisher.capabilities.maxMessageBytes;
   const bytes = limit === undefined ? 0 : bodyByteLength(message.body);
   if (limit !== undefined && bytes > limit) {
-    return Promise.resolve(new PublishError(
-      'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
-      `message ${message.id} is ${bytes} bytes, over ${publisher.name}'s limit of ${limit}; lower maxPayloadBytes at enqueue`,
-      { permanent: true },
-    ));
+    return Promise.resolve(
+      new PublishError(
+        'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+        `message ${message.id} is ${bytes} bytes, over ${publisher.name}'s limit of ${limit}; lower maxPayloadBytes at enqueue`,
+        { permanent: true },
+      ),
+    );
   }
   // one promise and one timer per publish: at tens of thousands a second, each extra allocation shows in the heap
   return new Promise<unknown>((resolve) => {
     const timer = setTimeout(
-      () => resolve(new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no confirmation for message ${message.id} from ${publisher.name} within ${context.options.publishTimeoutMs} ms`)),
+      () =>
+        resolve(
+          new PublishError(
+            'OUTBOXER_PUBLISH_TIMEOUT',
+            `no confirmation for message ${message.id} from ${publisher.name} within ${context.options.publishTimeoutMs} ms`,
+          ),
+        ),
       context.options.publishTimeoutMs,
     );
     const settle = (outcome: unknown): void => {

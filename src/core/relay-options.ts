@@ -10,32 +10,34 @@ import type { RetryPolicy } from './retry-policy.js';
 
 const positiveInt = z.number().int().positive();
 
-const relayOptionsSchema = z.object({
-  engine: z.literal('v2').default('v2'),
-  owner: z.string().min(1).max(200).optional(),
-  batchSize: positiveInt.max(10_000).default(500),
-  maxInFlight: positiveInt.max(10_000).default(256),
-  lanes: positiveInt.max(16).default(3),
-  leaseMs: positiveInt.min(1000).default(30_000),
-  publishTimeoutMs: positiveInt.default(10_000),
-  pollIntervalMs: positiveInt.default(250),
-  maxPollIntervalMs: positiveInt.default(2000),
-  errorBackoffMs: positiveInt.default(500),
-  maxErrorBackoffMs: positiveInt.default(15_000),
-  handoverCheckMs: z.number().int().min(0).max(60_000).default(250),
-  brokerTroubleAfterMs: positiveInt.optional(),
-  housekeepingIntervalMs: positiveInt.default(60_000),
-  housekeepingBatchSize: positiveInt.max(100_000).default(1000),
-  retry: z
-    .object({
-      baseDelayMs: positiveInt.default(1000),
-      maxDelayMs: positiveInt.default(300_000),
-      maxAttempts: positiveInt.max(1000).default(10),
-      jitter: z.number().min(0).max(1).default(0.5),
-    })
-    .strict()
-    .prefault({}),
-}).strict();
+const relayOptionsSchema = z
+  .object({
+    engine: z.literal('v2').default('v2'),
+    owner: z.string().min(1).max(200).optional(),
+    batchSize: positiveInt.max(10_000).default(500),
+    maxInFlight: positiveInt.max(10_000).default(256),
+    lanes: positiveInt.max(16).default(3),
+    leaseMs: positiveInt.min(1000).default(30_000),
+    publishTimeoutMs: positiveInt.default(10_000),
+    pollIntervalMs: positiveInt.default(250),
+    maxPollIntervalMs: positiveInt.default(2000),
+    errorBackoffMs: positiveInt.default(500),
+    maxErrorBackoffMs: positiveInt.default(15_000),
+    handoverCheckMs: z.number().int().min(0).max(60_000).default(250),
+    brokerTroubleAfterMs: positiveInt.optional(),
+    housekeepingIntervalMs: positiveInt.default(60_000),
+    housekeepingBatchSize: positiveInt.max(100_000).default(1000),
+    retry: z
+      .object({
+        baseDelayMs: positiveInt.default(1000),
+        maxDelayMs: positiveInt.default(300_000),
+        maxAttempts: positiveInt.max(1000).default(10),
+        jitter: z.number().min(0).max(1).default(0.5),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
 
 export type RelayOptionsInput = z.input<typeof relayOptionsSchema> & {
   readonly logger?: Logger | undefined;
@@ -127,18 +129,26 @@ export function resolveRelayOptions(input: RelayOptionsInput = {}): RelayOptions
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') ?? '';
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, { options: path === '' ? [] : [path] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, {
+      options: path === '' ? [] : [path],
+    });
   }
   const options = parsed.data;
   leaseTimingForV2(options.leaseMs, options.publishTimeoutMs);
   if (options.maxErrorBackoffMs < options.errorBackoffMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs', { options: ['maxErrorBackoffMs', 'errorBackoffMs'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxErrorBackoffMs must be >= errorBackoffMs', {
+      options: ['maxErrorBackoffMs', 'errorBackoffMs'],
+    });
   }
   if (options.maxPollIntervalMs < options.pollIntervalMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxPollIntervalMs must be >= pollIntervalMs', { options: ['maxPollIntervalMs', 'pollIntervalMs'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option maxPollIntervalMs must be >= pollIntervalMs', {
+      options: ['maxPollIntervalMs', 'pollIntervalMs'],
+    });
   }
   if (options.retry.maxDelayMs < options.retry.baseDelayMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option retry.maxDelayMs must be >= retry.baseDelayMs', { options: ['retry.maxDelayMs', 'retry.baseDelayMs'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'relay option retry.maxDelayMs must be >= retry.baseDelayMs', {
+      options: ['retry.maxDelayMs', 'retry.baseDelayMs'],
+    });
   }
   return Object.freeze({
     ...options,

@@ -64,7 +64,10 @@ function copyFor(message: NewOutboxMessage, destination: string | null): NewOutb
   const name = destination ?? DEFAULT_DESTINATION;
   const idempotencyKey = message.idempotencyKey === null ? null : `${message.idempotencyKey}${COPY_KEY_SEPARATOR}${name}`;
   if (idempotencyKey !== null && Buffer.byteLength(idempotencyKey) > MAX_KEY_BYTES) {
-    throw new MessageValidationError('OUTBOXER_INVALID_KEY', `message ${message.id}: its idempotencyKey with the destination ${name} appended is over ${MAX_KEY_BYTES} bytes; shorten the key (fan-out reserves it once per destination)`);
+    throw new MessageValidationError(
+      'OUTBOXER_INVALID_KEY',
+      `message ${message.id}: its idempotencyKey with the destination ${name} appended is over ${MAX_KEY_BYTES} bytes; shorten the key (fan-out reserves it once per destination)`,
+    );
   }
   return { ...message, id: uuidv5(name, message.id), destination, idempotencyKey };
 }

@@ -38,6 +38,9 @@ export async function runStartChecks(checks: readonly StartCheck[], logger: Logg
   results.forEach((result, index) => {
     if (result.status === 'fulfilled') return;
     const what = checks[index]?.what ?? 'check';
-    logger.warn({ check: what, error: describeError(result.reason) }, `start check: the ${what} is out of reach now; the relay starts anyway and retries it with backoff`);
+    logger.warn(
+      { check: what, error: describeError(result.reason) },
+      `start check: the ${what} is out of reach now; the relay starts anyway and retries it with backoff`,
+    );
   });
 }

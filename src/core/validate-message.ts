@@ -36,12 +36,19 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
   if (keyProblem !== undefined) fail('OUTBOXER_INVALID_KEY', `${where}: ${keyProblem}`);
 
   const idempotencyKey = input.idempotencyKey ?? null;
-  if (idempotencyKey !== null && (typeof idempotencyKey !== 'string' || idempotencyKey === '' || Buffer.byteLength(idempotencyKey) > MAX_KEY_BYTES || CONTROL_CHARACTER.test(idempotencyKey))) {
-    fail('OUTBOXER_INVALID_KEY', `${where}: idempotencyKey must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`);
+  if (
+    idempotencyKey !== null &&
+    (typeof idempotencyKey !== 'string' || idempotencyKey === '' || Buffer.byteLength(idempotencyKey) > MAX_KEY_BYTES || CONTROL_CHARACTER.test(idempotencyKey))
+  ) {
+    fail(
+      'OUTBOXER_INVALID_KEY',
+      `${where}: idempotencyKey must be a non-empty string of at most ${MAX_KEY_BYTES} bytes without control characters, or omitted`,
+    );
   }
 
   const destination = input.destination ?? null;
-  if (destination !== null && typeof destination !== 'string') fail('OUTBOXER_INVALID_DESTINATION', `${where}: destination must be a string; ${MessageRules.destination}`);
+  if (destination !== null && typeof destination !== 'string')
+    fail('OUTBOXER_INVALID_DESTINATION', `${where}: destination must be a string; ${MessageRules.destination}`);
   const destinationProblem = destination === null ? undefined : destinationFault(destination);
   if (destinationProblem !== undefined) fail('OUTBOXER_INVALID_DESTINATION', `${where}: ${destinationProblem}`);
 
@@ -69,7 +76,17 @@ export function validateMessage(input: OutboxMessageInput, limits: MessageLimits
 }
 
 const KNOWN_FIELDS: readonly (keyof OutboxMessageInput)[] = [
-  'topic', 'type', 'payload', 'contentType', 'key', 'headers', 'id', 'availableAt', 'delayMs', 'idempotencyKey', 'destination',
+  'topic',
+  'type',
+  'payload',
+  'contentType',
+  'key',
+  'headers',
+  'id',
+  'availableAt',
+  'delayMs',
+  'idempotencyKey',
+  'destination',
 ];
 
 /** A misspelt field (`topik`, `delay`) would otherwise be dropped without a word. */

@@ -12,7 +12,19 @@ export function pendingMessageJson(message: PendingMessage | PendingMessageDetai
   const { id, seq, topic, type, key, attempts, lastError, createdAt, dueAt, ageSeconds } = message;
   // the destination as the store gives it: null for the relay's own publisher (`default`)
   const destination = message.destination ?? null;
-  const listed = { id, seq, topic, destination, type, key, attempts, lastError, createdAt: createdAt.toISOString(), dueAt: dueAt?.toISOString() ?? null, ageSeconds };
+  const listed = {
+    id,
+    seq,
+    topic,
+    destination,
+    type,
+    key,
+    attempts,
+    lastError,
+    createdAt: createdAt.toISOString(),
+    dueAt: dueAt?.toISOString() ?? null,
+    ageSeconds,
+  };
   if (!('bodyBytes' in message)) return listed;
   const { contentType, headerNames, bodyBytes, content } = message;
   const detail = { ...listed, contentType, headerNames, bodyBytes };

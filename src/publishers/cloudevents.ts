@@ -26,7 +26,10 @@ export function resolveCloudEventsOption(value: unknown, publisher: string): Res
   const shape: { readonly source?: unknown } | null = value;
   const source = shape?.source;
   if (typeof value !== 'object' || value === null || Object.keys(value).some((key) => key !== 'source')) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `${publisher} publisher option cloudEvents: must be { source: "<URI-reference>" }, e.g. { source: "/orders-service" }`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `${publisher} publisher option cloudEvents: must be { source: "<URI-reference>" }, e.g. { source: "/orders-service" }`,
+    );
   }
   if (typeof source !== 'string' || !URI_REFERENCE.test(source) || Buffer.byteLength(source) > MAX_SOURCE_BYTES) {
     throw new ConfigurationError(

@@ -19,7 +19,9 @@ let result: BenchResult;
 
 function runCli(): Promise<number | null> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--size', 'smoke', '--scenario', 'all', '--broker', 'both', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--size', 'smoke', '--scenario', 'all', '--broker', 'both', '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('exit', resolve);
@@ -99,7 +101,12 @@ describe('npm run bench -- --size smoke', () => {
 
   it('(c, d, e, f) produce numbers for every contender that runs in them', () => {
     const relays = ['outboxer', 'naive relay', 'pg-transactional-outbox (polling)'];
-    for (const [id, name, contenders] of [['c', 'ratio', [...relays, 'pg-boss', 'graphile-worker', 'outboxer (MariaDB)', 'outboxer (SQLite)']], ['d', 'perSecond', [...relays, 'pg-boss', 'graphile-worker']], ['e', 'p99Ratio', relays], ['f', 'ratio', relays]] as const) {
+    for (const [id, name, contenders] of [
+      ['c', 'ratio', [...relays, 'pg-boss', 'graphile-worker', 'outboxer (MariaDB)', 'outboxer (SQLite)']],
+      ['d', 'perSecond', [...relays, 'pg-boss', 'graphile-worker']],
+      ['e', 'p99Ratio', relays],
+      ['f', 'ratio', relays],
+    ] as const) {
       const s = scenario(id);
       expect(s.rows.map((r) => r.contender)).toEqual(contenders);
       for (const row of s.rows) expect(Number.isFinite(metric(s, row.contender, name))).toBe(true);
@@ -137,7 +144,11 @@ describe('npm run bench -- --size smoke', () => {
   it('(i) times every join, death and leave of relay processes, and the trickle beside them loses nothing and keeps key order', () => {
     const i = scenario('i');
     const rounds = sizes.smoke.rebalanceRounds;
-    for (const [kind, samples] of [['join', 2 * rounds], ['death (SIGKILL)', rounds], ['leave (SIGTERM)', rounds]] as const) {
+    for (const [kind, samples] of [
+      ['join', 2 * rounds],
+      ['death (SIGKILL)', rounds],
+      ['leave (SIGTERM)', rounds],
+    ] as const) {
       expect(metric(i, kind, 'samples')).toBe(samples);
       expect(metric(i, kind, 'maxMs')).toBeGreaterThan(0);
       expect(Number.isFinite(metric(i, kind, 'maxLeases'))).toBe(true);
@@ -153,7 +164,8 @@ describe('npm run bench -- --size smoke', () => {
     expect(j.rows.map((row) => row.contender)).toEqual(['raw pg', 'Kysely', 'Knex', 'Drizzle', 'Prisma', 'TypeORM', 'MikroORM', 'Sequelize']);
     expect(metric(j, 'raw pg', 'statements')).toBe(1);
     for (const row of j.rows) {
-      for (const name of ['enqueueP50Us', 'cpuUs', 'p50VsRaw', 'confirmP50Ms', 'confirmP99Ms', 'confirmP99VsRaw']) expect(Number.isFinite(metric(j, row.contender, name))).toBe(true);
+      for (const name of ['enqueueP50Us', 'cpuUs', 'p50VsRaw', 'confirmP50Ms', 'confirmP99Ms', 'confirmP99VsRaw'])
+        expect(Number.isFinite(metric(j, row.contender, name))).toBe(true);
       expect(metric(j, row.contender, 'statements')).toBe(row.metrics.status === 'open' ? 1 : 2);
     }
     expect(j.targets.map((t) => t.name)).toEqual(j.rows.slice(1).map((row) => `${row.contender}: enqueue time <= 1.05 x raw pg`));

@@ -12,7 +12,11 @@ function asset(path: string): string {
 describe('the dashboard assets', () => {
   it('are one page, one script and one stylesheet, with their content types, small enough for a fast first paint', () => {
     expect([...DASHBOARD_ASSETS.keys()]).toEqual(['/', '/dashboard.js', '/dashboard.css']);
-    expect([...DASHBOARD_ASSETS.values()].map((a) => a.contentType)).toEqual(['text/html; charset=utf-8', 'text/javascript; charset=utf-8', 'text/css; charset=utf-8']);
+    expect([...DASHBOARD_ASSETS.values()].map((a) => a.contentType)).toEqual([
+      'text/html; charset=utf-8',
+      'text/javascript; charset=utf-8',
+      'text/css; charset=utf-8',
+    ]);
     const bytes = [...DASHBOARD_ASSETS.values()].reduce((sum, a) => sum + Buffer.byteLength(a.body), 0);
     expect(bytes).toBeLessThan(64 * 1024);
   });

@@ -6,7 +6,7 @@ import { launchChromium } from './chromium.js';
 import { startDashboardScenario, type DashboardScenario } from './dashboard-scenario.js';
 import { watch } from './page-problems.js';
 
-describe('the dashboard\'s pending messages in Chromium, against a relay publishing to RabbitMQ', () => {
+describe("the dashboard's pending messages in Chromium, against a relay publishing to RabbitMQ", () => {
   let scenario: DashboardScenario;
   let browser: Browser;
   let page: Page;
@@ -42,7 +42,9 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     heldIds = [first!, second!, third!];
     frozenIds = await scenario.enqueue(frozen, 2);
     // the running relay holds them: scheduled, with the pause as their last error
-    await waitFor(async () => (await scenario.fixture.store.listPending({ limit: 10 })).filter((m) => m.dueAt !== null).length === 5, { what: 'the relay to hold the five messages' });
+    await waitFor(async () => (await scenario.fixture.store.listPending({ limit: 10 })).filter((m) => m.dueAt !== null).length === 5, {
+      what: 'the relay to hold the five messages',
+    });
     await page.goto(scenario.url);
     await expect.poll(() => pendingKeys(page)).toEqual([...heldIds, ...frozenIds]);
     expect(await page.locator('#pending-payloads').textContent()).toContain('This server hides payloads');
@@ -99,7 +101,7 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     expect(problems).toEqual([]);
   });
 
-  it('shows a pending message\'s headers and body, as text, on a server started with exposePayloads; says when one is no longer pending', async () => {
+  it("shows a pending message's headers and body, as text, on a server started with exposePayloads; says when one is no longer pending", async () => {
     const other = await page.context().newPage();
     const otherProblems = watch(other);
     await other.goto(await scenario.server({ exposePayloads: true }));
@@ -119,7 +121,9 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     expect(await scenario.fixture.store.deletePending([heldIds[2]])).toBe(1);
     const gone = other.locator(`#pending-body tr[data-key="${heldIds[2]}"]`);
     await gone.getByRole('button', { name: 'Details' }).click();
-    await expect.poll(() => other.locator('#pending-detail-error').textContent()).toBe(`Message ${heldIds[2]} is no longer pending: it was published, parked dead or deleted.`);
+    await expect
+      .poll(() => other.locator('#pending-detail-error').textContent())
+      .toBe(`Message ${heldIds[2]} is no longer pending: it was published, parked dead or deleted.`);
     await gone.waitFor({ state: 'detached' });
     await other.close();
     // the browser logs the expected 404 itself; nothing else
@@ -142,7 +146,10 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     await remove.click();
     expect(await storedPending()).toContain(heldIds[0]);
     const asked: string[] = [];
-    page.on('dialog', (dialog) => { asked.push(dialog.message()); void dialog.accept(); });
+    page.on('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
     await remove.click();
     await row.waitFor({ state: 'detached' });
     expect(await page.locator('#flash').textContent()).toBe('Deleted 1 of 1 pending message.');
@@ -160,7 +167,10 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     expect(await storedPending()).toEqual([heldIds[1]]);
 
     for (const topic of [held, frozen]) await scenario.fixture.store.resumeTopic(topic);
-    await waitFor(() => scenario.exchange.deliveries.some((d) => d.properties.messageId === heldIds[1]), { what: 'the message left to be published', timeoutMs: 30_000 });
+    await waitFor(() => scenario.exchange.deliveries.some((d) => d.properties.messageId === heldIds[1]), {
+      what: 'the message left to be published',
+      timeoutMs: 30_000,
+    });
     const deleted = [heldIds[0], heldIds[2], ...frozenIds];
     expect(scenario.exchange.deliveries.filter((d) => deleted.includes(String(d.properties.messageId)))).toEqual([]);
     expect(problems).toEqual([]);
@@ -183,16 +193,21 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     await other.close();
     expect(otherProblems).toEqual(['console error: Failed to load resource: the server responded with a status of 501 (Not Implemented)']);
   });
-  it('shows each message\'s destination: the lag per topic and destination, a destination this relay lacks held by it, and a destination filter', async () => {
+  it("shows each message's destination: the lag per topic and destination, a destination this relay lacks held by it, and a destination filter", async () => {
     const topic = scenario.topic('fanned');
     const db = fromPgPool(scenario.fixture.pool);
     const { outbox } = scenario;
     // one row for the relay's own publisher (published), one for `partner`, which this relay does not have (held by it)
-    const [own, partner] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [
-      { topic, type: 'order.fanned', key: 'f1', payload: { n: 1 } },
-      { topic, type: 'order.fanned', key: 'f1', payload: { n: 1 }, destination: 'partner' },
-    ])) as [string, string];
-    await waitFor(() => scenario.exchange.deliveries.some((d) => d.properties.messageId === own), { what: 'the default destination\'s row published', timeoutMs: 30_000 });
+    const [own, partner] = (await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(tx, [
+        { topic, type: 'order.fanned', key: 'f1', payload: { n: 1 } },
+        { topic, type: 'order.fanned', key: 'f1', payload: { n: 1 }, destination: 'partner' },
+      ]),
+    )) as [string, string];
+    await waitFor(() => scenario.exchange.deliveries.some((d) => d.properties.messageId === own), {
+      what: "the default destination's row published",
+      timeoutMs: 30_000,
+    });
     await page.goto(scenario.url);
 
     const lag = page.locator(`#topics-body tr[data-key="${topic} partner"]`);
@@ -218,12 +233,19 @@ describe('the dashboard\'s pending messages in Chromium, against a relay publish
     page.on('request', count);
     await page.getByLabel('Destination filter').fill('no such');
     await page.getByLabel('Destination filter').press('Enter');
-    expect(await page.getByLabel('Destination filter').evaluate((input) => (input as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch)).toBe(true);
+    expect(
+      await page
+        .getByLabel('Destination filter')
+        .evaluate((input) => (input as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch),
+    ).toBe(true);
     await page.waitForTimeout(500);
     page.off('request', count);
     expect(reads.filter((url) => url.includes('destination=no'))).toEqual([]);
 
-    await scenario.fixture.pool.query(`UPDATE "${scenario.fixture.schema}".outbox SET state = 'dead', dead_at = now(), due_at = NULL, last_error = 'OUTBOXER_PUBLISH_FAILED: refused' WHERE id = $1`, [partner]);
+    await scenario.fixture.pool.query(
+      `UPDATE "${scenario.fixture.schema}".outbox SET state = 'dead', dead_at = now(), due_at = NULL, last_error = 'OUTBOXER_PUBLISH_FAILED: refused' WHERE id = $1`,
+      [partner],
+    );
     const dead = page.locator(`#dead-body tr[data-key="${partner}"]`);
     await dead.waitFor();
     expect(await dead.locator('td').nth(2).textContent()).toBe('partner');

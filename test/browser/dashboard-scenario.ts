@@ -69,7 +69,13 @@ export interface DashboardScenario {
   addRelay(owner?: string, publisher?: Publisher): Relay;
   topic(name: string): string;
   /** Commits `count` messages of `topic` (keys `<topic>#0` to `#15`, with `headers` if given) in one transaction; returns their ids. */
-  enqueue(topic: string, count: number, payload?: (i: number) => unknown, type?: string, headers?: Readonly<Record<string, string>>): Promise<readonly string[]>;
+  enqueue(
+    topic: string,
+    count: number,
+    payload?: (i: number) => unknown,
+    type?: string,
+    headers?: Readonly<Record<string, string>>,
+  ): Promise<readonly string[]>;
   /** Another ops server on the same store, without an admin token (read-only). */
   readOnlyServer(): Promise<string>;
   /** Another ops server with the same admin token, and these options (payloads shown, another operator); returns its URL. */
@@ -121,7 +127,12 @@ export async function startDashboardScenario(relayOptions: RelayOptionsInput = {
       },
       topic: (name) => exchange.topic(name),
       enqueue: (topic, count, payload = (i) => ({ n: i }), type = 'test.event', headers) =>
-        outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: count }, (_, i) => ({ topic, type, key: `${topic}#${i % 16}`, payload: payload(i), ...(headers && { headers }) })))),
+        outbox.transaction(db, (tx) =>
+          outbox.enqueueMany(
+            tx,
+            Array.from({ length: count }, (_, i) => ({ topic, type, key: `${topic}#${i % 16}`, payload: payload(i), ...(headers && { headers }) })),
+          ),
+        ),
       async readOnlyServer() {
         const readOnly = createOpsServer({ operator: fixture.store, relay, port: 0 });
         servers.push(readOnly);

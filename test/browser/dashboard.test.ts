@@ -71,18 +71,25 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     const warm = await again.evaluate<PaintReport>(PAINT_REPORT);
     await again.close();
     for (const report of [cold, warm]) expect(report.paints.map((entry) => entry.name)).toContain('first-contentful-paint');
-    console.info(`dashboard first paint (headless Chromium, loopback; cold: first page of a new context, warm: a second page): ${JSON.stringify({ cold, warm })}`);
+    console.info(
+      `dashboard first paint (headless Chromium, loopback; cold: first page of a new context, warm: a second page): ${JSON.stringify({ cold, warm })}`,
+    );
 
     scenario.relay.start();
-    await waitFor(async () => (await shown(page, '#pending')) === 0 && (await shown(page, '#published')) === 120, { what: 'pending 0 and 120 published on the page' });
+    await waitFor(async () => (await shown(page, '#pending')) === 0 && (await shown(page, '#published')) === 120, {
+      what: 'pending 0 and 120 published on the page',
+    });
     const rates: number[] = [];
     for (let wave = 1; wave <= 3; wave++) {
       await scenario.enqueue(orders, 50);
-      await waitFor(async () => {
-        const rate = await shown(page, '#rate');
-        if (rate !== undefined) rates.push(rate);
-        return (await shown(page, '#published')) === 120 + 50 * wave;
-      }, { what: `the page to count wave ${wave}` });
+      await waitFor(
+        async () => {
+          const rate = await shown(page, '#rate');
+          if (rate !== undefined) rates.push(rate);
+          return (await shown(page, '#published')) === 120 + 50 * wave;
+        },
+        { what: `the page to count wave ${wave}` },
+      );
     }
     expect(Math.max(...rates)).toBeGreaterThan(0);
     expect((await scenario.exchange.waitForDeliveries(270)).length).toBe(270);
@@ -197,7 +204,9 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
     expect(await cells.nth(0).locator('.name').textContent()).toBe(topic);
     expect(await cells.nth(0).locator('.dest').textContent()).toBe('to default');
     expect(await cells.nth(1).textContent()).toBe('relay');
-    await expect.poll(() => cells.nth(2).textContent(), { timeout: 30_000 }).toMatch(/^Destination missing \(4 messages held\): OUTBOXER_UNROUTABLE: .*no queue is bound/);
+    await expect
+      .poll(() => cells.nth(2).textContent(), { timeout: 30_000 })
+      .toMatch(/^Destination missing \(4 messages held\): OUTBOXER_UNROUTABLE: .*no queue is bound/);
     const since = await cells.nth(3).locator('time').getAttribute('datetime');
     expect(Date.now() - Date.parse(since ?? '')).toBeLessThan(120_000);
     expect(await cells.nth(4).textContent()).toBe('resumes by itself');
@@ -222,7 +231,11 @@ describe('the dashboard in Chromium, against a relay publishing to RabbitMQ', ()
   });
 
   it('shows a relay whose broker is unreachable in the relay group, with its reason and since when, and counts it', async () => {
-    const unreachable = createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`, exchange: scenario.exchange.exchange, connectTimeoutMs: 500 });
+    const unreachable = createRabbitMqPublisher({
+      url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`,
+      exchange: scenario.exchange.exchange,
+      connectTimeoutMs: 500,
+    });
     const relay = scenario.addRelay('relay-without-broker', unreachable);
     try {
       const row = page.locator('#relays-body tr', { hasText: 'relay-without-broker' });

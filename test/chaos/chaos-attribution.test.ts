@@ -15,7 +15,14 @@ function fault(id: number, kind: string, start: number, end: number, extra: Part
 
 /** One incarnation that claimed `id` at 1000, sent it at `sentAt` and never marked it. */
 function unmarkedSend(name: string, sentAt: number, exit?: IncarnationRecord['exit']): IncarnationRecord {
-  return { name, exit, events: [{ t: 1000, e: 'claim', tok: 'a', ids: ['m1'] }, { t: sentAt, e: 'send', tok: 'a', id: 'm1' }] };
+  return {
+    name,
+    exit,
+    events: [
+      { t: 1000, e: 'claim', tok: 'a', ids: ['m1'] },
+      { t: sentAt, e: 'send', tok: 'a', id: 'm1' },
+    ],
+  };
 }
 
 function onlySend(incarnation: IncarnationRecord) {

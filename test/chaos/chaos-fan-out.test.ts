@@ -13,13 +13,31 @@ import { DEFAULT_RELAY } from '../../chaos/spec.js';
 
 const DESTINATIONS = ['default', 'partner', 'analytics'];
 const row = (id: string, key: string, version: number, destination: string): LedgerRow => ({ id, key, version, kind: 'normal', destination });
-const outage = (start: number, end: number): FaultRecord => ({ id: 1, kind: 'destination-partner-outage', start, end, mayDuplicate: true, destinations: ['partner'] });
+const outage = (start: number, end: number): FaultRecord => ({
+  id: 1,
+  kind: 'destination-partner-outage',
+  start,
+  end,
+  mayDuplicate: true,
+  destinations: ['partner'],
+});
 
 function input(ledger: readonly LedgerRow[], deliveries: readonly Delivery[], extra: Partial<CheckInput> = {}): CheckInput {
   return {
-    scenario: 'fan-out-test', seed: 1, relay: DEFAULT_RELAY, ledger, outbox: [],
-    commitTimes: new Map(ledger.map((r) => [r.id, 1000])), deliveries, incarnations: [], faults: [], drainMs: 0, canaryLeaks: [],
-    writerFailures: 0, destinations: DESTINATIONS, ...extra,
+    scenario: 'fan-out-test',
+    seed: 1,
+    relay: DEFAULT_RELAY,
+    ledger,
+    outbox: [],
+    commitTimes: new Map(ledger.map((r) => [r.id, 1000])),
+    deliveries,
+    incarnations: [],
+    faults: [],
+    drainMs: 0,
+    canaryLeaks: [],
+    writerFailures: 0,
+    destinations: DESTINATIONS,
+    ...extra,
   };
 }
 
@@ -27,8 +45,10 @@ describe('chaos checker with fan-out', () => {
   it('orders per key and destination: the partner behind by a whole outage is no inversion', () => {
     const ledger = [row('d1', 'k1', 1, 'default'), row('d2', 'k1', 2, 'default'), row('p1', 'k1', 1, 'partner'), row('p2', 'k1', 2, 'partner')];
     const deliveries: Delivery[] = [
-      { t: 1100, id: 'd1', r: false }, { t: 1200, id: 'd2', r: false },
-      { t: 9000, id: 'p1', r: false, to: 'partner' }, { t: 9100, id: 'p2', r: false, to: 'partner' },
+      { t: 1100, id: 'd1', r: false },
+      { t: 1200, id: 'd2', r: false },
+      { t: 9000, id: 'p1', r: false, to: 'partner' },
+      { t: 9100, id: 'p2', r: false, to: 'partner' },
     ];
     const report = check(input(ledger, deliveries, { faults: [outage(1050, 8900)] }));
     expect([report.lost, report.phantom, report.orderInversions, report.stuck]).toEqual([0, 0, 0, 0]);
@@ -39,7 +59,8 @@ describe('chaos checker with fan-out', () => {
   it('counts an inversion at one destination, and a delivery at the wrong destination as a phantom there', () => {
     const ledger = [row('p1', 'k1', 1, 'partner'), row('p2', 'k1', 2, 'partner'), row('a1', 'k1', 1, 'analytics')];
     const deliveries: Delivery[] = [
-      { t: 1100, id: 'p2', r: false, to: 'partner' }, { t: 1200, id: 'p1', r: false, to: 'partner' },
+      { t: 1100, id: 'p2', r: false, to: 'partner' },
+      { t: 1200, id: 'p1', r: false, to: 'partner' },
       { t: 1300, id: 'a1', r: false, to: 'default' },
     ];
     const report = check(input(ledger, deliveries));
@@ -53,13 +74,22 @@ describe('chaos checker with fan-out', () => {
 
   it("explains a partner copy by the partner's outage, never a copy at another destination", () => {
     const ledger = [row('p1', 'k1', 1, 'partner'), row('d1', 'k1', 1, 'default')];
-    const incarnations: IncarnationRecord[] = [{
-      name: 'relay-0-0', exit: undefined,
-      events: [{ t: 1000, e: 'claim', tok: 'a', ids: ['p1', 'd1'] }, { t: 1100, e: 'send', tok: 'a', id: 'p1' }, { t: 1100, e: 'send', tok: 'a', id: 'd1' }],
-    }];
+    const incarnations: IncarnationRecord[] = [
+      {
+        name: 'relay-0-0',
+        exit: undefined,
+        events: [
+          { t: 1000, e: 'claim', tok: 'a', ids: ['p1', 'd1'] },
+          { t: 1100, e: 'send', tok: 'a', id: 'p1' },
+          { t: 1100, e: 'send', tok: 'a', id: 'd1' },
+        ],
+      },
+    ];
     const deliveries: Delivery[] = [
-      { t: 1150, id: 'd1', r: false }, { t: 1160, id: 'd1', r: false },
-      { t: 1150, id: 'p1', r: false, to: 'partner' }, { t: 9000, id: 'p1', r: false, to: 'partner' },
+      { t: 1150, id: 'd1', r: false },
+      { t: 1160, id: 'd1', r: false },
+      { t: 1150, id: 'p1', r: false, to: 'partner' },
+      { t: 9000, id: 'p1', r: false, to: 'partner' },
     ];
     const report = check(input(ledger, deliveries, { incarnations, faults: [outage(1120, 8000)] }));
     expect(report.duplicates).toBe(2);
@@ -70,7 +100,10 @@ describe('chaos checker with fan-out', () => {
 
   it("a healthy destination's message late during another's outage is stuck: that outage does not excuse it", () => {
     const ledger = [row('d1', 'k1', 1, 'default'), row('p1', 'k1', 1, 'partner')];
-    const deliveries: Delivery[] = [{ t: 20_000, id: 'd1', r: false }, { t: 21_000, id: 'p1', r: false, to: 'partner' }];
+    const deliveries: Delivery[] = [
+      { t: 20_000, id: 'd1', r: false },
+      { t: 21_000, id: 'p1', r: false, to: 'partner' },
+    ];
     const report = check(input(ledger, deliveries, { faults: [outage(1500, 19_000)] }));
     expect(report.byDestination?.default?.stuck).toBe(1);
     expect(report.byDestination?.partner?.stuck).toBe(0);
@@ -101,14 +134,26 @@ describe('fan-out figures', () => {
       commitTimes: new Map(parts.flatMap((p) => [...p.commitTimes])),
       firstDelivery: new Map(parts.flatMap((p) => [...p.firstDelivery])),
       faults: [fault],
-      incarnations: [{ name: 'relay-0-0', exit: undefined, events: [{ t: 5100, e: 'topic-paused', topic: '*@partner' } as IncarnationRecord['events'][number]] }],
+      incarnations: [
+        { name: 'relay-0-0', exit: undefined, events: [{ t: 5100, e: 'topic-paused', topic: '*@partner' } as IncarnationRecord['events'][number]] },
+      ],
       targets: { healthyP99Factor: 2, healthyP99SlackMs: 250 },
     });
   }
 
   it('reports the outage: paused after, caught up after the heal, the outbox at the heal', () => {
     const f = figures(120);
-    expect(f.outages).toEqual([{ destination: 'partner', downMs: 10_000, pausedAfterMs: 100, resumedAfterMs: null, heldMessages: 101, atHeal: { pending: 90, held: 4 }, caughtUpMs: 200 }]);
+    expect(f.outages).toEqual([
+      {
+        destination: 'partner',
+        downMs: 10_000,
+        pausedAfterMs: 100,
+        resumedAfterMs: null,
+        heldMessages: 101,
+        atHeal: { pending: 90, held: 4 },
+        caughtUpMs: 200,
+      },
+    ]);
     expect(f.missed).toEqual([]);
     const healthy = f.destinations.find((d) => d.destination === 'default');
     expect(healthy).toMatchObject({ cut: false, boundP99Ms: 350 });

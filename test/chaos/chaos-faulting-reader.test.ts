@@ -22,7 +22,8 @@ function message(id: string, partition: number): PartitionMessage {
 const stub: PartitionReader = {
   read: async () => ({ horizon: '1', tag: '1', partitions: [], messages: [message('a', 3), message('b', 5)] }),
   // Partition 3 is still mine at epoch 7; partition 5 was granted to another relay (fenced).
-  complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: c.partition === 3, changed: c.partition === 3 ? 1 : 0, skipped: [] })),
+  complete: async (_relay, completions) =>
+    completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: c.partition === 3, changed: c.partition === 3 ? 1 : 0, skipped: [] })),
   countAttempt: async () => true,
 };
 
@@ -37,7 +38,12 @@ describe('chaos faulting reader (engine v2 journal)', () => {
       { partition: 3, epoch: '7', after: null, recheck: null, limit: 10 },
       { partition: 5, epoch: '2', after: null, recheck: null, limit: 10 },
     ]);
-    expect(tokens).toEqual(new Map([['a', 'p3e7r1'], ['b', 'p5e2r1']]));
+    expect(tokens).toEqual(
+      new Map([
+        ['a', 'p3e7r1'],
+        ['b', 'p5e2r1'],
+      ]),
+    );
     journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });
     journal.write({ e: 'send', id: 'b', tok: tokens.get('b') });
     await reader.complete('r1', [
@@ -65,7 +71,14 @@ describe('chaos faulting reader (engine v2 journal)', () => {
     await reader.complete('r1', [{ partition: 3, epoch: '7', published: ['a'], failed: [], held: [] }]);
     journal.close();
     const incarnation: IncarnationRecord = { name: 'relay-0-0', exit: undefined, events: readJournal<JournalEvent>(join(dir, 'relay.jsonl')) };
-    expect(indexSends([incarnation]).get('a')?.map((send) => [send.tok, send.marked])).toEqual([['p3e7r1', false], ['p3e7r2', true]]);
+    expect(
+      indexSends([incarnation])
+        .get('a')
+        ?.map((send) => [send.tok, send.marked]),
+    ).toEqual([
+      ['p3e7r1', false],
+      ['p3e7r2', true],
+    ]);
   });
 
   it('leaves the send of a row the completion skipped (locked by another session) unmarked', async () => {
@@ -73,7 +86,10 @@ describe('chaos faulting reader (engine v2 journal)', () => {
     dirs.push(dir);
     const journal = new Journal(join(dir, 'relay.jsonl'));
     const tokens = new Map<string, string>();
-    const skipping: PartitionReader = { ...stub, complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 0, skipped: ['a'] })) };
+    const skipping: PartitionReader = {
+      ...stub,
+      complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 0, skipped: ['a'] })),
+    };
     const reader = faultingReader(skipping, journal, tokens, { at: 0 });
     await reader.read('r1', 64, [{ partition: 3, epoch: '7', after: null, recheck: null, limit: 10 }]);
     journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });

@@ -156,11 +156,12 @@ export function describeAdapterConformance(harness: AdapterHarness): void {
         wake();
       };
       const id = await rig.runThroughOutbox(
-        (run) => outbox.transaction(async () => {
-          const result = await run();
-          events.push('committed');
-          return result;
-        }),
+        (run) =>
+          outbox.transaction(async () => {
+            const result = await run();
+            events.push('committed');
+            return result;
+          }),
         async ({ tx, insertOrder }) => {
           await insertOrder(20);
           return outbox.enqueue(tx, message(20));

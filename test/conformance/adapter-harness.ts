@@ -41,10 +41,7 @@ export interface AdapterRig {
    * The ORM's transaction run through `outbox.transaction` as the README shows it, so the relay wakes after the
    * commit: `work` gets the adapter handle as above.
    */
-  runThroughOutbox<T>(
-    outboxTransaction: <R>(run: () => Promise<R>) => Promise<R>,
-    work: (context: OrmTransactionContext) => Promise<T>,
-  ): Promise<T>;
+  runThroughOutbox<T>(outboxTransaction: <R>(run: () => Promise<R>) => Promise<R>, work: (context: OrmTransactionContext) => Promise<T>): Promise<T>;
   /** Whether the business row exists (plain SQL, outside any transaction). */
   orderExists(id: number): Promise<boolean>;
   /** Ends the ORM's connections and removes the schema, database or file. */

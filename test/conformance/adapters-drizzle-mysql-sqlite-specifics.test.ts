@@ -41,7 +41,11 @@ describe('fromDrizzle', () => {
         expect(onTx.dialect).toBe('mysql');
         const written = await onTx.query('INSERT INTO notes (id, body, bytes) VALUES (?, ?, ?)', [1, 'a ? in text', new Uint8Array([0, 255])]);
         expect(written).toEqual({ rows: [], affectedRows: 1 });
-        const read = await onTx.query('SELECT body, bytes, ? AS big, ? AS yes, @@in_transaction AS in_transaction FROM notes WHERE id = ?', [12_345_678_901n, true, 1]);
+        const read = await onTx.query('SELECT body, bytes, ? AS big, ? AS yes, @@in_transaction AS in_transaction FROM notes WHERE id = ?', [
+          12_345_678_901n,
+          true,
+          1,
+        ]);
         expect(read.rows).toEqual([{ body: 'a ? in text', bytes: Buffer.from([0, 255]), big: '12345678901', yes: 1, in_transaction: '1' }]);
         expect(await noteIds()).toEqual([]);
       });

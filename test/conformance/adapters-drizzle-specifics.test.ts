@@ -122,22 +122,27 @@ describe('fromDrizzle', () => {
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
     });
-    const noteIds = async (ids: number[]) => (await db.select({ id: notes.id }).from(notes).orderBy(notes.id)).map((row) => row.id).filter((id) => ids.includes(id));
+    const noteIds = async (ids: number[]) =>
+      (await db.select({ id: notes.id }).from(notes).orderBy(notes.id)).map((row) => row.id).filter((id) => ids.includes(id));
 
     it('passes $n placeholders, a ? operator and PostgreSQL array parameters to the driver untouched, and reads plain rows', async () => {
       const ids = ['0190a3c5-9c4e-7c1a-8d7e-1f2a3b4c5d6e', '0190a3c5-9c4e-7c1a-8d7e-1f2a3b4c5d6f'];
       await db.transaction(async (tx) => {
         const onTx = fromDrizzle(tx);
         expect(onTx.dialect).toBe('postgres');
-        const arrays = await onTx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [['a', 'b', null], [1, 2, 3]]);
-        expect(arrays.rows).toEqual([{ id: 'a', n: 1 }, { id: 'b', n: 2 }, { id: null, n: 3 }]);
-        const scalars = await onTx.query(`SELECT '{"a": 1}'::jsonb ? $1 AS has_key, $2::bigint AS big, $3::boolean AS yes, $4::bytea AS bytes, $5::uuid[] AS ids`, [
-          'a',
-          2n ** 62n,
-          true,
-          new Uint8Array([0, 255]),
-          ids,
+        const arrays = await onTx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [
+          ['a', 'b', null],
+          [1, 2, 3],
         ]);
+        expect(arrays.rows).toEqual([
+          { id: 'a', n: 1 },
+          { id: 'b', n: 2 },
+          { id: null, n: 3 },
+        ]);
+        const scalars = await onTx.query(
+          `SELECT '{"a": 1}'::jsonb ? $1 AS has_key, $2::bigint AS big, $3::boolean AS yes, $4::bytea AS bytes, $5::uuid[] AS ids`,
+          ['a', 2n ** 62n, true, new Uint8Array([0, 255]), ids],
+        );
         expect(scalars.rows).toEqual([{ has_key: true, big: (2n ** 62n).toString(), yes: true, bytes: Buffer.from([0, 255]), ids }]);
       });
     });
@@ -174,12 +179,15 @@ describe('fromDrizzle', () => {
         kept = fromDrizzle(tx);
         expect(kept.status?.()).toBe('open');
         // pg rejects at the ErrorResponse; the status ('E') comes with the ReadyForQuery after it
-        const client = (tx as unknown as { session: { client: { connection: { once(event: 'readyForQuery', listener: () => void): unknown } } } }).session.client;
+        const client = (tx as unknown as { session: { client: { connection: { once(event: 'readyForQuery', listener: () => void): unknown } } } }).session
+          .client;
         const statusArrived = new Promise<void>((resolve) => client.connection.once('readyForQuery', resolve));
         await expect(kept.query('SELECT 1 / 0', [])).rejects.toThrow(/division by zero/);
         await statusArrived;
         expect(kept.status?.()).toBe('failed');
-        await expect(outbox.enqueue(kept, message(1))).rejects.toThrow(expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringMatching(/failed/) }));
+        await expect(outbox.enqueue(kept, message(1))).rejects.toThrow(
+          expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringMatching(/failed/) }),
+        );
       });
       expect(defined(kept).status?.()).toBe('closed');
       expect(await outboxRows()).toBe(0);
@@ -213,7 +221,9 @@ describe('fromDrizzle', () => {
           expect((await defined(keptTx).execute(pid)).rows).toEqual((await other.execute(pid)).rows);
           for (const late of [defined(keptAdapter), fromDrizzle(defined(keptTx))]) {
             expect(late.status?.()).toBe('closed');
-            await expect(late.query(`INSERT INTO "${schema}".notes (id, body) VALUES ($1, $2)`, [21, 'late'])).rejects.toThrow(/its client went back to the pool/);
+            await expect(late.query(`INSERT INTO "${schema}".notes (id, body) VALUES ($1, $2)`, [21, 'late'])).rejects.toThrow(
+              /its client went back to the pool/,
+            );
             await expect(outbox.enqueue(late, message(3))).rejects.toThrow(refusedAsNotInTransaction);
           }
         });
@@ -257,8 +267,15 @@ describe('fromDrizzle', () => {
       const rolledBack = db.transaction(async (tx) => {
         const onTx = fromDrizzle(tx);
         expect(onTx.dialect).toBe('postgres');
-        const arrays = await onTx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [['a', 'b', null], [1, 2, 3]]);
-        expect(arrays.rows).toEqual([{ id: 'a', n: 1 }, { id: 'b', n: 2 }, { id: null, n: 3 }]);
+        const arrays = await onTx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [
+          ['a', 'b', null],
+          [1, 2, 3],
+        ]);
+        expect(arrays.rows).toEqual([
+          { id: 'a', n: 1 },
+          { id: 'b', n: 2 },
+          { id: null, n: 3 },
+        ]);
         const scalars = await onTx.query('SELECT $1::bigint::text AS big, $2::boolean AS yes, $3::bytea AS bytes', [2n ** 62n, true, new Uint8Array([0, 255])]);
         expect(scalars.rows).toEqual([{ big: (2n ** 62n).toString(), yes: true, bytes: new Uint8Array([0, 255]) }]);
         expect(await onTx.query(`INSERT INTO "${schema}".notes (id, body) VALUES ($1, $2)`, [1, 'gone'])).toEqual({ rows: [], affectedRows: 1 });

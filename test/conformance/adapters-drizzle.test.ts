@@ -4,7 +4,15 @@ import { Outbox, type StoreForOutbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
-import { closeSharedPglite, drizzleHarnesses, mariadbDatabase, pgliteDatabase, postgresDatabase, sqliteDatabase, type DrizzleDatabase } from './drizzle-adapter-rigs.js';
+import {
+  closeSharedPglite,
+  drizzleHarnesses,
+  mariadbDatabase,
+  pgliteDatabase,
+  postgresDatabase,
+  sqliteDatabase,
+  type DrizzleDatabase,
+} from './drizzle-adapter-rigs.js';
 
 afterAll(closeSharedPglite);
 
@@ -50,7 +58,11 @@ function describeFloatingEnqueue<Tx>(name: string, open: () => Promise<DrizzleDa
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
     });
 
-    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: behindDrizzle, rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Drizzle' });
+    floatingEnqueueCases(floatingRig, {
+      thrown: throwFromCallback,
+      rawRollback: behindDrizzle,
+      rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Drizzle',
+    });
   });
 }
 

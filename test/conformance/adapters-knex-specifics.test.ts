@@ -9,7 +9,16 @@ import { Outbox } from '../../src/core/outbox.js';
 import type { OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
 import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { services, uniqueName } from '../support/services.js';
-import { defined, mariadbDatabase, onlyRolledBack, postgresDatabase, RolledBack, sqliteDatabase, statusAfterConnection, type KnexDatabase } from './knex-adapter-rigs.js';
+import {
+  defined,
+  mariadbDatabase,
+  onlyRolledBack,
+  postgresDatabase,
+  RolledBack,
+  sqliteDatabase,
+  statusAfterConnection,
+  type KnexDatabase,
+} from './knex-adapter-rigs.js';
 
 /** What only Knex's adapter does: its type-level refusal, where statements go, and the driver's word on status. */
 describe('fromKnex', () => {
@@ -30,7 +39,9 @@ describe('fromKnex', () => {
       const refuse = () => fromKnex(db);
       expect(refuse).toThrow(OutboxerError);
       expect(refuse).toThrow(expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION' }));
-      expect(refuse).toThrow(/the root knex instance, which runs each statement outside any transaction\. Pass the trx.*knex\.transaction\(async \(trx\) => \{ await outbox\.enqueue\(fromKnex\(trx\), message\); \}\)/);
+      expect(refuse).toThrow(
+        /the root knex instance, which runs each statement outside any transaction\. Pass the trx.*knex\.transaction\(async \(trx\) => \{ await outbox\.enqueue\(fromKnex\(trx\), message\); \}\)/,
+      );
     });
 
     it('refuses a query builder or a plain object, which are no transaction either', () => {
@@ -59,7 +70,9 @@ describe('fromKnex', () => {
           const refuse = () => fromKnex(trx);
           expect(refuse).toThrow(ConfigurationError);
           expect(refuse).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_OPTION' }));
-          expect(refuse).toThrow("fromKnex supports the Knex clients 'pg' (PostgreSQL), 'mysql2' (MariaDB/MySQL) and 'better-sqlite3' (SQLite); this transaction's client is 'sqlite3'");
+          expect(refuse).toThrow(
+            "fromKnex supports the Knex clients 'pg' (PostgreSQL), 'mysql2' (MariaDB/MySQL) and 'better-sqlite3' (SQLite); this transaction's client is 'sqlite3'",
+          );
         });
       } finally {
         await sqlite3.destroy();
@@ -85,9 +98,21 @@ describe('fromKnex', () => {
       await database.db.transaction(async (trx) => {
         const tx = fromKnex(trx);
         expect(tx.dialect).toBe('postgres');
-        const arrays = await tx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [['a', 'b', null], [1, 2, 3]]);
-        expect(arrays.rows).toEqual([{ id: 'a', n: 1 }, { id: 'b', n: 2 }, { id: null, n: 3 }]);
-        const question = await tx.query(`SELECT '{"a": 1}'::jsonb ? $1 AS has_key, $2::bigint AS big, $3::boolean AS yes, $4::bytea AS bytes`, ['a', 2n ** 62n, true, new Uint8Array([0, 255])]);
+        const arrays = await tx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [
+          ['a', 'b', null],
+          [1, 2, 3],
+        ]);
+        expect(arrays.rows).toEqual([
+          { id: 'a', n: 1 },
+          { id: 'b', n: 2 },
+          { id: null, n: 3 },
+        ]);
+        const question = await tx.query(`SELECT '{"a": 1}'::jsonb ? $1 AS has_key, $2::bigint AS big, $3::boolean AS yes, $4::bytea AS bytes`, [
+          'a',
+          2n ** 62n,
+          true,
+          new Uint8Array([0, 255]),
+        ]);
         expect(question.rows).toEqual([{ has_key: true, big: (2n ** 62n).toString(), yes: true, bytes: Buffer.from([0, 255]) }]);
       });
     });
@@ -143,20 +168,22 @@ describe('fromKnex', () => {
 
     it("reports node-postgres' transaction status: open, failed after an error, closed once committed", async () => {
       let kept: OutboxTransaction | undefined;
-      await database.db.transaction(async (trx) => {
-        kept = fromKnex(trx);
-        await kept.query('SELECT 1', []);
-        expect(await kept.status?.()).toBe('open');
-        // pg rejects at the ErrorResponse; the status ('E') comes with the ReadyForQuery after it
-        const client = (await (trx.client as { acquireConnection(): Promise<unknown> }).acquireConnection()) as {
-          readonly connection: { once(event: 'readyForQuery', listener: () => void): unknown };
-        };
-        const statusArrived = new Promise<void>((resolve) => client.connection.once('readyForQuery', resolve));
-        await expect(kept.query('SELECT 1 / 0', [])).rejects.toThrow(/division by zero/);
-        await statusArrived;
-        expect(await kept.status?.()).toBe('failed');
-        throw new RolledBack('end the failed transaction');
-      }).catch(onlyRolledBack);
+      await database.db
+        .transaction(async (trx) => {
+          kept = fromKnex(trx);
+          await kept.query('SELECT 1', []);
+          expect(await kept.status?.()).toBe('open');
+          // pg rejects at the ErrorResponse; the status ('E') comes with the ReadyForQuery after it
+          const client = (await (trx.client as { acquireConnection(): Promise<unknown> }).acquireConnection()) as {
+            readonly connection: { once(event: 'readyForQuery', listener: () => void): unknown };
+          };
+          const statusArrived = new Promise<void>((resolve) => client.connection.once('readyForQuery', resolve));
+          await expect(kept.query('SELECT 1 / 0', [])).rejects.toThrow(/division by zero/);
+          await statusArrived;
+          expect(await kept.status?.()).toBe('failed');
+          throw new RolledBack('end the failed transaction');
+        })
+        .catch(onlyRolledBack);
       expect(await defined(kept).status?.()).toBe('closed');
     });
 
@@ -183,20 +210,22 @@ describe('fromKnex', () => {
     });
 
     it('nests as Knex does (a savepoint), and refuses the savepoint once released, writing nothing', async () => {
-      await database.db.transaction(async (trx) => {
-        let savepoint: OutboxTransaction | undefined;
-        await trx.transaction(async (inner) => {
-          savepoint = fromKnex(inner);
-          await savepoint.query('INSERT INTO notes (id, body) VALUES ($1, $2)', [10, 'in savepoint']);
-          expect(await savepoint.status?.()).toBe('open');
-        });
-        expect(await defined(savepoint).status?.()).toBe('closed');
-        await expect(defined(savepoint).query('INSERT INTO notes (id, body) VALUES ($1, $2)', [11, 'late'])).rejects.toThrow(
-          expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION' }),
-        );
-        expect(await trx('notes').whereIn('id', [10, 11]).pluck('id')).toEqual([10]);
-        throw new RolledBack('roll back the outer transaction');
-      }).catch(onlyRolledBack);
+      await database.db
+        .transaction(async (trx) => {
+          let savepoint: OutboxTransaction | undefined;
+          await trx.transaction(async (inner) => {
+            savepoint = fromKnex(inner);
+            await savepoint.query('INSERT INTO notes (id, body) VALUES ($1, $2)', [10, 'in savepoint']);
+            expect(await savepoint.status?.()).toBe('open');
+          });
+          expect(await defined(savepoint).status?.()).toBe('closed');
+          await expect(defined(savepoint).query('INSERT INTO notes (id, body) VALUES ($1, $2)', [11, 'late'])).rejects.toThrow(
+            expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION' }),
+          );
+          expect(await trx('notes').whereIn('id', [10, 11]).pluck('id')).toEqual([10]);
+          throw new RolledBack('roll back the outer transaction');
+        })
+        .catch(onlyRolledBack);
       expect(await database.db('notes').whereIn('id', [10, 11]).pluck('id')).toEqual([]);
     });
 
@@ -242,7 +271,11 @@ describe('fromKnex', () => {
         expect(tx.dialect).toBe('mysql');
         const written = await tx.query('INSERT INTO notes (id, body, bytes) VALUES (?, ?, ?)', [1, 'a ? in text', new Uint8Array([0, 255])]);
         expect(written).toEqual({ rows: [], affectedRows: 1 });
-        const read = await tx.query('SELECT body, bytes, ? AS big, ? AS yes, @@in_transaction AS in_transaction FROM notes WHERE id = ?', [12_345_678_901n, true, 1]);
+        const read = await tx.query('SELECT body, bytes, ? AS big, ? AS yes, @@in_transaction AS in_transaction FROM notes WHERE id = ?', [
+          12_345_678_901n,
+          true,
+          1,
+        ]);
         expect(read.rows).toEqual([{ body: 'a ? in text', bytes: Buffer.from([0, 255]), big: 12_345_678_901, yes: 1, in_transaction: 1 }]);
         expect(await database.db('notes').pluck('id')).toEqual([]);
       });

@@ -47,6 +47,10 @@ for (const { name, open } of knexDatabases) {
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
     });
 
-    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK through trx.raw ends the transaction behind Knex' });
+    floatingEnqueueCases(floatingRig, {
+      thrown: throwFromCallback,
+      rawRollback: rawRollback,
+      rawRollbackIs: 'a ROLLBACK through trx.raw ends the transaction behind Knex',
+    });
   });
 }

@@ -101,7 +101,10 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromKysely on %s', (d
         await sql`begin`.execute(trx);
         await sql`rollback`.execute(trx);
       } finally {
-        await trx.rollback().execute().catch(() => undefined);
+        await trx
+          .rollback()
+          .execute()
+          .catch(() => undefined);
       }
     });
   }

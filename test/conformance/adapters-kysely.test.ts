@@ -51,5 +51,9 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromKysely on %s: an 
     await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
   });
 
-  floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Kysely' });
+  floatingEnqueueCases(floatingRig, {
+    thrown: throwFromCallback,
+    rawRollback: rawRollback,
+    rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Kysely',
+  });
 });

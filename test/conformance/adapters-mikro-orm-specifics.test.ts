@@ -70,7 +70,9 @@ describe.each(DATABASES)('fromMikroOrm on %s: the port itself', (name, open) => 
     expect(fromMikroOrm(begun).dialect).toBe(name === 'mariadb' ? 'mysql' : name);
     await begun.commit();
     for (const handle of [orm.em, orm.em.fork(), begun]) {
-      expect(() => fromMikroOrm(handle)).toThrow(expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('em.transactional(') }));
+      expect(() => fromMikroOrm(handle)).toThrow(
+        expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('em.transactional(') }),
+      );
     }
     expect(() => fromMikroOrm(orm.em)).toThrow(/global EntityManager \(orm\.em\)/);
   });
@@ -93,7 +95,10 @@ describe('fromMikroOrm: what each driver binds', () => {
           length($4::bytea) AS bytes, $5::bigint + 1 AS big, $6::boolean AS yes, $7::text IS NULL AS missing, '?' AS question`,
         [['a', '?', null], ids, 'a', Uint8Array.from([0, 255, 7]), 9007199254740993n, true, null],
       );
-      const named = [await tx.query('SELECT $1::int + 1 AS n', [1], { name: 'mko_plus_one' }), await tx.query('SELECT $1::int + 1 AS n', [41], { name: 'mko_plus_one' })];
+      const named = [
+        await tx.query('SELECT $1::int + 1 AS n', [1], { name: 'mko_plus_one' }),
+        await tx.query('SELECT $1::int + 1 AS n', [41], { name: 'mko_plus_one' }),
+      ];
       return { ...first.rows[0], named: named.map((result) => result.rows[0]?.n) };
     });
     expect(row).toEqual({ texts: 3, uuids: 2, has_key: true, bytes: 3, big: '9007199254740994', yes: true, missing: true, question: '?', named: [2, 42] });
@@ -121,14 +126,12 @@ describe('fromMikroOrm: what each driver binds', () => {
     database = await openMariadb();
     const rows = await database.orm.em.transactional(async (em) => {
       const tx = fromMikroOrm(em);
-      return (await tx.query('SELECT ? AS text, HEX(?) AS buffer, HEX(?) AS bytes, ? + 1 AS big, ? AS yes, ? IS NULL AS missing, @@in_transaction AS in_transaction', [
-        'a?b',
-        Buffer.from([0, 255]),
-        Uint8Array.from([1, 2]),
-        9007199254740993n,
-        true,
-        null,
-      ])).rows;
+      return (
+        await tx.query(
+          'SELECT ? AS text, HEX(?) AS buffer, HEX(?) AS bytes, ? + 1 AS big, ? AS yes, ? IS NULL AS missing, @@in_transaction AS in_transaction',
+          ['a?b', Buffer.from([0, 255]), Uint8Array.from([1, 2]), 9007199254740993n, true, null],
+        )
+      ).rows;
     });
     expect(rows).toEqual([{ text: 'a?b', buffer: '00FF', bytes: '0102', big: '9007199254740994', yes: 1, missing: 1, in_transaction: 1 }]);
   });
@@ -137,7 +140,16 @@ describe('fromMikroOrm: what each driver binds', () => {
     database = await openSqlite();
     const rows = await database.orm.em.transactional(async (em) => {
       const tx = fromMikroOrm(em);
-      return (await tx.query('SELECT ? AS text, hex(?) AS bytes, ? + 1 AS big, ? AS yes, ? AS no, ? IS NULL AS missing', ['a?b', Uint8Array.from([0, 255]), 41n, true, false, null])).rows;
+      return (
+        await tx.query('SELECT ? AS text, hex(?) AS bytes, ? + 1 AS big, ? AS yes, ? AS no, ? IS NULL AS missing', [
+          'a?b',
+          Uint8Array.from([0, 255]),
+          41n,
+          true,
+          false,
+          null,
+        ])
+      ).rows;
     });
     expect(rows).toEqual([{ text: 'a?b', bytes: '00FF', big: 42, yes: 1, no: 0, missing: 1 }]);
   });
@@ -150,24 +162,21 @@ describe('fromMikroOrm: the driver has the last word on the transaction', () => 
     database = undefined;
   });
 
-  it.each(DATABASES)(
-    '%s: after a raw COMMIT behind MikroORM\'s back, the status no longer says open',
-    async (name, open) => {
-      database = await open();
-      const status = await database.orm.em
-        .transactional(async (em) => {
-          const tx = fromMikroOrm(em);
-          await em.getConnection().execute('COMMIT', [], 'run', em.getTransactionContext());
-          const after = await statusOf(tx);
-          // MikroORM still thinks it is in the transaction: give its ROLLBACK one to end
-          await em.getConnection().execute('BEGIN', [], 'run', em.getTransactionContext());
-          throw new Rollback(String(after));
-        })
-        .catch((error: unknown) => (error instanceof Rollback ? error.message : Promise.reject(error)));
-      // mysql2 keeps no transaction state: undefined makes the MariaDB store ask the server (@@in_transaction)
-      expect(status).toBe(name === 'mariadb' ? 'undefined' : 'closed');
-    },
-  );
+  it.each(DATABASES)("%s: after a raw COMMIT behind MikroORM's back, the status no longer says open", async (name, open) => {
+    database = await open();
+    const status = await database.orm.em
+      .transactional(async (em) => {
+        const tx = fromMikroOrm(em);
+        await em.getConnection().execute('COMMIT', [], 'run', em.getTransactionContext());
+        const after = await statusOf(tx);
+        // MikroORM still thinks it is in the transaction: give its ROLLBACK one to end
+        await em.getConnection().execute('BEGIN', [], 'run', em.getTransactionContext());
+        throw new Rollback(String(after));
+      })
+      .catch((error: unknown) => (error instanceof Rollback ? error.message : Promise.reject(error)));
+    // mysql2 keeps no transaction state: undefined makes the MariaDB store ask the server (@@in_transaction)
+    expect(status).toBe(name === 'mariadb' ? 'undefined' : 'closed');
+  });
 });
 
 describe('fromMikroOrm on MariaDB: a transaction ended by the server behind MikroORM', () => {
@@ -208,9 +217,12 @@ describe('fromMikroOrm on PostgreSQL: MikroORM propagations other than a savepoi
       await em.transactional((independent) => outbox.enqueue(fromMikroOrm(independent), { topic: 'audit', type: 'attempted', payload: {} }), {
         propagation: TransactionPropagation.REQUIRES_NEW,
       });
-      await em.transactional(async (outside) => {
-        expect(() => fromMikroOrm(outside)).toThrow(expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION' }));
-      }, { propagation: TransactionPropagation.NOT_SUPPORTED });
+      await em.transactional(
+        async (outside) => {
+          expect(() => fromMikroOrm(outside)).toThrow(expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION' }));
+        },
+        { propagation: TransactionPropagation.NOT_SUPPORTED },
+      );
       await outbox.enqueue(fromMikroOrm(em), { topic: 'orders.placed', type: 'order.placed', payload: {} });
       throw new Rollback('the outer transaction fails');
     });
@@ -226,21 +238,20 @@ describe('fromMikroOrm: a handle kept past its commit', () => {
     database = undefined;
   });
 
-  it.each(DATABASES)(
-    '%s: cannot reach the connection the next transaction took from the pool (one connection: the same one)',
-    async (_name, open) => {
-      database = await open(1);
-      const { orm, sql, placeholder, orders } = database;
-      const kept = await orm.em.transactional(async (em) => fromMikroOrm(em));
-      await orm.em.transactional(async (em) => {
-        const next = fromMikroOrm(em);
-        await next.query(`INSERT INTO ${orders} (id, note) VALUES (${placeholder}, 'next')`, [1]);
-        expect(await kept.status?.()).toBe('closed');
-        await expect(kept.query(`INSERT INTO ${orders} (id, note) VALUES (${placeholder}, 'kept')`, [2])).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION' });
+  it.each(DATABASES)('%s: cannot reach the connection the next transaction took from the pool (one connection: the same one)', async (_name, open) => {
+    database = await open(1);
+    const { orm, sql, placeholder, orders } = database;
+    const kept = await orm.em.transactional(async (em) => fromMikroOrm(em));
+    await orm.em.transactional(async (em) => {
+      const next = fromMikroOrm(em);
+      await next.query(`INSERT INTO ${orders} (id, note) VALUES (${placeholder}, 'next')`, [1]);
+      expect(await kept.status?.()).toBe('closed');
+      await expect(kept.query(`INSERT INTO ${orders} (id, note) VALUES (${placeholder}, 'kept')`, [2])).rejects.toMatchObject({
+        code: 'OUTBOXER_NOT_IN_TRANSACTION',
       });
-      expect(await sql(`SELECT id, note FROM ${orders} ORDER BY id`)).toEqual([{ id: 1, note: 'next' }]);
-    },
-  );
+    });
+    expect(await sql(`SELECT id, note FROM ${orders} ORDER BY id`)).toEqual([{ id: 1, note: 'next' }]);
+  });
 });
 
 describe('fromMikroOrm: what it refuses before any statement', () => {
@@ -268,7 +279,13 @@ describe('fromMikroOrm: what it refuses before any statement', () => {
   it('refuses a driver it does not speak, naming those it does: sqlite3 (@mikro-orm/sqlite) and the mariadb connector', async () => {
     const file = freshSqliteFile('mko-sqlite3');
     const sqlite3 = await MikroORM.init({ ...ormOptions, driver: BetterSqliteDriver, dbName: file.path, driverOptions: { client: 'sqlite3' } });
-    const mariadb = await MikroORM.init({ ...ormOptions, driver: MySqlDriver, clientUrl: services.mysqlUrl, driverOptions: { client: MariaDbKnexDialect }, pool: { min: 0, max: 1 } });
+    const mariadb = await MikroORM.init({
+      ...ormOptions,
+      driver: MySqlDriver,
+      clientUrl: services.mysqlUrl,
+      driverOptions: { client: MariaDbKnexDialect },
+      pool: { min: 0, max: 1 },
+    });
     try {
       const supported = /PostgreSQL \(@mikro-orm\/postgresql\), MariaDB and MySQL \(@mikro-orm\/mysql\) and SQLite \(@mikro-orm\/better-sqlite\)/;
       await sqlite3.em.transactional(async (em) => {

@@ -45,5 +45,9 @@ describe.each(DATABASES)('fromMikroOrm on %s: an enqueue not awaited, then the t
     await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
   });
 
-  floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK on the transaction\'s connection ends the transaction behind MikroORM' });
+  floatingEnqueueCases(floatingRig, {
+    thrown: throwFromCallback,
+    rawRollback: rawRollback,
+    rawRollbackIs: "a ROLLBACK on the transaction's connection ends the transaction behind MikroORM",
+  });
 });

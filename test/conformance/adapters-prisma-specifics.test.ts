@@ -25,11 +25,13 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s', (d
     const { prisma } = await setup();
     const attempt = () => fromPrisma(prisma as never);
     expect(attempt).toThrow(expect.objectContaining({ code: 'OUTBOXER_NOT_IN_TRANSACTION' }));
-    expect(attempt).toThrow(/the root PrismaClient, which runs each statement outside any transaction\. .*prisma\.\$transaction\(async \(tx\) => \{ await outbox\.enqueue\(fromPrisma\(tx\), message\)/);
+    expect(attempt).toThrow(
+      /the root PrismaClient, which runs each statement outside any transaction\. .*prisma\.\$transaction\(async \(tx\) => \{ await outbox\.enqueue\(fromPrisma\(tx\), message\)/,
+    );
     expect(() => fromPrisma({} as never)).toThrow(/not a Prisma transaction client/);
   });
 
-  it("tells the database from the driver adapter and runs statements in the transaction, rows keyed by column", async () => {
+  it('tells the database from the driver adapter and runs statements in the transaction, rows keyed by column', async () => {
     const { prisma, dialect, orders } = await setup();
     const p = (n: number) => (dialect === 'postgres' ? `$${n}` : '?');
     const seen = await prisma.$transaction(async (tx) => {
@@ -38,7 +40,10 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s', (d
       expect(outboxTx.dialect).toBe(dialect);
       expect(outboxTx.source).toBe('a Prisma transaction client');
       expect(await outboxTx.query(`UPDATE ${orders} SET note = ${p(1)} WHERE id = ${p(2)}`, ['changed', 5])).toEqual({ rows: [], affectedRows: 1 });
-      expect(await outboxTx.query(`INSERT INTO ${orders} (id, note) VALUES (${p(1)}, ${p(2)}), (${p(3)}, ${p(4)})`, [6, 'six', 7, 'seven'])).toEqual({ rows: [], affectedRows: 2 });
+      expect(await outboxTx.query(`INSERT INTO ${orders} (id, note) VALUES (${p(1)}, ${p(2)}), (${p(3)}, ${p(4)})`, [6, 'six', 7, 'seven'])).toEqual({
+        rows: [],
+        affectedRows: 2,
+      });
       const returned = await outboxTx.query(`/* returning in a comment */ DELETE FROM ${orders} WHERE id = ${p(1)} RETURNING id, 'it''s' AS quoted`, [7]);
       expect(returned).toEqual({ rows: [{ id: 7, quoted: "it's" }], affectedRows: 1 });
       return (await outboxTx.query(`SELECT id, note AS order_note FROM ${orders} WHERE id IN (${p(1)}, ${p(2)}) ORDER BY id`, [5, 6])).rows;
@@ -55,16 +60,47 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s', (d
     const rows = await prisma.$transaction(async (tx) => {
       const outboxTx = fromPrisma(tx);
       if (dialect === 'postgres') {
-        const sql = 'SELECT cardinality($1::text[]) AS n, $2::uuid[] AS ids, $3::int8[] AS delays, $4::bytea AS bytes, $5::bytea AS buffer, $6::boolean AS yes, $7::int8 AS big, $8::text AS absent';
-        return (await outboxTx.query(sql, [['a', null, 'c'], ['0190a0d8-0000-7000-8000-000000000000'], [0, 3_600_000], bytes, Buffer.from('hi'), true, 9007199254740993n, null])).rows;
+        const sql =
+          'SELECT cardinality($1::text[]) AS n, $2::uuid[] AS ids, $3::int8[] AS delays, $4::bytea AS bytes, $5::bytea AS buffer, $6::boolean AS yes, $7::int8 AS big, $8::text AS absent';
+        return (
+          await outboxTx.query(sql, [
+            ['a', null, 'c'],
+            ['0190a0d8-0000-7000-8000-000000000000'],
+            [0, 3_600_000],
+            bytes,
+            Buffer.from('hi'),
+            true,
+            9007199254740993n,
+            null,
+          ])
+        ).rows;
       }
       // hex(): Prisma's SQLite adapter cannot read back a BLOB that has no declared column type
-      return (await outboxTx.query('SELECT ? AS yes, ? AS no, HEX(?) AS bytes, HEX(?) AS buffer, ? AS big, ? AS absent, ? AS text', [true, false, bytes, Buffer.from('hi'), 9007199254740993n, null, 'x'])).rows;
+      return (
+        await outboxTx.query('SELECT ? AS yes, ? AS no, HEX(?) AS bytes, HEX(?) AS buffer, ? AS big, ? AS absent, ? AS text', [
+          true,
+          false,
+          bytes,
+          Buffer.from('hi'),
+          9007199254740993n,
+          null,
+          'x',
+        ])
+      ).rows;
     });
     // Prisma decodes raw results itself: 64-bit integers as bigint, bytes as Uint8Array
     if (dialect === 'postgres') {
       expect(rows).toEqual([
-        { n: 3, ids: ['0190a0d8-0000-7000-8000-000000000000'], delays: [0n, 3_600_000n], bytes, buffer: new Uint8Array(Buffer.from('hi')), yes: true, big: 9007199254740993n, absent: null },
+        {
+          n: 3,
+          ids: ['0190a0d8-0000-7000-8000-000000000000'],
+          delays: [0n, 3_600_000n],
+          bytes,
+          buffer: new Uint8Array(Buffer.from('hi')),
+          yes: true,
+          big: 9007199254740993n,
+          absent: null,
+        },
       ]);
     } else {
       expect(rows).toHaveLength(1);
@@ -98,7 +134,10 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s', (d
       return outboxTx;
     });
     expect(inside.status?.()).toBe('closed');
-    await expect(inside.query('SELECT 1 AS one', [])).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringMatching(/has ended\. Pass the tx/) });
+    await expect(inside.query('SELECT 1 AS one', [])).rejects.toMatchObject({
+      code: 'OUTBOXER_NOT_IN_TRANSACTION',
+      message: expect.stringMatching(/has ended\. Pass the tx/),
+    });
   });
 
   it('refuses a tx whose transaction Prisma rolled back on its timeout, and writes nothing', async () => {
@@ -123,13 +162,18 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s', (d
     const { prisma, dialect } = await setup();
     const other: SqlDialect = dialect === 'sqlite' ? 'postgres' : 'sqlite';
     const attempt = prisma.$transaction(async (tx) => fromPrisma(tx, { dialect: other }));
-    await expect(attempt).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining(`told dialect '${other}', but this Prisma client runs on '${dialect}'`) });
+    await expect(attempt).rejects.toMatchObject({
+      code: 'OUTBOXER_INVALID_OPTION',
+      message: expect.stringContaining(`told dialect '${other}', but this Prisma client runs on '${dialect}'`),
+    });
   });
 });
 
 describe('fromPrisma and the types of the generated client', () => {
   it('does not compile with the root PrismaClient, extended or not; the tx of $transaction and of a nested one do', async () => {
-    const { PrismaClient } = (await import(pathToFileURL(join(prismaClientDirectories.test('postgresql'), 'client.ts')).href)) as { PrismaClient: typeof PostgresPrismaClient };
+    const { PrismaClient } = (await import(pathToFileURL(join(prismaClientDirectories.test('postgresql'), 'client.ts')).href)) as {
+      PrismaClient: typeof PostgresPrismaClient;
+    };
     const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: services.postgresUrl, max: 1 }) });
     try {
       // @ts-expect-error the root client has $connect and $disconnect, which a transaction client lacks
@@ -151,7 +195,9 @@ describe('fromPrisma on a client outboxer has no store for, or cannot place', ()
   it('names the supported providers', () => {
     const sqlServer = { ...rawApi, _activeProvider: 'sqlserver', _engineConfig: { adapter: { provider: 'sqlserver', adapterName: '@prisma/adapter-mssql' } } };
     expect(() => fromPrisma(sqlServer)).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_OPTION' }));
-    expect(() => fromPrisma(sqlServer)).toThrow(/PostgreSQL \(provider "postgresql"\), MariaDB\/MySQL \("mysql"\) and SQLite \("sqlite"\); this client's provider is "sqlserver"/);
+    expect(() => fromPrisma(sqlServer)).toThrow(
+      /PostgreSQL \(provider "postgresql"\), MariaDB\/MySQL \("mysql"\) and SQLite \("sqlite"\); this client's provider is "sqlserver"/,
+    );
     const cockroach = { ...rawApi, _activeProvider: 'cockroachdb', _engineConfig: { adapter: { provider: 'postgres', adapterName: '@prisma/adapter-pg' } } };
     expect(() => fromPrisma(cockroach)).toThrow(/this client's provider is "cockroachdb"/);
   });
@@ -175,8 +221,8 @@ describe('which statements answer with rows ($queryRawUnsafe) and which with a c
     ['WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM x WHERE n < 3) DELETE FROM t WHERE a IN (SELECT n FROM x)', 'postgres', false],
     ['WITH moved AS (DELETE FROM a RETURNING *) INSERT INTO b SELECT * FROM moved', 'postgres', false],
     ['INSERT INTO t SELECT * FROM unnest($1::text[]) WHERE true', 'postgres', false],
-    ['UPDATE t SET note = \'RETURNING\' WHERE id = $1', 'postgres', false],
-    ['UPDATE t SET note = E\'it\\\'s RETURNING\' WHERE id = $1', 'postgres', false],
+    ["UPDATE t SET note = 'RETURNING' WHERE id = $1", 'postgres', false],
+    ["UPDATE t SET note = E'it\\'s RETURNING' WHERE id = $1", 'postgres', false],
     ['UPDATE t SET note = $tag$ RETURNING $tag$ WHERE id = $1', 'postgres', false],
     ['UPDATE t SET "returning" = 1 -- RETURNING x\n WHERE id = $1', 'postgres', false],
     ["UPDATE t SET note = 'it\\'s RETURNING' WHERE id = ?", 'mysql', false],

@@ -49,5 +49,9 @@ describe.each(['postgres', 'mariadb', 'sqlite'] as const)('fromPrisma on %s: an 
     await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
   });
 
-  floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Prisma' });
+  floatingEnqueueCases(floatingRig, {
+    thrown: throwFromCallback,
+    rawRollback: rawRollback,
+    rawRollbackIs: 'a raw ROLLBACK ends the transaction behind Prisma',
+  });
 });

@@ -39,7 +39,9 @@ describe('fromSequelize', () => {
       const Note = sequelize.define('Note', { body: DataTypes.TEXT });
       await sequelize.transaction(async (t) => {
         // @ts-expect-error query options are no Transaction: pass t itself
-        expect(() => fromSequelize({ transaction: t })).toThrow(/query options \(\{ transaction: t \}\) instead of the transaction itself \(fromSequelize\(t\)\)/);
+        expect(() => fromSequelize({ transaction: t })).toThrow(
+          /query options \(\{ transaction: t \}\) instead of the transaction itself \(fromSequelize\(t\)\)/,
+        );
       });
       // @ts-expect-error a model is no Transaction
       expect(() => fromSequelize(Note)).toThrow(/something that is not a Sequelize transaction/);
@@ -90,9 +92,21 @@ describe('fromSequelize', () => {
       await database.sequelize.transaction(async (t) => {
         const tx = fromSequelize(t);
         expect(tx.dialect).toBe('postgres');
-        const arrays = await tx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [['a', 'b', null], [1, 2, 3]]);
-        expect(arrays.rows).toEqual([{ id: 'a', n: 1 }, { id: 'b', n: 2 }, { id: null, n: 3 }]);
-        const scalars = await tx.query(`SELECT '{"a": 1}'::jsonb ? $1 AS has_key, $2::bigint AS big, $3::boolean AS yes, $4::bytea AS bytes`, ['a', 2n ** 62n, true, new Uint8Array([0, 255])]);
+        const arrays = await tx.query('SELECT id, n FROM unnest($1::text[], $2::int[]) AS t(id, n) ORDER BY n', [
+          ['a', 'b', null],
+          [1, 2, 3],
+        ]);
+        expect(arrays.rows).toEqual([
+          { id: 'a', n: 1 },
+          { id: 'b', n: 2 },
+          { id: null, n: 3 },
+        ]);
+        const scalars = await tx.query(`SELECT '{"a": 1}'::jsonb ? $1 AS has_key, $2::bigint AS big, $3::boolean AS yes, $4::bytea AS bytes`, [
+          'a',
+          2n ** 62n,
+          true,
+          new Uint8Array([0, 255]),
+        ]);
         expect(scalars.rows).toEqual([{ has_key: true, big: (2n ** 62n).toString(), yes: true, bytes: Buffer.from([0, 255]) }]);
       });
     });
@@ -200,12 +214,10 @@ describe('fromSequelize', () => {
           expect(tx.dialect).toBe('mysql');
           const written = await tx.query('INSERT INTO orders (id, note) VALUES (?, ?), (?, ?)', [1, 'a ? and a $1 in text', 2n, 'b']);
           expect(written).toEqual({ rows: [], affectedRows: 2 });
-          const read = await tx.query('SELECT note, ? AS bytes, CAST(? AS CHAR) AS big, ? AS yes, @@in_transaction AS in_transaction FROM orders WHERE id = ?', [
-            new Uint8Array([0, 255]),
-            12_345_678_901n,
-            true,
-            1,
-          ]);
+          const read = await tx.query(
+            'SELECT note, ? AS bytes, CAST(? AS CHAR) AS big, ? AS yes, @@in_transaction AS in_transaction FROM orders WHERE id = ?',
+            [new Uint8Array([0, 255]), 12_345_678_901n, true, 1],
+          );
           expect(read.rows).toEqual([{ note: 'a ? and a $1 in text', bytes: Buffer.from([0, 255]), big: '12345678901', yes: 1, in_transaction: 1 }]);
           expect(await database.Order.count({ where: { id: [1, 2] } })).toBe(0);
         });
@@ -239,13 +251,22 @@ describe('fromSequelize', () => {
 
       it('closes the handle when InnoDB rolled the transaction back to end a deadlock: later statements would run on their own', async () => {
         const { sequelize, Order } = database;
-        await Order.bulkCreate([{ id: 1000, note: 'seed' }, { id: 1001, note: 'seed' }]);
+        await Order.bulkCreate([
+          { id: 1000, note: 'seed' },
+          { id: 1001, note: 'seed' },
+        ]);
         const heavy = await sequelize.transaction();
         const victim = await sequelize.transaction();
         try {
-          const [heavyConnection] = await sequelize.query<{ thread: number }>('SELECT CONNECTION_ID() AS thread', { type: QueryTypes.SELECT, transaction: heavy });
+          const [heavyConnection] = await sequelize.query<{ thread: number }>('SELECT CONNECTION_ID() AS thread', {
+            type: QueryTypes.SELECT,
+            transaction: heavy,
+          });
           // InnoDB rolls back the lighter transaction of a deadlock: the heavy one has written 41 rows, the victim 1
-          await Order.bulkCreate(Array.from({ length: 40 }, (_, i) => ({ id: 2000 + i, note: 'heavy' })), { transaction: heavy });
+          await Order.bulkCreate(
+            Array.from({ length: 40 }, (_, i) => ({ id: 2000 + i, note: 'heavy' })),
+            { transaction: heavy },
+          );
           await Order.update({ note: 'heavy' }, { where: { id: 1001 }, transaction: heavy });
           const tx = fromSequelize(victim);
           await tx.query('UPDATE orders SET note = ? WHERE id = ?', ['victim', 1000]);
@@ -253,7 +274,9 @@ describe('fromSequelize', () => {
           // the processlist, not information_schema.innodb_trx: InnoDB refreshes that one only after 100 ms without a read,
           // which polling (here or by any other test on the server) never leaves it
           const waiting = `SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ? AND STATE = 'Updating' AND INFO LIKE 'UPDATE%'`;
-          await waitFor(async () => (await sequelize.query(waiting, { type: QueryTypes.SELECT, replacements: [defined(heavyConnection).thread] })).length > 0, { what: 'the heavy transaction to wait for the victim' });
+          await waitFor(async () => (await sequelize.query(waiting, { type: QueryTypes.SELECT, replacements: [defined(heavyConnection).thread] })).length > 0, {
+            what: 'the heavy transaction to wait for the victim',
+          });
           await expect(tx.query('UPDATE orders SET note = ? WHERE id = ?', ['victim', 1001])).rejects.toMatchObject({ errno: 1213 });
           expect(tx.status?.()).toBe('closed');
           await expect(tx.query('SELECT 1', [])).rejects.toThrow(/fromSequelize was given a Sequelize transaction the database rolled back/);

@@ -49,6 +49,10 @@ for (const { name, open } of sequelizeDatabases) {
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
     });
 
-    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK through sequelize.query ends the transaction behind Sequelize' });
+    floatingEnqueueCases(floatingRig, {
+      thrown: throwFromCallback,
+      rawRollback: rawRollback,
+      rawRollbackIs: 'a ROLLBACK through sequelize.query ends the transaction behind Sequelize',
+    });
   });
 }

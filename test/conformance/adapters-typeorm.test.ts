@@ -183,7 +183,9 @@ describe('fromTypeOrm: what TypeORM types and run-time checks refuse', () => {
   it('refuses a database outboxer does not speak with OUTBOXER_INVALID_OPTION, naming those it does', () => {
     const dataSource = new DataSource({ type: 'cockroachdb', url: 'postgres://nobody@127.0.0.1:1/none', timeTravelQueries: false });
     expect(() => fromTypeOrm(dataSource.manager)).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_OPTION' }));
-    expect(() => fromTypeOrm(dataSource.manager)).toThrow(/'cockroachdb' is not supported; outboxer\/typeorm speaks 'postgres', 'mysql', 'mariadb', 'better-sqlite3'/);
+    expect(() => fromTypeOrm(dataSource.manager)).toThrow(
+      /'cockroachdb' is not supported; outboxer\/typeorm speaks 'postgres', 'mysql', 'mariadb', 'better-sqlite3'/,
+    );
   });
 });
 
@@ -228,7 +230,7 @@ for (const { database, target } of databases.filter(({ orm }) => orm === 'TypeOR
     });
 
     if (database === 'mariadb') {
-      it("refuses the manager after DDL committed the transaction implicitly (TypeORM still calls it active)", async () => {
+      it('refuses the manager after DDL committed the transaction implicitly (TypeORM still calls it active)', async () => {
         const { rig, dataSource, outbox } = await setup();
         const attempt = dataSource.transaction(async (manager) => {
           await manager.insert(OrderSchema, { id: 7, note: 'committed by the DDL' });
@@ -322,6 +324,10 @@ for (const { orm, database, target } of databases) {
       await expectVouchedOnlyWhereOpen(await floatingRig(throwFromCallback));
     });
 
-    floatingEnqueueCases(floatingRig, { thrown: throwFromCallback, rawRollback: rawRollback, rawRollbackIs: 'a ROLLBACK through manager.query ends the transaction behind TypeORM' });
+    floatingEnqueueCases(floatingRig, {
+      thrown: throwFromCallback,
+      rawRollback: rawRollback,
+      rawRollbackIs: 'a ROLLBACK through manager.query ends the transaction behind TypeORM',
+    });
   });
 }

@@ -96,7 +96,9 @@ describe.each([
     expect(await codeOf(() => database.make({ retainPublishedMs: -1 }))).toBe('OUTBOXER_INVALID_OPTION');
     expect(await codeOf(() => database.make({ idempotencyWindowMs: 0 }))).toBe('OUTBOXER_INVALID_OPTION');
     expect(await codeOf(() => database.make({ table: 'outbox; DROP TABLE x' }))).toBe('OUTBOXER_INVALID_IDENTIFIER');
-    expect(await codeOf(() => database.outbox.enqueue(database.autocommitting as never, { topic: 't', type: 'x', payload: {} }))).toBe('OUTBOXER_NOT_IN_TRANSACTION');
+    expect(await codeOf(() => database.outbox.enqueue(database.autocommitting as never, { topic: 't', type: 'x', payload: {} }))).toBe(
+      'OUTBOXER_NOT_IN_TRANSACTION',
+    );
     expect(await codeOf(() => database.store.pauseTopic('', 'why'))).toBe('OUTBOXER_INVALID_TOPIC');
     expect(await codeOf(() => database.store.pauseTopic('orders', 'line\nbreak'))).toBe('OUTBOXER_INVALID_OPTION');
     const badRead = [{ partition: 99, epoch: '1', after: null, recheck: null, limit: 10 }] as never[];

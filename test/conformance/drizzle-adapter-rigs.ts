@@ -148,7 +148,10 @@ export async function postgresDatabase(): Promise<DrizzleDatabase<PostgresTx>> {
     orderExists: async (id) => (await db.select().from(orders).where(eq(orders.id, id))).length > 0,
     async mistakesOfItsOwn(hold) {
       // Drizzle still counts this one open (its client is checked out), but the protocol says the client is idle
-      const endedByRawCommit = await hold((work) => db.transaction(work), async (tx) => void (await tx.execute(sql`commit`)));
+      const endedByRawCommit = await hold(
+        (work) => db.transaction(work),
+        async (tx) => void (await tx.execute(sql`commit`)),
+      );
       return [
         { name: 'the root Drizzle database (node-postgres)', handle: () => fromDrizzle(db as never) },
         { name: 'a transaction Drizzle thinks open, ended by a raw COMMIT', handle: () => fromDrizzle(endedByRawCommit) },
@@ -209,7 +212,10 @@ export async function mariadbDatabase(): Promise<DrizzleDatabase<MariadbTx>> {
     insertOrder: async (tx, id) => void (await tx.insert(orders).values({ id, note: `order ${id}` })),
     orderExists: async (id) => (await db.select().from(orders).where(eq(orders.id, id))).length > 0,
     async mistakesOfItsOwn(hold) {
-      const endedByRawCommit = await hold((work) => db.transaction(work), async (tx) => void (await tx.execute(sql`commit`)));
+      const endedByRawCommit = await hold(
+        (work) => db.transaction(work),
+        async (tx) => void (await tx.execute(sql`commit`)),
+      );
       return [
         { name: 'the root Drizzle database (mysql2)', handle: () => fromDrizzle(db as never) },
         { name: 'a transaction Drizzle thinks open, ended by a raw COMMIT', handle: () => fromDrizzle(endedByRawCommit) },
@@ -241,7 +247,10 @@ export async function sqliteDatabase(): Promise<DrizzleDatabase<SqliteTx>> {
       const synchronous = db.transaction((tx) => tx);
       // on a connection of its own: a held transaction keeps its connection's turn until cleanup
       const other = betterSqliteDrizzle({ client: file.connect() });
-      const endedByRawCommit = await hold((work) => betterSqliteTransaction(other, work), async (tx) => void tx.run(sql`commit`));
+      const endedByRawCommit = await hold(
+        (work) => betterSqliteTransaction(other, work),
+        async (tx) => void tx.run(sql`commit`),
+      );
       return [
         { name: 'the root Drizzle database (better-sqlite3)', handle: () => fromDrizzle(db as never) },
         { name: "Drizzle's own synchronous better-sqlite3 transaction", handle: () => fromDrizzle(synchronous as never) },

@@ -65,7 +65,12 @@ export async function expectNothingCommittedAlone(rig: FloatingEnqueueRig, optio
   }
   expect(committedAlone, 'rolled back after this many microtask turns, the message committed on its own').toEqual([]);
   if (options.idempotent) {
-    await rig.commit((tx) => rig.outbox.enqueueMany(tx, keys.map((key, turns) => floatingMessage(turns, key))));
+    await rig.commit((tx) =>
+      rig.outbox.enqueueMany(
+        tx,
+        keys.map((key, turns) => floatingMessage(turns, key)),
+      ),
+    );
     expect(await rig.rowCount(), 'every key is free again after its rollback (none reserved by a statement that committed alone)').toBe(keys.length);
   }
 }
@@ -87,7 +92,10 @@ export async function expectVouchedOnlyWhereOpen(rig: FloatingEnqueueRig): Promi
  * The floating-enqueue cases every adapter runs: the enqueue not awaited meets the callback's throw, or a ROLLBACK
  * sent behind the ORM's back (`rawRollbackIs` names how), each with and without an idempotency key.
  */
-export function floatingEnqueueCases<End>(rigFor: (end: End) => Promise<FloatingEnqueueRig>, ends: { readonly thrown: End; readonly rawRollback: End; readonly rawRollbackIs: string }): void {
+export function floatingEnqueueCases<End>(
+  rigFor: (end: End) => Promise<FloatingEnqueueRig>,
+  ends: { readonly thrown: End; readonly rawRollback: End; readonly rawRollbackIs: string },
+): void {
   for (const idempotent of [false, true]) {
     const keyed = idempotent ? ' (with an idempotency key)' : '';
     it(`commits nothing when the callback throws right after it${keyed}`, async () => {

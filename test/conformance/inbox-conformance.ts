@@ -61,7 +61,17 @@ export function postgresInboxDialect(schema: string): InboxSqlDialect<SqlExecuto
 const noDelay = { baseDelayMs: 10, maxDelayMs: 20, jitter: 0 };
 
 export function message(overrides: Partial<ReceivedMessage> = {}): ReceivedMessage {
-  return { id: newMessageId(), topic: 'orders.created', type: 'order.created', key: 'order-1', headers: {}, payload: { n: 1 }, contentType: 'application/json', deliveryCount: 1, ...overrides };
+  return {
+    id: newMessageId(),
+    topic: 'orders.created',
+    type: 'order.created',
+    key: 'order-1',
+    headers: {},
+    payload: { n: 1 },
+    contentType: 'application/json',
+    deliveryCount: 1,
+    ...overrides,
+  };
 }
 
 export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness<Tx>): void {
@@ -79,11 +89,25 @@ export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness
       const applied = dialect.table('applied');
       await env.sql(`CREATE TABLE ${applied} (message_id ${dialect.uuidType} NOT NULL, consumer text NOT NULL, n int)`);
       const apply = (consumer: string) => async (m: ReceivedMessage, tx: Tx) => {
-        await dialect.write(tx, `INSERT INTO ${applied} (message_id, consumer, n) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [m.id, consumer, (m.payload as { n: number }).n]);
+        await dialect.write(tx, `INSERT INTO ${applied} (message_id, consumer, n) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [
+          m.id,
+          consumer,
+          (m.payload as { n: number }).n,
+        ]);
       };
-      const count = async (id?: string) => Number((await env!.sql(`SELECT ${dialect.count} AS n FROM ${applied}${id === undefined ? '' : ` WHERE message_id = ${p(1)}`}`, id === undefined ? [] : [id]))[0]?.n);
+      const count = async (id?: string) =>
+        Number(
+          (
+            await env!.sql(`SELECT ${dialect.count} AS n FROM ${applied}${id === undefined ? '' : ` WHERE message_id = ${p(1)}`}`, id === undefined ? [] : [id])
+          )[0]?.n,
+        );
       const entry = async (consumer: string, id: string) =>
-        (await env!.sql(`SELECT state, attempts, last_error FROM ${dialect.table('outbox_inbox')} WHERE consumer = ${p(1)} AND message_id = ${p(2)}`, [consumer, id]))[0];
+        (
+          await env!.sql(`SELECT state, attempts, last_error FROM ${dialect.table('outbox_inbox')} WHERE consumer = ${p(1)} AND message_id = ${p(2)}`, [
+            consumer,
+            id,
+          ])
+        )[0];
       return { env, dialect, p, applied, apply, count, entry };
     }
 
@@ -173,7 +197,10 @@ export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness
         await shipping.handle(m, apply('shipping'));
       }
       const rows = await env.sql(`SELECT consumer, ${dialect.count} AS n FROM ${applied} GROUP BY consumer ORDER BY consumer`);
-      expect(rows).toEqual([{ consumer: 'billing', n: 1 }, { consumer: 'shipping', n: 1 }]);
+      expect(rows).toEqual([
+        { consumer: 'billing', n: 1 },
+        { consumer: 'shipping', n: 1 },
+      ]);
     });
 
     it('sends an unknown type, an invalid payload and a body that is not JSON straight to dead, running nothing', async () => {
@@ -189,8 +216,19 @@ export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness
       expect(outcome.status === 'dead' && outcome.reason).toMatch(/^OUTBOXER_UNKNOWN_TYPE: /);
       const invalid = message({ payload: { n: 'not a number' } });
       const invalidOutcome = await inbox.handle(invalid);
-      expect(invalidOutcome.status === 'dead' && invalidOutcome.reason).toMatch(new RegExp(`^OUTBOXER_SCHEMA_MISMATCH: message ${invalid.id}: .*\\(n: .*fix the payload`));
-      const raw: RawDelivery = { id: newMessageId(), type: 'order.created', key: undefined, topic: 't', headers: {}, body: Buffer.from('{"n": 1'), contentType: 'application/json', deliveryCount: 1 };
+      expect(invalidOutcome.status === 'dead' && invalidOutcome.reason).toMatch(
+        new RegExp(`^OUTBOXER_SCHEMA_MISMATCH: message ${invalid.id}: .*\\(n: .*fix the payload`),
+      );
+      const raw: RawDelivery = {
+        id: newMessageId(),
+        type: 'order.created',
+        key: undefined,
+        topic: 't',
+        headers: {},
+        body: Buffer.from('{"n": 1'),
+        contentType: 'application/json',
+        deliveryCount: 1,
+      };
       expect(await inbox.handleDelivery(raw)).toMatchObject({ status: 'dead', reason: expect.stringMatching(/OUTBOXER_PAYLOAD_NOT_JSON/) });
       expect(await entry('typed', raw.id!)).toMatchObject({ state: 'dead', attempts: 1 });
       const valid = message({ payload: { n: 2 } });
@@ -206,7 +244,10 @@ export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness
         throw new MessageValidationError('OUTBOXER_PAYLOAD_NOT_JSON', 'amount is negative');
       });
       expect(refused).toMatchObject({ status: 'dead', attempts: 1 });
-      const malformed = await inbox.handleDelivery({ id: 'not-a-uuid', type: 'x', key: undefined, topic: 't', headers: {}, body: Buffer.from('{}'), contentType: undefined, deliveryCount: 1 }, async () => undefined);
+      const malformed = await inbox.handleDelivery(
+        { id: 'not-a-uuid', type: 'x', key: undefined, topic: 't', headers: {}, body: Buffer.from('{}'), contentType: undefined, deliveryCount: 1 },
+        async () => undefined,
+      );
       expect(malformed).toMatchObject({ status: 'malformed', reason: expect.stringMatching(/^OUTBOXER_MALFORMED_MESSAGE/) });
       expect(await env.store.stats()).toEqual({ processed: 0, failed: 0, dead: 1 });
       await expect(inbox.handle(message())).rejects.toThrow(ConfigurationError);

@@ -63,10 +63,12 @@ export async function knexRig(database: KnexDatabase): Promise<AdapterRig> {
         adapterKeptAfterCommit = fromKnex(trx);
       });
       let rolledBack: Knex.Transaction | undefined;
-      await db.transaction(async (trx) => {
-        rolledBack = trx;
-        throw new RolledBack('rolled back on purpose');
-      }).catch(onlyRolledBack);
+      await db
+        .transaction(async (trx) => {
+          rolledBack = trx;
+          throw new RolledBack('rolled back on purpose');
+        })
+        .catch(onlyRolledBack);
       let releasedSavepoint: OutboxTransaction | undefined;
       await db.transaction(async (outer) => {
         await outer.transaction(async (savepoint) => {

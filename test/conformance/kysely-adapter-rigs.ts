@@ -2,16 +2,7 @@
  * The Kysely rigs of the adapter suites: a database per test with Kysely over it, and the conformance harness of
  * each transaction style. adapters-kysely.test.ts and adapters-kysely-specifics.test.ts run on them.
  */
-import {
-  CamelCasePlugin,
-  Kysely,
-  MysqlDialect,
-  PostgresDialect,
-  sql,
-  SqliteDialect,
-  type ControlledTransaction,
-  type Transaction,
-} from 'kysely';
+import { CamelCasePlugin, Kysely, MysqlDialect, PostgresDialect, sql, SqliteDialect, type ControlledTransaction, type Transaction } from 'kysely';
 import { createPool } from 'mysql2';
 import pg from 'pg';
 import { fromKysely } from '../../src/adapters/kysely/index.js';
@@ -156,7 +147,10 @@ function contextOf(trx: Transaction<Shop>): OrmTransactionContext {
   return {
     tx: fromKysely(trx),
     async insertOrder(id) {
-      await trx.insertInto('orders').values({ id, note: `order ${id}` }).execute();
+      await trx
+        .insertInto('orders')
+        .values({ id, note: `order ${id}` })
+        .execute();
     },
   };
 }
@@ -235,9 +229,7 @@ export function kyselyHarness(database: keyof typeof kyselyBackends, style: Tran
         return context;
       };
       const transaction = <T>(work: (context: OrmTransactionContext) => Promise<T>): Promise<T> =>
-        style === 'execute'
-          ? db.transaction().execute((trx) => work(contextOf(trx)))
-          : inControlledTransaction(db, (trx) => work(controlledContext(trx)));
+        style === 'execute' ? db.transaction().execute((trx) => work(contextOf(trx))) : inControlledTransaction(db, (trx) => work(controlledContext(trx)));
       return {
         store: backend.store,
         controls: backend.controls,
@@ -260,10 +252,18 @@ export function kyselyHarness(database: keyof typeof kyselyBackends, style: Tran
               },
         mistakes: () => mistakesOf(backend, held),
         runThroughOutbox: (outboxTransaction, work) => outboxTransaction(() => transaction(work)),
-        orderExists: async (id) => (await backend.sql(`SELECT id FROM ${backend.orders} WHERE id = ${backend.dialect === 'postgres' ? '$1' : '?'}`, [id])).length === 1,
+        orderExists: async (id) =>
+          (await backend.sql(`SELECT id FROM ${backend.orders} WHERE id = ${backend.dialect === 'postgres' ? '$1' : '?'}`, [id])).length === 1,
         async cleanup() {
           // the raw COMMIT left no transaction: a ROLLBACK is only for Kysely to release the connection
-          await Promise.all(held.map((trx) => trx.rollback().execute().catch(() => undefined)));
+          await Promise.all(
+            held.map((trx) =>
+              trx
+                .rollback()
+                .execute()
+                .catch(() => undefined),
+            ),
+          );
           await backend.cleanup();
         },
       };

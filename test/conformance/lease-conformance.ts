@@ -42,10 +42,19 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
 
     it('refuses a bad relay name, lease or acquire count with OUTBOXER_INVALID_OPTION, naming what it got', async () => {
       const e = await setup();
-      await expect(e.leases.join({ name: '', leaseMs: lease })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining('got 0 bytes') });
-      await expect(e.leases.join({ name: 'x', leaseMs: 1.5 })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining('got 1.5') });
+      await expect(e.leases.join({ name: '', leaseMs: lease })).rejects.toMatchObject({
+        code: 'OUTBOXER_INVALID_OPTION',
+        message: expect.stringContaining('got 0 bytes'),
+      });
+      await expect(e.leases.join({ name: 'x', leaseMs: 1.5 })).rejects.toMatchObject({
+        code: 'OUTBOXER_INVALID_OPTION',
+        message: expect.stringContaining('got 1.5'),
+      });
       const relayId = await join(e, 'a');
-      await expect(e.leases.acquire(relayId, -1)).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining(`relay ${relayId}`) });
+      await expect(e.leases.acquire(relayId, -1)).rejects.toMatchObject({
+        code: 'OUTBOXER_INVALID_OPTION',
+        message: expect.stringContaining(`relay ${relayId}`),
+      });
       expect((await e.leases.membership(relayId)).relays.map((r) => r.name)).toEqual(['a']);
     });
 
@@ -53,7 +62,10 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       const e = await setup();
       const [a, b] = [await join(e, 'a'), await join(e, 'b')];
       const first = await e.leases.acquire(a, 2);
-      expect(first).toEqual([{ partition: 0, epoch: '1', unclean: 0 }, { partition: 1, epoch: '1', unclean: 0 }]);
+      expect(first).toEqual([
+        { partition: 0, epoch: '1', unclean: 0 },
+        { partition: 1, epoch: '1', unclean: 0 },
+      ]);
       expect(numbers(await e.leases.acquire(b, 64))).toEqual(range(2, 64));
       expect(await e.leases.acquire(b, 64)).toEqual([]);
       expect(await e.leases.release(a, first.slice(0, 1))).toBe(1);
@@ -61,7 +73,10 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       expect(await e.leases.release(b, [{ partition: 0, epoch: '2' }])).toBe(1);
       expect(await e.leases.acquire(a, 1)).toEqual([{ partition: 0, epoch: '3', unclean: 0 }]);
       const [ofA, ofB] = [await e.leases.membership(a), await e.leases.membership(b)];
-      expect(ofA.owned).toEqual([{ partition: 0, epoch: '3', state: 'owned', unclean: 0 }, { partition: 1, epoch: '1', state: 'owned', unclean: 0 }]);
+      expect(ofA.owned).toEqual([
+        { partition: 0, epoch: '3', state: 'owned', unclean: 0 },
+        { partition: 1, epoch: '1', state: 'owned', unclean: 0 },
+      ]);
       expect(numbers(ofB.owned)).toEqual(range(2, 64));
       expect(ofA.grantable).toBe(0);
     });
@@ -172,11 +187,17 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       await e.leases.acquire(a, 2);
       await e.controls.expireRelay(a);
       const first = await e.leases.acquire(b, 2);
-      expect(first).toEqual([{ partition: 0, epoch: '2', unclean: 1 }, { partition: 1, epoch: '2', unclean: 1 }]);
+      expect(first).toEqual([
+        { partition: 0, epoch: '2', unclean: 1 },
+        { partition: 1, epoch: '2', unclean: 1 },
+      ]);
       await e.controls.expireRelay(b);
       expect(await e.leases.acquire(c, 1)).toEqual([{ partition: 0, epoch: '3', unclean: 2 }]);
       expect(await e.leases.release(c, [{ partition: 0, epoch: '3' }])).toBe(1);
-      expect(await e.leases.acquire(c, 2)).toEqual([{ partition: 0, epoch: '4', unclean: 2 }, { partition: 1, epoch: '3', unclean: 2 }]);
+      expect(await e.leases.acquire(c, 2)).toEqual([
+        { partition: 0, epoch: '4', unclean: 2 },
+        { partition: 1, epoch: '3', unclean: 2 },
+      ]);
     });
 
     it('a leaving relay takes nothing more, keeps what it holds, and is shown as leaving', async () => {
@@ -188,7 +209,12 @@ export function describeLeaseConformance(harness: LeaseHarness): void {
       expect(await e.leases.acquire(a, 64)).toEqual([]);
       expect((await e.leases.heartbeat(a)).relays.find((r) => r.id === a)).toMatchObject({ leaving: true, held: 2 });
       const seen = (await e.leases.membership(b)).relays.map((r) => ({ id: r.id, name: r.name, leaving: r.leaving, held: r.held }));
-      expect(seen).toEqual(byId([{ id: a, name: 'a', leaving: true, held: 2 }, { id: b, name: 'b', leaving: false, held: 0 }]));
+      expect(seen).toEqual(
+        byId([
+          { id: a, name: 'a', leaving: true, held: 2 },
+          { id: b, name: 'b', leaving: false, held: 0 },
+        ]),
+      );
     });
 
     it('a relay reports broker trouble with its join and beats; every member sees it, and a beat without it clears it', async () => {

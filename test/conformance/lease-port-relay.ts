@@ -70,9 +70,16 @@ export class PortRelay {
     const ready = messages.filter((m) => m.waitsFor === null);
     for (const message of ready) this.deliveries.push({ message, relay: this.#options.name, partitionCount: count });
     const completions = this.#held.map((l) => ({
-      partition: l.partition, epoch: l.epoch, published: ready.filter((m) => m.partition === l.partition).map((m) => m.id), failed: [], held: [],
+      partition: l.partition,
+      epoch: l.epoch,
+      published: ready.filter((m) => m.partition === l.partition).map((m) => m.id),
+      failed: [],
+      held: [],
     }));
-    const outcomes = await this.#reader.complete(this.relayId, completions.filter((c) => c.published.length > 0));
+    const outcomes = await this.#reader.complete(
+      this.relayId,
+      completions.filter((c) => c.published.length > 0),
+    );
     if (outcomes.some((o) => !o.applied)) throw new Error(`${this.#options.name}: a completion was fenced`);
     return ready.length;
   }

@@ -59,7 +59,13 @@ export async function openPostgres(connections = 4): Promise<MikroOrmDatabase<Po
   const sql = async (text: string, params?: unknown[]) => (await fixture.pool.query(text, params)).rows as Record<string, unknown>[];
   const orders = `"${fixture.schema}".orders`;
   await sql(ordersDdl(orders));
-  const orm = await MikroORM.init({ ...ormOptions, driver: PostgreSqlDriver, clientUrl: services.postgresUrl, schema: fixture.schema, pool: { min: 0, max: connections } });
+  const orm = await MikroORM.init({
+    ...ormOptions,
+    driver: PostgreSqlDriver,
+    clientUrl: services.postgresUrl,
+    schema: fixture.schema,
+    pool: { min: 0, max: connections },
+  });
   return {
     orm,
     schema: fixture.schema,
@@ -187,4 +193,8 @@ export function mikroOrmRig(database: MikroOrmDatabase): AdapterRig {
 }
 
 /** One harness per database MikroORM speaks, for the shared adapter suite. */
-export const mikroOrmHarnesses: readonly AdapterHarness[] = DATABASES.map(([database, open]) => ({ orm: 'MikroORM', database, setup: async () => mikroOrmRig(await open()) }));
+export const mikroOrmHarnesses: readonly AdapterHarness[] = DATABASES.map(([database, open]) => ({
+  orm: 'MikroORM',
+  database,
+  setup: async () => mikroOrmRig(await open()),
+}));

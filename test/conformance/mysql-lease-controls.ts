@@ -39,10 +39,13 @@ export async function holdOpenMysql(
  * found by the lock it requests: a read-only transaction shows trx id 0 there, so ids would not tell waiters apart.
  */
 export async function blockedBy(database: MysqlExecutor, connectionId: number): Promise<number> {
-  const { rows } = await spacedTrxRead(database, `SELECT r.trx_mysql_thread_id AS waiter, b.trx_mysql_thread_id AS holder
+  const { rows } = await spacedTrxRead(
+    database,
+    `SELECT r.trx_mysql_thread_id AS waiter, b.trx_mysql_thread_id AS holder
     FROM information_schema.INNODB_LOCK_WAITS w
     JOIN information_schema.INNODB_TRX r ON r.trx_requested_lock_id = w.requested_lock_id
-    JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id`);
+    JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id`,
+  );
   const blocked = new Set<number>();
   let grew = true;
   while (grew) {
@@ -103,10 +106,7 @@ export function mysqlLeaseControls(database: MysqlDatabase, names: MysqlTableNam
   return {
     lockRelay,
     async expireRelay(relayId) {
-      const expired = await database.query(
-        `UPDATE ${names.relays} SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE relay_id = ?`,
-        [relayId],
-      );
+      const expired = await database.query(`UPDATE ${names.relays} SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE relay_id = ?`, [relayId]);
       if (expired.affectedRows !== 1) throw new Error(`no relay ${relayId} to expire`);
     },
     async configure({ resizeTo }) {

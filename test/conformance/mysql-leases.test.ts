@@ -14,7 +14,9 @@ const harness: LeaseHarness = {
     const fresh = await freshMysqlDatabase('lease');
     const names = mysqlTableNames('outbox');
     const resolved = mysqlMigrations.map((m) => ({
-      version: m.version, description: m.description, statements: m.statements(names, { partitionCount: DEFAULT_PARTITION_COUNT }),
+      version: m.version,
+      description: m.description,
+      statements: m.statements(names, { partitionCount: DEFAULT_PARTITION_COUNT }),
     }));
     await applyMysqlMigrations(fresh.database, names, names.table, resolved);
     return { leases: new MysqlRelayLeases(fresh.database, names), controls: mysqlLeaseControls(fresh.database, names), cleanup: fresh.cleanup };

@@ -26,8 +26,11 @@ async function heldByOpenTransactions(database: MysqlDatabase): Promise<string> 
           FROM information_schema.INNODB_TRX t LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
           WHERE t.trx_mysql_thread_id = CONNECTION_ID() OR p.DB = DATABASE()`);
         if (!rows.some((row) => Number(row.mine) === 1)) return null;
-        return rows.filter((row) => Number(row.mine) !== 1 && (Number(row.locked) > 0 || Number(row.modified) > 0))
-          .map((row) => `${String(row.thread)}:${String(row.locked)}:${String(row.modified)}`).sort().join(',');
+        return rows
+          .filter((row) => Number(row.mine) !== 1 && (Number(row.locked) > 0 || Number(row.modified) > 0))
+          .map((row) => `${String(row.thread)}:${String(row.locked)}:${String(row.modified)}`)
+          .sort()
+          .join(',');
       } finally {
         await session.query('COMMIT');
       }

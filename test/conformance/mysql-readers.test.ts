@@ -47,7 +47,13 @@ describe.each([undefined, '-07:00', '+09:00'])('MariaDB (mysql2) reader horizon,
         const passed = await env.reader.read(relayId, 64, requests);
         const [row] = passed.messages;
         const lease = leases.find((l) => l.partition === row?.partition);
-        const recheck = { partition: row?.partition ?? -1, epoch: lease?.epoch ?? '', after: row?.seq ?? null, limit: 10, recheck: { from: null, to: row?.seq ?? '', tag: passed.tag ?? '' } };
+        const recheck = {
+          partition: row?.partition ?? -1,
+          epoch: lease?.epoch ?? '',
+          after: row?.seq ?? null,
+          limit: 10,
+          recheck: { from: null, to: row?.seq ?? '', tag: passed.tag ?? '' },
+        };
         // Past the probe period and the next whole second: the horizon is probed afresh several times meanwhile.
         const until = Date.now() + 2_500;
         let reads = 0;
@@ -58,11 +64,17 @@ describe.each([undefined, '-07:00', '+09:00'])('MariaDB (mysql2) reader horizon,
         }
         expect(reads).toBeGreaterThan(10);
         await open.end({ commit: true });
-        const settled = await waitFor(async () => {
-          const read = await env.reader.read(relayId, 64, [recheck]);
-          return read.partitions[0]?.recheck?.applied === true ? read : null;
-        }, { timeoutMs: 45_000, what: 'the horizon to pass the tag once the transaction committed' });
-        expect(settled.messages.map((m) => [m.id, m.source])).toEqual([[late.id, 'recheck'], [row?.id, 'recheck']]);
+        const settled = await waitFor(
+          async () => {
+            const read = await env.reader.read(relayId, 64, [recheck]);
+            return read.partitions[0]?.recheck?.applied === true ? read : null;
+          },
+          { timeoutMs: 45_000, what: 'the horizon to pass the tag once the transaction committed' },
+        );
+        expect(settled.messages.map((m) => [m.id, m.source])).toEqual([
+          [late.id, 'recheck'],
+          [row?.id, 'recheck'],
+        ]);
       } finally {
         await open.end({ commit: false }).catch(() => undefined);
       }

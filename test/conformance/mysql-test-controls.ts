@@ -21,11 +21,18 @@ export function mysqlTestControls(sql: Sql, table = 'outbox'): TestControls {
     },
     async insertPlain(rows: readonly PlainRow[]) {
       for (const row of rows) {
-        const columns: [string, unknown][] = [['topic', row.topic], ['type', row.type], ['payload', row.payload]];
+        const columns: [string, unknown][] = [
+          ['topic', row.topic],
+          ['type', row.type],
+          ['payload', row.payload],
+        ];
         if (row.key !== undefined) columns.push(['`key`', row.key]);
         if (row.headers !== undefined) columns.push(['headers', JSON.stringify(row.headers)]);
         if (row.destination !== undefined) columns.push(['destination', row.destination]);
-        await sql(`INSERT INTO ${outbox} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map(([, value]) => value));
+        await sql(
+          `INSERT INTO ${outbox} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+          columns.map(([, value]) => value),
+        );
       }
     },
     async ageCreated(seconds) {

@@ -30,7 +30,10 @@ const msg = (topic: string, extra: { key?: string; delayMs?: number; destination
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 async function refusal(action: Promise<unknown>): Promise<ConfigurationError> {
-  const error: unknown = await action.then(() => undefined, (e: unknown) => e);
+  const error: unknown = await action.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (error instanceof ConfigurationError) return error;
   throw new Error(`expected a ConfigurationError, got ${String(error)}`);
 }
@@ -57,7 +60,10 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         await e.enqueue([msg('b'), msg('a', { key: 'k' }), msg('c'), msg('a', { key: 'k' }), msg('c', { delayMs: 60_000 }), msg('a'), msg('d')]);
         const lag = await e.operator.topicLag(10);
         expect(lag.map(({ topic, pending }) => ({ topic, pending }))).toEqual([
-          { topic: 'a', pending: 3 }, { topic: 'c', pending: 2 }, { topic: 'b', pending: 1 }, { topic: 'd', pending: 1 },
+          { topic: 'a', pending: 3 },
+          { topic: 'c', pending: 2 },
+          { topic: 'b', pending: 1 },
+          { topic: 'd', pending: 1 },
         ]);
         expect((await e.operator.topicLag(2)).map((l) => l.topic)).toEqual(['a', 'c']);
       });
@@ -79,30 +85,56 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
 
       it('says which topics relays hold for a missing destination (why, since when, how many) from the held rows, and lists them first', async () => {
         const e = await setup();
-        await e.enqueue([msg('busy'), msg('busy'), msg('busy'), msg('busy'), msg('late', { key: 'k' }), msg('late', { key: 'k' }), msg('late'), msg('retried'), msg('halted')]);
+        await e.enqueue([
+          msg('busy'),
+          msg('busy'),
+          msg('busy'),
+          msg('busy'),
+          msg('late', { key: 'k' }),
+          msg('late', { key: 'k' }),
+          msg('late'),
+          msg('retried'),
+          msg('halted'),
+        ]);
         expect((await e.operator.topicLag(10)).every((lag) => lag.relayPause === null)).toBe(true);
         // what a relay's completion writes: a hold for a missing destination (two episodes: two relays, or a restart),
         // a counted retry, an operator's hold; only the first kind is a relay pause
         const { relayId } = await e.leases.join({ name: 'operator-conformance', leaseMs: 60_000 });
         const leases = await e.leases.acquire(relayId, 64);
-        const read = await e.reader.read(relayId, 64, leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })));
+        const read = await e.reader.read(
+          relayId,
+          64,
+          leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })),
+        );
         const earlier = new Date('2026-11-25T16:30:00.000Z');
         const later = new Date('2026-11-25T16:45:00.000Z');
         const late = read.messages.filter((m) => m.topic === 'late');
         const holdOf = (m: { readonly id: string; readonly topic: string }) => {
-          if (m.topic === 'late') return { id: m.id, delayMs: 60_000, reason: relayHoldReason(m.id === late[0]?.id ? earlier : later, m.id === late[0]?.id ? 'OUTBOXER_UNROUTABLE: first' : 'OUTBOXER_NO_STREAM: latest') };
+          if (m.topic === 'late')
+            return {
+              id: m.id,
+              delayMs: 60_000,
+              reason: relayHoldReason(
+                m.id === late[0]?.id ? earlier : later,
+                m.id === late[0]?.id ? 'OUTBOXER_UNROUTABLE: first' : 'OUTBOXER_NO_STREAM: latest',
+              ),
+            };
           return m.topic === 'halted' ? { id: m.id, delayMs: 60_000, reason: operatorReason('maintenance') } : undefined;
         };
-        const completions = leases.map((lease: PartitionLease) => {
-          const mine = read.messages.filter((m) => m.partition === lease.partition);
-          return {
-            partition: lease.partition,
-            epoch: lease.epoch,
-            published: [],
-            failed: mine.filter((m) => m.topic === 'retried').map((m) => ({ id: m.id, error: 'OUTBOXER_PUBLISH_TIMEOUT: destination missing since 2026-11-25T16:30:00.000Z', retryInMs: 60_000 })),
-            held: mine.flatMap((m) => holdOf(m) ?? []),
-          };
-        }).filter((c) => c.failed.length + c.held.length > 0);
+        const completions = leases
+          .map((lease: PartitionLease) => {
+            const mine = read.messages.filter((m) => m.partition === lease.partition);
+            return {
+              partition: lease.partition,
+              epoch: lease.epoch,
+              published: [],
+              failed: mine
+                .filter((m) => m.topic === 'retried')
+                .map((m) => ({ id: m.id, error: 'OUTBOXER_PUBLISH_TIMEOUT: destination missing since 2026-11-25T16:30:00.000Z', retryInMs: 60_000 })),
+              held: mine.flatMap((m) => holdOf(m) ?? []),
+            };
+          })
+          .filter((c) => c.failed.length + c.held.length > 0);
         await e.reader.complete(relayId, completions);
 
         const lag = await e.operator.topicLag(10);
@@ -207,7 +239,8 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         expect(await e.operator.pauseTopic('audit', '')).toBe(true);
         const listed = await e.operator.pausedTopics();
         expect(listed.map(({ topic, reason }) => ({ topic, reason }))).toEqual([
-          { topic: 'orders', reason: 'consumer migration' }, { topic: 'audit', reason: '' },
+          { topic: 'orders', reason: 'consumer migration' },
+          { topic: 'audit', reason: '' },
         ]);
         for (const pause of listed) {
           expect(pause.pausedAt).toBeInstanceOf(Date);
@@ -239,7 +272,8 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
           expect((await refusal(e.operator.pauseTopic(topic, ''))).code).toBe('OUTBOXER_INVALID_TOPIC');
           expect((await refusal(e.operator.resumeTopic(topic))).code).toBe('OUTBOXER_INVALID_TOPIC');
         }
-        for (const reason of ['x'.repeat(501), 'line\nbreak']) expect((await refusal(e.operator.pauseTopic('orders', reason))).code).toBe('OUTBOXER_INVALID_OPTION');
+        for (const reason of ['x'.repeat(501), 'line\nbreak'])
+          expect((await refusal(e.operator.pauseTopic('orders', reason))).code).toBe('OUTBOXER_INVALID_OPTION');
         expect((await e.operator.pausedTopics()).map((p) => p.topic).sort()).toEqual(['legacy topic/é', 't'.repeat(255)]);
       });
 
@@ -264,7 +298,8 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         expect(await e.operator.pauseDestination('default', '')).toBe(true);
         const listed = await e.operator.pausedDestinations();
         expect(listed.map(({ destination, reason }) => ({ destination, reason }))).toEqual([
-          { destination: 'partner', reason: 'their maintenance, INC-12' }, { destination: 'default', reason: '' },
+          { destination: 'partner', reason: 'their maintenance, INC-12' },
+          { destination: 'default', reason: '' },
         ]);
         expect(listed[0]?.pausedAt).toEqual(first?.pausedAt);
         for (const pause of listed) {
@@ -283,7 +318,9 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
         const before = await e.operator.topicLag(10);
         await e.operator.pauseDestination('partner', 'held for the test');
         await e.operator.pauseTopic('audit', 'a topic');
-        expect((await e.reader.destinationPauses?.())?.map(({ destination, reason }) => ({ destination, reason }))).toEqual([{ destination: 'partner', reason: 'held for the test' }]);
+        expect((await e.reader.destinationPauses?.())?.map(({ destination, reason }) => ({ destination, reason }))).toEqual([
+          { destination: 'partner', reason: 'held for the test' },
+        ]);
         expect((await e.reader.pausedTopics?.())?.map((p) => p.topic)).toEqual(['audit']);
         expect((await e.operator.pausedTopics()).map((p) => p.topic)).toEqual(['audit']);
         expect(await e.operator.topicLag(10)).toEqual(before.map((lag) => ({ ...lag, oldestPendingAgeSeconds: expect.any(Number) })));
@@ -301,7 +338,8 @@ export function describeOperatorConformance(harness: OperatorHarness): void {
           expect((await refusal(e.operator.pauseDestination(destination, ''))).code).toBe('OUTBOXER_INVALID_DESTINATION');
           expect((await refusal(e.operator.resumeDestination(destination))).code).toBe('OUTBOXER_INVALID_DESTINATION');
         }
-        for (const reason of ['x'.repeat(501), 'line\nbreak']) expect((await refusal(e.operator.pauseDestination('partner', reason))).code).toBe('OUTBOXER_INVALID_OPTION');
+        for (const reason of ['x'.repeat(501), 'line\nbreak'])
+          expect((await refusal(e.operator.pauseDestination('partner', reason))).code).toBe('OUTBOXER_INVALID_OPTION');
         expect((await e.operator.pausedDestinations()).map((p) => p.destination).sort()).toEqual(['Partner_EU-2', 'd'.repeat(64)]);
       });
 

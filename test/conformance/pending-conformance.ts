@@ -9,8 +9,10 @@ import type { OperatorEnvironment, OperatorHarness } from './operator-conformanc
 const P = 64;
 const LISTED_FIELDS = ['ageSeconds', 'attempts', 'createdAt', 'destination', 'dueAt', 'id', 'key', 'lastError', 'seq', 'topic', 'type'];
 
-const msg = (topic: string, extra: { key?: string; delayMs?: number; payload?: unknown; contentType?: string; headers?: Record<string, string>; destination?: string } = {}): NewOutboxMessage =>
-  validateMessage({ topic, type: 'test.event', payload: { n: 1 }, ...extra }, { maxPayloadBytes: 4096 });
+const msg = (
+  topic: string,
+  extra: { key?: string; delayMs?: number; payload?: unknown; contentType?: string; headers?: Record<string, string>; destination?: string } = {},
+): NewOutboxMessage => validateMessage({ topic, type: 'test.event', payload: { n: 1 }, ...extra }, { maxPayloadBytes: 4096 });
 const ids = (messages: readonly { readonly id: string }[]) => messages.map((m) => m.id);
 
 /** The pending-message tools of a store, which the operator port declares optional: every store of outboxer has them. */
@@ -21,7 +23,10 @@ function tools(operator: OutboxOperator): Required<PendingMessageOperator> {
 }
 
 async function refusal(action: Promise<unknown>): Promise<ConfigurationError> {
-  const error: unknown = await action.then(() => undefined, (e: unknown) => e);
+  const error: unknown = await action.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (error instanceof ConfigurationError) return error;
   throw new Error(`expected a ConfigurationError, got ${String(error)}`);
 }
@@ -31,7 +36,14 @@ async function relayOf(e: OperatorEnvironment) {
   const { relayId } = await e.leases.join({ name: 'pending-conformance', leaseMs: 60_000 });
   const leases = await e.leases.acquire(relayId, P);
   const epoch = (partition: number) => (leases.find((l: PartitionLease) => l.partition === partition) as PartitionLease).epoch;
-  const read = async () => (await e.reader.read(relayId, P, leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })))).messages;
+  const read = async () =>
+    (
+      await e.reader.read(
+        relayId,
+        P,
+        leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })),
+      )
+    ).messages;
   return { relayId, epoch, read };
 }
 
@@ -71,7 +83,9 @@ export function describePendingConformance(harness: OperatorHarness): void {
         expect(Math.abs(m.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
       }
       expect(listed.map(({ topic, key, dueAt }) => ({ topic, key, scheduled: dueAt !== null }))).toEqual([
-        { topic: 'orders', key: 'k', scheduled: false }, { topic: 'orders', key: 'k', scheduled: true }, { topic: 'audit', key: null, scheduled: false },
+        { topic: 'orders', key: 'k', scheduled: false },
+        { topic: 'orders', key: 'k', scheduled: true },
+        { topic: 'audit', key: null, scheduled: false },
       ]);
       const delay = (listed[1]?.dueAt?.getTime() ?? 0) - (listed[1]?.createdAt.getTime() ?? 0);
       expect(delay).toBeGreaterThan(55_000);
@@ -106,7 +120,7 @@ export function describePendingConformance(harness: OperatorHarness): void {
       for (const m of await pending.listPending({ limit: 10, olderThanSeconds: 300 })) expect(m.ageSeconds).toBeGreaterThanOrEqual(600);
     });
 
-    it('shows each message\'s destination and filters by it (null: the rows without one)', async () => {
+    it("shows each message's destination and filters by it (null: the rows without one)", async () => {
       const { e, pending } = await setup();
       const rows = [msg('a', { key: 'k' }), msg('a', { key: 'k', destination: 'partner' }), msg('b', { destination: 'ledger' })];
       await e.enqueue(rows);
@@ -140,7 +154,15 @@ export function describePendingConformance(harness: OperatorHarness): void {
       await e.enqueue([first, second]);
       const [read] = await relay.read();
       const p = read?.partition ?? -1;
-      await e.reader.complete(relay.relayId, [{ partition: p, epoch: relay.epoch(p), published: [], failed: [{ id: first.id, error: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation', retryInMs: 60_000 }], held: [] }]);
+      await e.reader.complete(relay.relayId, [
+        {
+          partition: p,
+          epoch: relay.epoch(p),
+          published: [],
+          failed: [{ id: first.id, error: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation', retryInMs: 60_000 }],
+          held: [],
+        },
+      ]);
       const [failed, behind] = await pending.listPending({ limit: 10 });
       expect(failed).toMatchObject({ id: first.id, attempts: 1, lastError: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation' });
       const dueIn = (failed?.dueAt?.getTime() ?? 0) - (failed?.createdAt.getTime() ?? 0) - (failed?.ageSeconds ?? 0) * 1000;
@@ -160,7 +182,16 @@ export function describePendingConformance(harness: OperatorHarness): void {
       const id = plain?.id ?? '';
 
       const hidden = await pending.inspectPending(id);
-      expect(hidden).toMatchObject({ id, topic: 'plain', type: 'plain.event', key: 'k', attempts: 0, contentType: 'application/json', headerNames: ['correlation-id', 'tenant'], bodyBytes: Buffer.byteLength(text) });
+      expect(hidden).toMatchObject({
+        id,
+        topic: 'plain',
+        type: 'plain.event',
+        key: 'k',
+        attempts: 0,
+        contentType: 'application/json',
+        headerNames: ['correlation-id', 'tenant'],
+        bodyBytes: Buffer.byteLength(text),
+      });
       expect(hidden).not.toHaveProperty('content');
       expect(JSON.stringify(hidden)).not.toContain('acme');
 
@@ -178,7 +209,8 @@ export function describePendingConformance(harness: OperatorHarness): void {
       await e.controls.parkAllAsDead('x');
       await e.enqueue([published]);
       await e.controls.markAllPublished();
-      for (const id of [dead.id, published.id, '00000000-0000-7000-8000-000000000000']) expect(await pending.inspectPending(id, { body: true })).toBeUndefined();
+      for (const id of [dead.id, published.id, '00000000-0000-7000-8000-000000000000'])
+        expect(await pending.inspectPending(id, { body: true })).toBeUndefined();
       const error = await refusal(pending.inspectPending('not-a-uuid'));
       expect(error.code).toBe('OUTBOXER_INVALID_ID');
       expect(error.message).toContain('"not-a-uuid"');
@@ -225,7 +257,9 @@ export function describePendingConformance(harness: OperatorHarness): void {
       ];
       for (const { id, ...outcome } of completions) {
         const p = partitionOf(id);
-        expect(await e.reader.complete(relay.relayId, [{ partition: p, epoch: relay.epoch(p), ...outcome }])).toEqual([{ partition: p, epoch: relay.epoch(p), applied: true, changed: 0, skipped: [] }]);
+        expect(await e.reader.complete(relay.relayId, [{ partition: p, epoch: relay.epoch(p), ...outcome }])).toEqual([
+          { partition: p, epoch: relay.epoch(p), applied: true, changed: 0, skipped: [] },
+        ]);
       }
       expect(ids(await pending.listPending({ limit: 10 }))).toEqual([other.id]);
       expect(await e.controls.rowCount()).toBe(1);
@@ -237,12 +271,20 @@ export function describePendingConformance(harness: OperatorHarness): void {
       const [first, second, third] = [msg('t', { key: 'k' }), msg('t', { key: 'k' }), msg('t', { key: 'k' })];
       await e.enqueue([first, second, third]);
       const p = (await relay.read())[0]?.partition ?? -1;
-      await e.reader.complete(relay.relayId, [{ partition: p, epoch: relay.epoch(p), published: [], failed: [{ id: first.id, error: 'boom', retryInMs: 60_000 }], held: [] }]);
+      await e.reader.complete(relay.relayId, [
+        { partition: p, epoch: relay.epoch(p), published: [], failed: [{ id: first.id, error: 'boom', retryInMs: 60_000 }], held: [] },
+      ]);
       const waiting = await relay.read();
-      expect(waiting.map((m) => [m.id, m.waitsFor !== null])).toEqual([[second.id, true], [third.id, true]]);
+      expect(waiting.map((m) => [m.id, m.waitsFor !== null])).toEqual([
+        [second.id, true],
+        [third.id, true],
+      ]);
       expect(await pending.deletePending([first.id])).toBe(1);
       const flowing = await relay.read();
-      expect(flowing.map((m) => [m.id, m.waitsFor])).toEqual([[second.id, null], [third.id, null]]);
+      expect(flowing.map((m) => [m.id, m.waitsFor])).toEqual([
+        [second.id, null],
+        [third.id, null],
+      ]);
     });
   });
 }

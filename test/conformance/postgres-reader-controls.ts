@@ -54,10 +54,13 @@ export function postgresReaderControls(sql: Sql, schema: string, options: { data
     });
     return {
       async waiting() {
-        const rows = await sql(`WITH RECURSIVE blocked(pid) AS (
+        const rows = await sql(
+          `WITH RECURSIVE blocked(pid) AS (
             SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))
             UNION SELECT a.pid FROM pg_stat_activity a, blocked b WHERE b.pid = ANY(pg_blocking_pids(a.pid)))
-          SELECT count(*)::int AS n FROM blocked`, [open.pid]);
+          SELECT count(*)::int AS n FROM blocked`,
+          [open.pid],
+        );
         return Number(rows[0]?.n);
       },
       async end() {
@@ -70,9 +73,11 @@ export function postgresReaderControls(sql: Sql, schema: string, options: { data
     ...(database === undefined ? {} : { openEnqueue, lockMessage }),
     async insertPlain(rows) {
       for (const row of rows) {
-        await sql(`INSERT INTO ${outbox} (topic, type, payload, key, due_at)
+        await sql(
+          `INSERT INTO ${outbox} (topic, type, payload, key, due_at)
           VALUES ($1, $2, $3, $4, CASE WHEN $5::float8 IS NOT NULL THEN now() + $5::float8 * interval '1 second' END)`,
-        [row.topic, row.type, row.payload, row.key ?? null, row.dueInSeconds ?? null]);
+          [row.topic, row.type, row.payload, row.key ?? null, row.dueInSeconds ?? null],
+        );
       }
     },
     async rowVersions() {

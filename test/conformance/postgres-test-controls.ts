@@ -19,13 +19,20 @@ export function postgresTestControls(sql: Sql, schema: string, table = 'outbox')
     },
     async insertPlain(rows: readonly PlainRow[]) {
       for (const row of rows) {
-        const columns: [string, unknown][] = [['topic', row.topic], ['type', row.type], ['payload', row.payload]];
+        const columns: [string, unknown][] = [
+          ['topic', row.topic],
+          ['type', row.type],
+          ['payload', row.payload],
+        ];
         if (row.key !== undefined) columns.push(['key', row.key]);
         if (row.headers !== undefined) columns.push(['headers', JSON.stringify(row.headers)]);
         if (row.destination !== undefined) columns.push(['destination', row.destination]);
         const names = columns.map(([name]) => name).join(', ');
         const values = columns.map((_, i) => `$${i + 1}`).join(', ');
-        await sql(`INSERT INTO ${outbox} (${names}) VALUES (${values})`, columns.map(([, value]) => value));
+        await sql(
+          `INSERT INTO ${outbox} (${names}) VALUES (${values})`,
+          columns.map(([, value]) => value),
+        );
       }
     },
     async ageCreated(seconds) {

@@ -131,14 +131,20 @@ export function describePublisherConformance(harness: PublisherHarness): void {
         await expect(env.publisher.publish(testMessage(env.topic('nobody-listens')))).resolves.toBeUndefined();
         return;
       }
-      const error = await env.publisher.publish(testMessage(unroutable)).then(() => undefined, (e: unknown) => e);
+      const error = await env.publisher.publish(testMessage(unroutable)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(PublishError);
       expect((error as PublishError).permanent).toBe(false);
     });
 
     it('refuses to publish after close', async () => {
       await env.publisher.close();
-      const error = await env.publisher.publish(testMessage(env.topic('closed'))).then(() => undefined, (e: unknown) => e);
+      const error = await env.publisher.publish(testMessage(env.topic('closed'))).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(OutboxerError);
       expect((error as OutboxerError).code).toBe('OUTBOXER_CLOSED');
     });
@@ -149,7 +155,10 @@ export function describePublisherConformance(harness: PublisherHarness): void {
       const secret = `canary-${Math.random().toString(36).slice(2)}`;
       const publisher = await harness.unreachable(secret);
       try {
-        const error = await publisher.publish(testMessage('orders.unreachable')).then(() => undefined, (e: unknown) => e);
+        const error = await publisher.publish(testMessage('orders.unreachable')).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error).toBeInstanceOf(PublishError);
         expect((error as PublishError).permanent).toBe(false);
         expect(String((error as Error).message)).not.toContain(secret);

@@ -18,8 +18,13 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       const [ok, retry, dead, held] = await enqueueAndFind(e, a, [msg('a.b', 'c'), msg('a.b', 'c'), msg('a.b', 'c'), msg('a.b', 'c')]);
       const p = ok?.partition ?? -1;
       const completion = {
-        partition: p, epoch: a.epoch(p), published: [ok?.id ?? ''],
-        failed: [{ id: retry?.id ?? '', error: 'e2', retryInMs: 0 }, { id: dead?.id ?? '', error: 'e3', dead: true as const }],
+        partition: p,
+        epoch: a.epoch(p),
+        published: [ok?.id ?? ''],
+        failed: [
+          { id: retry?.id ?? '', error: 'e2', retryInMs: 0 },
+          { id: dead?.id ?? '', error: 'e3', dead: true as const },
+        ],
         held: [{ id: held?.id ?? '', delayMs: 0, reason: 'paused' }],
       };
       expect(await e.reader.complete(a.id, [completion])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 4, skipped: [] }]);
@@ -60,7 +65,9 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       expect((await b.readAll()).messages).toMatchObject([{ id: row?.id, attempts: 1 }]);
       expect(await e.reader.countAttempt(b.id, { partition: p, epoch: b.epoch(p) }, row?.id ?? '')).toBe(true);
       expect((await b.readAll()).messages).toMatchObject([{ id: row?.id, attempts: 2 }]);
-      expect(await e.reader.complete(b.id, [{ ...publish, epoch: b.epoch(p) }])).toEqual([{ partition: p, epoch: b.epoch(p), applied: true, changed: 1, skipped: [] }]);
+      expect(await e.reader.complete(b.id, [{ ...publish, epoch: b.epoch(p) }])).toEqual([
+        { partition: p, epoch: b.epoch(p), applied: true, changed: 1, skipped: [] },
+      ]);
     });
 
     it('publishing in a partition taken over from a dead owner resets its unclean count, and only that one', async () => {
@@ -82,8 +89,15 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       const a = await owner(e);
       const rows = await enqueueAndFind(e, a, [msg('a.b', 's'), msg('a.b', 's'), msg('a.b', null), msg('a.b', null)]);
       const partitions = [...new Set(rows.map((m) => m.partition))];
-      const completions = partitions.map((p) => ({ partition: p, epoch: a.epoch(p), ...publishing(rows.filter((m) => m.partition === p)), failed: [], held: [] }));
-      const outcome = (changed: (p: number) => number, applied = true) => partitions.map((p) => ({ partition: p, epoch: a.epoch(p), applied, changed: changed(p), skipped: [] }));
+      const completions = partitions.map((p) => ({
+        partition: p,
+        epoch: a.epoch(p),
+        ...publishing(rows.filter((m) => m.partition === p)),
+        failed: [],
+        held: [],
+      }));
+      const outcome = (changed: (p: number) => number, applied = true) =>
+        partitions.map((p) => ({ partition: p, epoch: a.epoch(p), applied, changed: changed(p), skipped: [] }));
       expect(await e.reader.complete(a.id, completions)).toEqual(outcome((p) => rows.filter((m) => m.partition === p).length));
       expect(await e.operator.stats()).toMatchObject({ pending: 0, published: 0 });
       expect(await e.reader.complete(a.id, completions)).toEqual(outcome(() => 0));
@@ -101,7 +115,11 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       const a = await owner(e);
       const [first, second] = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k')]);
       const p = first?.partition ?? -1;
-      const others = await enqueueAndFind(e, a, Array.from({ length: 8 }, (_, i) => msg('a.b', `elsewhere-${i}`)));
+      const others = await enqueueAndFind(
+        e,
+        a,
+        Array.from({ length: 8 }, (_, i) => msg('a.b', `elsewhere-${i}`)),
+      );
       const elsewhere = others.find((m) => m.partition !== p);
       if (first === undefined || second === undefined || elsewhere === undefined) throw new Error('setup: two rows of one key and a row of another partition');
       const q = elsewhere.partition;
@@ -117,7 +135,10 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       // with a failure beside them the seqs are still checked, and a second partition's published rows go in the same call
       const mixed = { ...base, published: [first.id, second.id], publishedSeqs: [first.seq, first.seq], failed: [{ id: second.id, error: 'e', retryInMs: 0 }] };
       const alone = { partition: q, epoch: a.epoch(q), ...publishing([elsewhere]), failed: [], held: [] };
-      expect(await e.reader.complete(a.id, [mixed, alone])).toEqual([{ ...nothing(p), changed: 2 }, { ...nothing(q), changed: 1 }]);
+      expect(await e.reader.complete(a.id, [mixed, alone])).toEqual([
+        { ...nothing(p), changed: 2 },
+        { ...nothing(q), changed: 1 },
+      ]);
       const left = (await a.readAll()).messages.filter((m) => [first.id, second.id, elsewhere.id].includes(m.id));
       expect(left).toMatchObject([{ id: second.id, source: 'due', attempts: 2, lastError: 'e' }]);
     });
@@ -161,7 +182,9 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
         expect(await e.reader.complete(a.id, [completion])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [locked?.id] }]);
         expect((await a.readAll()).messages.map((m) => m.id)).toEqual([locked?.id]);
         await lock.end();
-        expect(await e.reader.complete(a.id, [{ ...completion, published: [locked?.id ?? ''] }])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] }]);
+        expect(await e.reader.complete(a.id, [{ ...completion, published: [locked?.id ?? ''] }])).toEqual([
+          { partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] },
+        ]);
         expect((await a.readAll()).messages).toEqual([]);
       } finally {
         await lock.end().catch(() => undefined);
@@ -182,7 +205,9 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
         expect(await lock.waiting()).toBe(0);
         expect((await a.readAll()).messages.map((m) => m.id)).toEqual([locked.id]);
         await lock.end();
-        expect(await e.reader.complete(a.id, [{ ...completion, ...publishing([locked]) }])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] }]);
+        expect(await e.reader.complete(a.id, [{ ...completion, ...publishing([locked]) }])).toEqual([
+          { partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] },
+        ]);
         expect((await a.readAll()).messages).toEqual([]);
       } finally {
         await lock.end().catch(() => undefined);

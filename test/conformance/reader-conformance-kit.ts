@@ -7,7 +7,13 @@ export const P = 64;
 export const LEASE_MS = 60_000;
 export const seqs = (messages: readonly PartitionMessage[]) => messages.map((m) => m.seq);
 export const bySeq = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
-export const fresh = (partition: number, epoch: string, limit = 1000, after: string | null = null): PartitionReadRequest => ({ partition, epoch, after, recheck: null, limit });
+export const fresh = (partition: number, epoch: string, limit = 1000, after: string | null = null): PartitionReadRequest => ({
+  partition,
+  epoch,
+  after,
+  recheck: null,
+  limit,
+});
 /** Published messages as the relay completes them: their ids, and the seqs the read returned with them. */
 export const publishing = (messages: readonly PartitionMessage[]) => ({ published: messages.map((m) => m.id), publishedSeqs: messages.map((m) => m.seq) });
 
@@ -36,7 +42,12 @@ export function readerSuite(harness: ReaderHarness) {
     const { relayId: id } = await e.leases.join({ name, leaseMs: LEASE_MS });
     const leases = await e.leases.acquire(id, P);
     const epoch = (partition: number) => leases.find((l) => l.partition === partition)?.epoch ?? 'none';
-    const readAll = (limit?: number) => e.reader.read(id, P, leases.map((l) => fresh(l.partition, l.epoch, limit)));
+    const readAll = (limit?: number) =>
+      e.reader.read(
+        id,
+        P,
+        leases.map((l) => fresh(l.partition, l.epoch, limit)),
+      );
     return { id, leases, epoch, readAll };
   };
   const enqueueAndFind = async (e: ReaderEnvironment, relay: Owner, messages: Parameters<ReaderEnvironment['enqueue']>[0]) => {

@@ -30,7 +30,11 @@ export function describeReaderConformance(harness: ReaderHarness): void {
     it('returns fresh rows in seq order above the position, at most `limit`, and a tag only when it returned some', async () => {
       const e = await setup();
       const a = await owner(e);
-      const stored = await enqueueAndFind(e, a, Array.from({ length: 10 }, (_, n) => msg('a.b', 'k', { n })));
+      const stored = await enqueueAndFind(
+        e,
+        a,
+        Array.from({ length: 10 }, (_, n) => msg('a.b', 'k', { n })),
+      );
       const p = stored[0]?.partition ?? -1;
       expect(seqs(stored)).toEqual(seqs(stored).sort(bySeq));
       const first = await e.reader.read(a.id, P, [fresh(p, a.epoch(p), 4)]);
@@ -50,9 +54,15 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       const stored = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k'), msg('a.b', null)]);
       const [held] = stored;
       const p = held?.partition ?? -1;
-      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [], held: [{ id: held?.id ?? '', delayMs: 0, reason: 'paused' }] }]);
+      await e.reader.complete(a.id, [
+        { partition: p, epoch: a.epoch(p), published: [], failed: [], held: [{ id: held?.id ?? '', delayMs: 0, reason: 'paused' }] },
+      ]);
       const before = await e.controls.rowVersions();
-      const top = stored.map((m) => m.seq).sort(bySeq).at(-1) ?? null;
+      const top =
+        stored
+          .map((m) => m.seq)
+          .sort(bySeq)
+          .at(-1) ?? null;
       const everything = a.leases.map((l) => ({ ...fresh(l.partition, l.epoch, 10, top), recheck: { from: null, to: top ?? '', tag: '1' } }));
       const read = await e.reader.read(a.id, P, everything);
       expect(read.messages.map((m) => m.source).sort()).toEqual(['due', 'recheck', 'recheck']);
@@ -82,7 +92,9 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       const a = await owner(e);
       const [first, second, third] = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k'), msg('a.b', 'k')]);
       const p = first?.partition ?? -1;
-      const done = await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [{ id: first?.id ?? '', error: 'boom', retryInMs: 60_000 }], held: [] }]);
+      const done = await e.reader.complete(a.id, [
+        { partition: p, epoch: a.epoch(p), published: [], failed: [{ id: first?.id ?? '', error: 'boom', retryInMs: 60_000 }], held: [] },
+      ]);
       expect(done).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] }]);
       await e.leases.release(a.id, a.leases);
       const b = await owner(e, 'b');
@@ -97,37 +109,61 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       const due = (await e.reader.read(b.id, P, [fresh(p, b.epoch(p), 10, third?.seq ?? null)])).messages;
       expect(due).toMatchObject([{ id: first?.id, source: 'due', attempts: 2, lastError: 'boom', waitsFor: null }]);
       const later = (await b.readAll()).messages.filter((m) => m.source === 'fresh');
-      expect(later.map((m) => m.waitsFor)).toEqual([{ seq: first?.seq, dueInMs: 0 }, { seq: first?.seq, dueInMs: 0 }]);
+      expect(later.map((m) => m.waitsFor)).toEqual([
+        { seq: first?.seq, dueInMs: 0 },
+        { seq: first?.seq, dueInMs: 0 },
+      ]);
     });
 
     it("holds a key's rows per destination: a failed row holds its destination's later rows of the key, not another's", async () => {
       const e = await setup();
       const a = await owner(e);
-      const rows = [msg('a.b', 'k'), msg('a.b', 'k', { n: 1 }, { destination: 'partner' }), msg('a.b', 'k'), msg('a.b', 'k', { n: 1 }, { destination: 'partner' })];
+      const rows = [
+        msg('a.b', 'k'),
+        msg('a.b', 'k', { n: 1 }, { destination: 'partner' }),
+        msg('a.b', 'k'),
+        msg('a.b', 'k', { n: 1 }, { destination: 'partner' }),
+      ];
       const [own1, partner1, own2, partner2] = await enqueueAndFind(e, a, rows);
       expect([own1, partner1, own2, partner2].map((m) => m?.destination)).toEqual([null, 'partner', null, 'partner']);
       const p = own1?.partition ?? -1;
-      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [{ id: partner1?.id ?? '', error: 'down', retryInMs: 60_000 }], held: [] }]);
+      await e.reader.complete(a.id, [
+        { partition: p, epoch: a.epoch(p), published: [], failed: [{ id: partner1?.id ?? '', error: 'down', retryInMs: 60_000 }], held: [] },
+      ]);
       const read = (await a.readAll()).messages;
-      expect(read.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([[own1?.id, null], [own2?.id, null], [partner2?.id, partner1?.seq]]);
-      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [{ id: own1?.id ?? '', error: 'down', retryInMs: 60_000 }], held: [] }]);
+      expect(read.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([
+        [own1?.id, null],
+        [own2?.id, null],
+        [partner2?.id, partner1?.seq],
+      ]);
+      await e.reader.complete(a.id, [
+        { partition: p, epoch: a.epoch(p), published: [], failed: [{ id: own1?.id ?? '', error: 'down', retryInMs: 60_000 }], held: [] },
+      ]);
       const again = (await a.readAll()).messages;
-      expect(again.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([[own2?.id, own1?.seq], [partner2?.id, partner1?.seq]]);
+      expect(again.map((m) => [m.id, m.waitsFor?.seq ?? null])).toEqual([
+        [own2?.id, own1?.seq],
+        [partner2?.id, partner1?.seq],
+      ]);
     });
 
-    it("splits the due branch per destination when asked: each its own take, none of a destination not named, fresh rows always", async () => {
+    it('splits the due branch per destination when asked: each its own take, none of a destination not named, fresh rows always', async () => {
       const e = await setup();
       const a = await owner(e);
       // one key, so one partition: three due rows of `partner` below one of `default` and one of `other`
       const rows = [
-        msg('a.b', 'k', { n: 0 }, { destination: 'partner' }), msg('a.b', 'k', { n: 1 }, { destination: 'partner' }),
-        msg('a.b', 'k', { n: 2 }, { destination: 'partner' }), msg('a.b', 'k', { n: 3 }), msg('a.b', 'k', { n: 4 }, { destination: 'other' }),
+        msg('a.b', 'k', { n: 0 }, { destination: 'partner' }),
+        msg('a.b', 'k', { n: 1 }, { destination: 'partner' }),
+        msg('a.b', 'k', { n: 2 }, { destination: 'partner' }),
+        msg('a.b', 'k', { n: 3 }),
+        msg('a.b', 'k', { n: 4 }, { destination: 'other' }),
       ];
       const stored = await enqueueAndFind(e, a, rows);
       const p = stored[0]?.partition ?? -1;
       expect(new Set(stored.map((m) => m.partition))).toEqual(new Set([p]));
       const id = (n: number) => stored[n]?.id ?? '';
-      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [], failed: [], held: stored.map((m) => ({ id: m.id, delayMs: 0, reason: 'held' })) }]);
+      await e.reader.complete(a.id, [
+        { partition: p, epoch: a.epoch(p), published: [], failed: [], held: stored.map((m) => ({ id: m.id, delayMs: 0, reason: 'held' })) },
+      ]);
       const readWith = async (limit: number, dueDestinations?: readonly string[]) => {
         const request = fresh(p, a.epoch(p), limit, stored.at(-1)?.seq ?? null);
         return (await e.reader.read(a.id, P, [request], dueDestinations === undefined ? undefined : { dueDestinations })).messages.map((m) => m.id);
@@ -152,7 +188,9 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       const a = await owner(e);
       const p = a.leases[0]?.partition ?? 0;
       for (const dueDestinations of [["x'; DROP TABLE t; --"], [''], ['-x'], [7]]) {
-        await expect(e.reader.read(a.id, P, [fresh(p, a.epoch(p))], { dueDestinations } as never)).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_DESTINATION' });
+        await expect(e.reader.read(a.id, P, [fresh(p, a.epoch(p))], { dueDestinations } as never)).rejects.toMatchObject({
+          code: 'OUTBOXER_INVALID_DESTINATION',
+        });
       }
     });
 
@@ -161,12 +199,23 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       const a = await owner(e);
       const [v1, v2, v3, v4] = await enqueueAndFind(e, a, [msg('a.b', 'n'), msg('a.b', 'n'), msg('a.b', 'n'), msg('a.b', 'n')]);
       const p = v1?.partition ?? -1;
-      await e.reader.complete(a.id, [{
-        partition: p, epoch: a.epoch(p), published: [], failed: [{ id: v1?.id ?? '', error: 'boom', retryInMs: 0 }],
-        held: [{ id: v2?.id ?? '', delayMs: 60_000, reason: 'waits' }, { id: v3?.id ?? '', delayMs: 60_000, reason: 'waits' }],
-      }]);
+      await e.reader.complete(a.id, [
+        {
+          partition: p,
+          epoch: a.epoch(p),
+          published: [],
+          failed: [{ id: v1?.id ?? '', error: 'boom', retryInMs: 0 }],
+          held: [
+            { id: v2?.id ?? '', delayMs: 60_000, reason: 'waits' },
+            { id: v3?.id ?? '', delayMs: 60_000, reason: 'waits' },
+          ],
+        },
+      ]);
       const read = (await a.readAll()).messages;
-      expect(read.map((m) => [m.id, m.source])).toEqual([[v1?.id, 'due'], [v4?.id, 'fresh']]);
+      expect(read.map((m) => [m.id, m.source])).toEqual([
+        [v1?.id, 'due'],
+        [v4?.id, 'fresh'],
+      ]);
       expect(read[0]?.waitsFor).toBeNull();
       expect(read[1]?.waitsFor?.seq).toBe(v3?.seq);
       expect(read[1]?.waitsFor?.dueInMs).toBeGreaterThan(50_000);
@@ -181,10 +230,17 @@ export function describeReaderConformance(harness: ReaderHarness): void {
         { topic: 'a.b', type: 'plain', payload: '{"n": 3}', key: 'sql' },
       ]);
       const read = (await a.readAll()).messages;
-      expect(read.map((m) => [m.body, m.source])).toEqual([['{"n": 1}', 'fresh'], ['{"n": 3}', 'fresh']]);
+      expect(read.map((m) => [m.body, m.source])).toEqual([
+        ['{"n": 1}', 'fresh'],
+        ['{"n": 3}', 'fresh'],
+      ]);
       expect(read[1]?.waitsFor?.dueInMs).toBeGreaterThan(3_000_000);
       await e.controls.makeDueNow();
-      expect((await a.readAll()).messages.map((m) => [m.body, m.source])).toEqual([['{"n": 1}', 'fresh'], ['{"n": 2}', 'due'], ['{"n": 3}', 'fresh']]);
+      expect((await a.readAll()).messages.map((m) => [m.body, m.source])).toEqual([
+        ['{"n": 1}', 'fresh'],
+        ['{"n": 2}', 'due'],
+        ['{"n": 3}', 'fresh'],
+      ]);
     });
 
     it('schedules a delayed enqueue: not fresh, and due once its time came', async () => {
@@ -205,7 +261,9 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       const a = await owner(e);
       const [row, top] = await enqueueAndFind(e, a, [msg('a.b', 'r'), msg('a.b', 'r')]);
       const p = row?.partition ?? -1;
-      await e.reader.complete(a.id, [{ partition: p, epoch: a.epoch(p), published: [top?.id ?? ''], failed: [{ id: row?.id ?? '', error: 'bad', dead: true }], held: [] }]);
+      await e.reader.complete(a.id, [
+        { partition: p, epoch: a.epoch(p), published: [top?.id ?? ''], failed: [{ id: row?.id ?? '', error: 'bad', dead: true }], held: [] },
+      ]);
       expect(await e.operator.retryDead([row?.id ?? ''])).toBe(1);
       const read = await e.reader.read(a.id, P, [fresh(p, a.epoch(p), 10, top?.seq ?? null)]);
       expect(read.messages).toMatchObject([{ id: row?.id, source: 'due', attempts: 1 }]);
@@ -218,7 +276,13 @@ export function describeReaderConformance(harness: ReaderHarness): void {
       await expect(e.reader.read(a.id, 0, [])).rejects.toMatchObject(bad);
       expect(await e.reader.read(a.id, P, [])).toMatchObject({ tag: null, partitions: [], messages: [] });
       await expect(e.reader.complete(a.id, [{ partition: 0, epoch: 'x', published: [], failed: [], held: [] }])).rejects.toMatchObject(bad);
-      const heldBadly = { partition: 0, epoch: '1', published: [], failed: [], held: [{ id: '00000000-0000-4000-8000-000000000000', delayMs: -1, reason: null }] };
+      const heldBadly = {
+        partition: 0,
+        epoch: '1',
+        published: [],
+        failed: [],
+        held: [{ id: '00000000-0000-4000-8000-000000000000', delayMs: -1, reason: null }],
+      };
       await expect(e.reader.complete(a.id, [heldBadly])).rejects.toMatchObject(bad);
       await expect(e.reader.read(a.id, P, [fresh(P, '1')])).rejects.toMatchObject(bad);
       await expect(e.reader.read(a.id, P, [fresh(0, '1'), fresh(0, '1')])).rejects.toMatchObject(bad);
@@ -247,17 +311,19 @@ export function describeReaderConformance(harness: ReaderHarness): void {
         expect(whileOpen.partitions[0]?.recheck).toEqual({ applied: false, last: null, full: false });
         await pending.end({ commit: true });
         let settled: PartitionReadResult | undefined;
-        await waitFor(async () => {
-          settled = await e.reader.read(a.id, P, [request]);
-          return settled.partitions[0]?.recheck?.applied === true;
-        }, { timeoutMs: 20_000, what: 'the horizon to pass the tag of the range' });
+        await waitFor(
+          async () => {
+            settled = await e.reader.read(a.id, P, [request]);
+            return settled.partitions[0]?.recheck?.applied === true;
+          },
+          { timeoutMs: 20_000, what: 'the horizon to pass the tag of the range' },
+        );
         expect(settled?.messages.map((m) => [m.id, m.source])).toEqual([[early.id, 'recheck']]);
         expect(bySeq(settled?.messages[0]?.seq ?? '', later?.seq ?? '')).toBeLessThan(0);
       } finally {
         await pending.end({ commit: false }).catch(() => undefined);
       }
     });
-
   });
   describeCompletionConformance(harness);
 }

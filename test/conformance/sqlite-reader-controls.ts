@@ -19,17 +19,27 @@ export function sqliteReaderControls(database: SqliteDatabase, table = 'outbox')
     async insertPlain(rows) {
       await database.write(() => {
         for (const row of rows) {
-          database.run(`INSERT INTO ${outbox} (topic, type, payload, "key", due_at)
-            VALUES (@topic, @type, @payload, @key, CASE WHEN @due IS NOT NULL THEN ${SQLITE_NOW_MS} + @due END)`, [{
-            topic: row.topic, type: row.type, payload: row.payload, key: row.key ?? null,
-            due: row.dueInSeconds === undefined ? null : Math.round(row.dueInSeconds * 1000),
-          }]);
+          database.run(
+            `INSERT INTO ${outbox} (topic, type, payload, "key", due_at)
+            VALUES (@topic, @type, @payload, @key, CASE WHEN @due IS NOT NULL THEN ${SQLITE_NOW_MS} + @due END)`,
+            [
+              {
+                topic: row.topic,
+                type: row.type,
+                payload: row.payload,
+                key: row.key ?? null,
+                due: row.dueInSeconds === undefined ? null : Math.round(row.dueInSeconds * 1000),
+              },
+            ],
+          );
         }
       });
     },
     async rowVersions() {
-      const row = await database.read(() => database.get(`SELECT count(*) AS n, group_concat(v, ',') AS v
-        FROM (SELECT ${ROW} AS v FROM ${outbox} ORDER BY seq)`));
+      const row = await database.read(() =>
+        database.get(`SELECT count(*) AS n, group_concat(v, ',') AS v
+        FROM (SELECT ${ROW} AS v FROM ${outbox} ORDER BY seq)`),
+      );
       return `${String(row?.n)} ${String(row?.v)}`;
     },
     async makeDueNow() {

@@ -15,11 +15,18 @@ export function sqliteTestControls(database: SqliteDatabase, table = 'outbox'): 
     parkAllAsDead: (reason) => write(`UPDATE ${outbox} SET state = 'dead', dead_at = ${SQLITE_NOW_MS}, last_error = ?`, [reason]),
     async insertPlain(rows: readonly PlainRow[]) {
       for (const row of rows) {
-        const columns: [string, unknown][] = [['topic', row.topic], ['type', row.type], ['payload', row.payload]];
+        const columns: [string, unknown][] = [
+          ['topic', row.topic],
+          ['type', row.type],
+          ['payload', row.payload],
+        ];
         if (row.key !== undefined) columns.push(['"key"', row.key]);
         if (row.headers !== undefined) columns.push(['headers', JSON.stringify(row.headers)]);
         if (row.destination !== undefined) columns.push(['destination', row.destination]);
-        await write(`INSERT INTO ${outbox} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map(([, value]) => value));
+        await write(
+          `INSERT INTO ${outbox} (${columns.map(([name]) => name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+          columns.map(([, value]) => value),
+        );
       }
     },
     ageCreated: (seconds) => write(`UPDATE ${outbox} SET ${ago('created_at', seconds)}`),

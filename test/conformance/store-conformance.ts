@@ -73,7 +73,9 @@ export function describeStoreConformance<Tx>(harness: StoreHarness<Tx>): void {
 
     it("keeps each row's destination, and lists, retries and purges dead messages of one destination only", async () => {
       const e = await setup();
-      const own = msg('t', 'k'), partner = msg('t', 'k', {}, { destination: 'partner' }), ledger = msg('t', null, {}, { destination: 'ledger' });
+      const own = msg('t', 'k'),
+        partner = msg('t', 'k', {}, { destination: 'partner' }),
+        ledger = msg('t', null, {}, { destination: 'ledger' });
       await e.transaction((tx) => e.store.insert(tx, [own, partner, ledger]));
       await e.controls.insertPlain([{ topic: 't', type: 'x', payload: '{}', destination: 'partner' }]);
       const read = await readAll(e);
@@ -91,7 +93,12 @@ export function describeStoreConformance<Tx>(harness: StoreHarness<Tx>): void {
 
     it('retries every dead message in bounded batches', async () => {
       const e = await setup();
-      await e.transaction((tx) => e.store.insert(tx, Array.from({ length: 1205 }, () => msg('t', null))));
+      await e.transaction((tx) =>
+        e.store.insert(
+          tx,
+          Array.from({ length: 1205 }, () => msg('t', null)),
+        ),
+      );
       await e.controls.parkAllAsDead('x');
       expect(await e.store.retryDead('all')).toBe(1205);
       expect(await e.store.stats()).toMatchObject({ pending: 1205, dead: 0 });
@@ -159,10 +166,12 @@ export function describeStoreConformance<Tx>(harness: StoreHarness<Tx>): void {
     it('forgets an idempotency key when its transaction rolls back, and after the window', async () => {
       const e = await setup();
       const keyed = (payload: number) => validateMessage({ topic: 't', type: 'x', payload, idempotencyKey: 'k-1' }, limits);
-      await expect(e.transaction(async (tx) => {
-        await e.store.insert(tx, [keyed(1)]);
-        throw new Error('rolled back');
-      })).rejects.toThrow('rolled back');
+      await expect(
+        e.transaction(async (tx) => {
+          await e.store.insert(tx, [keyed(1)]);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
       const second = keyed(2);
       expect(await e.transaction((tx) => e.store.insert(tx, [second]))).toEqual([second.id]);
       expect(await e.store.purgeIdempotencyKeys(100)).toBe(0);

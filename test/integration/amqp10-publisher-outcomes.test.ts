@@ -69,7 +69,10 @@ describe('amqp10 publisher against an AMQP 1.0 peer that rejects, releases, refu
     const amqp = publisher();
     try {
       const message = testMessage(address);
-      const error = await amqp.publish(message).then(() => undefined, (e: unknown) => e);
+      const error = await amqp.publish(message).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(PublishError);
       expect((error as PublishError).code).toBe(code);
       expect((error as PublishError).permanent).toBe(permanent);
@@ -87,7 +90,12 @@ describe('amqp10 publisher against an AMQP 1.0 peer that rejects, releases, refu
     try {
       const first = [testMessage('credit-a'), testMessage('credit-a')];
       const third = testMessage('credit-a');
-      const pending = [...first, third].map((m) => amqp.publish(m).then(() => 'accepted', (e: unknown) => e));
+      const pending = [...first, third].map((m) =>
+        amqp.publish(m).then(
+          () => 'accepted',
+          (e: unknown) => e,
+        ),
+      );
       const link = await waitFor(() => creditLinks.get('credit-a'), { what: 'the peer to see the attach' });
       link.add_credit(2);
       await expect(Promise.all(pending.slice(0, 2))).resolves.toEqual(['accepted', 'accepted']);

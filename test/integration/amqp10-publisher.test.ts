@@ -20,7 +20,10 @@ const AMQP_READER = fileURLToPath(new URL('../support/foreign/amqp_reader.py', i
 const PYTHON = '/usr/bin/python3';
 
 async function failureOf(promise: Promise<unknown>): Promise<PublishError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(PublishError);
   return error as PublishError;
 }
@@ -48,10 +51,25 @@ describe('amqp10 publisher on RabbitMQ 3.10 (rabbitmq_amqp1_0)', () => {
     await publisher.publish(json);
     await publisher.publish(binary);
     const { stdout } = await run(PYTHON, [AMQP_READER, amqp10Url, t.queue, '2'], { timeout: 30_000 });
-    const read = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const read = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(read).toEqual([
-      expect.objectContaining({ routing_key: json.topic, body_hex: Buffer.from(json.body as string).toString('hex'), content_type: 'application/vnd.acme+json', message_id: json.id, delivery_mode: 2 }),
-      expect.objectContaining({ routing_key: binary.topic, body_hex: '00ff800a', content_type: 'application/x-protobuf', message_id: binary.id, delivery_mode: 2 }),
+      expect.objectContaining({
+        routing_key: json.topic,
+        body_hex: Buffer.from(json.body as string).toString('hex'),
+        content_type: 'application/vnd.acme+json',
+        message_id: json.id,
+        delivery_mode: 2,
+      }),
+      expect.objectContaining({
+        routing_key: binary.topic,
+        body_hex: '00ff800a',
+        content_type: 'application/x-protobuf',
+        message_id: binary.id,
+        delivery_mode: 2,
+      }),
     ]);
     // RabbitMQ 3.10 hands the application properties to 0-9-1 consumers as one AMQP 1.0-encoded section, not as headers.
     expect(Object.keys(read[0]?.headers as object)).toContain('x-amqp-1.0-app-properties');
@@ -65,7 +83,14 @@ describe('amqp10 publisher on RabbitMQ 3.10 (rabbitmq_amqp1_0)', () => {
     const message = testMessage(t.topic('props'), { headers: { 'correlation-id': 'corr-9', 'outbox-type': 'forged' } });
     await publisher.publish(message);
     const [raw] = await waitFor(() => (receiver.messages.length > 0 ? receiver.messages : undefined));
-    expect(raw).toMatchObject({ message_id: message.id, subject: 'order.created', group_id: 'order-1', correlation_id: 'corr-9', content_type: 'application/json', durable: true });
+    expect(raw).toMatchObject({
+      message_id: message.id,
+      subject: 'order.created',
+      group_id: 'order-1',
+      correlation_id: 'corr-9',
+      content_type: 'application/json',
+      durable: true,
+    });
     expect(raw?.application_properties).toEqual({ 'correlation-id': 'corr-9', 'outbox-type': 'order.created', 'outbox-key': 'order-1' });
     expect(toReceived(raw as NonNullable<typeof raw>, message.topic).body).toBe(message.body);
   });
@@ -122,13 +147,17 @@ describe('amqp10 publisher on RabbitMQ 3.10 (rabbitmq_amqp1_0)', () => {
     const url = new URL(amqp10Url);
     url.password = secret;
     const publisher = track(createAmqp10Publisher({ url: url.toString(), address: '{topic}', connectTimeoutMs: 15_000, publishTimeoutMs: 20_000, logger }));
-    const refused = await publisher.verify?.().then(() => undefined, (e: unknown) => e);
+    const refused = await publisher.verify?.().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(PublishError);
     expect((refused as PublishError).code).toBe('OUTBOXER_AUTH_FAILED');
     const error = await failureOf(publisher.publish(testMessage('orders.auth')));
     expect(error.code).toBe('OUTBOXER_AUTH_FAILED');
     expect(publisher.connectionState?.()).toBe('disconnected');
-    for (const text of [String(refused), (refused as Error).stack, JSON.stringify(refused), error.message, error.stack, ...logger.lines]) expect(text).not.toContain(secret);
+    for (const text of [String(refused), (refused as Error).stack, JSON.stringify(refused), error.message, error.stack, ...logger.lines])
+      expect(text).not.toContain(secret);
   }, 60_000);
 
   it('fails what is in flight when the connection drops, then reconnects in the background', async () => {

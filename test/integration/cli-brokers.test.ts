@@ -22,7 +22,11 @@ async function relayThrough(args: readonly string[], topic: string, extraEnv: Re
   const finish = async () => {
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
-    const logs = result.stderr.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logs = result.stderr
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     return { result, startup: logs.find((line) => line.msg === 'outboxer relay starting') };
   };
   return { ids, finish };
@@ -56,7 +60,9 @@ describe('outboxer relay --publisher webhook', () => {
     const receiver = await WebhookReceiver.start();
     const secret = newSecret();
     try {
-      const { ids, finish } = await relayThrough(['--publisher', 'webhook', '--broker-url', receiver.url('/hooks/outbox')], 'orders.created', { OUTBOXER_WEBHOOK_SECRET: secret });
+      const { ids, finish } = await relayThrough(['--publisher', 'webhook', '--broker-url', receiver.url('/hooks/outbox')], 'orders.created', {
+        OUTBOXER_WEBHOOK_SECRET: secret,
+      });
       const requests = await receiver.waitForRequests(ids.length);
       const verifier = new Webhook(secret);
       for (const request of requests) verifier.verify(request.body.toString('utf8'), request.headers as Record<string, string>);
@@ -94,7 +100,7 @@ describe('outboxer relay --publisher sqs (on the fauxqs emulator)', () => {
   });
 });
 
-describe('outboxer relay --publisher amqp10 (on RabbitMQ\'s AMQP 1.0 plugin)', () => {
+describe("outboxer relay --publisher amqp10 (on RabbitMQ's AMQP 1.0 plugin)", () => {
   it('sends every row to the address the --address template makes of its topic', async () => {
     const target = await isolatedAmqp10Target();
     const receiver = await amqp10Receiver(target.queue);

@@ -77,7 +77,11 @@ describe('outboxer relay fails fast on a misconfigured database', () => {
 
   it('a PostgreSQL URL pointing at MariaDB (port 3306): OUTBOXER_WRONG_PROTOCOL, password hidden', async () => {
     const result = await relay(`postgres://postgres:${canary}@127.0.0.1:3306/test`, 'public', ['--publisher', 'console']);
-    expectMisconfiguration(result, 'OUTBOXER_WRONG_PROTOCOL', /does not speak the PostgreSQL protocol.*MariaDB.*\(database postgres:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:3306\/test\)/);
+    expectMisconfiguration(
+      result,
+      'OUTBOXER_WRONG_PROTOCOL',
+      /does not speak the PostgreSQL protocol.*MariaDB.*\(database postgres:\/\/\*\*\*:\*\*\*@127\.0\.0\.1:3306\/test\)/,
+    );
   });
 
   it('a role PostgreSQL does not know: OUTBOXER_AUTH_FAILED', async () => {
@@ -96,7 +100,11 @@ describe('outboxer relay fails fast on a misconfigured broker', () => {
     const schema = await migratedSchema();
     const vhost = uniqueName('novhost');
     const result = await relay(services.postgresUrl, schema, ['--publisher', 'rabbitmq', '--broker-url', amqpAt(amqpPort, `/${vhost}`)]);
-    expectMisconfiguration(result, 'OUTBOXER_VHOST_REFUSED', new RegExp(`refused virtual host "${vhost}".*\\(broker amqp://\\*\\*\\*:\\*\\*\\*@127\\.0\\.0\\.1:${amqpPort}/${vhost}\\)`));
+    expectMisconfiguration(
+      result,
+      'OUTBOXER_VHOST_REFUSED',
+      new RegExp(`refused virtual host "${vhost}".*\\(broker amqp://\\*\\*\\*:\\*\\*\\*@127\\.0\\.0\\.1:${amqpPort}/${vhost}\\)`),
+    );
   });
 
   it('a wrong RabbitMQ password: OUTBOXER_AUTH_FAILED, the password never shown', async () => {
@@ -119,7 +127,10 @@ describe('outboxer relay start checks that pass, or wait', () => {
   it('declares the exchange at start, before any message is published', async () => {
     const schema = await migratedSchema();
     const exchange = uniqueName('ff_ex');
-    const cli = startCli(['relay', '--schema', schema, '--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', exchange], cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl }));
+    const cli = startCli(
+      ['relay', '--schema', schema, '--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', exchange],
+      cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl }),
+    );
     running.push(cli);
     await cli.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
     const connection = await amqp.connect(services.amqpUrl);
@@ -135,7 +146,10 @@ describe('outboxer relay start checks that pass, or wait', () => {
 
   it('a broker that is merely down at start is waited out: the relay starts, says so, and stops on SIGTERM', async () => {
     const schema = await migratedSchema();
-    const cli = startCli(['relay', '--schema', schema, '--publisher', 'rabbitmq', '--broker-url', amqpAt(1, '', canary)], cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl }));
+    const cli = startCli(
+      ['relay', '--schema', schema, '--publisher', 'rabbitmq', '--broker-url', amqpAt(1, '', canary)],
+      cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl }),
+    );
     running.push(cli);
     await cli.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
     expect(cli.stderr).toMatch(/start check: the broker is out of reach now/);

@@ -44,7 +44,10 @@ describe('outboxer relay --config', () => {
     writeFileSync(file, JSON.stringify(config));
 
     const { env, table } = freshSchema({ OUTBOXER_MIGRATE: 'true' });
-    const relay = start(['relay', '--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', rabbit.exchange, '--config', file, '--poll-interval-ms', '50'], env);
+    const relay = start(
+      ['relay', '--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', rabbit.exchange, '--config', file, '--poll-interval-ms', '50'],
+      env,
+    );
     await relay.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
     const topic = rabbit.topic('orders');
     await pool.query(
@@ -68,13 +71,23 @@ describe('outboxer relay --config', () => {
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr + result.stdout).not.toContain(secret);
-    const startup = result.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === 'outboxer relay starting');
-    expect(startup?.destinations).toMatchObject({ partner: { publisher: 'webhook', envelope: { key: false } }, analytics: { publisher: 'nats', subjectPrefix: 'analytics' } });
+    const startup = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'outboxer relay starting');
+    expect(startup?.destinations).toMatchObject({
+      partner: { publisher: 'webhook', envelope: { key: false } },
+      analytics: { publisher: 'nats', subjectPrefix: 'analytics' },
+    });
   });
 
   it.each([
     ['{"destinations": {"partner": {"publisher": "webhook"}}}', /destination "partner": "publisher" webhook needs "broker-url"/],
-    ['{"destinations": {"partner": {"publisher": "nats", "broker-url": "nats://x:1", "exchange": "e"}}}', /destination "partner": "exchange" applies only to rabbitmq, not to "publisher" nats/],
+    [
+      '{"destinations": {"partner": {"publisher": "nats", "broker-url": "nats://x:1", "exchange": "e"}}}',
+      /destination "partner": "exchange" applies only to rabbitmq, not to "publisher" nats/,
+    ],
     ['{"destinations": {"default": {"publisher": "console"}}}', /default is the relay's own publisher/],
     ['{"destinations": {"p": {"publisher": "console", "envelope": {"headers": "some"}}}}', /destination "p": headers must be/],
     ['{"destinations": {"p": {"publisher": "console", "colour": 1}}}', /unknown field "colour"/],

@@ -41,7 +41,8 @@ async function sqlite(): Promise<CliDatabase> {
   return {
     url: `sqlite:${file.path}`,
     key: '"key"',
-    sql: async (text) => (text.trimStart().toUpperCase().startsWith('SELECT') ? (handle.prepare(text).all() as Record<string, unknown>[]) : (handle.exec(text), [])),
+    sql: async (text) =>
+      text.trimStart().toUpperCase().startsWith('SELECT') ? (handle.prepare(text).all() as Record<string, unknown>[]) : (handle.exec(text), []),
     async applyScript(script) {
       handle.exec(script);
     },
@@ -66,7 +67,7 @@ describe.each([
     return { db: database, env: cliEnv({ OUTBOXER_DATABASE_URL: database.url }) };
   }
 
-  it('sql prints the dialect\'s DDL, which applies twice and leaves a table migrate calls up to date', async () => {
+  it("sql prints the dialect's DDL, which applies twice and leaves a table migrate calls up to date", async () => {
     const { db, env } = await setup();
     const printed = await runCli(['sql'], env);
     expect(printed.code, printed.stderr).toBe(0);
@@ -87,7 +88,9 @@ describe.each([
     const second = await runCli(['migrate'], env);
     expect(second.stdout).toContain('is up to date');
 
-    await db.sql(`INSERT INTO outbox (topic, type, payload, ${db.key}) VALUES ('orders.created', 'order.created', '{"id": 1}', 'order-1'), ('orders.created', 'order.created', '{"id": 2}', NULL)`);
+    await db.sql(
+      `INSERT INTO outbox (topic, type, payload, ${db.key}) VALUES ('orders.created', 'order.created', '{"id": 1}', 'order-1'), ('orders.created', 'order.created', '{"id": 2}', NULL)`,
+    );
     const status = await runCli(['status', '--json'], env);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ pending: 2, scheduled: 0, dead: 0, engine: { partitionCount: 8, unownedPartitions: 8 } });
@@ -144,7 +147,7 @@ describe('outboxer CLI: database URLs', () => {
     expect(result.stderr).not.toContain('sqlite://');
   });
 
-  it('relay exits 2 with OUTBOXER_WRONG_PROTOCOL for a mysql:// URL at PostgreSQL\'s port (a server that accepts and stays silent)', async () => {
+  it("relay exits 2 with OUTBOXER_WRONG_PROTOCOL for a mysql:// URL at PostgreSQL's port (a server that accepts and stays silent)", async () => {
     const result = await runCli(['relay', '--publisher', 'console'], cliEnv({ OUTBOXER_DATABASE_URL: 'mysql://root@127.0.0.1:5432/test' }), 45_000);
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('OUTBOXER_WRONG_PROTOCOL');

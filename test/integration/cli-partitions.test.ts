@@ -39,8 +39,13 @@ async function drained(relay: CliProcess, table: string, ids: readonly string[])
 
 /** A relay that holds partitions and never gives them back, written by hand: a resize waits for it until its timeout. */
 async function stuckHolder(schema: string, partitions: number): Promise<void> {
-  await pool.query(`INSERT INTO "${schema}".outbox_relays (relay_id, name, lease_ms, expires_at) VALUES ('00000000-0000-4000-8000-000000000001', 'stuck', 3600000, now() + interval '1 hour')`);
-  await pool.query(`UPDATE "${schema}".outbox_partitions SET owner = '00000000-0000-4000-8000-000000000001', state = 'owned', epoch = epoch + 1 WHERE partition < $1`, [partitions]);
+  await pool.query(
+    `INSERT INTO "${schema}".outbox_relays (relay_id, name, lease_ms, expires_at) VALUES ('00000000-0000-4000-8000-000000000001', 'stuck', 3600000, now() + interval '1 hour')`,
+  );
+  await pool.query(
+    `UPDATE "${schema}".outbox_partitions SET owner = '00000000-0000-4000-8000-000000000001', state = 'owned', epoch = epoch + 1 WHERE partition < $1`,
+    [partitions],
+  );
 }
 
 describe('outboxer CLI: partitions', () => {
@@ -63,17 +68,23 @@ describe('outboxer CLI: partitions', () => {
     const { env, schema } = await migrated();
     await stuckHolder(schema, 3);
     // and one whose lease ran out: not live, its partitions count as unowned (lapsed), and the resize does not wait for it
-    await pool.query(`INSERT INTO "${schema}".outbox_relays (relay_id, name, lease_ms, expires_at) VALUES ('00000000-0000-4000-8000-000000000002', 'gone', 1000, now() - interval '1 minute')`);
+    await pool.query(
+      `INSERT INTO "${schema}".outbox_relays (relay_id, name, lease_ms, expires_at) VALUES ('00000000-0000-4000-8000-000000000002', 'gone', 1000, now() - interval '1 minute')`,
+    );
     await pool.query(`UPDATE "${schema}".outbox_partitions SET owner = '00000000-0000-4000-8000-000000000002', state = 'owned' WHERE partition IN (10, 11)`);
 
     const timedOut = await runCli(['migrate', '--partitions', '8', '--resize-timeout-ms', '300'], env);
     expect(timedOut.code, timedOut.stderr).toBe(1);
-    expect(timedOut.stderr).toMatch(/outboxer migrate: OUTBOXER_RESIZE_TIMEOUT: resize of .* to 8 partitions: 1 relay\(s\) still hold 3 partition\(s\) .*run it again to go on waiting, or cancel it/);
+    expect(timedOut.stderr).toMatch(
+      /outboxer migrate: OUTBOXER_RESIZE_TIMEOUT: resize of .* to 8 partitions: 1 relay\(s\) still hold 3 partition\(s\) .*run it again to go on waiting, or cancel it/,
+    );
     const waiting = await status(env);
     expect(waiting.engine).toMatchObject({ partitionCount: 64, resizeTo: 8, unownedPartitions: 61, lapsedPartitions: 2 });
     expect(waiting.engine?.relays.map((relay) => [relay.name, relay.partitions])).toEqual([['stuck', 3]]);
     const text = await runCli(['status'], env);
-    expect(text.stdout).toContain("resize: to 8 partitions, waiting (grants closed): 'outboxer migrate --partitions 8' finishes it, --cancel-resize abandons it");
+    expect(text.stdout).toContain(
+      "resize: to 8 partitions, waiting (grants closed): 'outboxer migrate --partitions 8' finishes it, --cancel-resize abandons it",
+    );
     expect(text.stdout).toMatch(/stuck\s+00000000\s+3\s+\d+\.\d s\s+active\n/);
     expect(text.stdout).toContain('unowned partitions: 61 (2 still named by a relay whose lease ran out)');
 
@@ -94,7 +105,9 @@ describe('outboxer CLI: partitions', () => {
     expect(json).toMatchObject({ pending: 0, engine: null });
     const text = await runCli(['status'], env);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/oldest pending message: none\nengine: unknown: the table lacks migrations; run 'outboxer migrate'\npaused topics: none\npaused destinations: none\n$/);
+    expect(text.stdout).toMatch(
+      /oldest pending message: none\nengine: unknown: the table lacks migrations; run 'outboxer migrate'\npaused topics: none\npaused destinations: none\n$/,
+    );
   });
 
   it('refuses bad values and combinations with exit 2 before connecting, and --engine on migrate', async () => {

@@ -13,12 +13,24 @@ async function withRows() {
   const setup = await migrated();
   const { table } = setup;
   const insert = async (topic: string, key: string | null, payload = '{"n": 1}', headers = '{}') =>
-    ((await pool.query(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, $2, 'order.created', $3, $4) RETURNING id::text AS id`, [topic, key, payload, headers])).rows[0] as { id: string }).id;
+    (
+      (
+        await pool.query(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, $2, 'order.created', $3, $4) RETURNING id::text AS id`, [
+          topic,
+          key,
+          payload,
+          headers,
+        ])
+      ).rows[0] as { id: string }
+    ).id;
   const due = await insert('orders.created', 'k1');
   const failing = await insert('orders.created', 'k2');
   const secret = await insert('payments.done', null, SECRET, '{"tenant": "acme-secret"}');
   const dead = await insert('orders.created', 'k3');
-  await pool.query(`UPDATE ${table} SET attempts = 2, last_error = $2, due_at = now() + interval '1 hour' WHERE id = $1`, [failing, 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation\nin time \u001b[31m']);
+  await pool.query(`UPDATE ${table} SET attempts = 2, last_error = $2, due_at = now() + interval '1 hour' WHERE id = $1`, [
+    failing,
+    'OUTBOXER_PUBLISH_TIMEOUT: no confirmation\nin time \u001b[31m',
+  ]);
   await pool.query(`UPDATE ${table} SET state = 'dead', dead_at = now(), last_error = 'x' WHERE id = $1`, [dead]);
   await pool.query(`UPDATE ${table} SET created_at = now() - interval '10 minutes' WHERE id = $1`, [due]);
   return { ...setup, due, failing, secret, dead };
@@ -32,7 +44,11 @@ describe('outboxer CLI: pending messages', () => {
     const [header, first, second, third, summary] = listed.stdout.split('\n');
     expect(header).toMatch(/^id\s+seq\s+topic\s+destination\s+key\s+attempts\s+age\s+due\s+last error$/);
     expect(first).toMatch(new RegExp(`^${due}\\s+\\d+\\s+orders\\.created\\s+default\\s+k1\\s+0\\s+10m \\d+s\\s+-\\s+-$`));
-    expect(second).toMatch(new RegExp(`^${failing}\\s+\\d+\\s+orders\\.created\\s+default\\s+k2\\s+2\\s+\\S+\\s+in (59m \\d+s|1h 0s)\\s+OUTBOXER_PUBLISH_TIMEOUT: no confirmation in time \\\\u001b\\[31m$`));
+    expect(second).toMatch(
+      new RegExp(
+        `^${failing}\\s+\\d+\\s+orders\\.created\\s+default\\s+k2\\s+2\\s+\\S+\\s+in (59m \\d+s|1h 0s)\\s+OUTBOXER_PUBLISH_TIMEOUT: no confirmation in time \\\\u001b\\[31m$`,
+      ),
+    );
     expect(third).toMatch(new RegExp(`^${secret}\\s+\\d+\\s+payments\\.done\\s+default\\s+-\\s+0\\s`));
     expect(summary).toBe('3 pending message(s)');
     expect(listed.stdout).not.toMatch(/do-not-show|acme-secret|\u001b/);
@@ -53,21 +69,32 @@ describe('outboxer CLI: pending messages', () => {
       runCli(['pending', 'list', '--topic', 'nothing.here'], env),
     ]);
     expect([byTopic, byKey, byAge, byBoth]).toEqual([[due, failing], [failing], [due], []]);
-    expect(JSON.parse(json.stdout)).toEqual([{
-      id: failing, seq: expect.stringMatching(/^\d+$/), topic: 'orders.created', destination: null, type: 'order.created', key: 'k2', attempts: 2,
-      lastError: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation\nin time \u001b[31m', createdAt: expect.any(String), dueAt: expect.any(String), ageSeconds: expect.any(Number),
-    }]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      {
+        id: failing,
+        seq: expect.stringMatching(/^\d+$/),
+        topic: 'orders.created',
+        destination: null,
+        type: 'order.created',
+        key: 'k2',
+        attempts: 2,
+        lastError: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation\nin time \u001b[31m',
+        createdAt: expect.any(String),
+        dueAt: expect.any(String),
+        ageSeconds: expect.any(Number),
+      },
+    ]);
     expect(limited.stdout).toContain('1 pending message(s) (topic orders.created); there may be more: raise --limit (now 1)');
     expect(none.stdout).toBe(`no pending messages in ${schema}.outbox (topic nothing.here)\n`);
   });
 
-  it('pending list --destination lists one destination\'s messages (default: those stored without one); rows and show name theirs', async () => {
+  it("pending list --destination lists one destination's messages (default: those stored without one); rows and show name theirs", async () => {
     const { env, schema } = await migrated();
-    const [own, partner, archived] = await enqueue(schema, [
+    const [own, partner, archived] = (await enqueue(schema, [
       { key: 'k1' },
       { key: 'k1', destination: 'partner' },
       { topic: 'payments.done', destination: 'archive' },
-    ]) as [string, string, string];
+    ])) as [string, string, string];
     const listed = async (...flags: string[]) => {
       const result = await runCli(['pending', 'list', '--json', ...flags], env);
       expect(result.code, result.stderr).toBe(0);
@@ -84,7 +111,11 @@ describe('outboxer CLI: pending messages', () => {
       runCli(['pending', 'show', archived, '--json'], env),
       runCli(['pending', 'list', '--destination', 'no/such'], env),
     ]);
-    expect(all).toEqual([[own, null], [partner, 'partner'], [archived, 'archive']]);
+    expect(all).toEqual([
+      [own, null],
+      [partner, 'partner'],
+      [archived, 'archive'],
+    ]);
     expect([ofPartner, ofDefault, withTopic]).toEqual([[[partner, 'partner']], [[own, null]], []]);
     const [header, row, summary] = text.stdout.split('\n');
     expect(header).toMatch(/^id\s+seq\s+topic\s+destination\s+key\s+attempts\s+age\s+due\s+last error$/);
@@ -96,7 +127,7 @@ describe('outboxer CLI: pending messages', () => {
     expectUsageError(refused, /^outboxer: OUTBOXER_INVALID_DESTINATION: --destination: destination "no\/such" is invalid/);
   });
 
-  it('pending show prints one message, its headers\' values and body only with --payload; a message not pending is exit 1', async () => {
+  it("pending show prints one message, its headers' values and body only with --payload; a message not pending is exit 1", async () => {
     const { env, secret, dead } = await withRows();
     const shown = await runCli(['pending', 'show', secret.toUpperCase()], env);
     expect(shown.code, shown.stderr).toBe(0);
@@ -114,7 +145,13 @@ describe('outboxer CLI: pending messages', () => {
     ]);
     expect(withPayload.stdout).toContain(`\nheaders:\n  tenant: acme-secret\n\nbody:\n${SECRET}\n`);
     const hiddenJson = JSON.parse(hidden.stdout) as Record<string, unknown>;
-    expect(hiddenJson).toMatchObject({ id: secret, payload: 'hidden', headerNames: ['tenant'], bodyBytes: Buffer.byteLength(SECRET), contentType: 'application/json' });
+    expect(hiddenJson).toMatchObject({
+      id: secret,
+      payload: 'hidden',
+      headerNames: ['tenant'],
+      bodyBytes: Buffer.byteLength(SECRET),
+      contentType: 'application/json',
+    });
     expect(hiddenJson).not.toHaveProperty('body');
     expect(JSON.parse(withPayload.stderr.trim())).toMatchObject({ audit: true, action: 'pending.show', id: secret, changed: 0 });
     expect(withPayload.stderr).not.toMatch(/do-not-show|acme-secret/);
@@ -124,7 +161,9 @@ describe('outboxer CLI: pending messages', () => {
 
     [dead, UNKNOWN].forEach((id, index) => {
       expect(missing[index]?.code).toBe(1);
-      expect(missing[index]?.stderr).toMatch(new RegExp(`^outboxer pending show: OUTBOXER_NOT_FOUND: no pending message ${id} in .*: it was published, parked dead`));
+      expect(missing[index]?.stderr).toMatch(
+        new RegExp(`^outboxer pending show: OUTBOXER_NOT_FOUND: no pending message ${id} in .*: it was published, parked dead`),
+      );
     });
   });
 
@@ -135,11 +174,22 @@ describe('outboxer CLI: pending messages', () => {
     expect(result.stdout).toBe('2 of 4 requested pending message(s) deleted\n');
     const [auditLine, notice] = result.stderr.trim().split('\n');
     expect(JSON.parse(auditLine ?? '')).toMatchObject({
-      audit: true, action: 'pending.delete', user: userInfo().username, table: `${schema}.outbox`, requested: 4, ids: [due, failing, dead, UNKNOWN], changed: 2,
+      audit: true,
+      action: 'pending.delete',
+      user: userInfo().username,
+      table: `${schema}.outbox`,
+      requested: 4,
+      ids: [due, failing, dead, UNKNOWN],
+      changed: 2,
     });
-    expect(notice).toBe(`outboxer pending delete: 2 of the given ids are not pending messages in ${schema}.outbox (unknown, published, dead, or deleted already)`);
+    expect(notice).toBe(
+      `outboxer pending delete: 2 of the given ids are not pending messages in ${schema}.outbox (unknown, published, dead, or deleted already)`,
+    );
     const left = await pool.query(`SELECT id::text AS id, state FROM ${table} ORDER BY seq`);
-    expect(left.rows).toEqual([{ id: secret, state: 'pending' }, { id: dead, state: 'dead' }]);
+    expect(left.rows).toEqual([
+      { id: secret, state: 'pending' },
+      { id: dead, state: 'dead' },
+    ]);
     expect((await runCli(['pending', 'delete', due], env)).stdout).toBe('0 of 1 requested pending message(s) deleted\n');
   });
 

@@ -12,10 +12,18 @@ describe('outboxer CLI: relay', () => {
   it('publishes pending rows with --publisher console, survives dropped connections, and stops on SIGTERM with exit 0', async () => {
     const appName = uniqueName('cli_relay');
     // Options from the environment (migrations at start among them) and from flags reach the relay and its store.
-    const { env, table, schema } = freshSchema({ OUTBOXER_MIGRATE: 'true', OUTBOXER_LANES: '2', OUTBOXER_PREPARED_STATEMENTS: 'false', OUTBOXER_RETRY_JITTER: '0.2' });
+    const { env, table, schema } = freshSchema({
+      OUTBOXER_MIGRATE: 'true',
+      OUTBOXER_LANES: '2',
+      OUTBOXER_PREPARED_STATEMENTS: 'false',
+      OUTBOXER_RETRY_JITTER: '0.2',
+    });
     const tuning = ['--owner', 'cli-test-relay', '--idempotency-window-ms', '3600000', '--max-in-flight', '32', '--housekeeping-batch-size', '100'];
     // application_name in the URL lets the test find this relay's connections.
-    const relay = start(['relay', '--publisher', 'console', '--poll-interval-ms', '50', ...tuning, '--database-url', `${services.postgresUrl}?application_name=${appName}`], env);
+    const relay = start(
+      ['relay', '--publisher', 'console', '--poll-interval-ms', '50', ...tuning, '--database-url', `${services.postgresUrl}?application_name=${appName}`],
+      env,
+    );
     await relay.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
     const first = await insert(table, 25);
     await waitUntil(async () => (await countRows(table)) === 0, 'the first rows to be published', relay);
@@ -29,7 +37,10 @@ describe('outboxer CLI: relay', () => {
 
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
-    const logs = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logs = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const startup = logs.find((line) => line.msg === 'outboxer relay starting');
     expect(startup).toMatchObject({ publisher: 'console', schema, table: 'outbox', batchSize: 500, pollIntervalMs: 50, version });
     expect(startup).toMatchObject({ owner: 'cli-test-relay', lanes: 2, maxInFlight: 32, housekeepingBatchSize: 100, retry: { jitter: 0.2, maxAttempts: 10 } });
@@ -104,9 +115,13 @@ describe('outboxer CLI: relay to real brokers', () => {
       const { queue } = await channel.assertQueue('', { exclusive: true });
       await channel.bindQueue(queue, exchange, `${prefix}.#`);
       const received: string[] = [];
-      await channel.consume(queue, (message) => {
-        if (message !== null) received.push(String(message.properties.messageId));
-      }, { noAck: true });
+      await channel.consume(
+        queue,
+        (message) => {
+          if (message !== null) received.push(String(message.properties.messageId));
+        },
+        { noAck: true },
+      );
       const ids = await insert(table, 10, `${prefix}.orders`);
       const relay = start(['relay', '--publisher', 'rabbitmq', '--broker-url', services.amqpUrl, '--exchange', exchange, '--poll-interval-ms', '50'], env);
       await waitUntil(async () => received.length >= ids.length && (await countRows(table)) === 0, 'every message at the queue', relay);

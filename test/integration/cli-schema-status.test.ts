@@ -20,7 +20,12 @@ describe('outboxer CLI: schema', () => {
     await pool.query(result.stdout);
     const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
     expect(tables.rows.map((row: { table_name: string }) => row.table_name)).toEqual([
-      'events_outbox', 'events_outbox_idempotency', 'events_outbox_partitioning', 'events_outbox_partitions', 'events_outbox_paused_destinations', 'events_outbox_paused_topics',
+      'events_outbox',
+      'events_outbox_idempotency',
+      'events_outbox_partitioning',
+      'events_outbox_partitions',
+      'events_outbox_paused_destinations',
+      'events_outbox_paused_topics',
       'events_outbox_relays',
       'outboxer_migrations',
     ]);
@@ -52,7 +57,9 @@ describe('outboxer CLI: status', () => {
     const { env, table } = await migrated();
     await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('t', 'x', '{}')`);
     // what a completion writes for a retried failure or a paused topic
-    await pool.query(`INSERT INTO ${table} (topic, type, payload, due_at) VALUES ('t', 'x', '{}', now() + interval '1 hour'), ('t', 'x', '{}', now() - interval '1 second')`);
+    await pool.query(
+      `INSERT INTO ${table} (topic, type, payload, due_at) VALUES ('t', 'x', '{}', now() + interval '1 hour'), ('t', 'x', '{}', now() - interval '1 second')`,
+    );
     const json = await runCli(['status', '--json'], env);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ pending: 2, scheduled: 1 });
@@ -63,12 +70,19 @@ describe('outboxer CLI: status', () => {
     const text = await runCli(['status'], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).not.toMatch(/in flight|v1/);
-    expect(text.stdout).toMatch(/\nengine v2: 64 partitions, generation 1\nlive relays: none\nunowned partitions: 64\npaused topics: none\npaused destinations: none\n$/);
+    expect(text.stdout).toMatch(
+      /\nengine v2: 64 partitions, generation 1\nlive relays: none\nunowned partitions: 64\npaused topics: none\npaused destinations: none\n$/,
+    );
     // the JSON keeps every field, for scripts
     expect(JSON.parse((await runCli(['status', '--json'], env)).stdout)).toEqual({
-      pending: 0, scheduled: 0, published: 0, dead: 0, oldestPendingAgeSeconds: 0,
+      pending: 0,
+      scheduled: 0,
+      published: 0,
+      dead: 0,
+      oldestPendingAgeSeconds: 0,
       engine: { partitionCount: 64, generation: 1, resizeTo: null, relays: [], unownedPartitions: 64, lapsedPartitions: 0 },
-      pausedTopics: [], pausedDestinations: [],
+      pausedTopics: [],
+      pausedDestinations: [],
     });
   });
 
@@ -80,22 +94,31 @@ describe('outboxer CLI: status', () => {
     ]);
     const json = await runCli(['status', '--json'], env);
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout).pausedTopics).toEqual([{ topic: 'audit.log', destination: null, pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream', pausedAt: '2026-11-25T16:30:00.000Z', held: 1 }]);
+    expect(JSON.parse(json.stdout).pausedTopics).toEqual([
+      { topic: 'audit.log', destination: null, pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream', pausedAt: '2026-11-25T16:30:00.000Z', held: 1 },
+    ]);
   });
 
   it('shows the destination each relay pause holds: a topic fanned out is held per destination', async () => {
     const { env, schema, table } = await migrated();
     const [own, partner] = await enqueue(schema, [{ topic: 'audit.log' }, { topic: 'audit.log', destination: 'partner' }]);
     const since = new Date('2026-11-25T16:30:00.000Z');
-    await pool.query(`UPDATE ${table} SET due_at = now() + interval '1 hour', last_error = $2 WHERE id = $1`, [partner, relayHoldReason(since, 'OUTBOXER_NO_STREAM: no stream')]);
+    await pool.query(`UPDATE ${table} SET due_at = now() + interval '1 hour', last_error = $2 WHERE id = $1`, [
+      partner,
+      relayHoldReason(since, 'OUTBOXER_NO_STREAM: no stream'),
+    ]);
     const [json, text] = await Promise.all([runCli(['status', '--json'], env), runCli(['status'], env)]);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({
       pending: 1,
       scheduled: 1,
-      pausedTopics: [{ topic: 'audit.log', destination: 'partner', pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream', pausedAt: since.toISOString(), held: 1 }],
+      pausedTopics: [
+        { topic: 'audit.log', destination: 'partner', pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream', pausedAt: since.toISOString(), held: 1 },
+      ],
     });
-    expect(text.stdout).toMatch(/\npaused topics:\ntopic\s+destination\s+paused by\s+paused at\s+reason\naudit\.log\s+partner\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream \(1 message\(s\) held\)\n/);
+    expect(text.stdout).toMatch(
+      /\npaused topics:\ntopic\s+destination\s+paused by\s+paused at\s+reason\naudit\.log\s+partner\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream \(1 message\(s\) held\)\n/,
+    );
     expect(await countRows(table, `id = '${own}' AND destination IS NULL`)).toBe(1);
   });
 

@@ -24,7 +24,11 @@ function auditLine(result: CliResult): Record<string, unknown> {
 }
 
 const pausesOf = async (schema: string) =>
-  (await pool.query(`SELECT topic, reason, paused_at FROM "${schema}".outbox_paused_topics ORDER BY paused_at, topic`)).rows as { topic: string; reason: string; paused_at: Date }[];
+  (await pool.query(`SELECT topic, reason, paused_at FROM "${schema}".outbox_paused_topics ORDER BY paused_at, topic`)).rows as {
+    topic: string;
+    reason: string;
+    paused_at: Date;
+  }[];
 
 describe('outboxer CLI: topics', () => {
   it('pauses, lists (table and JSON), pauses again, resumes and resumes again, each change with an audit line and no password', async () => {
@@ -43,7 +47,14 @@ describe('outboxer CLI: topics', () => {
 
     const paused = await run(['topics', 'pause', 'orders.created', '--reason', ' broker maintenance ']);
     expect(paused.stdout).toBe('topic orders.created paused for every relay (relays hold its messages within about 5 s)\n');
-    expect(auditLine(paused)).toMatchObject({ ...audit, action: 'topics.pause', topic: 'orders.created', reason: 'broker maintenance', changed: 1, msg: 'topic paused' });
+    expect(auditLine(paused)).toMatchObject({
+      ...audit,
+      action: 'topics.pause',
+      topic: 'orders.created',
+      reason: 'broker maintenance',
+      changed: 1,
+      msg: 'topic paused',
+    });
     await run(['topics', 'pause', 'payments.refunded']);
     const stored = await pausesOf(schema);
     expect(stored.map(({ topic, reason }) => ({ topic, reason }))).toEqual([
@@ -106,18 +117,45 @@ describe('outboxer CLI: topics', () => {
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([
       { topic: 'billing.paid', pausedBy: 'operator', reason: 'maintenance', pausedAt: operatorPause?.paused_at.toISOString() },
-      { topic: 'orders.created', destination: null, pausedBy: 'relay', reason: 'OUTBOXER_NO_STREAM: no stream captures "orders.created"', pausedAt: earlier.toISOString(), held: 2 },
-      { topic: 'audit.log', destination: null, pausedBy: 'relay', reason: 'OUTBOXER_NO_EXCHANGE: exchange "events" does not exist', pausedAt: later.toISOString(), held: 1 },
-      { topic: 'audit.log', destination: 'partner', pausedBy: 'relay', reason: 'OUTBOXER_NO_EXCHANGE: exchange "partner-events" does not exist', pausedAt: later.toISOString(), held: 1 },
+      {
+        topic: 'orders.created',
+        destination: null,
+        pausedBy: 'relay',
+        reason: 'OUTBOXER_NO_STREAM: no stream captures "orders.created"',
+        pausedAt: earlier.toISOString(),
+        held: 2,
+      },
+      {
+        topic: 'audit.log',
+        destination: null,
+        pausedBy: 'relay',
+        reason: 'OUTBOXER_NO_EXCHANGE: exchange "events" does not exist',
+        pausedAt: later.toISOString(),
+        held: 1,
+      },
+      {
+        topic: 'audit.log',
+        destination: 'partner',
+        pausedBy: 'relay',
+        reason: 'OUTBOXER_NO_EXCHANGE: exchange "partner-events" does not exist',
+        pausedAt: later.toISOString(),
+        held: 1,
+      },
     ]);
     const text = await runCli(['topics', 'list'], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout.split('\n')).toEqual([
       expect.stringMatching(/^topic\s+destination\s+paused by\s+paused at\s+reason$/),
       expect.stringMatching(/^billing\.paid\s+\(all\)\s+operator\s+\S+Z\s+maintenance$/),
-      expect.stringMatching(/^orders\.created\s+default\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream captures "orders\.created" \(2 message\(s\) held\)$/),
-      expect.stringMatching(/^audit\.log\s+default\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: exchange "events" .* \(1 message\(s\) held\)$/),
-      expect.stringMatching(/^audit\.log\s+partner\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: exchange "partner-events" .* \(1 message\(s\) held\)$/),
+      expect.stringMatching(
+        /^orders\.created\s+default\s+relay\s+2026-11-25T16:30:00\.000Z\s+destination missing: OUTBOXER_NO_STREAM: no stream captures "orders\.created" \(2 message\(s\) held\)$/,
+      ),
+      expect.stringMatching(
+        /^audit\.log\s+default\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: exchange "events" .* \(1 message\(s\) held\)$/,
+      ),
+      expect.stringMatching(
+        /^audit\.log\s+partner\s+relay\s+2026-11-25T16:45:00\.000Z\s+destination missing: OUTBOXER_NO_EXCHANGE: exchange "partner-events" .* \(1 message\(s\) held\)$/,
+      ),
       `1 topic(s) paused by an operator: every relay of ${schema}.outbox holds their messages until 'outboxer topics resume <topic>'`,
       '3 topic(s) held by the relays: their destination is missing (no queue bound, no exchange or stream); each relay probes it with backoff and publishes by itself once it exists',
       '',
@@ -127,10 +165,16 @@ describe('outboxer CLI: topics', () => {
   it('refuses a bad topic or reason with exit 2 and the code the store gives, before writing anything', async () => {
     const { env, schema } = await migrated();
     const cases: [string[], RegExp][] = [
-      [['topics', 'pause', ''], /^outboxer: OUTBOXER_INVALID_TOPIC: a paused topic must be a non-empty string of at most 255 bytes without control characters; got an empty string\n/],
+      [
+        ['topics', 'pause', ''],
+        /^outboxer: OUTBOXER_INVALID_TOPIC: a paused topic must be a non-empty string of at most 255 bytes without control characters; got an empty string\n/,
+      ],
       [['topics', 'pause', 'x'.repeat(256)], /^outboxer: OUTBOXER_INVALID_TOPIC: .*\(256 bytes\)\n/],
       [['topics', 'resume', 'orders\u001b[31m'], /^outboxer: OUTBOXER_INVALID_TOPIC: .*got "orders\\u001b\[31m" \(11 bytes\)\n/],
-      [['topics', 'pause', 'orders.created', '--reason', 'two\nlines'], /^outboxer: OUTBOXER_INVALID_OPTION: the reason for pausing topic "orders.created" must be a string of at most 500 bytes without control characters/],
+      [
+        ['topics', 'pause', 'orders.created', '--reason', 'two\nlines'],
+        /^outboxer: OUTBOXER_INVALID_OPTION: the reason for pausing topic "orders.created" must be a string of at most 500 bytes without control characters/,
+      ],
       [['topics', 'pause', 'orders.created', '--reason', 'r'.repeat(501)], /^outboxer: OUTBOXER_INVALID_OPTION: the reason for pausing topic/],
     ];
     const results = await Promise.all(cases.map(([args]) => runCli(args, env)));
@@ -149,7 +193,9 @@ describe('outboxer CLI: topics', () => {
     await pool.query(`INSERT INTO "${schema}".outbox_paused_topics (topic, reason) SELECT 'busy.' || n, '' FROM generate_series(1, 1000) AS n`);
     const full = await runCli(['topics', 'pause', 'orders.created'], env);
     expect(full.code, full.stderr).toBe(2);
-    expect(full.stderr).toMatch(/^outboxer: OUTBOXER_INVALID_OPTION: cannot pause topic "orders.created": 1000 topics are paused already, the most a table allows \(1000\); resume some first\n/);
+    expect(full.stderr).toMatch(
+      /^outboxer: OUTBOXER_INVALID_OPTION: cannot pause topic "orders.created": 1000 topics are paused already, the most a table allows \(1000\); resume some first\n/,
+    );
   });
 
   it('a table without the list of paused topics (schema version 9) fails with exit 1 and says to migrate', async () => {
@@ -157,13 +203,28 @@ describe('outboxer CLI: topics', () => {
     await pool.query(`DROP TABLE "${schema}".outbox_paused_topics`);
     const result = await runCli(['topics', 'list'], env);
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`^outboxer topics list: OUTBOXER_NOT_MIGRATED: outbox table "${schema}"\\."outbox" is not migrated \\(it has no list of paused topics: schema version 9 adds it\\): run 'outboxer migrate'`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^outboxer topics list: OUTBOXER_NOT_MIGRATED: outbox table "${schema}"\\."outbox" is not migrated \\(it has no list of paused topics: schema version 9 adds it\\): run 'outboxer migrate'`,
+      ),
+    );
   });
 
-  it("a running relay holds the messages of a topic paused with the CLI while other topics publish, and publishes them once it is resumed", async () => {
+  it('a running relay holds the messages of a topic paused with the CLI while other topics publish, and publishes them once it is resumed', async () => {
     const { env, table } = await migrated();
     // R = min(5 s, lease / 3) = 1 s: the relay reads the list of paused topics every second; holds last at most 0.4 s.
-    const relayArgs = ['--poll-interval-ms', '50', '--lease-ms', '3000', '--publish-timeout-ms', '1000', '--error-backoff-ms', '100', '--max-error-backoff-ms', '400'];
+    const relayArgs = [
+      '--poll-interval-ms',
+      '50',
+      '--lease-ms',
+      '3000',
+      '--publish-timeout-ms',
+      '1000',
+      '--error-backoff-ms',
+      '100',
+      '--max-error-backoff-ms',
+      '400',
+    ];
     const relay = start(['relay', ...relayArgs], env);
     await relay.waitForOutput((out) => out.stderr.includes('"relay started"'), 'the relay to start');
 
@@ -172,13 +233,23 @@ describe('outboxer CLI: topics', () => {
     await relay.waitForOutput((out) => out.stderr.includes('topic paused by an operator'), 'the relay to read the pause');
 
     const insert = async (topic: string, key: string) =>
-      ((await pool.query(`INSERT INTO ${table} (topic, key, type, payload) VALUES ($1, $2, 'order.x', '{}') RETURNING id::text AS id`, [topic, key])).rows[0] as { id: string }).id;
+      (
+        (await pool.query(`INSERT INTO ${table} (topic, key, type, payload) VALUES ($1, $2, 'order.x', '{}') RETURNING id::text AS id`, [topic, key]))
+          .rows[0] as { id: string }
+      ).id;
     const held = await insert('orders.held', 'order-1');
     const flowing = [await insert('orders.flowing', 'order-2'), await insert('orders.flowing', 'order-3')];
 
-    const heldRow = async () => (await pool.query(`SELECT state, attempts, last_error FROM ${table} WHERE id = $1`, [held])).rows[0] as { state: string; attempts: number; last_error: string | null } | undefined;
-    const remaining = async (ids: string[]) => Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE id = ANY($1::uuid[])`, [ids])).rows[0].n);
-    await waitUntil(async () => (await remaining(flowing)) === 0 && (await heldRow())?.last_error != null, 'the other topic to publish and the paused one to be held', relay);
+    const heldRow = async () =>
+      (await pool.query(`SELECT state, attempts, last_error FROM ${table} WHERE id = $1`, [held])).rows[0] as
+        { state: string; attempts: number; last_error: string | null } | undefined;
+    const remaining = async (ids: string[]) =>
+      Number((await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE id = ANY($1::uuid[])`, [ids])).rows[0].n);
+    await waitUntil(
+      async () => (await remaining(flowing)) === 0 && (await heldRow())?.last_error != null,
+      'the other topic to publish and the paused one to be held',
+      relay,
+    );
     expect(await heldRow()).toEqual({ state: 'pending', attempts: 0, last_error: 'paused by an operator: maintenance window' });
     await relay.waitForOutput((out) => flowing.every((id) => out.stdout.includes(`id=${id}`)), 'a console line per published message');
     expect(relay.stdout).not.toContain(`id=${held}`);

@@ -32,7 +32,10 @@ function cliWithImport(setup: string, args: readonly string[], env: NodeJS.Proce
 
 function spansIn(file: string): SpanRecord[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as SpanRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as SpanRecord);
 }
 
 describe('outboxer relay --tracing', () => {
@@ -70,7 +73,10 @@ describe('outboxer relay --tracing', () => {
 
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
-    const logs = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logs = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logs.find((line) => line.msg === 'outboxer relay starting')).toMatchObject({ publisher: 'rabbitmq', tracing: true });
 
     const [publish, ...more] = spansIn(spansFile).filter((span) => span.name === `publish ${topic}`);
@@ -99,11 +105,14 @@ describe('outboxer relay --tracing', () => {
     const missing = await cliWithImport('./test/support/hide-otel-api.ts', ['relay', '--tracing'], env).waitForExit();
     expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stdout).toBe('');
-    expect(missing.stderr).toMatch(/^outboxer relay: OUTBOXER_MISSING_DEPENDENCY: --tracing needs @opentelemetry\/api next to outboxer: npm install @opentelemetry\/api, and register an OpenTelemetry SDK before the CLI runs .*\n$/);
+    expect(missing.stderr).toMatch(
+      /^outboxer relay: OUTBOXER_MISSING_DEPENDENCY: --tracing needs @opentelemetry\/api next to outboxer: npm install @opentelemetry\/api, and register an OpenTelemetry SDK before the CLI runs .*\n$/,
+    );
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
 
     const plain = cliWithImport('./test/support/hide-otel-api.ts', ['relay', '--poll-interval-ms', '50'], env);
-    const [id] = (await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('orders.created', 'order.created', '{}') RETURNING id::text AS id`)).rows as { id: string }[];
+    const [id] = (await pool.query(`INSERT INTO ${table} (topic, type, payload) VALUES ('orders.created', 'order.created', '{}') RETURNING id::text AS id`))
+      .rows as { id: string }[];
     await plain.waitForOutput((out) => out.stdout.includes(`id=${id?.id}`), 'the message to be published without tracing');
     const result = await plain.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);

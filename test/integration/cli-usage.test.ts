@@ -15,7 +15,21 @@ describe('outboxer CLI: usage', () => {
     ]);
     expect(versionResult).toMatchObject({ code: 0, stdout: `${version}\n` });
     expect(help.code).toBe(0);
-    for (const command of ['migrate', 'sql', 'relay', 'status', 'dead list', 'dead retry', 'dead purge', 'topics list', 'topics pause', 'topics resume', 'destinations list', 'destinations pause', 'destinations resume']) {
+    for (const command of [
+      'migrate',
+      'sql',
+      'relay',
+      'status',
+      'dead list',
+      'dead retry',
+      'dead purge',
+      'topics list',
+      'topics pause',
+      'topics resume',
+      'destinations list',
+      'destinations pause',
+      'destinations resume',
+    ]) {
       expect(help.stdout).toContain(command);
     }
     expect(relayHelp.code).toBe(0);
@@ -54,23 +68,51 @@ describe('outboxer CLI: usage', () => {
     [['relay', '--exchange', 'x'], {}, /--exchange applies only to rabbitmq/],
     [['relay', '--log-level', 'loud'], {}, /--log-level must be one of debug, info, warn, error/],
     [['relay', '--lanes', '17'], {}, /--lanes must be a whole number from 1 to 16; got "17" \(set by --lanes or OUTBOXER_LANES\)/],
-    [['relay'], { OUTBOXER_RETRY_JITTER: '2' }, /OUTBOXER_RETRY_JITTER must be a number from 0 to 1; got "2" \(set by --retry-jitter or OUTBOXER_RETRY_JITTER\)/],
-    [['relay', '--prepared-statements', 'off'], {}, /--prepared-statements must be true or false; got "off" \(set by --prepared-statements or OUTBOXER_PREPARED_STATEMENTS\)/],
-    [['relay', '--error-backoff-ms', '900'], { OUTBOXER_MAX_ERROR_BACKOFF_MS: '800' }, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms or OUTBOXER_ERROR_BACKOFF_MS; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
+    [
+      ['relay'],
+      { OUTBOXER_RETRY_JITTER: '2' },
+      /OUTBOXER_RETRY_JITTER must be a number from 0 to 1; got "2" \(set by --retry-jitter or OUTBOXER_RETRY_JITTER\)/,
+    ],
+    [
+      ['relay', '--prepared-statements', 'off'],
+      {},
+      /--prepared-statements must be true or false; got "off" \(set by --prepared-statements or OUTBOXER_PREPARED_STATEMENTS\)/,
+    ],
+    [
+      ['relay', '--error-backoff-ms', '900'],
+      { OUTBOXER_MAX_ERROR_BACKOFF_MS: '800' },
+      /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms or OUTBOXER_ERROR_BACKOFF_MS; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/,
+    ],
     [['status', '--lanes', '2'], {}, /--lanes does not apply to 'status'/],
     [['dead', 'retry'], {}, /give the ids of the dead messages, or --all/],
     [['dead', 'retry', '--all', uuid], {}, /either message ids or --all, not both/],
     [['dead', 'purge', uuid, 'not-a-uuid'], {}, /not a message id \(UUID\): "not-a-uuid"/],
     [['status', '--schema', 'x"; DROP TABLE outbox; --'], {}, /schema must match/],
-    [['status', '--database-url', 'mongodb://root@127.0.0.1/test'], {}, /--database-url must start with postgres:\/\/, postgresql:\/\/, mysql:\/\/, mariadb:\/\/ or sqlite:<file>; got mongodb:/],
+    [
+      ['status', '--database-url', 'mongodb://root@127.0.0.1/test'],
+      {},
+      /--database-url must start with postgres:\/\/, postgresql:\/\/, mysql:\/\/, mariadb:\/\/ or sqlite:<file>; got mongodb:/,
+    ],
     [['status'], { OUTBOXER_DATABASE_URL: '' }, /--database-url or OUTBOXER_DATABASE_URL is required/],
     [['relay', '--http-host', '0.0.0.0'], {}, /--http-host applies only with --http-port \(or OUTBOXER_HTTP_PORT\)/],
     [['relay', '--admin-token', 'a-token-long-enough-here'], {}, /--admin-token applies only with --http-port/],
     [['relay', '--http-port', '65536'], {}, /--http-port must be a whole number from 0 to 65535; got "65536" \(set by --http-port or OUTBOXER_HTTP_PORT\)/],
     [['relay'], { OUTBOXER_HTTP_PORT: 'http' }, /OUTBOXER_HTTP_PORT must be a whole number from 0 to 65535/],
-    [['relay', '--http-port', '0', '--http-host', 'not a host'], {}, /--http-host: must be an IP address or a host name \(set by --http-host or OUTBOXER_HTTP_HOST\)/],
-    [['relay', '--http-port', '0', '--admin-token', 'too-short'], {}, /^outboxer: --admin-token: the admin token must be at least 16 characters long \(got 9\) \(set by --admin-token or OUTBOXER_ADMIN_TOKEN\)/],
-    [['relay', '--http-port', '0'], { OUTBOXER_ADMIN_TOKEN: 'has spaces in the token' }, /OUTBOXER_ADMIN_TOKEN: the admin token must be visible ASCII characters, without spaces/],
+    [
+      ['relay', '--http-port', '0', '--http-host', 'not a host'],
+      {},
+      /--http-host: must be an IP address or a host name \(set by --http-host or OUTBOXER_HTTP_HOST\)/,
+    ],
+    [
+      ['relay', '--http-port', '0', '--admin-token', 'too-short'],
+      {},
+      /^outboxer: --admin-token: the admin token must be at least 16 characters long \(got 9\) \(set by --admin-token or OUTBOXER_ADMIN_TOKEN\)/,
+    ],
+    [
+      ['relay', '--http-port', '0'],
+      { OUTBOXER_ADMIN_TOKEN: 'has spaces in the token' },
+      /OUTBOXER_ADMIN_TOKEN: the admin token must be visible ASCII characters, without spaces/,
+    ],
     [['status', '--http-port', '9465'], {}, /--http-port does not apply to 'status'/],
     [['topics'], {}, /'topics' needs a subcommand: list, pause or resume/],
     [['topics', 'stop', 'orders'], {}, /unknown command 'topics stop'/],
@@ -94,8 +136,16 @@ describe('outboxer CLI: usage', () => {
       runCli(['status', '--bogus'], env),
       runCli(['--frobnicate'], env),
     ]);
-    expect(typo).toMatchObject({ code: 2, stdout: '', stderr: "outboxer: unknown option '--lease-mss' for 'relay'; did you mean --lease-ms? (run 'outboxer help relay' for its options)\n" });
-    expect(unknown).toMatchObject({ code: 2, stdout: '', stderr: "outboxer: unknown option '--bogus' for 'status' (run 'outboxer help status' for its options)\n" });
+    expect(typo).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: "outboxer: unknown option '--lease-mss' for 'relay'; did you mean --lease-ms? (run 'outboxer help relay' for its options)\n",
+    });
+    expect(unknown).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: "outboxer: unknown option '--bogus' for 'status' (run 'outboxer help status' for its options)\n",
+    });
     expect(main).toMatchObject({ code: 2, stdout: '', stderr: "outboxer: unknown option '--frobnicate' (run 'outboxer help' for the commands)\n" });
   });
 
@@ -122,6 +172,8 @@ describe('outboxer CLI: usage', () => {
     expect(relay.stdout).toMatch(/--engine <engine>\s+OUTBOXER_ENGINE\s+v2, the only engine: relays lease partitions \(default v2\)/);
     for (const help of [migrate.stdout, sql.stdout, relay.stdout]) expect(help).not.toMatch(/\(required \(|\)\)/);
     expect(migrate.stdout).toMatch(/--database-url <url>\s+OUTBOXER_DATABASE_URL\s+the database: .* or sqlite:<file> \(required\)\n/);
-    expect(sql.stdout).toMatch(/--database-url <url>\s+OUTBOXER_DATABASE_URL\s+whose DDL to print, by its scheme: .*; nothing connects \(optional: PostgreSQL's DDL without it\)\n/);
+    expect(sql.stdout).toMatch(
+      /--database-url <url>\s+OUTBOXER_DATABASE_URL\s+whose DDL to print, by its scheme: .*; nothing connects \(optional: PostgreSQL's DDL without it\)\n/,
+    );
   });
 });

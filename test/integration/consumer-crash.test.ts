@@ -19,7 +19,10 @@ interface Broker {
   readonly topic: string;
   readonly childConfig: Pick<CrashChildConfig, 'rabbitmq' | 'nats'>;
   /** The same consumer, in this process, as a fresh instance after the crash. */
-  freshConsumer(inbox: Inbox<SqlExecutor>, handler: (m: { id: string; key: string | null }, tx: SqlExecutor) => Promise<void>): { start(): Promise<void>; stop(): Promise<void> };
+  freshConsumer(
+    inbox: Inbox<SqlExecutor>,
+    handler: (m: { id: string; key: string | null }, tx: SqlExecutor) => Promise<void>,
+  ): { start(): Promise<void>; stop(): Promise<void> };
   /** Nothing left to deliver or to ack. */
   settled(): Promise<boolean>;
   cleanup(): Promise<void>;

@@ -65,7 +65,15 @@ async function viaNats(): Promise<Path> {
       return publisher;
     },
     async startConsumer(inbox, handler) {
-      const consumer = createNatsConsumer({ servers: services.natsUrl, stream, durable: uniqueName('d'), subjectPrefix: prefix, maxAckPending: 32, inbox, handler });
+      const consumer = createNatsConsumer({
+        servers: services.natsUrl,
+        stream,
+        durable: uniqueName('d'),
+        subjectPrefix: prefix,
+        maxAckPending: 32,
+        inbox,
+        handler,
+      });
       await consumer.start();
       return consumer;
     },
@@ -138,7 +146,11 @@ describe.each([
     );
     expect(expected).toHaveLength(3000);
 
-    await waitFor(async () => (await inbox.store.stats('e2e')).processed >= expected.length, { timeoutMs: 90_000, intervalMs: 200, what: `all ${expected.length} processed` });
+    await waitFor(async () => (await inbox.store.stats('e2e')).processed >= expected.length, {
+      timeoutMs: 90_000,
+      intervalMs: 200,
+      what: `all ${expected.length} processed`,
+    });
     expect(failuresInjected).toBeGreaterThan(10);
     const totals = (await pool.query(`SELECT count(*)::int AS rows, count(DISTINCT message_id)::int AS ids FROM ${applied}`)).rows[0];
     expect(totals).toEqual({ rows: expected.length, ids: expected.length });
@@ -165,12 +177,17 @@ describe.each([
     relay.start();
     stops.unshift(() => relay.stop());
     const protobuf = Uint8Array.from([0x08, 0x96, 0x01, 0x12, 0x00, 0xff]);
-    await fromPgPool(fixture.pool).transaction((tx) => outbox.enqueueMany(tx, [
-      { topic: path!.topic('orders.bin'), key: 'order-9', type: 'order.proto', payload: protobuf, contentType: 'application/x-protobuf' },
-      { topic: path!.topic('orders.bin'), key: 'order-9', type: 'order.json', payload: { z: 1, a: [1e21, 'é'] } },
-    ]));
+    await fromPgPool(fixture.pool).transaction((tx) =>
+      outbox.enqueueMany(tx, [
+        { topic: path!.topic('orders.bin'), key: 'order-9', type: 'order.proto', payload: protobuf, contentType: 'application/x-protobuf' },
+        { topic: path!.topic('orders.bin'), key: 'order-9', type: 'order.json', payload: { z: 1, a: [1e21, 'é'] } },
+      ]),
+    );
     await waitFor(() => received.length >= 2, { timeoutMs: 30_000, what: 'both messages handled' });
-    expect(received.map((m) => [m.type, m.contentType])).toEqual([['order.proto', 'application/x-protobuf'], ['order.json', 'application/json']]);
+    expect(received.map((m) => [m.type, m.contentType])).toEqual([
+      ['order.proto', 'application/x-protobuf'],
+      ['order.json', 'application/json'],
+    ]);
     expect(received[0]?.payload).toBeInstanceOf(Uint8Array);
     expect([...(received[0]?.payload as Uint8Array)]).toEqual([...protobuf]);
     expect(received[1]?.payload).toEqual({ z: 1, a: [1e21, 'é'] });

@@ -37,8 +37,22 @@ describe('NATS JetStream consumer with an inbox', () => {
     const publisher: Publisher = createNatsPublisher({ servers: services.natsUrl, subjectPrefix: prefix, publishTimeoutMs: 5000 });
     cleanups.push(() => publisher.close());
     const durable = uniqueName('d');
-    const start = async (inbox: Inbox<SqlExecutor>, handler?: (m: ReceivedMessage, tx: SqlExecutor) => Promise<void>, extra: Record<string, unknown> = {}): Promise<NatsConsumer> => {
-      const consumer = createNatsConsumer<SqlExecutor>({ servers: services.natsUrl, stream, durable, subjectPrefix: prefix, inbox, handler, maxAckPending: 8, stopTimeoutMs: 5000, ...extra });
+    const start = async (
+      inbox: Inbox<SqlExecutor>,
+      handler?: (m: ReceivedMessage, tx: SqlExecutor) => Promise<void>,
+      extra: Record<string, unknown> = {},
+    ): Promise<NatsConsumer> => {
+      const consumer = createNatsConsumer<SqlExecutor>({
+        servers: services.natsUrl,
+        stream,
+        durable,
+        subjectPrefix: prefix,
+        inbox,
+        handler,
+        maxAckPending: 8,
+        stopTimeoutMs: 5000,
+        ...extra,
+      });
       cleanups.push(() => consumer.stop());
       await consumer.start();
       return consumer;
@@ -59,7 +73,11 @@ describe('NATS JetStream consumer with an inbox', () => {
       seen.push(m);
       await fixture.apply(m, tx);
     });
-    const message = outboxMessage('orders.created', { key: 'order-7', payload: { n: 7 }, headers: { tenant: 'acme', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const message = outboxMessage('orders.created', {
+      key: 'order-7',
+      payload: { n: 7 },
+      headers: { tenant: 'acme', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
     await publisher.publish(message);
     // The same message stored again past JetStream's duplicate window: only Outbox-Id identifies it.
     const copy = natsHeaders();
@@ -69,10 +87,18 @@ describe('NATS JetStream consumer with an inbox', () => {
     await jetstream(admin.nc).publish(`${prefix}.orders.created`, message.body, { headers: copy });
     await waitFor(() => duplicates.length === 1, { what: 'the copy skipped' });
     expect(await fixture.appliedCount(message.id)).toBe(1);
-    expect(seen).toEqual([{
-      id: message.id, topic: 'orders.created', type: 'order.created', key: 'order-7', payload: { n: 7 }, contentType: 'application/json', deliveryCount: 1,
-      headers: { tenant: 'acme', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
-    }]);
+    expect(seen).toEqual([
+      {
+        id: message.id,
+        topic: 'orders.created',
+        type: 'order.created',
+        key: 'order-7',
+        payload: { n: 7 },
+        contentType: 'application/json',
+        deliveryCount: 1,
+        headers: { tenant: 'acme', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+      },
+    ]);
     await waitFor(settled, { what: 'both acked' });
   });
 
@@ -90,7 +116,12 @@ describe('NATS JetStream consumer with an inbox', () => {
       });
     let calls = 0;
     const duplicates: string[] = [];
-    const inbox = new Inbox(fixture.inboxStore, { consumer: 'typed', registry, retry: { ...fastRetry, maxAttempts: 3 }, hooks: { onDuplicate: (e) => duplicates.push(e.id) } });
+    const inbox = new Inbox(fixture.inboxStore, {
+      consumer: 'typed',
+      registry,
+      retry: { ...fastRetry, maxAttempts: 3 },
+      hooks: { onDuplicate: (e) => duplicates.push(e.id) },
+    });
     await start(inbox, undefined, { ackWaitMs: 1000 });
     const slow = outboxMessage('a');
     const cursed = outboxMessage('b', { type: 'order.cursed' });
@@ -103,7 +134,11 @@ describe('NATS JetStream consumer with an inbox', () => {
     expect(await fixture.appliedCount()).toBe(1);
     expect(await fixture.inboxRow('typed', slow.id)).toMatchObject({ attempts: 2 });
     expect(await fixture.inboxRow('typed', cursed.id)).toMatchObject({ state: 'dead', attempts: 3, last_error: 'Error: never works' });
-    expect(await fixture.inboxRow('typed', unknown.id)).toMatchObject({ state: 'dead', attempts: 1, last_error: expect.stringMatching(/^OUTBOXER_UNKNOWN_TYPE/) });
+    expect(await fixture.inboxRow('typed', unknown.id)).toMatchObject({
+      state: 'dead',
+      attempts: 1,
+      last_error: expect.stringMatching(/^OUTBOXER_UNKNOWN_TYPE/),
+    });
   });
 
   it('refuses bad options with ConfigurationError naming the option', () => {

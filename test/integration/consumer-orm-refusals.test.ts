@@ -27,7 +27,11 @@ describe.each(rigs)('the claim through a hand-made handle of the port on $name',
     const stored = async () => r.sql(`SELECT state, attempts FROM ${table('outbox_inbox')} WHERE message_id = ${p(1)}`, [m.id]);
     await expect(r.store.claim(r.autocommitHandle(), entryRef(m.id))).rejects.toMatchObject({
       code: 'OUTBOXER_NOT_IN_TRANSACTION',
-      message: expect.stringMatching(new RegExp(`^inbox billing: the claim of message ${m.id} was refused, so nothing was claimed and no handler ran\\. .*withOrmTransactions.* The store said: .*a hand-made handle outside any transaction`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `^inbox billing: the claim of message ${m.id} was refused, so nothing was claimed and no handler ran\\. .*withOrmTransactions.* The store said: .*a hand-made handle outside any transaction`,
+        ),
+      ),
     });
     expect(await stored()).toEqual([]);
 
@@ -46,15 +50,32 @@ describe.each(rigs)('the claim through a hand-made handle of the port on $name',
     rig = await open();
     const statements: string[] = [];
     const counted = (dialect: SqlDialect, status: () => TransactionStatus | undefined) =>
-      handmade(dialect, async (sql) => {
-        statements.push(sql);
-        return { rows: [], affectedRows: 0 };
-      }, status);
+      handmade(
+        dialect,
+        async (sql) => {
+          statements.push(sql);
+          return { rows: [], affectedRows: 0 };
+        },
+        status,
+      );
     const entry = entryRef(message().id);
-    await expect(rig.store.claim(counted(rig.dialect, () => 'closed'), entry)).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('not inside an open transaction') });
-    await expect(rig.store.claim(counted(rig.dialect, () => 'failed'), entry)).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('waits for its ROLLBACK') });
+    await expect(
+      rig.store.claim(
+        counted(rig.dialect, () => 'closed'),
+        entry,
+      ),
+    ).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('not inside an open transaction') });
+    await expect(
+      rig.store.claim(
+        counted(rig.dialect, () => 'failed'),
+        entry,
+      ),
+    ).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('waits for its ROLLBACK') });
     const other: SqlDialect = rig.dialect === 'sqlite' ? 'postgres' : 'sqlite';
-    const wrong = rig.store.claim(counted(other, () => 'open'), entry);
+    const wrong = rig.store.claim(
+      counted(other, () => 'open'),
+      entry,
+    );
     await expect(wrong).rejects.toBeInstanceOf(ConfigurationError);
     await expect(wrong).rejects.toMatchObject({ code: 'OUTBOXER_WRONG_DIALECT', message: expect.stringMatching(/^inbox billing: the claim of message/) });
     expect(statements).toEqual([]);
@@ -66,12 +87,18 @@ describe.each(rigs)('the claim through a hand-made handle of the port on $name',
     const m = message({ type: 'invoice.paid', topic: 'invoices' });
     const statements: string[] = [];
     const vouched = (tx: OutboxTransaction) =>
-      handmade(r.dialect, (sql, params) => {
-        statements.push(sql.trimStart().split(/\s/)[0] ?? '');
-        return tx.query(sql, params);
-      }, () => 'open');
+      handmade(
+        r.dialect,
+        (sql, params) => {
+          statements.push(sql.trimStart().split(/\s/)[0] ?? '');
+          return tx.query(sql, params);
+        },
+        () => 'open',
+      );
     await r.inDriverTransaction((tx) => r.store.claim(vouched(tx), entryRef(m.id)));
-    expect(await r.sql(`SELECT state, attempts FROM ${r.sqlDialect.table('outbox_inbox')} WHERE message_id = ${r.sqlDialect.param(1)}`, [m.id])).toEqual([{ state: 'processed', attempts: 1 }]);
+    expect(await r.sql(`SELECT state, attempts FROM ${r.sqlDialect.table('outbox_inbox')} WHERE message_id = ${r.sqlDialect.param(1)}`, [m.id])).toEqual([
+      { state: 'processed', attempts: 1 },
+    ]);
     // the claim's own statements only: no set_config probe, @@in_transaction read or BEGIN
     const expected: Record<SqlDialect, string[]> = { postgres: ['INSERT'], mysql: ['INSERT', 'SELECT', 'UPDATE'], sqlite: ['INSERT', 'SELECT', 'UPDATE'] };
     expect(statements).toEqual(expected[r.dialect]);
@@ -97,21 +124,39 @@ describe('withOrmTransactions options', () => {
       expect(caught).toBeInstanceOf(ConfigurationError);
       expect(caught).toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringMatching(words), options: option === undefined ? [] : [option] });
     };
-    refused(() => withOrmTransactions<OutboxTransaction>(store, { transaction: 'db.transaction' as never, adapt }), 'transaction', /option transaction: must be a function .* got string/);
+    refused(
+      () => withOrmTransactions<OutboxTransaction>(store, { transaction: 'db.transaction' as never, adapt }),
+      'transaction',
+      /option transaction: must be a function .* got string/,
+    );
     refused(() => withOrmTransactions(store, { transaction } as never), 'adapt', /option adapt: must be the ORM's adapter .* got undefined/);
-    refused(() => withOrmTransactions(store, { transaction, adapt, retries: 3 } as never), 'retries', /option retries: not an option \(known: transaction, adapt\)/);
+    refused(
+      () => withOrmTransactions(store, { transaction, adapt, retries: 3 } as never),
+      'retries',
+      /option retries: not an option \(known: transaction, adapt\)/,
+    );
     refused(() => withOrmTransactions(store, null as never), undefined, /options must be \{ transaction, adapt \}, got null/);
-    refused(() => withOrmTransactions({ claim: () => undefined } as never, { transaction, adapt }), undefined, /must be an inbox store .* has no recordFailure, purgeProcessed/);
+    refused(
+      () => withOrmTransactions({ claim: () => undefined } as never, { transaction, adapt }),
+      undefined,
+      /must be an inbox store .* has no recordFailure, purgeProcessed/,
+    );
   });
 
   it('refuses an adapter that returns a raw driver handle, and an ORM transaction that never ran the work', async () => {
     let rawQueries = 0;
     const raw = { query: async () => ((rawQueries += 1), { rows: [], rowCount: 0 }) };
     const wrapped = withOrmTransactions<typeof raw>(store, { transaction: (work) => work(raw), adapt: (tx) => tx as never });
-    await expect(wrapped.claim(raw, entryRef(message().id))).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringMatching(/^withOrmTransactions: option adapt returned an object \(Object\), not a transaction of the port/) });
+    await expect(wrapped.claim(raw, entryRef(message().id))).rejects.toMatchObject({
+      code: 'OUTBOXER_NOT_IN_TRANSACTION',
+      message: expect.stringMatching(/^withOrmTransactions: option adapt returned an object \(Object\), not a transaction of the port/),
+    });
     expect(rawQueries).toBe(0);
     const idle = withOrmTransactions<OutboxTransaction>(store, { transaction: async () => undefined, adapt });
-    await expect(idle.transaction(async () => 'never')).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining('resolved before the work it was given had run') });
+    await expect(idle.transaction(async () => 'never')).rejects.toMatchObject({
+      code: 'OUTBOXER_INVALID_OPTION',
+      message: expect.stringContaining('resolved before the work it was given had run'),
+    });
   });
 
   it("needs the ORM's transaction type: inferred from the adapter it would be the adapter's view, not the ORM's", () => {

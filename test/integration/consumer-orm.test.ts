@@ -23,9 +23,14 @@ function describeOrmHandlers<OrmTx>(rigName: string, open: () => Promise<Rig>, o
       const { table, param: p } = r.sqlDialect;
       const entrySql = `SELECT state, attempts, last_error FROM ${table('outbox_inbox')} WHERE consumer = ${p(1)} AND message_id = ${p(2)}`;
       const entry = async (id: string) => (await r.sql(entrySql, ['billing', id]))[0];
-      const payments = async (id: string) => (await r.sql(`SELECT amount FROM ${table('payments')} WHERE message_id = ${p(1)}`, [id])).map((row) => Number(row.amount));
+      const payments = async (id: string) =>
+        (await r.sql(`SELECT amount FROM ${table('payments')} WHERE message_id = ${p(1)}`, [id])).map((row) => Number(row.amount));
       const inbox = (options: { registry?: MessageRegistry<OrmTx> } = {}) =>
-        new Inbox(withOrmTransactions<OrmTx>(r.store, orm.options(r)), { consumer: 'billing', retry: { baseDelayMs: 10, maxDelayMs: 20, jitter: 0 }, ...options });
+        new Inbox(withOrmTransactions<OrmTx>(r.store, orm.options(r)), {
+          consumer: 'billing',
+          retry: { baseDelayMs: 10, maxDelayMs: 20, jitter: 0 },
+          ...options,
+        });
       return { r, entrySql, entry, payments, inbox };
     }
 

@@ -38,10 +38,25 @@ describe('RabbitMQ consumer with an inbox', () => {
     const publisher: Publisher = createRabbitMqPublisher({ url: services.amqpUrl, exchange, confirmTimeoutMs: 5000 });
     cleanups.push(() => publisher.close());
     const clientName = uniqueName('consumer');
-    const start = async (inbox: Inbox<SqlExecutor>, handler?: (m: ReceivedMessage, tx: SqlExecutor) => Promise<void>, extra: Record<string, unknown> = {}): Promise<RabbitMqConsumer> => {
+    const start = async (
+      inbox: Inbox<SqlExecutor>,
+      handler?: (m: ReceivedMessage, tx: SqlExecutor) => Promise<void>,
+      extra: Record<string, unknown> = {},
+    ): Promise<RabbitMqConsumer> => {
       const consumer = createRabbitMqConsumer<SqlExecutor>({
-        url: services.amqpUrl, exchange, queue, bindingKeys: [`${prefix}.#`], prefetch: 8, queueArguments, handler, inbox, clientName,
-        reconnectDelayMs: 100, maxReconnectDelayMs: 500, stopTimeoutMs: 5000, ...extra,
+        url: services.amqpUrl,
+        exchange,
+        queue,
+        bindingKeys: [`${prefix}.#`],
+        prefetch: 8,
+        queueArguments,
+        handler,
+        inbox,
+        clientName,
+        reconnectDelayMs: 100,
+        maxReconnectDelayMs: 500,
+        stopTimeoutMs: 5000,
+        ...extra,
       });
       cleanups.push(() => consumer.stop());
       await consumer.start();
@@ -60,20 +75,37 @@ describe('RabbitMQ consumer with an inbox', () => {
       seen.push(m);
       await fixture.apply(m, tx);
     });
-    const message = outboxMessage(topic('orders.created'), { key: 'order-7', payload: { n: 7, note: 'ü' }, headers: { tenant: 'acme', 'correlation-id': 'c-1' } });
+    const message = outboxMessage(topic('orders.created'), {
+      key: 'order-7',
+      payload: { n: 7, note: 'ü' },
+      headers: { tenant: 'acme', 'correlation-id': 'c-1' },
+    });
     await publisher.publish(message);
     await publisher.publish(message); // a relay retry after a lost mark: same id
     await waitFor(() => duplicates.length === 1, { what: 'the copy skipped' });
     expect(await fixture.appliedCount(message.id)).toBe(1);
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toEqual({ id: message.id, topic: message.topic, type: 'order.created', key: 'order-7', headers: { tenant: 'acme', 'correlation-id': 'c-1' }, payload: { n: 7, note: 'ü' }, contentType: 'application/json', deliveryCount: 1 });
+    expect(seen[0]).toEqual({
+      id: message.id,
+      topic: message.topic,
+      type: 'order.created',
+      key: 'order-7',
+      headers: { tenant: 'acme', 'correlation-id': 'c-1' },
+      payload: { n: 7, note: 'ü' },
+      contentType: 'application/json',
+      deliveryCount: 1,
+    });
     await waitFor(async () => (await queueDepth()) === 0, { what: 'both copies acked' });
   });
 
   it('rolls back a failing handler, retries it with backoff, and applies it once', async () => {
     const { fixture, publisher, start, topic } = await setup();
     const retries: number[] = [];
-    const inbox = new Inbox(fixture.inboxStore, { consumer: 'billing', retry: { ...fastRetry, maxAttempts: 5 }, hooks: { onRetry: (e) => retries.push(e.retryInMs) } });
+    const inbox = new Inbox(fixture.inboxStore, {
+      consumer: 'billing',
+      retry: { ...fastRetry, maxAttempts: 5 },
+      hooks: { onRetry: (e) => retries.push(e.retryInMs) },
+    });
     let calls = 0;
     await start(inbox, async (m, tx) => {
       await fixture.apply(m, tx);
@@ -123,7 +155,9 @@ describe('RabbitMQ consumer with an inbox', () => {
     expect(reasons).toEqual({
       [unknown.id]: expect.stringMatching(/^1 OUTBOXER_UNKNOWN_TYPE/),
       [cursed.id]: '3 Error: cannot ever work',
-      [invalid.id]: expect.stringMatching(new RegExp(`^1 OUTBOXER_SCHEMA_MISMATCH: message ${invalid.id}: payload of type "order.created" does not match its schema`)),
+      [invalid.id]: expect.stringMatching(
+        new RegExp(`^1 OUTBOXER_SCHEMA_MISMATCH: message ${invalid.id}: payload of type "order.created" does not match its schema`),
+      ),
     });
     await waitFor(async () => (await fixture.appliedCount(fine.id)) === 1, { what: 'the good one applied' });
     expect(await fixture.appliedCount()).toBe(1);

@@ -58,7 +58,10 @@ describe('the demo (npm start) when something is wrong', () => {
 
   it.each([
     [['--brokr', 'nats'], /^demo: unknown option '--brokr'; did you mean --broker\? /],
-    [['--database', 'mongodb://127.0.0.1/test'], /^demo: --database takes postgres:\/\/…, postgresql:\/\/…, mysql:\/\/…, mariadb:\/\/… or sqlite:<file>; got mongodb:/],
+    [
+      ['--database', 'mongodb://127.0.0.1/test'],
+      /^demo: --database takes postgres:\/\/…, postgresql:\/\/…, mysql:\/\/…, mariadb:\/\/… or sqlite:<file>; got mongodb:/,
+    ],
     [['--broker', 'nats', '--broker-url', 'amqp://127.0.0.1:5672'], /^demo: --broker-url takes nats:\/\/…, tls:\/\/…, ws:\/\/… or wss:\/\/…; got amqp:/],
     [['--orders', 'many'], /^demo: --orders must be a whole number from 1 to 1000; got "many"/],
     [['--keep=yes'], /^demo: --keep takes no value/],
@@ -77,7 +80,14 @@ describe('the demo (npm start) when something is wrong', () => {
 
   it('a NATS server that is down: one line with the code and the URL, exit 1, promptly, and nothing made in the database', async () => {
     const port = await closedPort();
-    const { code, stdout, stderr, ms } = await runDemo(['--database-url', services.postgresUrl, '--broker', 'nats', '--broker-url', `nats://127.0.0.1:${port}`]);
+    const { code, stdout, stderr, ms } = await runDemo([
+      '--database-url',
+      services.postgresUrl,
+      '--broker',
+      'nats',
+      '--broker-url',
+      `nats://127.0.0.1:${port}`,
+    ]);
     expect({ code, stdout }).toEqual({ code: 1, stdout: '' }); // no setup line: the broker is checked before the database is touched
     expect(stderr).toMatch(new RegExp(`^demo failed: OUTBOXER_BROKER_UNAVAILABLE: cannot connect to NATS at nats://127\\.0\\.0\\.1:${port} \\(`));
     expectOneLine(stderr);
@@ -89,7 +99,11 @@ describe('the demo (npm start) when something is wrong', () => {
     const url = `${services.amqpUrl.replace(/\/$/, '')}/${vhost}`;
     const { code, stdout, stderr, ms } = await runDemo(['--database-url', services.postgresUrl, '--broker', 'rabbitmq', '--broker-url', url]);
     expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
-    expect(stderr).toMatch(new RegExp(`^demo failed: OUTBOXER_VHOST_REFUSED: RabbitMQ at amqp://\\*\\*\\*:\\*\\*\\*@127\\.0\\.0\\.1:5672/${vhost} refused virtual host "${vhost}" .*rabbitmqctl add_vhost`));
+    expect(stderr).toMatch(
+      new RegExp(
+        `^demo failed: OUTBOXER_VHOST_REFUSED: RabbitMQ at amqp://\\*\\*\\*:\\*\\*\\*@127\\.0\\.0\\.1:5672/${vhost} refused virtual host "${vhost}" .*rabbitmqctl add_vhost`,
+      ),
+    );
     expect(stderr).not.toContain('guest:guest');
     expectOneLine(stderr);
     expect(ms).toBeLessThan(FAST_MS);

@@ -50,7 +50,9 @@ function expectMemoryDestination(stdout: string): void {
 function sqliteTables(path: string): string[] {
   const db = new Database(path, { readonly: true });
   try {
-    return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name`).all() as { name: string }[]).map((row) => row.name);
+    return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' ORDER BY name`).all() as { name: string }[]).map(
+      (row) => row.name,
+    );
   } finally {
     db.close();
   }
@@ -102,7 +104,9 @@ describe('the demo (npm start)', () => {
     const keptRun = expectStory(kept.stdout);
     expect(kept.stdout).toContain(`kept tables ${keptRun}* in ${file.path} (--keep)`);
     const afterKeep = sqliteTables(file.path);
-    expect(afterKeep).toEqual(expect.arrayContaining(['accounts', 'outboxer_migrations', keptRun, `${keptRun}_inbox`, `${keptRun}_orders`, `${keptRun}_shipments`]));
+    expect(afterKeep).toEqual(
+      expect.arrayContaining(['accounts', 'outboxer_migrations', keptRun, `${keptRun}_inbox`, `${keptRun}_orders`, `${keptRun}_shipments`]),
+    );
 
     const dropped = await runDemo(['--database-url', `sqlite:${file.path}`]);
     expect({ code: dropped.code, stderr: dropped.stderr }).toEqual({ code: 0, stderr: '' });
@@ -134,7 +138,14 @@ describe('the demo (npm start)', () => {
   it('on a fresh RabbitMQ vhost: declares its queue before producing, consumes from it, and removes all it made', async () => {
     const vhost = await freshVhost();
     cleanups.push(() => vhost.delete());
-    const { code, stdout, stderr, exitAfterLastLineMs } = await runDemo(['--database-url', services.postgresUrl, '--broker', 'rabbitmq', '--broker-url', vhost.url]);
+    const { code, stdout, stderr, exitAfterLastLineMs } = await runDemo([
+      '--database-url',
+      services.postgresUrl,
+      '--broker',
+      'rabbitmq',
+      '--broker-url',
+      vhost.url,
+    ]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     const schema = expectStory(stdout);
     expect(stdout.indexOf('declared exchange')).toBeLessThan(stdout.indexOf('committed with event'));

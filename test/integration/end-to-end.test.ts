@@ -80,10 +80,13 @@ describe.each([
       }),
     );
     await waitFor(() => new Set(rig.deliveries).size >= expected.length, { timeoutMs: 60_000, what: `all ${expected.length} delivered` });
-    await waitFor(async () => {
-      const stats = await fixture.store.stats(); // a completion deletes the pending row
-      return stats.pending === 0;
-    }, { what: 'marks' });
+    await waitFor(
+      async () => {
+        const stats = await fixture.store.stats(); // a completion deletes the pending row
+        return stats.pending === 0;
+      },
+      { what: 'marks' },
+    );
     expect(checkDeliveries(expected, rig.deliveries)).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     expect(await fixture.store.stats()).toMatchObject({ pending: 0, scheduled: 0, dead: 0 });
   });
@@ -131,7 +134,10 @@ describe.each([
     const big = new Outbox<SqlExecutor>(fixture.store, { maxPayloadBytes: 4 * 1024 * 1024 });
     const poison = await db.transaction((tx) => big.enqueue(tx, { topic: rig.topic('poison'), type: 'x', key: 'a', payload: huge }));
     const healthy = await db.transaction((tx) =>
-      outbox.enqueueMany(tx, Array.from({ length: 30 }, (_, i) => ({ topic: rig.topic('ok'), type: 'x', key: `k${i % 3}`, payload: { i } }))),
+      outbox.enqueueMany(
+        tx,
+        Array.from({ length: 30 }, (_, i) => ({ topic: rig.topic('ok'), type: 'x', key: `k${i % 3}`, payload: { i } })),
+      ),
     );
     await waitFor(() => healthy.every((id) => rig.deliveries.includes(id)), { what: 'healthy messages delivered' });
     const dead = await waitFor(async () => (await fixture.store.listDead(10)).find((d) => d.id === poison), { what: 'poison parked' });

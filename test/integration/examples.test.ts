@@ -100,7 +100,16 @@ describe('the examples the docs show', () => {
     const admin = await natsAdmin(nats.adminOptions());
     cleanups.push(() => admin.close());
     // the stream of the page's `nats stream add` command, which a single server accepts (with 3 replicas it does not)
-    const stream = { name: 'EVENTS', subjects: ['events.>'], storage: StorageType.File, retention: RetentionPolicy.Limits, max_age: nanos(7 * 24 * 3600_000), duplicate_window: nanos(600_000), max_msg_size: 1024 * 1024, discard: DiscardPolicy.Old };
+    const stream = {
+      name: 'EVENTS',
+      subjects: ['events.>'],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(7 * 24 * 3600_000),
+      duplicate_window: nanos(600_000),
+      max_msg_size: 1024 * 1024,
+      discard: DiscardPolicy.Old,
+    };
     await expect(admin.jsm.streams.add({ ...stream, num_replicas: 3 })).rejects.toThrow(/replicas/i);
     await admin.jsm.streams.add({ ...stream, num_replicas: 1 });
     const exit = await startScript('examples/publishers/nats.ts', [], cliEnv({ DATABASE_URL: db.url, NATS_URL: nats.url })).waitForExit(60_000);

@@ -61,7 +61,10 @@ describe.each(Object.keys(dialects) as (keyof typeof dialects)[])('fan-out on %s
     const prefix = rabbit.topic('x').split('.')[0] as string;
     const outbox = new Outbox(dialect.store, { routes: [{ topic: `${prefix}.#`, to: ['default', 'partner'] }] });
     const relay = outbox.createRelay(createRabbitMqPublisher({ url: services.amqpUrl, exchange: rabbit.exchange }), {
-      leaseMs: 3000, publishTimeoutMs: 1000, errorBackoffMs: 100, maxErrorBackoffMs: 400,
+      leaseMs: 3000,
+      publishTimeoutMs: 1000,
+      errorBackoffMs: 100,
+      maxErrorBackoffMs: 400,
       destinations: { partner: { publisher: createWebhookPublisher({ url: `http://127.0.0.1:${port}/outbox`, secret: newSecret() }) } },
     });
     cleanups.push(() => outbox.close());
@@ -70,11 +73,22 @@ describe.each(Object.keys(dialects) as (keyof typeof dialects)[])('fan-out on %s
     await dialect.enqueue(outbox, messages.slice(0, 10));
     await dialect.enqueue(outbox, messages.slice(10));
 
-    const types = (received: readonly { readonly key: string | null; readonly type: string }[], key: string) => received.filter((m) => m.key === key).map((m) => m.type);
-    const expected = (key: string) => types(messages.map((m) => ({ key: m.key ?? null, type: m.type })), key);
+    const types = (received: readonly { readonly key: string | null; readonly type: string }[], key: string) =>
+      received.filter((m) => m.key === key).map((m) => m.type);
+    const expected = (key: string) =>
+      types(
+        messages.map((m) => ({ key: m.key ?? null, type: m.type })),
+        key,
+      );
     const fromRabbit = (await rabbit.waitForDeliveries(20)).map(toReceived);
     for (const key of ['k0', 'k1', 'k2']) expect(types(fromRabbit, key)).toEqual(expected(key));
-    await waitFor(async () => ((await dialect.store.listPending?.({ limit: 50, destination: 'partner' })) ?? []).some((m) => (m.lastError ?? '').includes('OUTBOXER_BROKER_UNAVAILABLE')), { timeoutMs: 10_000, what: 'partner rows held' });
+    await waitFor(
+      async () =>
+        ((await dialect.store.listPending?.({ limit: 50, destination: 'partner' })) ?? []).some((m) =>
+          (m.lastError ?? '').includes('OUTBOXER_BROKER_UNAVAILABLE'),
+        ),
+      { timeoutMs: 10_000, what: 'partner rows held' },
+    );
 
     const partner = await WebhookReceiver.start(() => ({ status: 204 }), port);
     cleanups.push(() => partner.close());

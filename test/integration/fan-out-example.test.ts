@@ -13,7 +13,10 @@ describe('the docs/fan-out.md example', () => {
 
   it('publishes the order to the exchange with its headers, and to the partner signed and stripped to correlation-id', async () => {
     const [db, host] = await Promise.all([freshDatabase(), freshVhost()]);
-    cleanups.push(() => db.drop(), () => host.delete());
+    cleanups.push(
+      () => db.drop(),
+      () => host.delete(),
+    );
     const queue = await catchAllQueue(host.url);
     cleanups.push(() => queue.close());
     const partner = await WebhookReceiver.start();

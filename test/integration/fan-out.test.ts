@@ -46,11 +46,17 @@ describe('fan-out to several destinations', () => {
     const partnerUrl = partner?.url() ?? `http://127.0.0.1:${partnerPort}/outbox`;
     const db = fromPgPool(fixture.pool);
     const outbox = new Outbox<SqlExecutor>(fixture.store, {
-      routes: [{ topic: `${prefix}.orders.#`, to: ['default', 'analytics', 'partner'] }, { topic: `${prefix}.audit`, to: ['analytics'] }],
+      routes: [
+        { topic: `${prefix}.orders.#`, to: ['default', 'analytics', 'partner'] },
+        { topic: `${prefix}.audit`, to: ['analytics'] },
+      ],
     });
     const secret = newSecret();
     const relay: Relay = outbox.createRelay(createRabbitMqPublisher({ url: services.amqpUrl, exchange: rabbit.exchange }), {
-      leaseMs: 3000, publishTimeoutMs: 1000, errorBackoffMs: 100, maxErrorBackoffMs: 400,
+      leaseMs: 3000,
+      publishTimeoutMs: 1000,
+      errorBackoffMs: 100,
+      maxErrorBackoffMs: 400,
       destinations: {
         analytics: { publisher: createNatsPublisher({ servers: services.natsUrl, subjectPrefix: 'fan' }) },
         partner: { publisher: createWebhookPublisher({ url: partnerUrl, secret }), envelope: { headers: ['correlation-id'] } },
@@ -66,19 +72,31 @@ describe('fan-out to several destinations', () => {
     const partner = receiver as WebhookReceiver;
     relay.start();
     const messages = Array.from({ length: 60 }, (_, n): OutboxMessageInput => ({
-      topic: `${prefix}.orders.created`, type: `n${n}`, key: `k${n % 6}`, payload: { n }, headers: { tenant: 'acme', 'correlation-id': `c${n}` },
+      topic: `${prefix}.orders.created`,
+      type: `n${n}`,
+      key: `k${n % 6}`,
+      payload: { n },
+      headers: { tenant: 'acme', 'correlation-id': `c${n}` },
     }));
     const ids = await enqueue(messages);
-    await enqueue([{ topic: `${prefix}.audit`, type: 'audit', payload: {} }, { topic: `${prefix}.other`, type: 'own', payload: {} }]);
+    await enqueue([
+      { topic: `${prefix}.audit`, type: 'audit', payload: {} },
+      { topic: `${prefix}.other`, type: 'own', payload: {} },
+    ]);
     // a plain-SQL producer names the destination of each row itself
-    await fixture.pool.query(`INSERT INTO "${fixture.schema}".outbox (topic, type, payload, destination) VALUES ($1, 'plain', '{}', 'partner')`, [`${prefix}.orders.created`]);
+    await fixture.pool.query(`INSERT INTO "${fixture.schema}".outbox (topic, type, payload, destination) VALUES ($1, 'plain', '{}', 'partner')`, [
+      `${prefix}.orders.created`,
+    ]);
 
     const fromRabbit = (await rabbit.waitForDeliveries(61)).map(toReceived);
     const fromPartner = (await partner.waitForRequests(61, 15_000)).map(receivedMessage);
-    const fromNats = await waitFor(async () => {
-      const read = await readStream(nats, stream);
-      return read.length >= 61 ? read : undefined;
-    }, { timeoutMs: 15_000, what: '61 messages in the analytics stream' });
+    const fromNats = await waitFor(
+      async () => {
+        const read = await readStream(nats, stream);
+        return read.length >= 61 ? read : undefined;
+      },
+      { timeoutMs: 15_000, what: '61 messages in the analytics stream' },
+    );
     await waitFor(async () => ((await fixture.store.stats()).pending === 0 ? true : undefined), { timeoutMs: 10_000, what: 'an empty outbox' });
 
     const expected = byKey(messages.map((m) => ({ key: m.key ?? null, type: m.type })));
@@ -104,16 +122,24 @@ describe('fan-out to several destinations', () => {
     const port = await closedPort();
     const { fixture, rabbit, relay, prefix, enqueue } = await rig(port);
     relay.start();
-    const messages = Array.from({ length: 40 }, (_, n): OutboxMessageInput => ({ topic: `${prefix}.orders.created`, type: `n${n}`, key: `k${n % 4}`, payload: { n } }));
+    const messages = Array.from({ length: 40 }, (_, n): OutboxMessageInput => ({
+      topic: `${prefix}.orders.created`,
+      type: `n${n}`,
+      key: `k${n % 4}`,
+      payload: { n },
+    }));
     for (const batch of [messages.slice(0, 20), messages.slice(20)]) await enqueue(batch);
 
     // RabbitMQ gets all 40 while nothing listens at the partner's port (connection refused: unavailable)
     const fromRabbit = (await rabbit.waitForDeliveries(40)).map(toReceived);
     expect(byKey(fromRabbit)).toEqual(byKey(messages.map((m) => ({ key: m.key ?? null, type: m.type }))));
-    const held = await waitFor(async () => {
-      const rows = await fixture.store.listPending?.({ limit: 100, destination: 'partner' });
-      return rows?.some((m) => /^destination missing since .*OUTBOXER_BROKER_UNAVAILABLE/.test(m.lastError ?? '')) ? rows : undefined;
-    }, { timeoutMs: 10_000, what: 'partner rows held for the outage' });
+    const held = await waitFor(
+      async () => {
+        const rows = await fixture.store.listPending?.({ limit: 100, destination: 'partner' });
+        return rows?.some((m) => /^destination missing since .*OUTBOXER_BROKER_UNAVAILABLE/.test(m.lastError ?? '')) ? rows : undefined;
+      },
+      { timeoutMs: 10_000, what: 'partner rows held for the outage' },
+    );
     expect(held.every((m) => m.attempts === 0)).toBe(true); // an outage uses up no attempt
     expect(relay.health().broker).toBe('connected'); // the relay's own broker is fine, and it kept publishing
 

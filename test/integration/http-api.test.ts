@@ -33,7 +33,11 @@ async function call(base: string, path: string, init: { method?: string; body?: 
   if (init.body !== undefined) headers['Content-Type'] = 'application/json';
   const auth = init.auth === undefined ? (init.method === 'POST' ? token : null) : init.auth;
   if (auth !== null) headers.Authorization = `Bearer ${auth}`;
-  const response = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) });
+  const response = await fetch(`${base}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text === '' ? {} : (JSON.parse(text) as Json) };
 }
@@ -66,7 +70,10 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     exchange = await isolatedExchange();
     // Three dead messages, made before any relay runs: as parked after their attempts ran out.
     deadIds = await insert(exchange.topic('dead'), 3);
-    await fixture.pool.query(`UPDATE "${fixture.schema}".outbox SET state = 'dead', dead_at = now(), attempts = 10, last_error = 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation' WHERE id = ANY($1::uuid[])`, [deadIds]);
+    await fixture.pool.query(
+      `UPDATE "${fixture.schema}".outbox SET state = 'dead', dead_at = now(), attempts = 10, last_error = 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation' WHERE id = ANY($1::uuid[])`,
+      [deadIds],
+    );
     const publisher = createRabbitMqPublisher({ url: services.amqpUrl, exchange: exchange.exchange, confirmTimeoutMs: 2000 });
     relay = new Relay(fixture.store, publisher, {
       pollIntervalMs: 50,
@@ -108,7 +115,13 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     const { status, body } = await call(base, '/api/stats');
     expect(status).toBe(200);
     expect(body.stats).toEqual({ pending: 0, scheduled: 0, published: 0, dead: 3, oldestPendingAgeSeconds: 0 });
-    expect(body.relay).toMatchObject({ running: true, owner: relay.options.owner, relayId: relay.health().relayId, database: { reachable: true }, partitionCount: 64 });
+    expect(body.relay).toMatchObject({
+      running: true,
+      owner: relay.options.owner,
+      relayId: relay.health().relayId,
+      database: { reachable: true },
+      partitionCount: 64,
+    });
     expect(Math.abs(Date.parse(String(body.at)) - Date.now())).toBeLessThan(60_000);
   });
 
@@ -128,7 +141,13 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     expect(dead.map((message) => message.id).sort()).toEqual([...deadIds].sort());
     for (const message of dead) {
       expect(Object.keys(message).sort()).toEqual(['attempts', 'createdAt', 'deadAt', 'destination', 'id', 'key', 'reason', 'topic', 'type']);
-      expect(message).toMatchObject({ topic: exchange.topic('dead'), destination: null, type: 'test.event', attempts: 10, reason: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation' });
+      expect(message).toMatchObject({
+        topic: exchange.topic('dead'),
+        destination: null,
+        type: 'test.event',
+        attempts: 10,
+        reason: 'OUTBOXER_PUBLISH_TIMEOUT: no confirmation',
+      });
       expect(Number.isNaN(Date.parse(String(message.deadAt)))).toBe(false);
     }
     expect(((await call(base, '/api/dead?limit=2')).body.dead as Json[]).length).toBe(2);
@@ -157,18 +176,24 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
 
   it('POST /api/topics/pause holds a topic for the relay, GET /api/topics shows its backlog, /resume lets it go', async () => {
     const topic = exchange.topic('held');
-    expect(await call(base, '/api/topics/pause', { method: 'POST', body: { topic, reason: 'consumer maintenance' } })).toMatchObject({ status: 200, body: { paused: true } });
+    expect(await call(base, '/api/topics/pause', { method: 'POST', body: { topic, reason: 'consumer maintenance' } })).toMatchObject({
+      status: 200,
+      body: { paused: true },
+    });
     expect(await call(base, '/api/topics/pause', { method: 'POST', body: { topic, reason: 'again' } })).toMatchObject({ status: 200, body: { paused: false } });
     const paused = (await call(base, '/api/topics/paused')).body.paused as Json[];
     expect(paused).toEqual([{ topic, reason: 'consumer maintenance', pausedAt: expect.any(String) }]);
     await waitFor(() => relay.health().pausedTopics.includes(topic), { what: 'the relay to read the pause' });
 
     const held = await insert(topic, 3);
-    await waitFor(async () => {
-      const topics = (await call(base, '/api/topics')).body.topics as { topic: string; pending: number; relayPause: unknown }[];
-      // an operator's pause is in /api/topics/paused; relayPause is the relay's own (a missing destination)
-      return topics.some((lag) => lag.topic === topic && lag.pending === 3 && lag.relayPause === null);
-    }, { what: 'the held topic in /api/topics' });
+    await waitFor(
+      async () => {
+        const topics = (await call(base, '/api/topics')).body.topics as { topic: string; pending: number; relayPause: unknown }[];
+        // an operator's pause is in /api/topics/paused; relayPause is the relay's own (a missing destination)
+        return topics.some((lag) => lag.topic === topic && lag.pending === 3 && lag.relayPause === null);
+      },
+      { what: 'the held topic in /api/topics' },
+    );
     expect(held.some((id) => delivered().has(id))).toBe(false);
 
     expect(await call(base, '/api/topics/resume', { method: 'POST', body: { topic } })).toMatchObject({ status: 200, body: { resumed: true } });
@@ -182,19 +207,34 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     const topic = exchange.unroutableTopic;
     const started = Date.now();
     const held = await insert(topic, 2);
-    interface Lag { topic: string; pending: number; relayPause: { reason: string; since: string; held: number } | null }
-    const [first] = await waitFor(async () => {
-      const topics = (await call(base, '/api/topics?limit=1')).body.topics as Lag[];
-      return topics[0]?.relayPause?.held === 2 ? topics : undefined;
-    }, { what: 'the relay-paused topic first in /api/topics' });
-    expect(first).toEqual({ topic, destination: null, pending: 2, oldestPendingAgeSeconds: expect.any(Number), relayPause: { reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: /), since: expect.any(String), held: 2 } });
+    interface Lag {
+      topic: string;
+      pending: number;
+      relayPause: { reason: string; since: string; held: number } | null;
+    }
+    const [first] = await waitFor(
+      async () => {
+        const topics = (await call(base, '/api/topics?limit=1')).body.topics as Lag[];
+        return topics[0]?.relayPause?.held === 2 ? topics : undefined;
+      },
+      { what: 'the relay-paused topic first in /api/topics' },
+    );
+    expect(first).toEqual({
+      topic,
+      destination: null,
+      pending: 2,
+      oldestPendingAgeSeconds: expect.any(Number),
+      relayPause: { reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: /), since: expect.any(String), held: 2 },
+    });
     expect(Date.parse(first?.relayPause?.since ?? '')).toBeGreaterThanOrEqual(started - 1000);
     expect(Date.parse(first?.relayPause?.since ?? '')).toBeLessThanOrEqual(Date.now());
     expect(((await call(base, '/api/stats')).body.relay as Json).pausedTopics).toContain(topic);
 
     await exchange.admin.channel.bindQueue(exchange.queue, exchange.exchange, topic);
     await waitForDelivery(held, 'the held messages once a queue is bound');
-    await waitFor(async () => ((await call(base, '/api/topics')).body.topics as Lag[]).every((lag) => lag.relayPause === null), { what: 'no relay pause in /api/topics' });
+    await waitFor(async () => ((await call(base, '/api/topics')).body.topics as Lag[]).every((lag) => lag.relayPause === null), {
+      what: 'no relay pause in /api/topics',
+    });
   });
 
   it('GET /api/topics shares one topicLag read between concurrent requests and serves it again for 5 s, to every limit, saying when it was read', async () => {
@@ -289,7 +329,10 @@ describe('outboxer/http on a PostgreSQL store with a relay publishing to RabbitM
     expect(received).toMatch(/\r\nConnection: keep-alive\r\n/);
     await other.close();
     await socketClosed;
-    const error = await other.listen().then(() => undefined, (e: unknown) => e);
+    const error = await other.listen().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OutboxerError);
     expect((error as OutboxerError).code).toBe('OUTBOXER_CLOSED');
   });
@@ -307,13 +350,18 @@ describe('outboxer/http: the dead messages and topic lag of each destination', (
     // rows as a producer fans them out: one per destination, written through the store; no relay publishes them
     const db = fromPgPool(fixture.pool);
     const outbox = new Outbox<SqlExecutor>(fixture.store);
-    const [own, partner, archive] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [
-      { topic: 'orders.created', type: 'order.created', key: 'k1', payload: { n: 1 } },
-      { topic: 'orders.created', type: 'order.created', key: 'k1', payload: { n: 1 }, destination: 'partner' },
-      { topic: 'orders.created', type: 'order.created', key: 'k2', payload: { n: 2 }, destination: 'archive' },
-    ])) as [string, string, string];
+    const [own, partner, archive] = (await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(tx, [
+        { topic: 'orders.created', type: 'order.created', key: 'k1', payload: { n: 1 } },
+        { topic: 'orders.created', type: 'order.created', key: 'k1', payload: { n: 1 }, destination: 'partner' },
+        { topic: 'orders.created', type: 'order.created', key: 'k2', payload: { n: 2 }, destination: 'archive' },
+      ]),
+    )) as [string, string, string];
     ids = { own, partner, archive };
-    await fixture.pool.query(`UPDATE "${fixture.schema}".outbox SET state = 'dead', dead_at = now(), attempts = 3, last_error = 'OUTBOXER_PUBLISH_FAILED: refused' WHERE id <> $1`, [archive]);
+    await fixture.pool.query(
+      `UPDATE "${fixture.schema}".outbox SET state = 'dead', dead_at = now(), attempts = 3, last_error = 'OUTBOXER_PUBLISH_FAILED: refused' WHERE id <> $1`,
+      [archive],
+    );
     server = createOpsServer({ operator: fixture.store, port: 0, adminToken: token, logger });
     base = (await server.listen()).url;
   });
@@ -325,14 +373,20 @@ describe('outboxer/http: the dead messages and topic lag of each destination', (
 
   const listed = async (path: string) => ((await call(base, path)).body.dead as Json[]).map((message) => [message.id, message.destination]);
 
-  it('GET /api/dead?destination= lists one destination\'s (default: those stored without one); each row names its own', async () => {
-    expect(await listed('/api/dead')).toEqual([[ids.own, null], [ids.partner, 'partner']]);
+  it("GET /api/dead?destination= lists one destination's (default: those stored without one); each row names its own", async () => {
+    expect(await listed('/api/dead')).toEqual([
+      [ids.own, null],
+      [ids.partner, 'partner'],
+    ]);
     expect(await listed('/api/dead?destination=partner')).toEqual([[ids.partner, 'partner']]);
     expect(await listed('/api/dead?destination=default&limit=5')).toEqual([[ids.own, null]]);
     expect(await listed('/api/dead?destination=archive')).toEqual([]);
     const refused = await call(base, '/api/dead?destination=two%20words');
     expect(refused.status).toBe(400);
-    expect(refused.body.error).toMatchObject({ code: 'OUTBOXER_INVALID_QUERY', message: expect.stringMatching(/^OUTBOXER_INVALID_DESTINATION: query parameter destination: destination "two words" is invalid/) });
+    expect(refused.body.error).toMatchObject({
+      code: 'OUTBOXER_INVALID_QUERY',
+      message: expect.stringMatching(/^OUTBOXER_INVALID_DESTINATION: query parameter destination: destination "two words" is invalid/),
+    });
   });
 
   it('GET /api/topics has one entry per topic and destination', async () => {
@@ -341,15 +395,35 @@ describe('outboxer/http: the dead messages and topic lag of each destination', (
   });
 
   it('POST /api/dead/retry and /purge with a destination change only its messages, and say so in the audit line', async () => {
-    expect(await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'archive' } })).toMatchObject({ status: 200, body: { retried: 0 } });
-    expect(await call(base, '/api/dead/purge', { method: 'POST', body: { ids: [ids.own, ids.partner], destination: 'partner' } })).toMatchObject({ status: 200, body: { purged: 1 } });
+    expect(await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'archive' } })).toMatchObject({
+      status: 200,
+      body: { retried: 0 },
+    });
+    expect(await call(base, '/api/dead/purge', { method: 'POST', body: { ids: [ids.own, ids.partner], destination: 'partner' } })).toMatchObject({
+      status: 200,
+      body: { purged: 1 },
+    });
     const audits = logger.lines.map((line) => JSON.parse(line) as Json).filter((line) => line.audit === true);
     expect(audits.at(-1)).toMatchObject({ action: 'dead.purge', requested: 2, destination: 'partner', changed: 1 });
-    expect(await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'default' } })).toMatchObject({ status: 200, body: { retried: 1 } });
+    expect(await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'default' } })).toMatchObject({
+      status: 200,
+      body: { retried: 1 },
+    });
     const rows = await fixture.pool.query(`SELECT id::text AS id, state, destination FROM "${fixture.schema}".outbox ORDER BY seq`);
-    expect(rows.rows).toEqual([{ id: ids.own, state: 'pending', destination: null }, { id: ids.archive, state: 'pending', destination: 'archive' }]);
+    expect(rows.rows).toEqual([
+      { id: ids.own, state: 'pending', destination: null },
+      { id: ids.archive, state: 'pending', destination: 'archive' },
+    ]);
     const refused = await call(base, '/api/dead/retry', { method: 'POST', body: { all: true, destination: 'no/such' } });
-    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'OUTBOXER_INVALID_REQUEST', message: expect.stringMatching(/^destination: OUTBOXER_INVALID_DESTINATION: destination "no\/such" is invalid/) } } });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: {
+        error: {
+          code: 'OUTBOXER_INVALID_REQUEST',
+          message: expect.stringMatching(/^destination: OUTBOXER_INVALID_DESTINATION: destination "no\/such" is invalid/),
+        },
+      },
+    });
   });
 
   it('the curl commands of docs/fan-out.md pause, list and resume a destination, as shown', async () => {
@@ -358,7 +432,11 @@ describe('outboxer/http: the dead messages and topic lag of each destination', (
     expect(block).toContain('/api/destinations/pause');
     const script = block.replaceAll('http://127.0.0.1:9465', base);
     const { stdout } = await promisify(execFile)('sh', ['-c', script], { env: { ...process.env, OUTBOXER_ADMIN_TOKEN: token }, timeout: 30_000 });
-    const answers = stdout.replaceAll('}{', '}\n{').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Json);
+    const answers = stdout
+      .replaceAll('}{', '}\n{')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Json);
     expect(answers).toEqual([
       { paused: true },
       { paused: [{ destination: 'partner', reason: 'partner maintenance, INC-12', pausedAt: expect.stringMatching(/Z$/) }] },
@@ -370,11 +448,20 @@ describe('outboxer/http: the dead messages and topic lag of each destination', (
     const audits = () => logger.lines.map((line) => JSON.parse(line) as Json).filter((line) => line.audit === true);
     expect((await call(base, '/api/destinations/paused')).body).toEqual({ paused: [] });
     expect((await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner' }, auth: null })).status).toBe(401);
-    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner', reason: ' partner maintenance ' } })).toMatchObject({ status: 200, body: { paused: true } });
+    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner', reason: ' partner maintenance ' } })).toMatchObject({
+      status: 200,
+      body: { paused: true },
+    });
     expect(audits().at(-1)).toMatchObject({ action: 'destinations.pause', destination: 'partner', reason: 'partner maintenance', changed: 1 });
-    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner', reason: 'again' } })).toMatchObject({ status: 200, body: { paused: false } });
+    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'partner', reason: 'again' } })).toMatchObject({
+      status: 200,
+      body: { paused: false },
+    });
     expect(audits().at(-1)).toMatchObject({ action: 'destinations.pause', destination: 'partner', changed: 0 });
-    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'default' } })).toMatchObject({ status: 200, body: { paused: true } });
+    expect(await call(base, '/api/destinations/pause', { method: 'POST', body: { destination: 'default' } })).toMatchObject({
+      status: 200,
+      body: { paused: true },
+    });
     expect((await call(base, '/api/destinations/paused')).body).toEqual({
       paused: [
         { destination: 'partner', reason: 'partner maintenance', pausedAt: expect.stringMatching(/Z$/) },
@@ -385,19 +472,34 @@ describe('outboxer/http: the dead messages and topic lag of each destination', (
     expect((await call(base, '/api/topics/paused')).body).toEqual({ paused: [] });
 
     for (const [body, message] of [
-      [{ destination: 'no/such' }, /^a paused destination must be a destination's name, or "default" for the relay's own publisher: destination "no\/such" is invalid/],
+      [
+        { destination: 'no/such' },
+        /^a paused destination must be a destination's name, or "default" for the relay's own publisher: destination "no\/such" is invalid/,
+      ],
       [{ destination: 7 }, /^a paused destination must be/],
       [{ destination: 'partner', reason: 'two\nlines' }, /^the reason for pausing destination "partner" must be/],
       [{ topic: 'orders.created' }, /^unknown field "topic"; the body is \{"destination": "<name>", "reason": "<why>"\}/],
     ] as const) {
-      expect(await call(base, '/api/destinations/pause', { method: 'POST', body })).toMatchObject({ status: 400, body: { error: { code: 'OUTBOXER_INVALID_REQUEST', message: expect.stringMatching(message) } } });
+      expect(await call(base, '/api/destinations/pause', { method: 'POST', body })).toMatchObject({
+        status: 400,
+        body: { error: { code: 'OUTBOXER_INVALID_REQUEST', message: expect.stringMatching(message) } },
+      });
     }
 
     expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' }, auth: null })).toMatchObject({ status: 401 });
-    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' } })).toMatchObject({ status: 200, body: { resumed: true } });
+    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' } })).toMatchObject({
+      status: 200,
+      body: { resumed: true },
+    });
     expect(audits().at(-1)).toMatchObject({ action: 'destinations.resume', destination: 'partner', changed: 1 });
-    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' } })).toMatchObject({ status: 200, body: { resumed: false } });
-    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'default' } })).toMatchObject({ status: 200, body: { resumed: true } });
+    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'partner' } })).toMatchObject({
+      status: 200,
+      body: { resumed: false },
+    });
+    expect(await call(base, '/api/destinations/resume', { method: 'POST', body: { destination: 'default' } })).toMatchObject({
+      status: 200,
+      body: { resumed: true },
+    });
     expect((await call(base, '/api/destinations/paused')).body).toEqual({ paused: [] });
   });
 });

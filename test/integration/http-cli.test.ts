@@ -41,14 +41,26 @@ describe('outboxer relay --http-port', () => {
     expect(info).toMatchObject({ mutations: 'enabled', readRequiresToken: false, payloads: 'hidden' });
     const refused = await fetch(`${url}/api/dead/retry`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"all":true}' });
     expect(refused.status).toBe(401);
-    const retried = await fetch(`${url}/api/dead/retry`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: '{"all":true}' });
+    const retried = await fetch(`${url}/api/dead/retry`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: '{"all":true}',
+    });
     expect(await retried.json()).toEqual({ retried: 0 });
 
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
-    const logs = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logs = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logs.find((line) => line.msg === 'outboxer relay starting')).toMatchObject({ http: url });
-    expect(logs.find((line) => line.msg === 'dead messages moved back to pending')).toMatchObject({ audit: true, action: 'dead.retry', requested: 'all', changed: 0 });
+    expect(logs.find((line) => line.msg === 'dead messages moved back to pending')).toMatchObject({
+      audit: true,
+      action: 'dead.retry',
+      requested: 'all',
+      changed: 0,
+    });
     const messages = logs.map((line) => line.msg);
     expect(messages.indexOf('relay stopped')).toBeLessThan(messages.indexOf('outboxer relay exited'));
     expect(`${result.stdout}${result.stderr}`).not.toContain(token);
@@ -60,7 +72,11 @@ describe('outboxer relay --http-port', () => {
     const { env } = await migrated({ OUTBOXER_HTTP_PORT: '0', OUTBOXER_HTTP_HOST: '127.0.0.1', OUTBOXER_ADMIN_TOKEN: token, OUTBOXER_LOG_LEVEL: 'debug' });
     const relay = start(['relay', '--poll-interval-ms', '50'], env);
     const url = await listeningUrl(relay);
-    const answer = await fetch(`${url}/api/topics/pause`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: '{"topic":"orders.created"}' });
+    const answer = await fetch(`${url}/api/topics/pause`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: '{"topic":"orders.created"}',
+    });
     expect(await answer.json()).toEqual({ paused: true });
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
@@ -91,7 +107,9 @@ describe('outboxer relay --http-port', () => {
       const relay = start(['relay', '--http-port', String(port)], env);
       const result = await relay.waitForExit();
       expect(result.code, result.stderr).toBe(1);
-      expect(result.stderr.trim().split('\n').at(-1)).toMatch(/^outboxer relay: EADDRINUSE: .*address already in use.*; another process listens on that port: choose another --http-port$/);
+      expect(result.stderr.trim().split('\n').at(-1)).toMatch(
+        /^outboxer relay: EADDRINUSE: .*address already in use.*; another process listens on that port: choose another --http-port$/,
+      );
       expect(result.stderr).not.toContain('relay started');
     } finally {
       await new Promise((resolve) => taken.close(resolve));
@@ -101,14 +119,21 @@ describe('outboxer relay --http-port', () => {
   it('without prom-client installed, it serves the rest and /metrics answers 501 saying what to install; a warning says it too', async () => {
     const { env, table } = await migrated();
     // node --import tsx --import <hook> main.ts: prom-client cannot be resolved, as where it was never installed.
-    const relay = new CliProcess(['--import', 'tsx', '--import', './test/support/hide-prom-client.ts', 'src/ops/cli/main.ts', 'relay', '--poll-interval-ms', '50', '--http-port', '0'], env, { command: process.execPath, cwd: ROOT });
+    const relay = new CliProcess(
+      ['--import', 'tsx', '--import', './test/support/hide-prom-client.ts', 'src/ops/cli/main.ts', 'relay', '--poll-interval-ms', '50', '--http-port', '0'],
+      env,
+      { command: process.execPath, cwd: ROOT },
+    );
     try {
       const url = await listeningUrl(relay);
       const metrics = await fetch(`${url}/metrics`);
       expect(metrics.status).toBe(501);
       expect(metrics.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(await metrics.json()).toEqual({
-        error: { code: 'OUTBOXER_NOT_SUPPORTED', message: 'prom-client is not installed, so this relay has no metrics: install it next to outboxer (npm install prom-client) and restart the relay' },
+        error: {
+          code: 'OUTBOXER_NOT_SUPPORTED',
+          message: 'prom-client is not installed, so this relay has no metrics: install it next to outboxer (npm install prom-client) and restart the relay',
+        },
       });
       await waitUntil(async () => (await fetch(`${url}/health/ready`)).status === 200, 'ready', relay);
       const [id] = await insert(table, 1);
@@ -116,7 +141,10 @@ describe('outboxer relay --http-port', () => {
       expect(relay.stdout).toContain(`id=${id}`);
       const result = await relay.stop('SIGTERM');
       expect(result.code, result.stderr).toBe(0);
-      const warning = result.stderr.split('\n').filter((line) => line.includes('prom-client is not installed')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const warning = result.stderr
+        .split('\n')
+        .filter((line) => line.includes('prom-client is not installed'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(warning).toEqual([expect.objectContaining({ level: 'warn', msg: expect.stringContaining('npm install prom-client') })]);
     } finally {
       if (relay.running) await relay.stop('SIGKILL');

@@ -13,7 +13,10 @@ describe('docs/http-api.md embedded example', () => {
 
   it('serves health, metrics and the admin API next to its relay, and SIGTERM ends it promptly', async () => {
     const [db, host] = await Promise.all([freshDatabase(), freshVhost()]);
-    cleanups.push(() => db.drop(), () => host.delete());
+    cleanups.push(
+      () => db.drop(),
+      () => host.delete(),
+    );
     const token = randomBytes(24).toString('hex');
     const service = startScript('examples/ops-server.ts', [], cliEnv({ DATABASE_URL: db.url, AMQP_URL: host.url, OUTBOXER_ADMIN_TOKEN: token, OPS_PORT: '0' }));
     cleanups.push(async () => {
@@ -25,7 +28,11 @@ describe('docs/http-api.md embedded example', () => {
     await waitFor(async () => (await fetch(`${url}/health/ready`)).status === 200, { what: `ready\n${service.stderr}` });
     await waitFor(async () => /^outboxer_relay_ready 1$/m.test(await (await fetch(`${url}/metrics`)).text()), { what: 'the metrics to say ready' });
     expect(await (await fetch(`${url}/api/info`)).json()).toMatchObject({ mutations: 'enabled', readRequiresToken: false });
-    const changed = await fetch(`${url}/api/dead/purge`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: '{"all":true}' });
+    const changed = await fetch(`${url}/api/dead/purge`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: '{"all":true}',
+    });
     expect(await changed.json()).toEqual({ purged: 0 });
 
     service.child.kill('SIGTERM');

@@ -19,7 +19,14 @@ afterEach(async () => {
 });
 
 /** Fast timings, so that a fault shows within a second or two. */
-const RELAY_OPTIONS = { pollIntervalMs: 50, maxPollIntervalMs: 200, publishTimeoutMs: 1000, leaseMs: 3000, errorBackoffMs: 100, maxErrorBackoffMs: 500 } as const;
+const RELAY_OPTIONS = {
+  pollIntervalMs: 50,
+  maxPollIntervalMs: 200,
+  publishTimeoutMs: 1000,
+  leaseMs: 3000,
+  errorBackoffMs: 100,
+  maxErrorBackoffMs: 500,
+} as const;
 
 async function fixture(): Promise<PostgresFixture> {
   const created = await createPostgresFixture();
@@ -71,15 +78,21 @@ describe('/health/ready follows the relay: database and broker', () => {
     expect(await ready()).toEqual({ status: 200, body: { status: 'ready' } });
 
     proxy.setMode('refuse');
-    const cut = await waitFor(async () => {
-      const answer = await ready();
-      return answer.status === 503 ? answer : undefined;
-    }, { what: 'not ready while the database is cut off' });
+    const cut = await waitFor(
+      async () => {
+        const answer = await ready();
+        return answer.status === 503 ? answer : undefined;
+      },
+      { what: 'not ready while the database is cut off' },
+    );
     expect(cut.body.status).toBe('not ready');
     expect(cut.body.reasons).toEqual(['the database is unreachable']);
     const stats = await fetch(`${url}/api/stats`);
     expect(stats.status).toBe(503);
-    expect(await stats.json()).toEqual({ error: { code: 'OUTBOXER_DATABASE_UNAVAILABLE', message: expect.any(String) }, relay: expect.objectContaining({ running: true }) });
+    expect(await stats.json()).toEqual({
+      error: { code: 'OUTBOXER_DATABASE_UNAVAILABLE', message: expect.any(String) },
+      relay: expect.objectContaining({ running: true }),
+    });
 
     proxy.setMode('forward');
     await waitFor(async () => (await ready()).status === 200, { what: 'ready again once the database is back' });
@@ -90,17 +103,23 @@ describe('/health/ready follows the relay: database and broker', () => {
     const nowhere = new URL(services.postgresUrl);
     nowhere.port = String(await closedPort());
     const { relay, url, ready } = await served(storeAt(nowhere.toString(), schema), createConsolePublisher({ write: () => undefined }));
-    const answer = await waitFor(async () => {
-      const result = await ready();
-      return result.body.reasons?.length === 2 ? result : undefined;
-    }, { what: 'both reasons' });
+    const answer = await waitFor(
+      async () => {
+        const result = await ready();
+        return result.body.reasons?.length === 2 ? result : undefined;
+      },
+      { what: 'both reasons' },
+    );
     expect(answer.status).toBe(503);
     // The open probe gives fixed sentences only; the driver's error (an address here) needs read access: /api/stats.
     expect(answer.body.reasons).toEqual(["the relay has not joined its table's group yet", 'the database is unreachable']);
     expect(JSON.stringify(answer.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|:\d{2,5}/);
     const stats = await fetch(`${url}/api/stats`);
     expect(stats.status).toBe(503);
-    expect(((await stats.json()) as { relay: { database: { error?: string } } }).relay.database).toEqual({ reachable: false, error: expect.stringMatching(/ECONNREFUSED/) });
+    expect(((await stats.json()) as { relay: { database: { error?: string } } }).relay.database).toEqual({
+      reachable: false,
+      error: expect.stringMatching(/ECONNREFUSED/),
+    });
     await relay.stop();
     expect((await ready()).body.reasons?.[0]).toBe('the relay is not running');
   });
@@ -119,15 +138,20 @@ describe('/health/ready follows the relay: database and broker', () => {
     await waitFor(async () => (await ready()).status === 200, { what: 'ready with the broker connected' });
 
     proxy.setMode('refuse');
-    const down = await waitFor(async () => {
-      const answer = await ready();
-      return answer.status === 503 ? answer : undefined;
-    }, { what: 'not ready while the broker is down' });
+    const down = await waitFor(
+      async () => {
+        const answer = await ready();
+        return answer.status === 503 ? answer : undefined;
+      },
+      { what: 'not ready while the broker is down' },
+    );
     expect(down.body).toEqual({ status: 'not ready', reasons: ['the broker is disconnected'] });
 
     proxy.setMode('forward');
     // The publisher reconnects when it has something to publish.
-    const inserted = await fx.pool.query(`INSERT INTO "${fx.schema}".outbox (topic, type, payload) VALUES ($1, 'test.event', '{}') RETURNING id::text AS id`, [exchange.topic('after')]);
+    const inserted = await fx.pool.query(`INSERT INTO "${fx.schema}".outbox (topic, type, payload) VALUES ($1, 'test.event', '{}') RETURNING id::text AS id`, [
+      exchange.topic('after'),
+    ]);
     await exchange.waitForDeliveries(1, 20_000);
     expect(String(exchange.deliveries[0]?.properties.messageId)).toBe(inserted.rows[0].id);
     await waitFor(async () => (await ready()).status === 200, { what: 'ready again after the reconnect' });

@@ -91,7 +91,9 @@ async function publishLatencies(schema: string, published: (id: string) => boole
   const latencies: number[] = [];
   try {
     for (let index = 0; index < FRESH_MESSAGES; index += 1) {
-      const { rows } = await client.query(`INSERT INTO "${schema}".outbox (topic, type, payload) VALUES ('fresh.t', 'fresh.event', '{}') RETURNING id::text AS id`);
+      const { rows } = await client.query(
+        `INSERT INTO "${schema}".outbox (topic, type, payload) VALUES ('fresh.t', 'fresh.event', '{}') RETURNING id::text AS id`,
+      );
       const id = (rows[0] as { id: string }).id;
       const inserted = performance.now();
       try {
@@ -137,7 +139,8 @@ async function listeningUrl(relay: CliProcess): Promise<string> {
   return (JSON.parse(line) as { url: string }).url;
 }
 
-const summary = (result: FloodResult) => `${result.requests} requests in ${Math.round(result.ms)} ms, statuses ${JSON.stringify(result.statuses)}, ${result.readsSeen.size} lag reads seen`;
+const summary = (result: FloodResult) =>
+  `${result.requests} requests in ${Math.round(result.ms)} ms, statuses ${JSON.stringify(result.statuses)}, ${result.readsSeen.size} lag reads seen`;
 
 describe('the HTTP server of operations cannot starve the relay', () => {
   it(`outboxer relay: ${FLOOD_CLIENTS} tokenless clients asking /api/topics with distinct limits over ${BACKLOG_ROWS} pending rows delay no publish, cost one lag read per 5 s, on 2 connections of the server's own`, async () => {
@@ -153,14 +156,23 @@ describe('the HTTP server of operations cannot starve the relay', () => {
     const serverConnections: number[] = [];
     let result: FloodResult | undefined;
     try {
-      latencies = await publishLatencies(schema, (id) => relay.stdout.includes(`id=${id}`), () => 'the relay stderr:\n' + relay.stderr.slice(-2000));
+      latencies = await publishLatencies(
+        schema,
+        (id) => relay.stdout.includes(`id=${id}`),
+        () => 'the relay stderr:\n' + relay.stderr.slice(-2000),
+      );
       // The server's own sessions (the relay's are `outboxer relay`), those that read this test's table.
-      const sessions = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'outboxer relay http' AND query LIKE $1`, [`%"${schema}"%`]);
+      const sessions = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'outboxer relay http' AND query LIKE $1`, [
+        `%"${schema}"%`,
+      ]);
       serverConnections.push((sessions.rows[0] as { n: number }).n);
     } finally {
       result = await load.stop();
     }
-    expect(latencies.every((ms) => ms < PUBLISH_BOUND_MS), `${latencies.map(Math.round).join(', ')} ms; ${summary(result)}`).toBe(true);
+    expect(
+      latencies.every((ms) => ms < PUBLISH_BOUND_MS),
+      `${latencies.map(Math.round).join(', ')} ms; ${summary(result)}`,
+    ).toBe(true);
     // Every request was answered, from the shared read: none refused, none failed.
     expect(Object.keys(result.statuses), summary(result)).toEqual(['200']);
     expect(result.readsSeen.size, summary(result)).toBeLessThanOrEqual(Math.floor(result.ms / LAG_READ_EVERY_MS) + 2);
@@ -189,12 +201,19 @@ describe('the HTTP server of operations cannot starve the relay', () => {
     let latencies: number[];
     let result: FloodResult | undefined;
     try {
-      latencies = await publishLatencies(fixture.schema, (id) => publisher.delivered.some((message) => message.id === id), () => `store calls ${JSON.stringify(calls.counts)}`);
+      latencies = await publishLatencies(
+        fixture.schema,
+        (id) => publisher.delivered.some((message) => message.id === id),
+        () => `store calls ${JSON.stringify(calls.counts)}`,
+      );
     } finally {
       result = await load.stop();
     }
     const what = `${latencies.map(Math.round).join(', ')} ms; ${summary(result)}; store calls ${JSON.stringify(calls.counts)}, at most ${calls.state.mostAtOnce} at once`;
-    expect(latencies.every((ms) => ms < PUBLISH_BOUND_MS), what).toBe(true);
+    expect(
+      latencies.every((ms) => ms < PUBLISH_BOUND_MS),
+      what,
+    ).toBe(true);
     expect(Object.keys(result.statuses), what).toEqual(['200']);
     expect(calls.counts.topicLag ?? 0, what).toBeGreaterThanOrEqual(1);
     expect(calls.counts.topicLag ?? 0, what).toBeLessThanOrEqual(Math.floor(result.ms / LAG_READ_EVERY_MS) + 2);
@@ -225,7 +244,11 @@ describe('the HTTP server of operations cannot starve the relay', () => {
     // 1 runs, 16 wait their turn, the last 3 are refused before any of the others is done.
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, index) =>
-        fetch(`${url}/api/topics/pause`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify({ topic: `busy.t${index}` }) }),
+        fetch(`${url}/api/topics/pause`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+          body: JSON.stringify({ topic: `busy.t${index}` }),
+        }),
       ),
     );
     const refused = answers.filter((answer) => answer.status === 503);
@@ -237,7 +260,9 @@ describe('the HTTP server of operations cannot starve the relay', () => {
     }
     expect(slow.state.mostAtOnce).toBe(1);
     expect(slow.counts.pauseTopic).toBe(answers.length - refused.length);
-    const warnings = logger.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.message === 'ops http server busy: store requests refused with 503 OUTBOXER_BUSY');
+    const warnings = logger.lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.message === 'ops http server busy: store requests refused with 503 OUTBOXER_BUSY');
     expect(warnings).toEqual([expect.objectContaining({ level: 'warn', refused: 1, concurrency: 1, queue: 16 })]);
     // Reads are shared: many at once cost one store call each, and none is refused.
     const reads = await Promise.all(Array.from({ length: 40 }, () => fetch(`${url}/api/topics/paused`)));

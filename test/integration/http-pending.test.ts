@@ -20,7 +20,11 @@ async function call(base: string, path: string, init: { method?: string; body?: 
   if (init.body !== undefined) headers['Content-Type'] = 'application/json';
   const auth = init.auth === undefined ? (init.method === 'POST' ? token : null) : init.auth;
   if (auth !== null) headers.Authorization = `Bearer ${auth}`;
-  const response = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) });
+  const response = await fetch(`${base}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
   const text = await response.text();
   return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Json) };
 }
@@ -41,7 +45,10 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
     closeLater.push(() => server.close());
     const table = `"${fixture.schema}".outbox`;
     const insert = async (topic: string, key: string | null, payload = '{"n": 1}', headers = '{}'): Promise<string> => {
-      const result = await fixture.pool.query(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, $2, 'test.event', $3, $4) RETURNING id::text AS id`, [topic, key, payload, headers]);
+      const result = await fixture.pool.query(
+        `INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, $2, 'test.event', $3, $4) RETURNING id::text AS id`,
+        [topic, key, payload, headers],
+      );
       return (result.rows[0] as { id: string }).id;
     };
     const park = (id: string) => fixture.pool.query(`UPDATE ${table} SET state = 'dead', dead_at = now(), last_error = 'x' WHERE id = $1`, [id]);
@@ -63,7 +70,19 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
     expect(status).toBe(200);
     const pending = body.pending as Json[];
     expect(pending.map((m) => m.id)).toEqual([a1, b1, odd, a2]);
-    expect(Object.keys(pending[0] ?? {}).sort()).toEqual(['ageSeconds', 'attempts', 'createdAt', 'destination', 'dueAt', 'id', 'key', 'lastError', 'seq', 'topic', 'type']);
+    expect(Object.keys(pending[0] ?? {}).sort()).toEqual([
+      'ageSeconds',
+      'attempts',
+      'createdAt',
+      'destination',
+      'dueAt',
+      'id',
+      'key',
+      'lastError',
+      'seq',
+      'topic',
+      'type',
+    ]);
     expect(pending[0]).toMatchObject({ topic: 'a', destination: null, key: 'k1', type: 'test.event', attempts: 0, lastError: null, dueAt: null });
     expect(Number(pending[0]?.ageSeconds)).toBeGreaterThanOrEqual(600);
     expect(JSON.stringify(body)).not.toContain('do-not-show');
@@ -88,17 +107,23 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
     }
   });
 
-  it('GET /api/pending?destination= lists one destination\'s messages (default: those stored without one); each row and detail names its own', async () => {
+  it("GET /api/pending?destination= lists one destination's messages (default: those stored without one); each row and detail names its own", async () => {
     const { fixture, base } = await setup();
     const db = fromPgPool(fixture.pool);
     const outbox = new Outbox<SqlExecutor>(fixture.store);
-    const [own, partner, archive] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [
-      { topic: 'a', type: 'test.event', key: 'k1', payload: { n: 1 } },
-      { topic: 'a', type: 'test.event', key: 'k1', payload: { n: 1 }, destination: 'partner' },
-      { topic: 'b', type: 'test.event', key: 'k2', payload: { n: 2 }, destination: 'archive' },
-    ]));
+    const [own, partner, archive] = await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(tx, [
+        { topic: 'a', type: 'test.event', key: 'k1', payload: { n: 1 } },
+        { topic: 'a', type: 'test.event', key: 'k1', payload: { n: 1 }, destination: 'partner' },
+        { topic: 'b', type: 'test.event', key: 'k2', payload: { n: 2 }, destination: 'archive' },
+      ]),
+    );
     const list = async (query = '') => ((await call(base, `/api/pending${query}`)).body.pending as Json[]).map((m) => [m.id, m.destination]);
-    expect(await list()).toEqual([[own, null], [partner, 'partner'], [archive, 'archive']]);
+    expect(await list()).toEqual([
+      [own, null],
+      [partner, 'partner'],
+      [archive, 'archive'],
+    ]);
     expect(await list('?destination=partner')).toEqual([[partner, 'partner']]);
     expect(await list('?destination=default')).toEqual([[own, null]]);
     expect(await list('?destination=archive&topic=a')).toEqual([]);
@@ -121,7 +146,15 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
     const id = await hidden.insert('orders', 'k', text, '{"tenant": "acme-secret"}');
     const answer = await call(hidden.base, `/api/pending/message?id=${id.toUpperCase()}`);
     expect(answer.status).toBe(200);
-    expect(answer.body.message).toMatchObject({ id, topic: 'orders', key: 'k', contentType: 'application/json', headerNames: ['tenant'], bodyBytes: Buffer.byteLength(text), payload: 'hidden' });
+    expect(answer.body.message).toMatchObject({
+      id,
+      topic: 'orders',
+      key: 'k',
+      contentType: 'application/json',
+      headerNames: ['tenant'],
+      bodyBytes: Buffer.byteLength(text),
+      payload: 'hidden',
+    });
     expect(JSON.stringify(answer.body)).not.toMatch(/do-not-show|acme-secret/);
     expect(hidden.audits()).toEqual([]);
 
@@ -131,9 +164,17 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
       VALUES ('bin', 'test.event', '\\x0a03666f6f00ff'::bytea, 'application/x-protobuf') RETURNING id::text AS id`);
     const binaryId = (inserted.rows[0] as { id: string }).id;
     expect((await call(shown.base, '/api/info')).body.payloads).toBe('shown');
-    expect((await call(shown.base, `/api/pending/message?id=${same}`)).body.message).toMatchObject({ payload: 'shown', headers: { tenant: 'acme-secret' }, body: { text } });
+    expect((await call(shown.base, `/api/pending/message?id=${same}`)).body.message).toMatchObject({
+      payload: 'shown',
+      headers: { tenant: 'acme-secret' },
+      body: { text },
+    });
     const binary = await call(shown.base, `/api/pending/message?id=${binaryId}`);
-    expect(binary.body.message).toMatchObject({ contentType: 'application/x-protobuf', bodyBytes: 7, body: { base64: Buffer.from([0x0a, 0x03, 0x66, 0x6f, 0x6f, 0x00, 0xff]).toString('base64') } });
+    expect(binary.body.message).toMatchObject({
+      contentType: 'application/x-protobuf',
+      bodyBytes: 7,
+      body: { base64: Buffer.from([0x0a, 0x03, 0x66, 0x6f, 0x6f, 0x00, 0xff]).toString('base64') },
+    });
     expect(shown.audits()).toContainEqual(expect.objectContaining({ action: 'pending.show', id: same, changed: 0, remoteAddress: '127.0.0.1' }));
     expect(shown.logger.lines.join('\n')).not.toMatch(/do-not-show|acme-secret/);
 
@@ -166,7 +207,10 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
     expect(await call(base, '/api/pending/delete', { method: 'POST', body: { ids } })).toEqual({ status: 200, body: { deleted: 2 } });
     expect(await call(base, '/api/pending/delete', { method: 'POST', body: { ids } })).toEqual({ status: 200, body: { deleted: 0 } });
     const left = await fixture.pool.query(`SELECT id::text AS id, state FROM ${table} ORDER BY seq`);
-    expect(left.rows).toEqual([{ id: kept, state: 'pending' }, { id: dead, state: 'dead' }]);
+    expect(left.rows).toEqual([
+      { id: kept, state: 'pending' },
+      { id: dead, state: 'dead' },
+    ]);
     expect(audits()).toEqual([
       expect.objectContaining({ action: 'pending.delete', requested: 4, ids: [a, b, dead, UNKNOWN], changed: 2, remoteAddress: '127.0.0.1' }),
       expect.objectContaining({ action: 'pending.delete', requested: 4, changed: 0 }),
@@ -179,7 +223,12 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
       const publisher = new RecordingPublisher();
       const errors: string[] = [];
       const relay = new Relay(fixture.store, publisher, {
-        pollIntervalMs: 20, maxPollIntervalMs: 100, publishTimeoutMs: 5000, leaseMs: 15_000, errorBackoffMs: 50, maxErrorBackoffMs: 200,
+        pollIntervalMs: 20,
+        maxPollIntervalMs: 100,
+        publishTimeoutMs: 5000,
+        leaseMs: 15_000,
+        errorBackoffMs: 50,
+        maxErrorBackoffMs: 200,
         retry: { baseDelayMs: 200, maxDelayMs: 200, jitter: 0 },
         hooks: { onError: (event) => errors.push(`${event.stage}: ${event.error}`) },
       });
@@ -199,7 +248,9 @@ describe('outboxer/http: pending messages on a PostgreSQL store', () => {
       publisher.releaseConfirms();
       await waitFor(() => publisher.delivered.length === 2, { what: 'both messages published' });
       expect(publisher.delivered.map((m) => m.id)).toEqual([first, second]);
-      await waitFor(async () => Number((await fixture.pool.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n) === 0, { what: 'the second row deleted as published' });
+      await waitFor(async () => Number((await fixture.pool.query(`SELECT count(*) AS n FROM ${table}`)).rows[0].n) === 0, {
+        what: 'the second row deleted as published',
+      });
       expect(errors).toEqual([]);
     });
 

@@ -64,7 +64,8 @@ async function raw(port: number, parts: readonly (string | Buffer)[], bodiless =
   return answer;
 }
 
-const get = (port: number, target: string, extra = '', method = 'GET') => raw(port, [`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${extra}\r\n`], method === 'HEAD');
+const get = (port: number, target: string, extra = '', method = 'GET') =>
+  raw(port, [`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${extra}\r\n`], method === 'HEAD');
 const post = (port: number, target: string, body: string, extra = `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n`) =>
   raw(port, [`POST ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`]);
 const codeOf = (answer: RawAnswer) => (JSON.parse(answer.body) as { error: { code: string } }).error.code;
@@ -154,7 +155,10 @@ describe('outboxer/http security: fails closed', () => {
       expect([answer.status, codeOf(answer)], path).toEqual([401, 'OUTBOXER_UNAUTHORIZED']);
       expect((await get(ports.wide, path, `Authorization: Bearer ${token}\r\n`)).status, path).toBe(200);
     }
-    expect(JSON.parse((await get(ports.wide, '/api/info', `Authorization: Bearer ${token}\r\n`)).body)).toMatchObject({ readRequiresToken: true, mutations: 'enabled' });
+    expect(JSON.parse((await get(ports.wide, '/api/info', `Authorization: Bearer ${token}\r\n`)).body)).toMatchObject({
+      readRequiresToken: true,
+      mutations: 'enabled',
+    });
     for (const path of ['/health/live', '/health/ready', '/', '/dashboard.js', '/dashboard.css']) {
       expect((await get(ports.wide, path)).status, path).toBe(200);
     }
@@ -168,7 +172,12 @@ describe('outboxer/http security: fails closed', () => {
     const declared = await raw(ports.guarded, [`${head}Content-Length: 1000000\r\n\r\n{"all":true`]);
     expect([declared.status, codeOf(declared), declared.closed]).toEqual([413, 'OUTBOXER_BODY_TOO_LARGE', true]);
     const chunk = `400\r\n${' '.repeat(1024)}\r\n`;
-    const chunked = await raw(ports.guarded, [`${head}Transfer-Encoding: chunked\r\n\r\n`, '5\r\n{"all\r\n', ...Array.from({ length: 17 }, () => chunk), '0\r\n\r\n']);
+    const chunked = await raw(ports.guarded, [
+      `${head}Transfer-Encoding: chunked\r\n\r\n`,
+      '5\r\n{"all\r\n',
+      ...Array.from({ length: 17 }, () => chunk),
+      '0\r\n\r\n',
+    ]);
     expect([chunked.status, codeOf(chunked), chunked.closed]).toEqual([413, 'OUTBOXER_BODY_TOO_LARGE', true]);
     const padded = (size: number) => `{"all":true${' '.repeat(size - 12)}}`;
     expect((await post(ports.guarded, '/api/dead/retry', padded(16 * 1024))).status).toBe(200);
@@ -177,7 +186,9 @@ describe('outboxer/http security: fails closed', () => {
 
   it('a Content-Length that understates the body: the server reads only the declared bytes, and the rest, no valid request, ends the connection', async () => {
     const body = `{"all":true,"pad":"${'x'.repeat(20_000)}"}`;
-    const answer = await raw(ports.guarded, [`POST /api/dead/retry HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n${body}`]);
+    const answer = await raw(ports.guarded, [
+      `POST /api/dead/retry HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n${body}`,
+    ]);
     expect(answer.status).toBe(400);
     expect(answer.closed).toBe(true);
     expect((await get(ports.guarded, '/health/live')).status).toBe(200);
@@ -195,14 +206,26 @@ describe('outboxer/http security: fails closed', () => {
       ['/api/dead/purge', `{"ids":["${randomUUID()}", 42]}`, `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_ID'],
       ['/api/dead/purge', `{"ids":["${randomUUID()}' OR 1=1 --"]}`, `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_ID'],
       ['/api/dead/retry', '{"ids":[]}', `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
-      ['/api/dead/retry', JSON.stringify({ ids: Array.from({ length: 401 }, () => randomUUID()) }), `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
+      [
+        '/api/dead/retry',
+        JSON.stringify({ ids: Array.from({ length: 401 }, () => randomUUID()) }),
+        `${auth}Content-Type: application/json\r\n`,
+        400,
+        'OUTBOXER_INVALID_REQUEST',
+      ],
       ['/api/dead/retry', `{"ids":["${randomUUID()}"],"all":true}`, `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
       ['/api/dead/retry', '{"all":false}', `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
       ['/api/dead/retry', '{"all":true,"__proto__":{}}', `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
       ['/api/dead/retry', '[]', `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
       ['/api/topics/pause', '{"topic":"a\\u0000b"}', `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
       ['/api/topics/pause', JSON.stringify({ topic: 'x'.repeat(256) }), `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
-      ['/api/topics/pause', JSON.stringify({ topic: 'a.b', reason: 'r'.repeat(501) }), `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
+      [
+        '/api/topics/pause',
+        JSON.stringify({ topic: 'a.b', reason: 'r'.repeat(501) }),
+        `${auth}Content-Type: application/json\r\n`,
+        400,
+        'OUTBOXER_INVALID_REQUEST',
+      ],
       ['/api/topics/resume', '{"topic":""}', `${auth}Content-Type: application/json\r\n`, 400, 'OUTBOXER_INVALID_REQUEST'],
     ];
     for (const [path, body, headers, status, code] of cases) {
@@ -210,7 +233,10 @@ describe('outboxer/http security: fails closed', () => {
       expect([answer.status, codeOf(answer)], `${path} ${body.slice(0, 60)}`).toEqual([status, code]);
     }
     const nonUtf8 = Buffer.concat([Buffer.from('{"all":true,"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
-    const answer = await raw(ports.guarded, [`POST /api/dead/retry HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${nonUtf8.length}\r\n\r\n`, nonUtf8]);
+    const answer = await raw(ports.guarded, [
+      `POST /api/dead/retry HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${nonUtf8.length}\r\n\r\n`,
+      nonUtf8,
+    ]);
     expect([answer.status, codeOf(answer)]).toEqual([400, 'OUTBOXER_INVALID_JSON']);
   });
 
@@ -228,7 +254,12 @@ describe('outboxer/http security: fails closed', () => {
       const answer = await get(ports.guarded, path, `Authorization: Bearer ${token}\r\n`, method);
       expect([answer.status, answer.headers.allow, codeOf(answer)], `${method} ${path}`).toEqual([405, allow, 'OUTBOXER_METHOD_NOT_ALLOWED']);
     }
-    const preflight = await get(ports.guarded, '/api/dead/retry', 'Origin: https://attacker.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization, content-type\r\n', 'OPTIONS');
+    const preflight = await get(
+      ports.guarded,
+      '/api/dead/retry',
+      'Origin: https://attacker.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization, content-type\r\n',
+      'OPTIONS',
+    );
     expect(preflight.status).toBe(405);
     expect(Object.keys(preflight.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
     const head = await get(ports.guarded, '/health/live', '', 'HEAD');
@@ -284,7 +315,12 @@ describe('outboxer/http security: fails closed', () => {
     expect(page.headers['content-security-policy']).toBe(DASHBOARD_CONTENT_SECURITY_POLICY);
     expect(answers.length).toBeGreaterThan(100);
     for (const answer of answers.filter((a) => a.headers['content-type'] !== undefined)) {
-      expect(answer.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' });
+      expect(answer.headers).toMatchObject({
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'no-store',
+        'x-frame-options': 'DENY',
+        'referrer-policy': 'no-referrer',
+      });
       expect(answer.headers['content-security-policy']).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
     }
     for (const answer of answers) {

@@ -7,10 +7,24 @@ import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 import { createConsumerFixture, type ConsumerFixture } from '../support/consumer-fixture.js';
 
 function received(overrides: Partial<ReceivedMessage> = {}): ReceivedMessage {
-  return { id: newMessageId(), topic: 'orders.created', type: 'order.created', key: 'order-7', headers: {}, payload: { n: 1 }, contentType: 'application/json', deliveryCount: 1, ...overrides };
+  return {
+    id: newMessageId(),
+    topic: 'orders.created',
+    type: 'order.created',
+    key: 'order-7',
+    headers: {},
+    payload: { n: 1 },
+    contentType: 'application/json',
+    deliveryCount: 1,
+    ...overrides,
+  };
 }
 
-interface Sample { labels: Record<string, string | number>; value: number; metricName?: string }
+interface Sample {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
 
 async function sample(metrics: OutboxerMetrics, name: string, metricName = name): Promise<Sample | undefined> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
@@ -40,10 +54,14 @@ describe('OutboxerMetrics on an Inbox over PostgreSQL', () => {
     expect((await inbox.handle(first, (m, tx) => f.apply(m, tx))).status).toBe('duplicate');
 
     const slow = received();
-    expect((await inbox.handle(slow, async (m, tx) => {
-      await tx.query('SELECT pg_sleep(0.05)');
-      await f.apply(m, tx);
-    })).status).toBe('processed');
+    expect(
+      (
+        await inbox.handle(slow, async (m, tx) => {
+          await tx.query('SELECT pg_sleep(0.05)');
+          await f.apply(m, tx);
+        })
+      ).status,
+    ).toBe('processed');
 
     const poison = received({ key: 'order-8' });
     const failing = async (): Promise<void> => {
@@ -54,7 +72,16 @@ describe('OutboxerMetrics on an Inbox over PostgreSQL', () => {
 
     // a body that is not JSON goes dead before any handler runs: counted, but no handler duration
     const garbled = await inbox.handleDelivery(
-      { id: newMessageId(), type: 'order.created', key: undefined, topic: 'orders.created', headers: {}, body: new TextEncoder().encode('{not json'), contentType: 'application/json', deliveryCount: 1 },
+      {
+        id: newMessageId(),
+        type: 'order.created',
+        key: undefined,
+        topic: 'orders.created',
+        headers: {},
+        body: new TextEncoder().encode('{not json'),
+        contentType: 'application/json',
+        deliveryCount: 1,
+      },
       (m, tx) => f.apply(m, tx),
     );
     expect(garbled.status).toBe('dead');

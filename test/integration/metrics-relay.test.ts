@@ -15,7 +15,11 @@ import { waitFor } from '../support/wait-for.js';
 
 const timing = { pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 50, maxErrorBackoffMs: 200, leaseMs: 9000, publishTimeoutMs: 3000 } as const;
 
-interface Sample { labels: Record<string, string | number>; value: number; metricName?: string }
+interface Sample {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
 
 async function samples(metrics: OutboxerMetrics, name: string): Promise<Sample[]> {
   return ((await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? []) as Sample[];
@@ -47,7 +51,12 @@ describe('OutboxerMetrics on a relay publishing to RabbitMQ', () => {
     cleanups.push(() => fixture.cleanup());
     const exchange = await isolatedExchange();
     cleanups.push(() => exchange.cleanup());
-    const publisher: Publisher = createRabbitMqPublisher({ url: services.amqpUrl, exchange: exchange.exchange, clientName: uniqueName('ox_metrics'), maxMessageBytes: 1000 });
+    const publisher: Publisher = createRabbitMqPublisher({
+      url: services.amqpUrl,
+      exchange: exchange.exchange,
+      clientName: uniqueName('ox_metrics'),
+      maxMessageBytes: 1000,
+    });
     cleanups.push(() => publisher.close());
     const metrics = new OutboxerMetrics({ gaugeMaxAgeMs: 0 });
     const byTopic = new OutboxerMetrics({ topicLabel: true, gaugeMaxAgeMs: 0 });
@@ -57,7 +66,8 @@ describe('OutboxerMetrics on a relay publishing to RabbitMQ', () => {
     const topic = exchange.topic('orders');
     const secretKey = `key-${uniqueName('k')}`;
     await outbox.transaction(db, async (tx) => {
-      for (let i = 0; i < 20; i++) await outbox.enqueue(tx, { topic, type: 'order.created', key: `${secretKey}-${i % 4}`, payload: { n: i, card: 'payload-marker' } });
+      for (let i = 0; i < 20; i++)
+        await outbox.enqueue(tx, { topic, type: 'order.created', key: `${secretKey}-${i % 4}`, payload: { n: i, card: 'payload-marker' } });
       await outbox.enqueue(tx, { topic, type: 'order.created', key: secretKey, payload: { big: 'x'.repeat(2000) } }); // over maxMessageBytes: dead at once
     });
     await fixture.pool.query(`UPDATE "${fixture.schema}".outbox SET created_at = now() - interval '90 seconds'`);
@@ -119,7 +129,9 @@ describe('OutboxerMetrics on a relay publishing to RabbitMQ', () => {
       await pool.end();
     });
     const store = new PostgresOutboxStore(fromPgPool(pool), { schema: fixture.schema });
-    await new Outbox<SqlExecutor>(fixture.store).transaction(fromPgPool(fixture.pool), (tx) => new Outbox<SqlExecutor>(fixture.store).enqueue(tx, { topic: 'a.b', type: 't', payload: {} }));
+    await new Outbox<SqlExecutor>(fixture.store).transaction(fromPgPool(fixture.pool), (tx) =>
+      new Outbox<SqlExecutor>(fixture.store).enqueue(tx, { topic: 'a.b', type: 't', payload: {} }),
+    );
     const metrics = new OutboxerMetrics({ gaugeMaxAgeMs: 0 });
     metrics.observeStore(store);
     expect(await value(metrics, 'outboxer_pending')).toBe(1);
@@ -154,7 +166,9 @@ describe('OutboxerMetrics on a relay publishing to RabbitMQ', () => {
     const store = new PostgresOutboxStore(fromPgPool(pool), { schema: fixture.schema });
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     // delayed for an hour: it stays pending (the relay publishes nothing), and counts from its creation
-    await outbox.transaction(fromPgPool(fixture.pool), (tx) => outbox.enqueue(tx, { topic: exchange.topic('later'), type: 't', payload: {}, delayMs: 3_600_000 }));
+    await outbox.transaction(fromPgPool(fixture.pool), (tx) =>
+      outbox.enqueue(tx, { topic: exchange.topic('later'), type: 't', payload: {}, delayMs: 3_600_000 }),
+    );
     await fixture.pool.query(`UPDATE "${fixture.schema}".outbox SET created_at = now() - interval '90 seconds'`);
     const metrics = new OutboxerMetrics({ gaugeMaxAgeMs: 0 });
     metrics.observeStore(store);

@@ -18,8 +18,11 @@ describe('migrate on a fresh table while another session holds a snapshot', () =
       await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await holder.query('SELECT 1');
       await new PostgresOutboxStore(fromPgPool(pool), { schema }).migrate();
-      const valid = await pool.query(`SELECT count(*)::int AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname LIKE 'outbox_p%' AND i.indisvalid`, [schema]);
+      const valid = await pool.query(
+        `SELECT count(*)::int AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname LIKE 'outbox_p%' AND i.indisvalid`,
+        [schema],
+      );
       expect(valid.rows[0]?.n).toBeGreaterThanOrEqual(2);
     } finally {
       await holder.query('ROLLBACK');

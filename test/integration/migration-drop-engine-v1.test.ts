@@ -21,7 +21,13 @@ const V1_CONFIG_COLUMNS = ['engine', 'fence_until', 'v1_fenced_at'];
 
 /** A table at schema version 13 as an earlier build left it: engine v1's columns, indexes, triggers and settings. */
 async function tableAt13WithV1(db: SchemaDatabase, name: TableName, engine: 'v1' | 'v2'): Promise<void> {
-  expect(await applyMigrations(db.database, name, migrations.filter((m) => m.version <= 13))).toHaveLength(13);
+  expect(
+    await applyMigrations(
+      db.database,
+      name,
+      migrations.filter((m) => m.version <= 13),
+    ),
+  ).toHaveLength(13);
   const t = `"${name.schema}"."${name.table}"`;
   const statements = [
     `ALTER TABLE ${t} ADD COLUMN lease_owner text, ADD COLUMN lease_token uuid, ADD COLUMN lease_until timestamptz,
@@ -33,7 +39,9 @@ async function tableAt13WithV1(db: SchemaDatabase, name: TableName, engine: 'v1'
   ];
   if (engine === 'v2') {
     for (const on of ['insert', 'update']) {
-      statements.push(`CREATE TRIGGER ${name.table}_fence_v1_${on} BEFORE ${on.toUpperCase()} ON ${t} FOR EACH ROW EXECUTE FUNCTION "${name.schema}".outboxer_fence_v1('${name.table}_partitioning')`);
+      statements.push(
+        `CREATE TRIGGER ${name.table}_fence_v1_${on} BEFORE ${on.toUpperCase()} ON ${t} FOR EACH ROW EXECUTE FUNCTION "${name.schema}".outboxer_fence_v1('${name.table}_partitioning')`,
+      );
     }
   }
   for (const statement of statements) await db.sql(statement);
@@ -42,17 +50,26 @@ async function tableAt13WithV1(db: SchemaDatabase, name: TableName, engine: 'v1'
 /** What of engine v1 a table still has. */
 async function leftovers(db: SchemaDatabase, name: TableName) {
   const columns = async (table: string, wanted: string[]) =>
-    (await db.sql(`SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped AND attname = ANY($2) ORDER BY attname`, [
-      `"${name.schema}"."${table}"`, wanted,
-    ])).map((row) => row.attname);
+    (
+      await db.sql(
+        `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped AND attname = ANY($2) ORDER BY attname`,
+        [`"${name.schema}"."${table}"`, wanted],
+      )
+    ).map((row) => row.attname);
   const [options] = await db.sql(`SELECT reloptions FROM pg_class WHERE oid = to_regclass($1)`, [`"${name.schema}"."${name.table}"`]);
   return {
     columns: await columns(name.table, V1_COLUMNS),
     configColumns: await columns(`${name.table}_partitioning`, V1_CONFIG_COLUMNS),
-    indexes: (await db.sql(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN ($2, $3) ORDER BY 1`, [
-      name.schema, `${name.table}_pending_key_idx`, `${name.table}_pending_unkeyed_idx`,
-    ])).map((row) => row.indexname),
-    triggers: (await db.sql(`SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname LIKE '%fence%'`, [`"${name.schema}"."${name.table}"`])).map((row) => row.tgname),
+    indexes: (
+      await db.sql(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname IN ($2, $3) ORDER BY 1`, [
+        name.schema,
+        `${name.table}_pending_key_idx`,
+        `${name.table}_pending_unkeyed_idx`,
+      ])
+    ).map((row) => row.indexname),
+    triggers: (
+      await db.sql(`SELECT tgname FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname LIKE '%fence%'`, [`"${name.schema}"."${name.table}"`])
+    ).map((row) => row.tgname),
     fenceFunction: (await db.sql(`SELECT to_regprocedure($1) IS NOT NULL AS present`, [`"${name.schema}".outboxer_fence_v1()`]))[0]?.present,
     reloptions: options?.reloptions ?? null,
   };
@@ -80,8 +97,13 @@ describe.each([
         ('t', 'x', '1', now() + interval '1 hour'), ('t', 'x', '2', now()) RETURNING id::text AS id`);
     expect(await applyMigrations(db.database, name, migrations)).toEqual([14]);
     expect(await leftovers(db, name)).toEqual(NONE);
-    const rows = await db.sql(`SELECT id::text AS id, due_at > now() + interval '59 minutes' AS later, due_at IS NULL AS fresh FROM "${db.schema}".outbox ORDER BY seq`);
-    expect(rows).toEqual([{ id: delayed?.id, later: true, fresh: false }, { id: plain?.id, later: null, fresh: true }]);
+    const rows = await db.sql(
+      `SELECT id::text AS id, due_at > now() + interval '59 minutes' AS later, due_at IS NULL AS fresh FROM "${db.schema}".outbox ORDER BY seq`,
+    );
+    expect(rows).toEqual([
+      { id: delayed?.id, later: true, fresh: false },
+      { id: plain?.id, later: null, fresh: true },
+    ]);
   });
 
   it('keeps the fence function while another table of the schema still has triggers on it, and drops it with the last', async () => {

@@ -20,7 +20,13 @@ describe.each([
     db = await open('mig6');
     const name = resolveTableName(db.schema, 'outbox');
     const table = `"${db.schema}"."outbox"`;
-    expect(await applyMigrations(db.database, name, migrations.filter((m) => m.version <= 5))).toEqual([1, 2, 3, 4, 5]);
+    expect(
+      await applyMigrations(
+        db.database,
+        name,
+        migrations.filter((m) => m.version <= 5),
+      ),
+    ).toEqual([1, 2, 3, 4, 5]);
     await db.sql(`INSERT INTO ${table} (topic, key, type, payload)
       SELECT 't', CASE WHEN n % 2 = 0 THEN 'k' || (n % 10) END, 'x', json_build_object('n', n) FROM generate_series(1, 200) AS n`);
 
@@ -74,7 +80,9 @@ describe('migration 6 on PostgreSQL: names and reruns', () => {
     const table = 't'.repeat(40);
     await new PostgresOutboxStore(db.database, { schema: db.schema, table }).migrate();
     const found = await db.sql(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 't%' ORDER BY 1`, [db.schema]);
-    expect(found.map((row) => row.table_name)).toEqual(['', '_idempotency', '_partitioning', '_partitions', '_paused_destinations', '_paused_topics', '_relays'].map((s) => `${table}${s}`));
+    expect(found.map((row) => row.table_name)).toEqual(
+      ['', '_idempotency', '_partitioning', '_partitions', '_paused_destinations', '_paused_topics', '_relays'].map((s) => `${table}${s}`),
+    );
     const primaryKeys = await db.sql(`SELECT conname FROM pg_constraint WHERE connamespace = $1::regnamespace AND contype = 'p' ORDER BY 1`, [db.schema]);
     expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_partitioning_pkey`);
     expect(primaryKeys.map((row) => row.conname)).toContain(`${table}_paused_topics_pkey`);

@@ -14,8 +14,11 @@ const READ_PATH_INDEXES = ['outbox_due_key_idx', 'outbox_p64_due_idx', 'outbox_p
 
 /** The read path's indexes as the catalog shows them: name, valid, and the oid (a rebuild changes it). */
 async function readPathIndexes(db: SchemaDatabase) {
-  return db.sql(`SELECT c.relname AS name, i.indisvalid AS valid, c.oid::int8::text AS oid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-    WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1) AND c.relname = ANY($2) ORDER BY 1`, [db.schema, READ_PATH_INDEXES]);
+  return db.sql(
+    `SELECT c.relname AS name, i.indisvalid AS valid, c.oid::int8::text AS oid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+    WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1) AND c.relname = ANY($2) ORDER BY 1`,
+    [db.schema, READ_PATH_INDEXES],
+  );
 }
 
 /** Whether an insert of no row takes an xid: only the statement trigger makes it. */
@@ -28,12 +31,14 @@ async function emptyInsertTakesXid(db: SchemaDatabase): Promise<boolean> {
 }
 
 async function upgradedShape(db: SchemaDatabase) {
-  const [shape] = await db.sql(`SELECT
+  const [shape] = await db.sql(
+    `SELECT
       (SELECT array_agg(version ORDER BY version) FROM "${db.schema}".outboxer_migrations WHERE table_name = 'outbox') AS versions,
       (SELECT seqcache FROM pg_sequence WHERE seqrelid = pg_get_serial_sequence($1, 'seq')::regclass)::int AS cache,
       (SELECT count(*)::int FROM pg_trigger WHERE tgrelid = $1::regclass AND tgname = 'outbox_xid_first') AS triggers,
       (SELECT data_type FROM information_schema.columns WHERE table_schema = $2 AND table_name = 'outbox' AND column_name = 'due_at') AS due_at`,
-  [`"${db.schema}".outbox`, db.schema]);
+    [`"${db.schema}".outbox`, db.schema],
+  );
   return shape;
 }
 
@@ -55,7 +60,13 @@ describe('migration 7, the read path', () => {
   it('upgrades a table with pending rows from two processes at once; a relay then relays every row', async () => {
     db = await postgresSchema('mig7');
     const name = resolveTableName(db.schema, 'outbox');
-    expect(await applyMigrations(db.database, name, migrations.filter((m) => m.version <= 6))).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(
+      await applyMigrations(
+        db.database,
+        name,
+        migrations.filter((m) => m.version <= 6),
+      ),
+    ).toEqual([1, 2, 3, 4, 5, 6]);
     await db.sql(`INSERT INTO "${db.schema}".outbox (topic, key, type, payload)
       SELECT 't', CASE WHEN n % 2 = 0 THEN 'k' || (n % 10) END, 'x', json_build_object('n', n) FROM generate_series(1, 2000) AS n`);
     expect(await emptyInsertTakesXid(db)).toBe(false);
@@ -63,7 +74,10 @@ describe('migration 7, the read path', () => {
 
     const env = cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl, OUTBOXER_SCHEMA: db.schema });
     const runs = await Promise.all([runCli(['migrate'], env), runCli(['migrate'], env)]);
-    expect(runs.map((run) => [run.code, run.stderr])).toEqual([[0, ''], [0, '']]);
+    expect(runs.map((run) => [run.code, run.stderr])).toEqual([
+      [0, ''],
+      [0, ''],
+    ]);
 
     expect(await upgradedShape(db)).toEqual({ versions: migrations.map((m) => m.version), cache: 1, triggers: 1, due_at: 'timestamp with time zone' });
     expect((await readPathIndexes(db)).map((i) => [i.name, i.valid])).toEqual(READ_PATH_INDEXES.map((n) => [n, true]));

@@ -104,7 +104,14 @@ describe('MQTT publisher against a broker that refuses, limits, freezes or dies'
     await server.freeze();
     cleanups.push(async () => server.thaw());
     const messages = Array.from({ length: 10 }, (_, i) => testMessage('window.m', { key: `k${i}` }));
-    const errors = await Promise.all(messages.map((m) => publisher.publish(m).then(() => new Error('confirmed'), (e: unknown) => e as Error)));
+    const errors = await Promise.all(
+      messages.map((m) =>
+        publisher.publish(m).then(
+          () => new Error('confirmed'),
+          (e: unknown) => e as Error,
+        ),
+      ),
+    );
     const stages = errors.map((e) => (e.message.includes('PUBACK never came') ? 'sent' : e.message.includes('Receive Maximum') ? 'waited' : e.message));
     expect(stages.filter((s) => s === 'sent')).toHaveLength(3);
     expect(stages.filter((s) => s === 'waited')).toHaveLength(7);
@@ -135,7 +142,9 @@ describe('MQTT publisher against a broker that refuses, limits, freezes or dies'
     await server.kill();
     const errors = await Promise.all(inFlight);
     expect(performance.now() - killedAt).toBeLessThan(2000);
-    expect(new Set(errors.map((e) => JSON.stringify(failure(e))))).toEqual(new Set([JSON.stringify({ code: 'OUTBOXER_BROKER_UNAVAILABLE', permanent: false, action: 'release' })]));
+    expect(new Set(errors.map((e) => JSON.stringify(failure(e))))).toEqual(
+      new Set([JSON.stringify({ code: 'OUTBOXER_BROKER_UNAVAILABLE', permanent: false, action: 'release' })]),
+    );
     expect((errors[0] as Error).message).toMatch(/lost before its PUBACK.*same outbox-id/);
     expect(publisher.connectionState?.()).toBe('disconnected');
 
@@ -158,7 +167,7 @@ describe('MQTT publisher against a broker that refuses, limits, freezes or dies'
     const started = performance.now();
     await publisher.close();
     expect(performance.now() - started).toBeLessThan(1000);
-    expect((await waiting as PublishError).code).toBe('OUTBOXER_CLOSED');
+    expect(((await waiting) as PublishError).code).toBe('OUTBOXER_CLOSED');
     expect(((await publisher.publish(testMessage('closing.m')).catch((e: unknown) => e)) as PublishError).code).toBe('OUTBOXER_CLOSED');
   });
 

@@ -37,13 +37,18 @@ describe('MQTT publisher on the wire', () => {
     await make().publish(testMessage(`${run}.orders.created`));
     const deliveries = await recorder.waitFor(2);
     expect(deliveries.map((d) => d.mqttTopic).sort()).toEqual([`${run}/orders/created`, `${run}/tenant-a/orders/created`]);
-    expect(deliveries.map((d) => [d.qos, d.retain])).toEqual([[1, false], [1, false]]);
+    expect(deliveries.map((d) => [d.qos, d.retain])).toEqual([
+      [1, false],
+      [1, false],
+    ]);
   });
 
   it('sends id, type and key as the user properties outbox-id, outbox-type, outbox-key beside the headers, and the content type in Content Type', async () => {
     const run = uniqueName('t');
     const recorder = await record(`${run}/#`);
-    const message = testMessage(`${run}.orders`, { headers: { 'correlation-id': 'corr-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'Outbox-Id': 'forged' } });
+    const message = testMessage(`${run}.orders`, {
+      headers: { 'correlation-id': 'corr-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'Outbox-Id': 'forged' },
+    });
     await make().publish(message);
     const [delivery] = await recorder.waitFor(1);
     expect(delivery?.headers).toEqual({
@@ -71,7 +76,22 @@ describe('MQTT publisher on the wire', () => {
   it('mosquitto_sub, a client we did not write, reads topic, user properties, content type and the exact body from a persistent session it left before the publish', async () => {
     const run = uniqueName('t');
     const clientId = run.replaceAll('_', '').slice(0, 23);
-    const sub = (args: string[]) => runCommand('mosquitto_sub', ['-V', 'mqttv5', '-h', '127.0.0.1', '-p', new URL(MQTT_URL).port || '1883', '-i', clientId, '-q', '1', '-t', `${run}/#`, ...args]);
+    const sub = (args: string[]) =>
+      runCommand('mosquitto_sub', [
+        '-V',
+        'mqttv5',
+        '-h',
+        '127.0.0.1',
+        '-p',
+        new URL(MQTT_URL).port || '1883',
+        '-i',
+        clientId,
+        '-q',
+        '1',
+        '-t',
+        `${run}/#`,
+        ...args,
+      ]);
     // subscribe with a session that outlives the connection (clean start off, expiry 60 s), then go away
     expect((await sub(['-c', '-x', '60', '-E'])).code).toBe(0);
     const message = testMessage(`${run}.orders.created`, { body: '{"total": 12.5, "note":"ünïcode ✓"}', headers: { tenant: 'acme' } });
@@ -80,7 +100,13 @@ describe('MQTT publisher on the wire', () => {
     const read = await sub(['-c', '-x', '0', '-C', '1', '-W', '10', '-F', '%t|%q|%r|%C|%F|%x|%P']);
     expect(read.code, read.stderr).toBe(0);
     const [topic, qos, retained, contentType, formatIndicator, hex, userProperties] = read.stdout.trim().split('|');
-    expect({ topic, qos, retained, contentType, formatIndicator }).toEqual({ topic: `${run}/orders/created`, qos: '1', retained: '0', contentType: 'application/json', formatIndicator: '1' });
+    expect({ topic, qos, retained, contentType, formatIndicator }).toEqual({
+      topic: `${run}/orders/created`,
+      qos: '1',
+      retained: '0',
+      contentType: 'application/json',
+      formatIndicator: '1',
+    });
     expect(Buffer.from(hex ?? '', 'hex').toString('utf8')).toBe(message.body);
     expect(userProperties?.split(' ')).toEqual(['tenant:acme', `outbox-id:${message.id}`, 'outbox-type:order.created', 'outbox-key:order-1']);
   });

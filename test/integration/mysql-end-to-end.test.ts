@@ -88,26 +88,35 @@ describe.each([
     const config = (name: string) => ({ database: fresh.url, broker: childBrokerOf(rig), name });
     const [victim, survivor] = [children.start(config('victim')), children.start(config('survivor'))];
     await Promise.all([victim.ready(), survivor.ready()]);
-    await waitFor(async () => {
-      const held = await holdings();
-      return held.size === 2 && held.get(victim.relayId ?? '') === 32 && held.get(survivor.relayId ?? '') === 32;
-    }, { what: 'the two relays holding 32 partitions each' });
+    await waitFor(
+      async () => {
+        const held = await holdings();
+        return held.size === 2 && held.get(victim.relayId ?? '') === 32 && held.get(survivor.relayId ?? '') === 32;
+      },
+      { what: 'the two relays holding 32 partitions each' },
+    );
 
     const load = startWriters(write, { writers: 4, topic: (w) => rig.topic(`w${w}`) });
     await waitFor(() => new Set(rig.deliveries).size >= 60, { what: 'messages flowing through both relays' });
     await victim.kill();
     const atKill = load.expected.length;
-    await waitFor(async () => {
-      const held = await holdings();
-      return held.size === 1 && held.get(survivor.relayId ?? '') === 64;
-    }, { timeoutMs: 15_000, what: 'the survivor holding all 64 partitions once the lease ran out' });
+    await waitFor(
+      async () => {
+        const held = await holdings();
+        return held.size === 1 && held.get(survivor.relayId ?? '') === 64;
+      },
+      { timeoutMs: 15_000, what: 'the survivor holding all 64 partitions once the lease ran out' },
+    );
     await waitFor(() => load.expected.length >= atKill + 60, { what: 'writes going on after the takeover' });
     await load.stop();
 
     expect(load.failures).toEqual([]);
     expect(load.rolledBack.length).toBeGreaterThan(0);
     const committed = new Set(load.expected.map((m) => m.id));
-    await waitFor(() => [...committed].every((id) => rig.deliveries.includes(id)), { timeoutMs: 20_000, what: `all ${committed.size} committed messages delivered` });
+    await waitFor(() => [...committed].every((id) => rig.deliveries.includes(id)), {
+      timeoutMs: 20_000,
+      what: `all ${committed.size} committed messages delivered`,
+    });
     await waitFor(async () => (await left()) === 0, { what: 'every completion written' });
     const report = checkDeliveries(load.expected, rig.deliveries);
     expect(report.lost).toEqual([]);

@@ -19,7 +19,11 @@ describe('MariaDB completion beside rows another session locks', () => {
     await fresh.database.transaction((tx) => store.insert(tx, messages));
     const { relayId } = await store.leases.join({ name: 'locked', leaseMs: 60_000 });
     const leases = await store.leases.acquire(relayId, 64);
-    const read = await store.reader.read(relayId, 64, leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })));
+    const read = await store.reader.read(
+      relayId,
+      64,
+      leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })),
+    );
     const locker = await fresh.pool.getConnection();
     try {
       await locker.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');

@@ -18,7 +18,10 @@ const msg = (extra: Record<string, unknown> = {}) => validateMessage({ ...messag
 const poolOf = (uri: string, extra: Record<string, unknown> = {}) => mysql.createPool({ uri, connectionLimit: 2, ...extra });
 
 async function rejection(action: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  const error: unknown = await action.then(() => undefined, (e: unknown) => e);
+  const error: unknown = await action.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (error instanceof Error) return error as Error & { code?: string };
   throw new Error('expected a rejection, got a result');
 }
@@ -82,7 +85,9 @@ describe('MariaDB writer, schema and start check', () => {
   it('keeps input order across a batch split into several statements, and binary bodies as bytes', async () => {
     const { fresh: f, store } = await setup();
     const bytes = Uint8Array.from([0, 0xff, 0x80, 0x27, 0x5c, 0]);
-    const batch = Array.from({ length: 1203 }, (_, i) => (i % 100 === 7 ? msg({ payload: bytes, contentType: 'application/x-protobuf' }) : msg({ key: `k${i % 5}` })));
+    const batch = Array.from({ length: 1203 }, (_, i) =>
+      i % 100 === 7 ? msg({ payload: bytes, contentType: 'application/x-protobuf' }) : msg({ key: `k${i % 5}` }),
+    );
     await f.database.transaction((tx) => store.insert(tx, batch));
     const rows = await f.sql('SELECT id, payload_bytes FROM `outbox` ORDER BY seq');
     expect(rows.map((r) => r.id)).toEqual(batch.map((m) => m.id));
@@ -121,7 +126,9 @@ describe('MariaDB writer, schema and start check', () => {
     const waiting = store.insert(b as unknown as MysqlQueryable, [second]).finally(() => (settled = true));
     waiting.catch(() => undefined); // awaited below; a failure before that must not go unhandled
     const reserving = async () => {
-      const rows = await f.sql(`SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ? AND INFO LIKE 'INSERT INTO %outbox_idempotency%'`, [Number(waiter.id)]);
+      const rows = await f.sql(`SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ? AND INFO LIKE 'INSERT INTO %outbox_idempotency%'`, [
+        Number(waiter.id),
+      ]);
       return rows.length === 1;
     };
     // the second insert is on the key's row, which the first transaction holds: it cannot end before that commits
@@ -138,7 +145,9 @@ describe('MariaDB writer, schema and start check', () => {
     const f = fresh;
     const stores = [1, 2, 3].map(() => new MysqlOutboxStore(f.database, { partitionCount: 8 }));
     await Promise.all(stores.map((s) => s.migrate()));
-    expect(await f.sql('SELECT table_name, version FROM `outboxer_migrations` ORDER BY version')).toEqual(mysqlMigrations.map((m) => ({ table_name: 'outbox', version: m.version })));
+    expect(await f.sql('SELECT table_name, version FROM `outboxer_migrations` ORDER BY version')).toEqual(
+      mysqlMigrations.map((m) => ({ table_name: 'outbox', version: m.version })),
+    );
     expect(Number((await f.sql('SELECT COUNT(*) AS n FROM `outbox_partitions`'))[0]?.n)).toBe(8);
     expect((await stores[0]!.relayGroup()).partitionCount).toBe(8);
     await stores[1]!.verify();
@@ -184,7 +193,10 @@ describe('MariaDB writer, schema and start check', () => {
     };
 
     it('names a wrong password, an unknown database and a table not migrated', async () => {
-      expect(await verifyAt(withPath('test', 'root:not-the-password'))).toMatchObject({ code: 'OUTBOXER_AUTH_FAILED', message: expect.stringContaining('check the user and password') });
+      expect(await verifyAt(withPath('test', 'root:not-the-password'))).toMatchObject({
+        code: 'OUTBOXER_AUTH_FAILED',
+        message: expect.stringContaining('check the user and password'),
+      });
       const unknown = await verifyAt(withPath(uniqueName('nodb')));
       expect(unknown).toMatchObject({ code: 'OUTBOXER_DATABASE_NOT_FOUND' });
       fresh = await freshMysqlDatabase('verify');

@@ -14,7 +14,9 @@ describe('NATS publisher', () => {
   it('puts the message on the wire as documented: subject, body, Nats-Msg-Id and Outbox-* headers', async () => {
     const { prefix, stream } = await isolatedStream();
     const publisher = local();
-    const keyed = testMessage(`${prefix}.orders.created`, { headers: { 'correlation-id': 'c-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const keyed = testMessage(`${prefix}.orders.created`, {
+      headers: { 'correlation-id': 'c-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
     const plain = testMessage(`${prefix}.orders.plain`, { key: null, headers: {} });
     await publisher.publish(keyed);
     await publisher.publish(plain);

@@ -15,7 +15,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-
 // lease 3 s: each relay reads the paused list every second (min(5 s, lease/3)); holds of 100 ms doubling to 400 ms
 const timing = { leaseMs: 3000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 100, maxErrorBackoffMs: 400 } as const;
 
@@ -35,7 +34,12 @@ describe('an operator pause holds a topic in every relay until it is resumed', (
       return observedPublisher(inner);
     });
     const enqueue = (messages: { topic: string; key: string | null }[]) =>
-      fromPgPool(pool).transaction((tx) => outbox.enqueueMany(tx, messages.map((m, i) => ({ ...m, key: m.key ?? undefined, type: 'test.event', payload: { i } }))));
+      fromPgPool(pool).transaction((tx) =>
+        outbox.enqueueMany(
+          tx,
+          messages.map((m, i) => ({ ...m, key: m.key ?? undefined, type: 'test.event', payload: { i } })),
+        ),
+      );
 
     // Messages stored before the pause: keys of the paused topic, keys of a flowing one, and keys that cross both.
     const expected: { id: string; key: string | null; topic: string }[] = [];
@@ -58,10 +62,13 @@ describe('an operator pause holds a topic in every relay until it is resumed', (
       cleanups.push(() => relay.stop());
       relay.start();
     }
-    const balanced = await waitFor(async () => {
-      const group = await store.relayGroup();
-      return group.relays.length === 2 && group.unowned.length === 0 && group.relays.every((r) => r.partitions.length === 32) ? group : undefined;
-    }, { what: 'the two relays to share the 64 partitions' });
+    const balanced = await waitFor(
+      async () => {
+        const group = await store.relayGroup();
+        return group.relays.length === 2 && group.unowned.length === 0 && group.relays.every((r) => r.partitions.length === 32) ? group : undefined;
+      },
+      { what: 'the two relays to share the 64 partitions' },
+    );
     // New messages of both topics while the topic is paused.
     await add([...round(2), ...round(3)]);
 
@@ -79,17 +86,23 @@ describe('an operator pause holds a topic in every relay until it is resumed', (
     const heldRows = () =>
       pool.query<{ id: string; topic: string; state: string; attempts: number; last_error: string | null; partition: number; reheld: boolean }>(
         `SELECT id::text, topic, state, attempts, last_error, "${schema}".outboxer_partition(key, id, 64) AS partition, due_at > $1::timestamptz + interval '500 ms' AS reheld
-         FROM "${schema}".outbox WHERE id = ANY($2::uuid[])`, [balancedAt, before.map((m) => m.id)]);
-    const held = await waitFor(async () => {
-      const rows = (await heldRows()).rows;
-      return rows.length === before.length && rows.every((row) => row.reheld) ? rows : undefined;
-    }, { what: 'every held row to be held again by its current owner' });
+         FROM "${schema}".outbox WHERE id = ANY($2::uuid[])`,
+        [balancedAt, before.map((m) => m.id)],
+      );
+    const held = await waitFor(
+      async () => {
+        const rows = (await heldRows()).rows;
+        return rows.length === before.length && rows.every((row) => row.reheld) ? rows : undefined;
+      },
+      { what: 'every held row to be held again by its current owner' },
+    );
     for (const row of held) {
       expect(row.state).toBe('pending');
       expect(row.attempts).toBe(0);
       // a message of the paused topic says why; a later one of another topic, held behind it, may say it waits for it
       if (row.topic === paused) expect(row.last_error).toBe('paused by an operator: consumer migration');
-      else expect(row.last_error).toMatch(/^(paused by an operator: consumer migration|waits for an earlier message of its key \(seq \d+\) that is scheduled)$/);
+      else
+        expect(row.last_error).toMatch(/^(paused by an operator: consumer migration|waits for an earlier message of its key \(seq \d+\) that is scheduled)$/);
     }
     const owners = balanced.relays.map((r) => new Set(r.partitions));
     for (const partitions of owners) expect(held.some((row) => partitions.has(row.partition))).toBe(true); // both relays hold some
@@ -107,7 +120,12 @@ describe('an operator pause holds a topic in every relay until it is resumed', (
     const rows = await pool.query<{ attempts: number; state: string }>(`SELECT attempts, state FROM "${schema}".outbox`);
     expect(rows.rows.every((row) => row.state === 'published' && row.attempts === 0)).toBe(true);
     const delivered = await fx.waitForDeliveries(expected.length, 20_000);
-    expect(checkDeliveries(expected, delivered.map((d) => String(d.properties.messageId)))).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
+    expect(
+      checkDeliveries(
+        expected,
+        delivered.map((d) => String(d.properties.messageId)),
+      ),
+    ).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     // not a timed assertion: the bound this setup gives (refresh 1 s + last hold window 0.4 s + polls) is reported
     console.info(`operator pause: held ${before.length} messages in 2 relays; all published ${Math.round(flowedAfterMs)} ms after the resume`);
   });

@@ -20,7 +20,10 @@ beforeAll(async () => {
 /** What a user gets from `import ... from 'outboxer/...'`: the built package, resolved through its exports map. */
 describe('published package surface', () => {
   it.each([
-    ['outboxer', ['Outbox', 'Relay', 'OutboxerError', 'MessageValidationError', 'PublishError', 'redactUrl', 'validateMessage', 'failureAction', 'isMisconfiguration']],
+    [
+      'outboxer',
+      ['Outbox', 'Relay', 'OutboxerError', 'MessageValidationError', 'PublishError', 'redactUrl', 'validateMessage', 'failureAction', 'isMisconfiguration'],
+    ],
     ['outboxer/postgres', ['PostgresOutboxStore', 'fromPgPool', 'safePoolConfig', 'migrationScript']],
     ['outboxer/pglite', ['PostgresOutboxStore', 'fromPglite']],
     ['outboxer/mysql', ['MysqlOutboxStore', 'fromMysqlPool', 'mysqlMigrations']],
@@ -69,7 +72,11 @@ describe('published package surface', () => {
     const files = readdirSync(adapters, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.js'));
     expect(files.length).toBeGreaterThanOrEqual(7);
     const bare = files.flatMap((file) =>
-      [...readFileSync(join(adapters, file), 'utf8').matchAll(/^(?:import|export)\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]|^import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)]
+      [
+        ...readFileSync(join(adapters, file), 'utf8').matchAll(
+          /^(?:import|export)\b[^'";]*?\bfrom\s*['"]([^'"]+)['"]|^import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm,
+        ),
+      ]
         .map((match) => (match[1] ?? match[2] ?? match[3]) as string)
         .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:'))
         .map((specifier) => `${file} imports ${specifier}`),

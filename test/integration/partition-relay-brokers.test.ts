@@ -7,7 +7,15 @@ import { checkDeliveries } from '../support/order-checker.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { waitFor } from '../support/wait-for.js';
 
-const timing = { engine: 'v2', pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 50, maxErrorBackoffMs: 200, leaseMs: 9000, publishTimeoutMs: 3000 } as const;
+const timing = {
+  engine: 'v2',
+  pollIntervalMs: 20,
+  maxPollIntervalMs: 100,
+  errorBackoffMs: 50,
+  maxErrorBackoffMs: 200,
+  leaseMs: 9000,
+  publishTimeoutMs: 3000,
+} as const;
 
 describe.each([
   ['RabbitMQ', rabbitMqRig],
@@ -36,18 +44,30 @@ describe.each([
     }
     const topic = rig.topic('orders');
     const expected: { id: string; key: string | null }[] = [];
-    await Promise.all(Array.from({ length: 3 }, async (_, writer) => {
-      for (let txn = 0; txn < 20; txn++) {
-        const batch = Array.from({ length: 10 }, (_, i) => ({ topic, type: 'order.changed', key: i === 9 ? undefined : `order-${writer}-${(txn + i) % 15}`, payload: { writer, txn, i } }));
-        const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, batch));
-        ids.forEach((id, i) => expected.push({ id, key: batch[i]?.key ?? null }));
-      }
-    }));
-    const plain = await fixture.pool.query(`INSERT INTO "${fixture.schema}".outbox (topic, key, type, payload) VALUES ($1, 'sql', 'x', '{"from":"sql"}') RETURNING id::text AS id`, [topic]);
+    await Promise.all(
+      Array.from({ length: 3 }, async (_, writer) => {
+        for (let txn = 0; txn < 20; txn++) {
+          const batch = Array.from({ length: 10 }, (_, i) => ({
+            topic,
+            type: 'order.changed',
+            key: i === 9 ? undefined : `order-${writer}-${(txn + i) % 15}`,
+            payload: { writer, txn, i },
+          }));
+          const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, batch));
+          ids.forEach((id, i) => expected.push({ id, key: batch[i]?.key ?? null }));
+        }
+      }),
+    );
+    const plain = await fixture.pool.query(
+      `INSERT INTO "${fixture.schema}".outbox (topic, key, type, payload) VALUES ($1, 'sql', 'x', '{"from":"sql"}') RETURNING id::text AS id`,
+      [topic],
+    );
     expected.push({ id: plain.rows[0].id as string, key: 'sql' });
     const deliveries = rig.deliveries;
     await waitFor(() => new Set(deliveries).size >= expected.length, { timeoutMs: 60_000, what: `all ${expected.length} at the broker` });
-    await waitFor(async () => (await fixture?.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox`))?.rows[0]?.n === 0, { what: 'every row completed' });
+    await waitFor(async () => (await fixture?.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox`))?.rows[0]?.n === 0, {
+      what: 'every row completed',
+    });
     expect(checkDeliveries(expected, deliveries)).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
   });
 });

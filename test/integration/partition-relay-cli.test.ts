@@ -13,7 +13,10 @@ describe('outboxer relay --engine v2', () => {
     await relay.waitForOutput((out) => ids.every((id) => out.stdout.includes(`id=${id}`)), 'a console line per message');
     const result = await relay.stop('SIGTERM');
     expect(result.code, result.stderr).toBe(0);
-    const logs = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logs = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logs.find((line) => line.msg === 'outboxer relay starting')).toMatchObject({ engine: 'v2', leaseMs: 3000, publishTimeoutMs: 1000 });
     expect(logs.map((line) => line.msg)).toContain('relay joined the partition leases');
     expect(await countRows(`"${schema}".outbox_relays`)).toBe(0);

@@ -35,7 +35,12 @@ describe('engine v2 relay and a row locked by another session', () => {
       expect(publisher.delivered.filter((m) => m.id === locked)).toHaveLength(1);
       await holder.query('COMMIT');
       await waitFor(async () => (await pending()).length === 0, { what: 'the locked row deleted once its lock ended' });
-      expect(checkDeliveries(expected, publisher.delivered.map((m) => m.id))).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
+      expect(
+        checkDeliveries(
+          expected,
+          publisher.delivered.map((m) => m.id),
+        ),
+      ).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();

@@ -31,7 +31,10 @@ describe('engine v2 relays during a resize', () => {
     await write(0);
     const steps: string[] = [];
     const resizing = resizePartitions(fromPgPool(f.pool), resolveTableName(f.schema, 'outbox'), {
-      partitions: 8, pollMs: 50, waitTimeoutMs: 30_000, onProgress: (p) => steps.push(p.step),
+      partitions: 8,
+      pollMs: 50,
+      waitTimeoutMs: 30_000,
+      onProgress: (p) => steps.push(p.step),
     });
     for (let round = 1; round <= 5; round++) await write(round);
     const result = await resizing;
@@ -40,6 +43,11 @@ describe('engine v2 relays during a resize', () => {
     await write(6);
     await waitFor(() => publisher.delivered.length >= expected.length, { timeoutMs: 30_000, what: 'every message after the resize' });
     await waitFor(async () => [...(await holdings(f)).values()].reduce((a, b) => a + b, 0) === 8, { what: 'the relays to hold the 8 new partitions' });
-    expect(checkDeliveries(expected, publisher.delivered.map((m) => m.id))).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
+    expect(
+      checkDeliveries(
+        expected,
+        publisher.delivered.map((m) => m.id),
+      ),
+    ).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
   });
 });

@@ -38,18 +38,24 @@ describe('engine v2 relays sharing partitions on PostgreSQL', () => {
     const a = relays.make(fixture.store, publisher);
     const b = relays.make(fixture.store, publisher);
     const c = relays.make(killed.store, publisher);
-    await waitFor(async () => {
-      const held = await holdings(fixture);
-      return held.size === 3 && [...held.values()].every((n) => n === 21 || n === 22) && [...held.values()].reduce((s, n) => s + n, 0) === 64;
-    }, { what: 'three fair shares of 64 (22, 21, 21)' });
+    await waitFor(
+      async () => {
+        const held = await holdings(fixture);
+        return held.size === 3 && [...held.values()].every((n) => n === 21 || n === 22) && [...held.values()].reduce((s, n) => s + n, 0) === 64;
+      },
+      { what: 'three fair shares of 64 (22, 21, 21)' },
+    );
     await enqueue(120);
     await waitFor(() => publisher.delivered.length >= 120, { what: 'the first messages, published by all three' });
 
     await a.stop();
-    await waitFor(async () => {
-      const held = await holdings(fixture);
-      return held.get(b.relayId as string) === 32 && held.get(c.relayId as string) === 32;
-    }, { what: 'the two left holding 32 each after one left' });
+    await waitFor(
+      async () => {
+        const held = await holdings(fixture);
+        return held.get(b.relayId as string) === 32 && held.get(c.relayId as string) === 32;
+      },
+      { what: 'the two left holding 32 each after one left' },
+    );
     await enqueue(120);
 
     killed.freeze();
@@ -58,7 +64,10 @@ describe('engine v2 relays sharing partitions on PostgreSQL', () => {
     expect(b.partitions).toHaveLength(64);
     await enqueue(120);
     await waitFor(() => new Set(publisher.delivered.map((m) => m.id)).size >= expected.length, { what: 'every message' });
-    const report = checkDeliveries(expected, publisher.delivered.map((m) => m.id));
+    const report = checkDeliveries(
+      expected,
+      publisher.delivered.map((m) => m.id),
+    );
     expect(report.lost).toEqual([]);
     expect(report.phantom).toEqual([]);
     expect(report.orderInversions).toBe(0);
@@ -82,10 +91,18 @@ describe('engine v2 relays sharing partitions on PostgreSQL', () => {
     expect(row.rows).toEqual([{ leaving: true }]);
     await enqueue(60);
     slow.slowBeatsMs = 0;
-    await waitFor(() => a.relayId !== undefined && a.relayId !== lapsed && a.partitions.length === 32, { timeoutMs: 15_000, what: 'the relay back under a new id with its share' });
+    await waitFor(() => a.relayId !== undefined && a.relayId !== lapsed && a.partitions.length === 32, {
+      timeoutMs: 15_000,
+      what: 'the relay back under a new id with its share',
+    });
     await enqueue(60);
     await waitFor(() => new Set(publisher.delivered.map((m) => m.id)).size >= expected.length, { what: 'every message' });
-    expect(checkDeliveries(expected, publisher.delivered.map((m) => m.id))).toMatchObject({ lost: [], phantom: [], orderInversions: 0 });
+    expect(
+      checkDeliveries(
+        expected,
+        publisher.delivered.map((m) => m.id),
+      ),
+    ).toMatchObject({ lost: [], phantom: [], orderInversions: 0 });
   });
 
   it("fences a zombie's completion: a relay paused past its lease writes nothing for partitions granted to another", async () => {
@@ -103,7 +120,9 @@ describe('engine v2 relays sharing partitions on PostgreSQL', () => {
     const heir = new RecordingPublisher();
     const h = relays.make(fixture.store, heir);
     await waitFor(() => heir.delivered.some((m) => m.id === id), { what: 'the new owner publishing the message again' });
-    await waitFor(async () => (await fixture.pool.query(`SELECT 1 FROM "${fixture.schema}".outbox WHERE id = $1`, [id])).rowCount === 0, { what: "the new owner's completion" });
+    await waitFor(async () => (await fixture.pool.query(`SELECT 1 FROM "${fixture.schema}".outbox WHERE id = $1`, [id])).rowCount === 0, {
+      what: "the new owner's completion",
+    });
     zombie.openGate();
     await waitFor(() => fenced.length > 0, { what: "the zombie's completion fenced" });
     expect(fenced[0]).toEqual({ expected: 1, marked: 0 });

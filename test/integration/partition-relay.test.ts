@@ -34,16 +34,28 @@ describe('engine v2 relay on PostgreSQL', () => {
     relays.push(relay);
     relay.start();
     const expected: { id: string; key: string | null }[] = [];
-    await Promise.all(Array.from({ length: 4 }, async (_, writer) => {
-      for (let txn = 0; txn < 25; txn++) {
-        const batch = Array.from({ length: 8 }, (_, i) => ({ topic: 't', type: 'x', key: i === 7 ? undefined : `k-${writer}-${(txn + i) % 6}`, payload: { writer, txn, i } }));
-        const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, batch));
-        ids.forEach((id, i) => expected.push({ id, key: batch[i]?.key ?? null }));
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, writer) => {
+        for (let txn = 0; txn < 25; txn++) {
+          const batch = Array.from({ length: 8 }, (_, i) => ({
+            topic: 't',
+            type: 'x',
+            key: i === 7 ? undefined : `k-${writer}-${(txn + i) % 6}`,
+            payload: { writer, txn, i },
+          }));
+          const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, batch));
+          ids.forEach((id, i) => expected.push({ id, key: batch[i]?.key ?? null }));
+        }
+      }),
+    );
     await waitFor(() => publisher.delivered.length >= expected.length, { timeoutMs: 30_000, what: 'all 800 delivered' });
     await waitFor(async () => (await pendingRows(fixture)) === 0, { what: 'completions to land' });
-    expect(checkDeliveries(expected, publisher.delivered.map((m) => m.id))).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
+    expect(
+      checkDeliveries(
+        expected,
+        publisher.delivered.map((m) => m.id),
+      ),
+    ).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     expect(publisher.keyOverlap).toBe(false);
     expect((await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox`)).rows[0]).toEqual({ n: 0 });
   });
@@ -64,7 +76,12 @@ describe('engine v2 relay on PostgreSQL', () => {
          WHERE "${fixture.schema}".outboxer_partition('k' || n, NULL, 64) = "${fixture.schema}".outboxer_partition('late', NULL, 64) LIMIT 5`,
       );
       expect(sameKeys.rows).toHaveLength(5);
-      const later = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, sameKeys.rows.map(({ key }, i) => ({ topic: 't', type: 'x', key, payload: i }))));
+      const later = await outbox.transaction(db, (tx) =>
+        outbox.enqueueMany(
+          tx,
+          sameKeys.rows.map(({ key }, i) => ({ topic: 't', type: 'x', key, payload: i })),
+        ),
+      );
       await waitFor(() => later.every((id) => publisher.delivered.some((m) => m.id === id)), { what: 'the rows committed first' });
       await late.query('COMMIT');
       outbox.notifyCommitted();
@@ -81,10 +98,12 @@ describe('engine v2 relay on PostgreSQL', () => {
     const relay = outbox.createRelay(publisher, v2Timing);
     relays.push(relay);
     relay.start();
-    const [other] = (await fixture.pool.query<{ key: string }>(
-      `SELECT 'o' || n AS key FROM generate_series(1, 2000) n
+    const [other] = (
+      await fixture.pool.query<{ key: string }>(
+        `SELECT 'o' || n AS key FROM generate_series(1, 2000) n
        WHERE "${fixture.schema}".outboxer_partition('o' || n, NULL, 64) = "${fixture.schema}".outboxer_partition('k', NULL, 64) LIMIT 1`,
-    )).rows;
+      )
+    ).rows;
     const open = await fixture.pool.connect();
     const late = await fixture.pool.connect();
     try {
@@ -116,15 +135,28 @@ describe('engine v2 relay on PostgreSQL', () => {
     const relay = outbox.createRelay(publisher, { ...v2Timing, hooks: { onError: (e) => errors.push(e.stage) } });
     relays.push(relay);
     relay.start();
-    const expected = (await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: 30 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 4}`, payload: i })))))
-      .map((id, i) => ({ id, key: `k${i % 4}` }));
+    const expected = (
+      await outbox.transaction(db, (tx) =>
+        outbox.enqueueMany(
+          tx,
+          Array.from({ length: 30 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 4}`, payload: i })),
+        ),
+      )
+    ).map((id, i) => ({ id, key: `k${i % 4}` }));
     await waitFor(() => errors.filter((s) => s === 'publish').length >= 3, { what: 'several rounds against the broker that is down' });
-    const touched = await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox WHERE attempts > 0 OR due_at IS NOT NULL OR last_error IS NOT NULL`);
+    const touched = await fixture.pool.query(
+      `SELECT count(*)::int AS n FROM "${fixture.schema}".outbox WHERE attempts > 0 OR due_at IS NOT NULL OR last_error IS NOT NULL`,
+    );
     expect(touched.rows[0]).toEqual({ n: 0 });
     expect(relay.partitionRelay?.partitions).toHaveLength(64);
     publisher.failWith = () => undefined;
     await waitFor(() => publisher.delivered.length >= 30, { what: 'everything once the broker is back' });
-    expect(checkDeliveries(expected, publisher.delivered.map((m) => m.id))).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
+    expect(
+      checkDeliveries(
+        expected,
+        publisher.delivered.map((m) => m.id),
+      ),
+    ).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
   });
 
   it('holds only the key of a failing message, and a new owner respects the hold', async () => {
@@ -136,17 +168,27 @@ describe('engine v2 relay on PostgreSQL', () => {
     first.start();
     const [failing] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [{ topic: 't', type: 'x', key: 'k', payload: 'fails' }]));
     publisher.failWith = (m) => (m.id === failing ? transientFailure(m.id) : undefined);
-    await waitFor(async () => (await fixture.pool.query(`SELECT 1 FROM "${fixture.schema}".outbox WHERE id = $1 AND attempts = 1 AND due_at IS NOT NULL`, [failing])).rowCount === 1, { what: 'the failure scheduled' });
+    await waitFor(
+      async () =>
+        (await fixture.pool.query(`SELECT 1 FROM "${fixture.schema}".outbox WHERE id = $1 AND attempts = 1 AND due_at IS NOT NULL`, [failing])).rowCount === 1,
+      { what: 'the failure scheduled' },
+    );
     await first.stop();
-    const [behind, ...others] = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [
-      { topic: 't', type: 'x', key: 'k', payload: 'behind' },
-      ...Array.from({ length: 20 }, (_, i) => ({ topic: 't', type: 'x', key: `o${i}`, payload: i })),
-    ]));
+    const [behind, ...others] = await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(tx, [
+        { topic: 't', type: 'x', key: 'k', payload: 'behind' },
+        ...Array.from({ length: 20 }, (_, i) => ({ topic: 't', type: 'x', key: `o${i}`, payload: i })),
+      ]),
+    );
     const second = outbox.createRelay(publisher, options);
     relays.push(second);
     second.start();
     await waitFor(() => others.every((id) => publisher.delivered.some((m) => m.id === id)), { what: 'the other keys' });
-    await waitFor(async () => (await fixture.pool.query(`SELECT 1 FROM "${fixture.schema}".outbox WHERE id = $1 AND due_at IS NOT NULL AND attempts = 0`, [behind])).rowCount === 1, { what: 'the hold on the later message of the key' });
+    await waitFor(
+      async () =>
+        (await fixture.pool.query(`SELECT 1 FROM "${fixture.schema}".outbox WHERE id = $1 AND due_at IS NOT NULL AND attempts = 0`, [behind])).rowCount === 1,
+      { what: 'the hold on the later message of the key' },
+    );
     expect(publisher.delivered.map((m) => m.id)).not.toContain(behind);
     publisher.failWith = () => undefined;
     await fixture.pool.query(`UPDATE "${fixture.schema}".outbox SET due_at = now() - interval '1 second' WHERE due_at IS NOT NULL`);
@@ -159,26 +201,36 @@ describe('engine v2 relay on PostgreSQL', () => {
   it('publishes a partition whose owners kept dying one row at a time, each after a counted attempt, until it makes progress', async () => {
     const { fixture, outbox, db } = await setup();
     const partitionOfU1 = `"${fixture.schema}".outboxer_partition('u1', NULL, 64)`;
-    const keys = (await fixture.pool.query<{ key: string }>(
-      `SELECT 'u' || n AS key FROM generate_series(1, 5000) n WHERE "${fixture.schema}".outboxer_partition('u' || n, NULL, 64) = ${partitionOfU1} LIMIT 4`,
-    )).rows.map((row) => row.key);
+    const keys = (
+      await fixture.pool.query<{ key: string }>(
+        `SELECT 'u' || n AS key FROM generate_series(1, 5000) n WHERE "${fixture.schema}".outboxer_partition('u' || n, NULL, 64) = ${partitionOfU1} LIMIT 4`,
+      )
+    ).rows.map((row) => row.key);
     await fixture.pool.query(`UPDATE "${fixture.schema}".outbox_partitions SET unclean = 3 WHERE partition = ${partitionOfU1}`);
     const publisher = new RecordingPublisher();
-    const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, keys.map((key, i) => ({ topic: 't', type: 'x', key, payload: i }))));
+    const ids = await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(
+        tx,
+        keys.map((key, i) => ({ topic: 't', type: 'x', key, payload: i })),
+      ),
+    );
     const failing = ids[0] as string;
     publisher.failWith = (m) => (m.id === failing ? transientFailure(m.id) : undefined);
     publisher.holdConfirms();
     const relay = outbox.createRelay(publisher, { ...v2Timing, retry: { baseDelayMs: 600_000, maxDelayMs: 600_000, jitter: 0 } });
     relays.push(relay);
     relay.start();
-    const attemptsOf = async (id: string) => (await fixture.pool.query(`SELECT attempts FROM "${fixture.schema}".outbox WHERE id = $1`, [id])).rows[0]?.attempts as number;
+    const attemptsOf = async (id: string) =>
+      (await fixture.pool.query(`SELECT attempts FROM "${fixture.schema}".outbox WHERE id = $1`, [id])).rows[0]?.attempts as number;
     await waitFor(() => publisher.inFlight > 0, { what: 'the first publish' });
     expect(await attemptsOf(failing)).toBe(1); // counted before the publish
     expect(publisher.inFlight).toBe(1); // alone, though four keys wait
     publisher.releaseConfirms();
     await waitFor(() => publisher.delivered.length === 3, { what: 'the three that succeed' });
     await waitFor(async () => (await pendingRows(fixture)) === 1, { what: 'their completions' });
-    const row = await fixture.pool.query(`SELECT attempts, due_at IS NOT NULL AS scheduled, last_error FROM "${fixture.schema}".outbox WHERE id = $1`, [failing]);
+    const row = await fixture.pool.query(`SELECT attempts, due_at IS NOT NULL AS scheduled, last_error FROM "${fixture.schema}".outbox WHERE id = $1`, [
+      failing,
+    ]);
     expect(row.rows).toEqual([{ attempts: 1, scheduled: true, last_error: expect.stringContaining('nacked') as string }]); // not counted twice
     const unclean = await fixture.pool.query(`SELECT unclean FROM "${fixture.schema}".outbox_partitions WHERE partition = ${partitionOfU1}`);
     expect(unclean.rows).toEqual([{ unclean: 0 }]); // the first success was progress
@@ -196,10 +248,25 @@ describe('engine v2 relay on PostgreSQL', () => {
     });
     relays.push(relay);
     relay.start();
-    const gone = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: 3 }, (_, i) => ({ topic: 'gone', type: 'x', key: 'g', payload: i }))));
-    const flowing = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: 5 }, (_, i) => ({ topic: 'ok', type: 'x', key: `k${i}`, payload: i }))));
+    const gone = await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(
+        tx,
+        Array.from({ length: 3 }, (_, i) => ({ topic: 'gone', type: 'x', key: 'g', payload: i })),
+      ),
+    );
+    const flowing = await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(
+        tx,
+        Array.from({ length: 5 }, (_, i) => ({ topic: 'ok', type: 'x', key: `k${i}`, payload: i })),
+      ),
+    );
     await waitFor(() => flowing.every((id) => publisher.delivered.some((m) => m.id === id)), { what: 'the other topic' });
-    await waitFor(async () => (await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox WHERE topic = 'gone' AND due_at IS NOT NULL AND attempts = 0`)).rows[0]?.n === 3, { what: 'the paused topic held, uncounted' });
+    await waitFor(
+      async () =>
+        (await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox WHERE topic = 'gone' AND due_at IS NOT NULL AND attempts = 0`))
+          .rows[0]?.n === 3,
+      { what: 'the paused topic held, uncounted' },
+    );
     expect(events).toEqual(['paused gone']);
     routable = true;
     await waitFor(() => gone.every((id) => publisher.delivered.some((m) => m.id === id)), { timeoutMs: 20_000, what: 'the topic after its pause' });

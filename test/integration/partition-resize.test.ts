@@ -28,9 +28,16 @@ for (const [label, open] of databases) {
       const sql = db.sql;
       const schema = db.schema;
       const partitionIndexes = async () =>
-        (await sql(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relname ~ '^outbox_p[0-9]' ORDER BY 1`, [`"${schema}"`])).map((r) => r.relname);
+        (await sql(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relname ~ '^outbox_p[0-9]' ORDER BY 1`, [`"${schema}"`])).map(
+          (r) => r.relname,
+        );
       const insert = async (count: number, tag: string) =>
-        db!.database.transaction((tx) => store.insert(tx, Array.from({ length: count }, (_, i) => msg('t', i % 3 === 0 ? null : `${tag}${i % 7}`, { tag, i }))));
+        db!.database.transaction((tx) =>
+          store.insert(
+            tx,
+            Array.from({ length: count }, (_, i) => msg('t', i % 3 === 0 ? null : `${tag}${i % 7}`, { tag, i })),
+          ),
+        );
       return { store, database: db.database, name: store.tableName, sql, schema, partitionIndexes, insert };
     }
 
@@ -48,7 +55,8 @@ for (const [label, open] of databases) {
       const progress: ResizeProgress[] = [];
       let loops: Promise<void>[] | undefined;
       const resizing = resizePartitions(database, name, {
-        partitions: 16, pollMs: 20,
+        partitions: 16,
+        pollMs: 20,
         onProgress: (p) => {
           progress.push(p);
           if (p.step !== 'waiting' || loops !== undefined) return;
@@ -82,8 +90,10 @@ for (const [label, open] of databases) {
       expect(Math.min(...newGrants)).toBeGreaterThan(oldEpoch);
       const late = deliveries.filter((d) => [...during, ...after].includes(d.message.id));
       expect(late.every((d) => d.partitionCount === 16)).toBe(true);
-      const mapped = await sql(`SELECT u.id::text AS id, "${schema}".outboxer_partition(u.key, u.id, 16) AS p FROM unnest($1::uuid[], $2::text[]) AS u(id, key)`,
-        [late.map((d) => d.message.id), late.map((d) => d.message.key)]);
+      const mapped = await sql(
+        `SELECT u.id::text AS id, "${schema}".outboxer_partition(u.key, u.id, 16) AS p FROM unnest($1::uuid[], $2::text[]) AS u(id, key)`,
+        [late.map((d) => d.message.id), late.map((d) => d.message.key)],
+      );
       expect(mapped).toHaveLength(50);
       for (const row of mapped) expect(late.find((d) => d.message.id === row.id)?.message.partition).toBe(row.p);
       expect(Number((await sql(`SELECT count(*) AS n FROM "${schema}".outbox WHERE state = 'pending'`))[0]?.n)).toBe(0);
@@ -99,7 +109,8 @@ for (const [label, open] of databases) {
       expect(holder.held).toHaveLength(64);
 
       await expect(resizePartitions(database, name, { partitions: 8, waitTimeoutMs: 1, pollMs: 1 })).rejects.toMatchObject({
-        code: 'OUTBOXER_RESIZE_TIMEOUT', message: expect.stringContaining('1 relay(s) still hold 64 partition(s)'),
+        code: 'OUTBOXER_RESIZE_TIMEOUT',
+        message: expect.stringContaining('1 relay(s) still hold 64 partition(s)'),
       });
       const other = await store.leases.join({ name: 'other', leaseMs: 60_000 });
       expect(other.config).toMatchObject({ partitionCount: 64, resizeTo: 8, grantsOpen: false });
@@ -136,7 +147,10 @@ for (const [label, open] of databases) {
       await waitFor(async () => (await store.leases.membership(holder.relayId)).config.resizeTo === 4, { what: 'resize_to to be set' });
       await holder.step();
       const results = await Promise.all(both);
-      expect(results.map((r) => [r.to, r.generation])).toEqual([[4, 2], [4, 2]]);
+      expect(results.map((r) => [r.to, r.generation])).toEqual([
+        [4, 2],
+        [4, 2],
+      ]);
       expect((await store.leases.membership(holder.relayId)).config).toMatchObject({ partitionCount: 4, generation: 2, resizeTo: null });
     });
 
@@ -174,7 +188,14 @@ for (const [label, open] of databases) {
       for (const partitions of [0, 1025, 1.5]) {
         await expect(resizePartitions(database, name, { partitions })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION' });
       }
-      expect(await resizePartitions(database, name, { partitions: 64 })).toEqual({ from: 64, to: 64, generation: 1, changed: false, resumed: false, droppedIndexes: [] });
+      expect(await resizePartitions(database, name, { partitions: 64 })).toEqual({
+        from: 64,
+        to: 64,
+        generation: 1,
+        changed: false,
+        resumed: false,
+        droppedIndexes: [],
+      });
     });
   });
 }

@@ -57,7 +57,9 @@ describe('Publisher.connectionState(), read from memory', () => {
     });
 
     it('a broker out of reach: disconnected after the first failed attempt, and it stays so while publishes retry', async () => {
-      const publisher = track(createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`, connectTimeoutMs: 1000, confirmTimeoutMs: 2000 }));
+      const publisher = track(
+        createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`, connectTimeoutMs: 1000, confirmTimeoutMs: 2000 }),
+      );
       expect(stateOf(publisher)).toBe('connecting');
       await expect(publisher.verify?.()).rejects.toMatchObject({ code: 'OUTBOXER_BROKER_UNAVAILABLE' });
       expect(stateOf(publisher)).toBe('disconnected');
@@ -70,7 +72,14 @@ describe('Publisher.connectionState(), read from memory', () => {
       cleanups.push(() => exchange.cleanup());
       const proxy = await TcpProxy.start(brokerPort);
       cleanups.push(() => proxy.close());
-      const publisher = track(createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${proxy.port}`, exchange: exchange.exchange, connectTimeoutMs: 1000, confirmTimeoutMs: 3000 }));
+      const publisher = track(
+        createRabbitMqPublisher({
+          url: `amqp://guest:guest@127.0.0.1:${proxy.port}`,
+          exchange: exchange.exchange,
+          connectTimeoutMs: 1000,
+          confirmTimeoutMs: 3000,
+        }),
+      );
       await publisher.verify?.();
       expect(stateOf(publisher)).toBe('connected');
 
@@ -92,7 +101,9 @@ describe('Publisher.connectionState(), read from memory', () => {
       cleanups.push(() => exchange.cleanup());
       const gate = await silentGate(brokerPort);
       cleanups.push(() => gate.close());
-      const publisher = track(createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${gate.port}`, exchange: exchange.exchange, connectTimeoutMs: 500 }));
+      const publisher = track(
+        createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${gate.port}`, exchange: exchange.exchange, connectTimeoutMs: 500 }),
+      );
       await expect(publisher.verify?.()).rejects.toMatchObject({ code: 'OUTBOXER_BROKER_UNAVAILABLE' });
       expect(stateOf(publisher)).toBe('disconnected');
       await waitFor(() => gate.accepted() >= 2, { timeoutMs: 10_000, what: 'a background attempt after the failed first one' });
@@ -176,7 +187,10 @@ describe('Publisher.connectionState(), read from memory', () => {
     });
 
     it('closed while out of reach: the pending background reconnect is cancelled', async () => {
-      await expectNoReconnectAfterClose((port) => createNatsPublisher({ servers: `nats://127.0.0.1:${port}`, connectTimeoutMs: 500, publishTimeoutMs: 2000 }), natsPort);
+      await expectNoReconnectAfterClose(
+        (port) => createNatsPublisher({ servers: `nats://127.0.0.1:${port}`, connectTimeoutMs: 500, publishTimeoutMs: 2000 }),
+        natsPort,
+      );
     });
   });
 });

@@ -34,7 +34,11 @@ describe('Pub/Sub publisher faults', () => {
     const started = performance.now();
     const error = await failureOf(publisher.publish(testMessage(topic)));
     const tookMs = performance.now() - started;
-    expect({ code: error.code, permanent: error.permanent, action: failureAction(error) }).toEqual({ code: 'OUTBOXER_PUBLISH_TIMEOUT', permanent: false, action: 'retry' });
+    expect({ code: error.code, permanent: error.permanent, action: failureAction(error) }).toEqual({
+      code: 'OUTBOXER_PUBLISH_TIMEOUT',
+      permanent: false,
+      action: 'retry',
+    });
     expect(tookMs).toBeGreaterThanOrEqual(700);
     expect(tookMs).toBeLessThan(800 + 1000);
   });

@@ -38,15 +38,24 @@ describe('relays -> Pub/Sub emulator end to end', () => {
     const topic = rig.topic('orders');
     const db = fromPgPool(fixture.pool);
     const expected: { id: string; key: string | null }[] = [];
-    await Promise.all(Array.from({ length: 3 }, async (_, writer) => {
-      for (let txn = 0; txn < 10; txn++) {
-        const batch = Array.from({ length: 10 }, (_, i) => ({ topic, type: 'order.changed', key: i === 9 ? undefined : `order-${writer}-${(txn + i) % 7}`, payload: { writer, txn, i } }));
-        const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, batch));
-        ids.forEach((id, i) => expected.push({ id, key: batch[i]?.key ?? null }));
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 3 }, async (_, writer) => {
+        for (let txn = 0; txn < 10; txn++) {
+          const batch = Array.from({ length: 10 }, (_, i) => ({
+            topic,
+            type: 'order.changed',
+            key: i === 9 ? undefined : `order-${writer}-${(txn + i) % 7}`,
+            payload: { writer, txn, i },
+          }));
+          const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, batch));
+          ids.forEach((id, i) => expected.push({ id, key: batch[i]?.key ?? null }));
+        }
+      }),
+    );
     await waitFor(() => new Set(rig.deliveries).size >= expected.length, { timeoutMs: 60_000, what: `all ${expected.length} at the subscription` });
-    await waitFor(async () => (await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox`)).rows[0]?.n === 0, { what: 'every row completed' });
+    await waitFor(async () => (await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox`)).rows[0]?.n === 0, {
+      what: 'every row completed',
+    });
     expect(checkDeliveries(expected, rig.deliveries)).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
   });
 
@@ -57,15 +66,28 @@ describe('relays -> Pub/Sub emulator end to end', () => {
     // Through a proxy, so that the relay can be kept away while the topic and its subscription are made (below).
     const proxy = await TcpProxy.start(rig.brokerPort);
     cleanups.push(() => proxy.close());
-    started(outbox.createRelay(rig.publisher(proxy.port), { ...timing, hooks: { onTopicPaused: (e) => void paused.push(e.topic), onTopicResumed: (e) => void resumed.push(e.topic) } }));
+    started(
+      outbox.createRelay(rig.publisher(proxy.port), {
+        ...timing,
+        hooks: { onTopicPaused: (e) => void paused.push(e.topic), onTopicResumed: (e) => void resumed.push(e.topic) },
+      }),
+    );
     const late = uniqueName('late');
     const ready = rig.topic('ready');
     const db = fromPgPool(fixture.pool);
-    const lateIds = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, Array.from({ length: 4 }, (_, i) => ({ topic: late, type: 'test.event', key: 'k', payload: { i } }))));
+    const lateIds = await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(
+        tx,
+        Array.from({ length: 4 }, (_, i) => ({ topic: late, type: 'test.event', key: 'k', payload: { i } })),
+      ),
+    );
     const readyIds = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, [{ topic: ready, type: 'test.event', payload: {} }]));
     await waitFor(() => paused.includes(late), { what: `the relay to pause topic ${late}` });
     await waitFor(() => rig.deliveries.includes(readyIds[0] ?? '?'), { what: 'the other topic to keep flowing' });
-    const attempts = await fixture.pool.query(`SELECT max(attempts)::int AS n, count(*) FILTER (WHERE state = 'dead')::int AS dead FROM "${fixture.schema}".outbox WHERE topic = $1`, [late]);
+    const attempts = await fixture.pool.query(
+      `SELECT max(attempts)::int AS n, count(*) FILTER (WHERE state = 'dead')::int AS dead FROM "${fixture.schema}".outbox WHERE topic = $1`,
+      [late],
+    );
     expect(attempts.rows[0]).toEqual({ n: 0, dead: 0 });
 
     // A subscription gets only what is published after it exists, and it can only be made after its topic:

@@ -144,7 +144,13 @@ describe('Pub/Sub publisher', () => {
     const message = testMessage(topic, { headers: { 'Outbox-Id': 'forged', 'content-type': 'text/plain', tenant: 'acme' } });
     await pool.make().publish(message);
     const [pulled] = await waitForPulled(1);
-    expect(pulled?.attributes).toEqual({ tenant: 'acme', 'outbox-id': message.id, 'outbox-type': 'order.created', 'outbox-key': 'order-1', 'content-type': 'application/json' });
+    expect(pulled?.attributes).toEqual({
+      tenant: 'acme',
+      'outbox-id': message.id,
+      'outbox-type': 'order.created',
+      'outbox-key': 'order-1',
+      'content-type': 'application/json',
+    });
   });
 
   it('verify() reaches the emulator, and says connected; an endpoint nobody answers is an outage, not a misconfiguration', async () => {
@@ -186,4 +192,3 @@ describe('Pub/Sub publisher', () => {
     expect(`${error.message}${error.stack ?? ''}${JSON.stringify(error)}${logger.lines.join('\n')}`).not.toContain(secret);
   });
 });
-

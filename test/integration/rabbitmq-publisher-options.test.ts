@@ -8,15 +8,7 @@ import {
 } from '../../src/publishers/rabbitmq/index.js';
 import { testMessage } from '../conformance/publisher-conformance.js';
 import { captureThrow, failureOf } from '../support/captured-errors.js';
-import {
-  brokerConnectionsNamed,
-  brokerMaxMessageSize,
-  closedPort,
-  faultProxy,
-  recordingLogger,
-  silentServer,
-  waitFor,
-} from '../support/rabbitmq-harness.js';
+import { brokerConnectionsNamed, brokerMaxMessageSize, closedPort, faultProxy, recordingLogger, silentServer, waitFor } from '../support/rabbitmq-harness.js';
 import { rabbitMqPublisherFixtures } from '../support/rabbitmq-publisher-fixtures.js';
 import { services, uniqueName } from '../support/services.js';
 
@@ -72,7 +64,10 @@ describe('rabbitmq publisher: close', () => {
     await expect(Promise.all(inFlight)).resolves.toHaveLength(300);
     await closed;
     await expect(publisher.close()).resolves.toBeUndefined();
-    const error = await publisher.publish(testMessage(fx.topic('late'))).then(() => undefined, (e: unknown) => e);
+    const error = await publisher.publish(testMessage(fx.topic('late'))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OutboxerError);
     expect((error as OutboxerError).code).toBe('OUTBOXER_CLOSED');
     await waitFor(async () => ((await brokerConnectionsNamed(clientName)).length === 0 ? true : undefined), 10_000, 'the connection to go');
@@ -94,7 +89,11 @@ describe('rabbitmq publisher: secrets', () => {
     const secret = `canary-${Math.random().toString(36).slice(2)}`;
     const logger = recordingLogger();
     const errors: unknown[] = [];
-    const collect = (promise: Promise<unknown>) => promise.then(() => undefined, (e: unknown) => errors.push(e));
+    const collect = (promise: Promise<unknown>) =>
+      promise.then(
+        () => undefined,
+        (e: unknown) => errors.push(e),
+      );
     // wrong password against the real broker
     const refused = publisherFor({ url: `amqp://guest:${secret}@${new URL(services.amqpUrl).host}`, logger, connectTimeoutMs: 5_000 });
     await collect(refused.publish(testMessage('orders.auth')));
@@ -172,6 +171,9 @@ describe('rabbitmq publisher: options', () => {
   });
 
   it('accepts plugin exchange types and heartbeat 0', () => {
-    expect(resolveRabbitMqPublisherOptions({ url, exchangeType: 'x-delayed-message', heartbeatSeconds: 0 })).toMatchObject({ exchangeType: 'x-delayed-message', heartbeatSeconds: 0 });
+    expect(resolveRabbitMqPublisherOptions({ url, exchangeType: 'x-delayed-message', heartbeatSeconds: 0 })).toMatchObject({
+      exchangeType: 'x-delayed-message',
+      heartbeatSeconds: 0,
+    });
   });
 });

@@ -15,7 +15,10 @@ describe('rabbitmq publisher: wire format', () => {
     const fx = await exchangeFixture();
     const publisher = publisherFor({ url: services.amqpUrl, exchange: fx.exchange });
     const createdAt = new Date('2024-05-06T07:08:09.500Z');
-    const message = testMessage(fx.topic('orders'), { createdAt, headers: { 'correlation-id': 'corr-9', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const message = testMessage(fx.topic('orders'), {
+      createdAt,
+      headers: { 'correlation-id': 'corr-9', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
     await publisher.publish(message);
     const [delivery] = await fx.waitForDeliveries(1);
     expect(delivery?.content.toString('utf8')).toBe(message.body);
@@ -112,7 +115,9 @@ describe('rabbitmq publisher: confirms and returns', () => {
     expect(error.code).toBe('OUTBOXER_PUBLISH_FAILED');
     expect(error.permanent).toBe(false);
     // What happened; whether it is retried or parked is the relay's to say (a dead row must not promise a retry).
-    expect(error.message).toMatch(/was nacked by RabbitMQ: it did not store it \(a queue at its length limit with overflow reject-publish, or a resource alarm/);
+    expect(error.message).toMatch(
+      /was nacked by RabbitMQ: it did not store it \(a queue at its length limit with overflow reject-publish, or a resource alarm/,
+    );
     expect(error.message).not.toMatch(/retried/);
     await publisher.publish(testMessage(fx.topic('after-nack')));
   });
@@ -136,7 +141,9 @@ describe('rabbitmq publisher: confirms and returns', () => {
     proxy.freezeAll(); // the socket stops draining, so amqplib's buffer fills up
     const payloadJson = JSON.stringify({ blob: 'x'.repeat(256 * 1024) });
     const started = Date.now();
-    const outcomes = await Promise.allSettled(Array.from({ length: 64 }, () => publisher.publish(testMessage(fx.topic('stuck'), { key: null, body: payloadJson }))));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 64 }, () => publisher.publish(testMessage(fx.topic('stuck'), { key: null, body: payloadJson }))),
+    );
     // Bounded, not hung: every one ends by the confirm timeout (the code below says which bound ended it);
     // the margin over 1.5 s is for a loaded machine.
     expect(Date.now() - started).toBeLessThan(20_000);

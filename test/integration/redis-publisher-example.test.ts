@@ -24,13 +24,18 @@ describe('the docs/publishers/redis.md examples', () => {
     expect({ code: relayed.code, stderr: relayed.stderr }).toEqual({ code: 0, stderr: '' });
     const entries = await xrange(admin, 'events:orders.created');
     const messages = entries.map((entry) => received('events:orders.created', 'events:', entry));
-    expect(messages.map((m) => [m.topic, m.type, m.key, m.contentType, JSON.parse(m.body)])).toEqual([['orders.created', 'order.created', 'order-1', 'application/json', { id: 1 }]]);
+    expect(messages.map((m) => [m.topic, m.type, m.key, m.contentType, JSON.parse(m.body)])).toEqual([
+      ['orders.created', 'order.created', 'order-1', 'application/json', { id: 1 }],
+    ]);
 
     const consumed = await startScript('examples/publishers/redis-consumer.ts', [], env).waitForExit(60_000);
     expect({ code: consumed.code, stderr: consumed.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(consumed.stdout.trim().split('\n').map((line) => JSON.parse(line))).toEqual([
-      { id: messages[0]?.id, type: 'order.created', contentType: 'application/json', body: '{"id":1}' },
-    ]);
+    expect(
+      consumed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([{ id: messages[0]?.id, type: 'order.created', contentType: 'application/json', body: '{"id":1}' }]);
     const [pending] = await raw<[number]>(admin, ['XPENDING', 'events:orders.created', 'billing']);
     expect(pending).toBe(0);
   });

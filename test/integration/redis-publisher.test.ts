@@ -68,7 +68,9 @@ describe('Redis publisher', () => {
 
   it('writes the documented fields in order: id, type, key, content-type, h:<header>..., body; the stream is prefix + topic', async () => {
     const { publisher, streamPrefix } = make();
-    const message = testMessage('orders.created', { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tenant: 'Müller GmbH' } });
+    const message = testMessage('orders.created', {
+      headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tenant: 'Müller GmbH' },
+    });
     await publisher.publish(message);
     expect(await admin.exists('orders.created')).toBe(0);
     const [entry] = await xrange(admin, `${streamPrefix}orders.created`);
@@ -94,7 +96,11 @@ describe('Redis publisher', () => {
   it('stores every byte value of a binary body exactly, and redis-cli (a client we did not write) reads the fields and the exact body', async () => {
     const { publisher, streamPrefix } = make();
     const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
-    const message = testMessage('blobs.all', { body: bytes, contentType: 'application/x-protobuf', headers: { note: '50% "off"\nnope'.split('\n')[0] as string } });
+    const message = testMessage('blobs.all', {
+      body: bytes,
+      contentType: 'application/x-protobuf',
+      headers: { note: '50% "off"\nnope'.split('\n')[0] as string },
+    });
     await publisher.publish(message);
     const [entry] = await xrange(admin, `${streamPrefix}blobs.all`);
     expect([...(new Map(entry?.fields).get('body') ?? [])]).toEqual([...bytes]);
@@ -111,7 +117,7 @@ describe('Redis publisher', () => {
     expect([...(fields.get('body') ?? [])]).toEqual([...bytes]);
   });
 
-  it('keeps a key\'s order in its stream and takes hundreds of publishes in flight at once on one connection', async () => {
+  it("keeps a key's order in its stream and takes hundreds of publishes in flight at once on one connection", async () => {
     const clientName = uniqueName('one-connection');
     const { publisher, streamPrefix } = make({ clientName });
     const ordered = Array.from({ length: 50 }, (_, i) => testMessage('orders.ordered', { key: 'same', seq: String(i) }));

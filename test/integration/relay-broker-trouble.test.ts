@@ -77,7 +77,10 @@ describe('relays whose broker is unreachable', () => {
     expect(group.relays.find((m) => m.id === troubled.relayId)?.partitions).toEqual([]);
 
     cut.setMode('forward');
-    await waitFor(async () => [...(await holdings(f)).values()].join() === '32,32', { timeoutMs: 15_000, what: 'the relay back to its share once its broker returns' });
+    await waitFor(async () => [...(await holdings(f)).values()].join() === '32,32', {
+      timeoutMs: 15_000,
+      what: 'the relay back to its share once its broker returns',
+    });
     expect((await f.store.relayGroup()).relays.every((m) => m.trouble === null)).toBe(true);
     await enqueue(200);
     await waitFor(allDelivered, { what: 'the messages after the broker came back' });
@@ -92,7 +95,9 @@ describe('relays whose broker is unreachable', () => {
     const healthy = relays.make(f.store, r.publisher(), options);
     await waitFor(async () => (await holdings(f)).get(healthy.relayId as string) === 64, { what: 'the healthy relay holding all 64' });
     const unreachable = relays.make(f.store, r.publisher(await closedPort()), options);
-    await waitFor(async () => (await f.store.relayGroup()).relays.find((m) => m.id === unreachable.relayId)?.trouble?.reason, { what: 'the second relay shown in trouble' });
+    await waitFor(async () => (await f.store.relayGroup()).relays.find((m) => m.id === unreachable.relayId)?.trouble?.reason, {
+      what: 'the second relay shown in trouble',
+    });
     await enqueue(100);
     await waitFor(allDelivered, { what: 'every message, through the healthy relay' });
     expect((await holdings(f)).get(unreachable.relayId as string)).toBeUndefined();
@@ -172,10 +177,18 @@ describe('hand-over between relays', () => {
     const first = relays.make(f.store, rig.publisher(), timing);
     await waitFor(async () => (await holdings(f)).get(first.relayId as string) === 64, { what: 'the first relay holding all 64' });
     let second: ReturnType<typeof relays.make> | undefined;
-    const join = await unownedTime(f, async () => {
-      second = relays.make(f.store, (rig as BrokerRig).publisher(), timing);
-    }, async () => [...(await holdings(f)).values()].join() === '32,32');
-    const leave = await unownedTime(f, () => (second as ReturnType<typeof relays.make>).stop(), async () => (await holdings(f)).get(first.relayId as string) === 64);
+    const join = await unownedTime(
+      f,
+      async () => {
+        second = relays.make(f.store, (rig as BrokerRig).publisher(), timing);
+      },
+      async () => [...(await holdings(f)).values()].join() === '32,32',
+    );
+    const leave = await unownedTime(
+      f,
+      () => (second as ReturnType<typeof relays.make>).stop(),
+      async () => (await holdings(f)).get(first.relayId as string) === 64,
+    );
     expect(join).toBeLessThan(1000);
     expect(leave).toBeLessThan(1000);
   });

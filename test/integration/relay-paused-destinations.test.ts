@@ -44,21 +44,33 @@ describe('an operator pause of a whole destination', () => {
     cleanups.push(() => outbox.close());
     // lease 3 s: the relay reads the lists of pauses every second (min(5 s, lease/3)); holds of 100 ms doubling to 400 ms
     const relay: Relay = outbox.createRelay(createRabbitMqPublisher({ url: services.amqpUrl, exchange: rabbit.exchange }), {
-      leaseMs: 3000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 100, maxErrorBackoffMs: 400, logger,
+      leaseMs: 3000,
+      publishTimeoutMs: 1000,
+      pollIntervalMs: 20,
+      maxPollIntervalMs: 100,
+      errorBackoffMs: 100,
+      maxErrorBackoffMs: 400,
+      logger,
       destinations: { partner: { publisher: createWebhookPublisher({ url: partner.url(), secret: newSecret() }) } },
     });
     cleanups.push(() => relay.stop());
     const enqueue = (messages: OutboxMessageInput[]) => outbox.transaction(fromPgPool(fixture.pool), (tx) => outbox.enqueueMany(tx, messages));
-    const round = (r: number) => Array.from({ length: 16 }, (_, n): OutboxMessageInput => ({
-      topic: `${prefix}.${n % 2 === 0 ? 'orders.created' : 'billing.paid'}`, type: `r${r}n${n}`, key: n % 8 === 7 ? undefined : `k${n % 4}`, payload: { r, n },
-    }));
+    const round = (r: number) =>
+      Array.from({ length: 16 }, (_, n): OutboxMessageInput => ({
+        topic: `${prefix}.${n % 2 === 0 ? 'orders.created' : 'billing.paid'}`,
+        type: `r${r}n${n}`,
+        key: n % 8 === 7 ? undefined : `k${n % 4}`,
+        payload: { r, n },
+      }));
 
     // Messages stored before the pause reaches the relay, and after.
     const messages = round(0);
     await enqueue(messages);
     expect(await fixture.store.pauseDestination('partner', 'partner maintenance, INC-12')).toBe(true);
     relay.start();
-    await waitFor(() => relay.health().pausedDestinations.some((d) => d.destination === 'partner' && d.by === 'operator'), { what: 'the relay to read the pause' });
+    await waitFor(() => relay.health().pausedDestinations.some((d) => d.destination === 'partner' && d.by === 'operator'), {
+      what: 'the relay to read the pause',
+    });
     for (const r of [1, 2]) {
       const more = round(r);
       messages.push(...more);
@@ -69,13 +81,17 @@ describe('an operator pause of a whole destination', () => {
     // The relay's own destination gets every message meanwhile; the partner none.
     const fromRabbit = (await rabbit.waitForDeliveries(messages.length)).map(toReceived);
     expect(byKey(fromRabbit)).toEqual(expected);
-    const partnerRows = () => fixture.pool.query<{ state: string; attempts: number; last_error: string | null }>(
-      `SELECT state, attempts, last_error FROM "${fixture.schema}".outbox WHERE destination = 'partner' ORDER BY seq`,
+    const partnerRows = () =>
+      fixture.pool.query<{ state: string; attempts: number; last_error: string | null }>(
+        `SELECT state, attempts, last_error FROM "${fixture.schema}".outbox WHERE destination = 'partner' ORDER BY seq`,
+      );
+    const held = await waitFor(
+      async () => {
+        const { rows } = await partnerRows();
+        return rows.length === messages.length && rows.every((row) => row.last_error !== null) ? rows : undefined;
+      },
+      { what: 'every partner row to be held' },
     );
-    const held = await waitFor(async () => {
-      const { rows } = await partnerRows();
-      return rows.length === messages.length && rows.every((row) => row.last_error !== null) ? rows : undefined;
-    }, { what: 'every partner row to be held' });
     for (const row of held) expect(row).toEqual({ state: 'pending', attempts: 0, last_error: 'paused by an operator: partner maintenance, INC-12' });
     expect(partner.requests).toEqual([]);
     expect(relay.health().pausedTopics).toEqual(['*@partner']);

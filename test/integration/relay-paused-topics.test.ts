@@ -38,7 +38,9 @@ describe('a topic whose destination is missing is shown as paused by the relay, 
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const pausedAt: number[] = [];
     const relay: Relay = outbox.createRelay(publisher, {
-      ...v2Timing, errorBackoffMs: 200, maxErrorBackoffMs: 1000,
+      ...v2Timing,
+      errorBackoffMs: 200,
+      maxErrorBackoffMs: 1000,
       hooks: { onTopicPaused: () => void pausedAt.push(Date.now()) },
     });
     cleanups.push(() => relay.stop());
@@ -59,12 +61,23 @@ describe('a topic whose destination is missing is shown as paused by the relay, 
     const server = createOpsServer({ operator: fixture.store, port: 0 });
     cleanups.push(() => server.close());
     const { url } = await server.listen();
-    const topics = await waitFor(async () => {
-      const body = (await (await fetch(`${url}/api/topics?limit=1`)).json()) as { topics: ApiTopic[] };
-      return body.topics[0]?.relayPause?.held === 5 ? body.topics : undefined;
-    }, { what: 'every message of the topic held, in /api/topics' });
+    const topics = await waitFor(
+      async () => {
+        const body = (await (await fetch(`${url}/api/topics?limit=1`)).json()) as { topics: ApiTopic[] };
+        return body.topics[0]?.relayPause?.held === 5 ? body.topics : undefined;
+      },
+      { what: 'every message of the topic held, in /api/topics' },
+    );
     // limit=1: a held topic comes first, whatever the backlog of others
-    expect(topics).toEqual([{ topic: late, destination: null, pending: 5, oldestPendingAgeSeconds: expect.any(Number), relayPause: { reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: .*no queue is bound/), since: expect.any(String), held: 5 } }]);
+    expect(topics).toEqual([
+      {
+        topic: late,
+        destination: null,
+        pending: 5,
+        oldestPendingAgeSeconds: expect.any(Number),
+        relayPause: { reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: .*no queue is bound/), since: expect.any(String), held: 5 },
+      },
+    ]);
     const since = Date.parse(topics[0]?.relayPause?.since ?? '');
     expect(since).toBeGreaterThanOrEqual(before - 1000);
     expect(since).toBeLessThanOrEqual((pausedAt[0] as number) + 1000);
@@ -73,17 +86,27 @@ describe('a topic whose destination is missing is shown as paused by the relay, 
     const env = cliEnv({ OUTBOXER_DATABASE_URL: services.postgresUrl, OUTBOXER_SCHEMA: fixture.schema });
     const listed = await runCli(['topics', 'list', '--json'], env);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([{ topic: late, destination: null, pausedBy: 'relay', reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: /), pausedAt: sinceIso, held: 5 }]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { topic: late, destination: null, pausedBy: 'relay', reason: expect.stringMatching(/^OUTBOXER_UNROUTABLE: /), pausedAt: sinceIso, held: 5 },
+    ]);
     const table = await runCli(['topics', 'list'], env);
     expect(table.code, table.stderr).toBe(0);
     const lines = table.stdout.split('\n');
     expect(lines[0]).toMatch(/^topic\s+destination\s+paused by\s+paused at\s+reason$/);
-    expect(lines[1]).toMatch(new RegExp(`^${late.replaceAll('.', '\\.')}\\s+default\\s+relay\\s+${sinceIso}\\s+destination missing: OUTBOXER_UNROUTABLE: .* \\(5 message\\(s\\) held\\)$`));
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^${late.replaceAll('.', '\\.')}\\s+default\\s+relay\\s+${sinceIso}\\s+destination missing: OUTBOXER_UNROUTABLE: .* \\(5 message\\(s\\) held\\)$`,
+      ),
+    );
     expect(lines[2]).toMatch(/^1 topic\(s\) held by the relays: their destination is missing .*publishes by itself once it exists$/);
 
     const status = await runCli(['status'], env);
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`\\npaused topics:\\ntopic\\s+destination\\s+paused by\\s+paused at\\s+reason\\n${late.replaceAll('.', '\\.')}\\s+default\\s+relay\\s+${sinceIso}\\s+destination missing: OUTBOXER_UNROUTABLE: `));
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `\\npaused topics:\\ntopic\\s+destination\\s+paused by\\s+paused at\\s+reason\\n${late.replaceAll('.', '\\.')}\\s+default\\s+relay\\s+${sinceIso}\\s+destination missing: OUTBOXER_UNROUTABLE: `,
+      ),
+    );
     const statusJson = await runCli(['status', '--json'], env);
     expect(JSON.parse(statusJson.stdout)).toMatchObject({ pausedTopics: [{ topic: late, pausedBy: 'relay', pausedAt: sinceIso, held: 5 }] });
 

@@ -29,7 +29,8 @@ describe('retry times the relay keeps', () => {
     const stated: number[] = [];
     // polls every 1 s at best: a retry found by polling would come at least 1 s after the failure
     relays.make(fixture.store, publisher, {
-      pollIntervalMs: 1000, maxPollIntervalMs: 4000,
+      pollIntervalMs: 1000,
+      maxPollIntervalMs: 4000,
       retry: { baseDelayMs: 150, maxDelayMs: 1000, maxAttempts: 5, jitter: 0 },
       hooks: { onRetry: ({ retryInMs }) => stated.push(retryInMs) },
     });

@@ -31,7 +31,10 @@ function track(publisher: Publisher): Publisher {
 }
 
 async function rejection(promise: Promise<unknown>): Promise<OutboxerError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(OutboxerError);
   return error as OutboxerError;
 }
@@ -90,6 +93,8 @@ describe('relay.verify(): the start checks', () => {
     const logger = recordingLogger();
     const publisher = track(createRabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${await closedPort()}`, connectTimeoutMs: 1000 }));
     await new Relay(await migratedStore(), publisher, { logger }).verify();
-    expect(logger.lines.some((line) => line.includes('start check: the broker is out of reach now') && line.includes('OUTBOXER_BROKER_UNAVAILABLE'))).toBe(true);
+    expect(logger.lines.some((line) => line.includes('start check: the broker is out of reach now') && line.includes('OUTBOXER_BROKER_UNAVAILABLE'))).toBe(
+      true,
+    );
   });
 });

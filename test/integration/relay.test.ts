@@ -54,11 +54,17 @@ describe('relay on PostgreSQL', () => {
     });
     await Promise.all(writers);
     await waitFor(() => publisher.delivered.length >= expected.length, { timeoutMs: 60_000, what: 'all 3000 delivered' });
-    await waitFor(async () => {
-      const stats = await fixture.store.stats();
-      return stats.pending === 0;
-    }, { what: 'marks to land' });
-    const report = checkDeliveries(expected, publisher.delivered.map((m) => m.id));
+    await waitFor(
+      async () => {
+        const stats = await fixture.store.stats();
+        return stats.pending === 0;
+      },
+      { what: 'marks to land' },
+    );
+    const report = checkDeliveries(
+      expected,
+      publisher.delivered.map((m) => m.id),
+    );
     expect(report).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     expect(publisher.keyOverlap).toBe(false);
     expect(await fixture.store.stats()).toMatchObject({ pending: 0, scheduled: 0, dead: 0 });
@@ -91,7 +97,10 @@ describe('relay on PostgreSQL', () => {
     const publisher = new RecordingPublisher();
     const poisonId = await db.transaction((tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key: 'a', payload: 'poison' }));
     const others = await db.transaction((tx) =>
-      outbox.enqueueMany(tx, Array.from({ length: 20 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 4}`, payload: i }))),
+      outbox.enqueueMany(
+        tx,
+        Array.from({ length: 20 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 4}`, payload: i })),
+      ),
     );
     const after = await db.transaction((tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key: 'a', payload: 'after' }));
     publisher.failWith = (m) =>
@@ -112,8 +121,18 @@ describe('relay on PostgreSQL', () => {
     let down = true;
     let attemptsWhileDown = 0;
     publisher.failWith = (m) => (down ? (attemptsWhileDown++, brokerDown(m.id)) : undefined);
-    const ids = await db.transaction((tx) => outbox.enqueueMany(tx, Array.from({ length: 10 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 2}`, payload: i }))));
-    const relay = outbox.createRelay(publisher, { ...fast, errorBackoffMs: 50, maxErrorBackoffMs: 400, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+    const ids = await db.transaction((tx) =>
+      outbox.enqueueMany(
+        tx,
+        Array.from({ length: 10 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 2}`, payload: i })),
+      ),
+    );
+    const relay = outbox.createRelay(publisher, {
+      ...fast,
+      errorBackoffMs: 50,
+      maxErrorBackoffMs: 400,
+      retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 },
+    });
     relays.push(relay);
     relay.start();
     await waitFor(() => attemptsWhileDown >= 5, { what: 'several rounds against the dead broker' });
@@ -143,7 +162,12 @@ describe('relay on PostgreSQL', () => {
     const { fixture, outbox, db } = await setup();
     const publisher = new RecordingPublisher();
     publisher.delayMs = 200;
-    await db.transaction((tx) => outbox.enqueueMany(tx, Array.from({ length: 6 }, (_, i) => ({ topic: 't', type: 'x', key: 'one-key', payload: i }))));
+    await db.transaction((tx) =>
+      outbox.enqueueMany(
+        tx,
+        Array.from({ length: 6 }, (_, i) => ({ topic: 't', type: 'x', key: 'one-key', payload: i })),
+      ),
+    );
     const relay = outbox.createRelay(publisher, { ...fast, leaseMs: 60_000, publishTimeoutMs: 5000 });
     relay.start();
     await waitFor(() => publisher.inFlight > 0, { what: 'first publish in flight' });
@@ -170,15 +194,28 @@ describe('relay on PostgreSQL', () => {
     let killed = 0;
     try {
       for (let round = 0; round < 5; round++) {
-        ids.push(...(await db.transaction((tx) => relayOutbox.enqueueMany(tx, Array.from({ length: 20 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 3}`, payload: i }))))));
-        const result = await waitFor(async () => {
-          const r = await fixture.pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [appName]);
-          return r.rowCount !== null && r.rowCount > 0 ? r.rowCount : undefined;
-        }, { what: 'a relay connection to kill' });
+        ids.push(
+          ...(await db.transaction((tx) =>
+            relayOutbox.enqueueMany(
+              tx,
+              Array.from({ length: 20 }, (_, i) => ({ topic: 't', type: 'x', key: `k${i % 3}`, payload: i })),
+            ),
+          )),
+        );
+        const result = await waitFor(
+          async () => {
+            const r = await fixture.pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [appName]);
+            return r.rowCount !== null && r.rowCount > 0 ? r.rowCount : undefined;
+          },
+          { what: 'a relay connection to kill' },
+        );
         killed += result;
       }
       await waitFor(() => new Set(publisher.delivered.map((m) => m.id)).size === ids.length, { timeoutMs: 30_000, what: 'all delivered after backend kills' });
-      const report = checkDeliveries(ids.map((id, i) => ({ id, key: `k${(i % 20) % 3}` })), publisher.delivered.map((m) => m.id));
+      const report = checkDeliveries(
+        ids.map((id, i) => ({ id, key: `k${(i % 20) % 3}` })),
+        publisher.delivered.map((m) => m.id),
+      );
       expect(killed).toBeGreaterThanOrEqual(5);
       expect(report.lost).toEqual([]);
       expect(report.orderInversions).toBe(0);
@@ -201,10 +238,15 @@ describe('idempotent enqueue under concurrency', () => {
         await b.query('BEGIN');
         const firstId = await outbox.enqueue(a, { topic: 't', type: 'x', payload: 'a', idempotencyKey: 'same' });
         const blocked = outbox.enqueue(b, { topic: 't', type: 'x', payload: 'b', idempotencyKey: 'same' });
-        await waitFor(async () => {
-          const r = await fixture.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%_idempotency%'");
-          return r.rows[0].n > 0;
-        }, { what: 'the second enqueue to wait on the first' });
+        await waitFor(
+          async () => {
+            const r = await fixture.pool.query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%_idempotency%'",
+            );
+            return r.rows[0].n > 0;
+          },
+          { what: 'the second enqueue to wait on the first' },
+        );
         await a.query('COMMIT');
         expect(await blocked).toBe(firstId);
         await b.query('COMMIT');

@@ -34,7 +34,11 @@ describe('SNS publisher on fauxqs', () => {
   };
   const batchesFromNow = () => {
     const start = fauxqs().requests.length;
-    return () => fauxqs().requests.slice(start).filter((request) => request.action === 'PublishBatch').map((request) => request.entries);
+    return () =>
+      fauxqs()
+        .requests.slice(start)
+        .filter((request) => request.action === 'PublishBatch')
+        .map((request) => request.entries);
   };
 
   it('with raw delivery, an SQS subscriber reads the stored body and the outbox attributes as documented', async () => {
@@ -58,7 +62,12 @@ describe('SNS publisher on fauxqs', () => {
     const binary = testMessage('files.stored', { body: Uint8Array.from([0, 0xff, 7]), contentType: 'application/x-protobuf' });
     await publisher({ topicArn }).publish(binary);
     const [raw] = await read(1);
-    const envelope = JSON.parse(raw?.Body ?? '{}') as { Type: string; TopicArn: string; Message: string; MessageAttributes: Record<string, { Type: string; Value: string }> };
+    const envelope = JSON.parse(raw?.Body ?? '{}') as {
+      Type: string;
+      TopicArn: string;
+      Message: string;
+      MessageAttributes: Record<string, { Type: string; Value: string }>;
+    };
     expect(envelope).toMatchObject({ Type: 'Notification', TopicArn: topicArn, Message: Buffer.from([0, 0xff, 7]).toString('base64') });
     expect(envelope.MessageAttributes['outbox-body-encoding']).toEqual({ Type: 'String', Value: 'base64' });
     expect(envelope.MessageAttributes['outbox-id']).toEqual({ Type: 'String', Value: binary.id });
@@ -112,7 +121,11 @@ describe('SNS publisher on fauxqs', () => {
     expect(fromSqsMessage((await orders.read(1))[0] ?? {}).topic).toBe(name);
     expect(fromSqsMessage((await audit.read(1))[0] ?? {}).topic).toBe('audit.log');
     const missing = (await settle(sns.publish(testMessage(uniqueName('absent'))))) as PublishError;
-    expect({ code: missing.code, permanent: missing.permanent, action: failureAction(missing) }).toEqual({ code: 'OUTBOXER_UNROUTABLE', permanent: false, action: 'pause-topic' });
+    expect({ code: missing.code, permanent: missing.permanent, action: failureAction(missing) }).toEqual({
+      code: 'OUTBOXER_UNROUTABLE',
+      permanent: false,
+      action: 'pause-topic',
+    });
     const dotted = (await settle(sns.publish(testMessage('orders.created')))) as PublishError;
     expect({ code: dotted.code, permanent: dotted.permanent }).toEqual({ code: 'OUTBOXER_INVALID_TOPIC', permanent: true });
   });
@@ -130,13 +143,30 @@ describe('SNS publisher on fauxqs', () => {
 });
 
 describe('SNS errors and options', () => {
-  const context = { service: 'SNS', kind: 'topic', what: 'message m-1', destination: 'arn:aws:sns:eu-west-1:123456789012:orders', timeoutMs: 1000, secrets: [] };
+  const context = {
+    service: 'SNS',
+    kind: 'topic',
+    what: 'message m-1',
+    destination: 'arn:aws:sns:eu-west-1:123456789012:orders',
+    timeoutMs: 1000,
+    secrets: [],
+  };
 
   it('maps the SNS exceptions by their code', () => {
     const metadata = { $metadata: { httpStatusCode: 400 } };
-    expect(toPublishError(new NotFoundException({ message: 'Topic does not exist', ...metadata }), context)).toMatchObject({ code: 'OUTBOXER_UNROUTABLE', permanent: false });
-    expect(toPublishError(new ThrottledException({ message: 'Rate exceeded', ...metadata }), context)).toMatchObject({ code: 'OUTBOXER_RATE_LIMITED', permanent: false });
-    const denied = Object.assign(new Error('not authorized to perform SNS:Publish'), { name: 'AuthorizationErrorException', $fault: 'client', $metadata: { httpStatusCode: 403 } });
+    expect(toPublishError(new NotFoundException({ message: 'Topic does not exist', ...metadata }), context)).toMatchObject({
+      code: 'OUTBOXER_UNROUTABLE',
+      permanent: false,
+    });
+    expect(toPublishError(new ThrottledException({ message: 'Rate exceeded', ...metadata }), context)).toMatchObject({
+      code: 'OUTBOXER_RATE_LIMITED',
+      permanent: false,
+    });
+    const denied = Object.assign(new Error('not authorized to perform SNS:Publish'), {
+      name: 'AuthorizationErrorException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 403 },
+    });
     expect(toPublishError(denied, context)).toMatchObject({ code: 'OUTBOXER_AUTH_FAILED', permanent: false });
   });
 

@@ -68,7 +68,10 @@ describe.each([
     };
     const reader = file.connect();
     const holdings = () => {
-      const rows = reader.prepare(`SELECT owner, count(*) AS n FROM ${names.partitions} WHERE owner IS NOT NULL GROUP BY owner`).all() as { owner: string; n: number }[];
+      const rows = reader.prepare(`SELECT owner, count(*) AS n FROM ${names.partitions} WHERE owner IS NOT NULL GROUP BY owner`).all() as {
+        owner: string;
+        n: number;
+      }[];
       return new Map(rows.map((row) => [row.owner, row.n]));
     };
     const left = () => (reader.prepare(`SELECT count(*) AS n FROM ${names.outbox}`).get() as { n: number }).n;
@@ -80,26 +83,35 @@ describe.each([
     const config = (name: string) => ({ database: file.path, broker: childBrokerOf(rig), name });
     const [victim, survivor] = [children.start(config('victim')), children.start(config('survivor'))];
     await Promise.all([victim.ready(), survivor.ready()]);
-    await waitFor(() => {
-      const held = holdings();
-      return held.size === 2 && held.get(victim.relayId ?? '') === 32 && held.get(survivor.relayId ?? '') === 32;
-    }, { what: 'the two relays holding 32 partitions each' });
+    await waitFor(
+      () => {
+        const held = holdings();
+        return held.size === 2 && held.get(victim.relayId ?? '') === 32 && held.get(survivor.relayId ?? '') === 32;
+      },
+      { what: 'the two relays holding 32 partitions each' },
+    );
 
     const load = startWriters(write, { writers: 4, topic: (w) => rig.topic(`w${w}`) });
     await waitFor(() => new Set(rig.deliveries).size >= 60, { what: 'messages flowing through both relays' });
     await victim.kill();
     const atKill = load.expected.length;
-    await waitFor(() => {
-      const held = holdings();
-      return held.size === 1 && held.get(survivor.relayId ?? '') === 64;
-    }, { timeoutMs: 15_000, what: 'the survivor holding all 64 partitions once the lease ran out' });
+    await waitFor(
+      () => {
+        const held = holdings();
+        return held.size === 1 && held.get(survivor.relayId ?? '') === 64;
+      },
+      { timeoutMs: 15_000, what: 'the survivor holding all 64 partitions once the lease ran out' },
+    );
     await waitFor(() => load.expected.length >= atKill + 60, { what: 'writes going on after the takeover' });
     await load.stop();
 
     expect(load.failures).toEqual([]);
     expect(load.rolledBack.length).toBeGreaterThan(0);
     const committed = new Set(load.expected.map((m) => m.id));
-    await waitFor(() => [...committed].every((id) => rig.deliveries.includes(id)), { timeoutMs: 20_000, what: `all ${committed.size} committed messages delivered` });
+    await waitFor(() => [...committed].every((id) => rig.deliveries.includes(id)), {
+      timeoutMs: 20_000,
+      what: `all ${committed.size} committed messages delivered`,
+    });
     await waitFor(() => left() === 0, { what: 'every completion written' });
     const report = checkDeliveries(load.expected, rig.deliveries);
     expect(report.lost).toEqual([]);
@@ -110,24 +122,27 @@ describe.each([
     expect(survivor.running).toBe(true);
   });
 
-  if (probed) it('delivers a row inserted by plain SQL on the same wire as an enqueue of the same message', async () => {
-    const { rig, outbox, write, reader } = await setup();
-    const topic = rig.topic('wire');
-    probe = await wireProbe(rig, topic);
-    const body = { orderId: 7, customer: 'Müller', total: '9.90' };
-    const inserted = reader.prepare('INSERT INTO outbox (topic, type, payload, "key") VALUES (?, ?, ?, ?) RETURNING id').get(topic, 'order.created', JSON.stringify(body), 'order-7') as { id: string };
-    const [enqueued] = await write([{ topic, type: 'order.created', key: 'order-7', payload: body }], false, 0);
-    const relay = outbox.createRelay(rig.publisher(), childTiming);
-    relays.push(relay);
-    relay.start();
+  if (probed)
+    it('delivers a row inserted by plain SQL on the same wire as an enqueue of the same message', async () => {
+      const { rig, outbox, write, reader } = await setup();
+      const topic = rig.topic('wire');
+      probe = await wireProbe(rig, topic);
+      const body = { orderId: 7, customer: 'Müller', total: '9.90' };
+      const inserted = reader
+        .prepare('INSERT INTO outbox (topic, type, payload, "key") VALUES (?, ?, ?, ?) RETURNING id')
+        .get(topic, 'order.created', JSON.stringify(body), 'order-7') as { id: string };
+      const [enqueued] = await write([{ topic, type: 'order.created', key: 'order-7', payload: body }], false, 0);
+      const relay = outbox.createRelay(rig.publisher(), childTiming);
+      relays.push(relay);
+      relay.start();
 
-    const seen = probe.deliveries;
-    await waitFor(() => seen.length >= 2, { what: 'both messages on the wire' });
-    expect(seen.map((d) => d.message.id)).toEqual([inserted.id, enqueued]); // one key: in seq order
-    const [sqlRow, enqueue] = seen;
-    expect(sqlRow?.wire).toEqual(enqueue?.wire);
-    expect({ ...sqlRow?.message, id: '' }).toEqual({ ...enqueue?.message, id: '' });
-    expect(sqlRow?.message).toMatchObject({ type: 'order.created', key: 'order-7', topic, contentType: 'application/json', headers: {}, payload: body });
-    await waitFor(() => [inserted.id, enqueued].every((id) => rig.deliveries.includes(id as string)), { what: "the rig's consumer getting both" });
-  });
+      const seen = probe.deliveries;
+      await waitFor(() => seen.length >= 2, { what: 'both messages on the wire' });
+      expect(seen.map((d) => d.message.id)).toEqual([inserted.id, enqueued]); // one key: in seq order
+      const [sqlRow, enqueue] = seen;
+      expect(sqlRow?.wire).toEqual(enqueue?.wire);
+      expect({ ...sqlRow?.message, id: '' }).toEqual({ ...enqueue?.message, id: '' });
+      expect(sqlRow?.message).toMatchObject({ type: 'order.created', key: 'order-7', topic, contentType: 'application/json', headers: {}, payload: body });
+      await waitFor(() => [inserted.id, enqueued].every((id) => rig.deliveries.includes(id as string)), { what: "the rig's consumer getting both" });
+    });
 });

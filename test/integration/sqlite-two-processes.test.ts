@@ -25,7 +25,10 @@ class LeaseChild {
   stderr = '';
 
   constructor(path: string, name: string) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-lease-child.ts', path, name, String(LEASE_MS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-lease-child.ts', path, name, String(LEASE_MS)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let buffer = '';
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       buffer += chunk;
@@ -66,7 +69,7 @@ describe('SQLite leases across two processes on one file', () => {
     file = undefined;
   });
 
-  it('splits the partitions between two relays, never granting one to both, and the survivor takes a killed one\'s partitions once its lease ran out', async () => {
+  it("splits the partitions between two relays, never granting one to both, and the survivor takes a killed one's partitions once its lease ran out", async () => {
     file = freshSqliteFile('two-processes');
     const database = file.database();
     await new SqliteOutboxStore(database).migrate();
@@ -78,10 +81,13 @@ describe('SQLite leases across two processes on one file', () => {
     children.push(a, b);
     const failed = () => [a, b].find((c) => c.child.exitCode !== null)?.stderr;
 
-    await waitFor(() => {
-      if (failed() !== undefined) throw new Error(`a child exited: ${failed()}`);
-      return a.held.length === 32 && b.held.length === 32;
-    }, { timeoutMs: 30_000, what: 'both relays to hold 32 partitions each' });
+    await waitFor(
+      () => {
+        if (failed() !== undefined) throw new Error(`a child exited: ${failed()}`);
+        return a.held.length === 32 && b.held.length === 32;
+      },
+      { timeoutMs: 30_000, what: 'both relays to hold 32 partitions each' },
+    );
     expect(new Set([...a.held, ...b.held]).size).toBe(64);
     const split = await owners();
     expect(split.get(a.relayId ?? '')).toBe(32);

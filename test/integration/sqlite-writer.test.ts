@@ -25,7 +25,7 @@ async function codeOf(action: () => unknown): Promise<string | undefined> {
   return undefined;
 }
 
-describe('SQLite writer on the caller\'s own better-sqlite3 connection', () => {
+describe("SQLite writer on the caller's own better-sqlite3 connection", () => {
   let file: FreshSqliteFile | undefined;
   afterEach(async () => {
     await file?.cleanup();
@@ -60,14 +60,16 @@ describe('SQLite writer on the caller\'s own better-sqlite3 connection', () => {
     expect(await store.stats()).toMatchObject({ pending: 1 });
   });
 
-  it('runs the caller\'s transaction through fromBetterSqlite3(db) as a runner of outbox.transaction', async () => {
+  it("runs the caller's transaction through fromBetterSqlite3(db) as a runner of outbox.transaction", async () => {
     const { db, count, outbox } = await migrated();
     const runner = fromBetterSqlite3(db);
-    await expect(outbox.transaction(runner, async (tx) => {
-      tx.prepare('INSERT INTO orders (id) VALUES (3)').run();
-      await outbox.enqueue(tx, { topic: 'orders', type: 'x', payload: 3 });
-      throw new Error('business rule failed');
-    })).rejects.toThrow('business rule failed');
+    await expect(
+      outbox.transaction(runner, async (tx) => {
+        tx.prepare('INSERT INTO orders (id) VALUES (3)').run();
+        await outbox.enqueue(tx, { topic: 'orders', type: 'x', payload: 3 });
+        throw new Error('business rule failed');
+      }),
+    ).rejects.toThrow('business rule failed');
     expect(count('SELECT count(*) AS n FROM outbox') + count('SELECT count(*) AS n FROM orders')).toBe(0);
     await outbox.transaction(runner, async (tx) => void (await outbox.enqueue(tx, { topic: 'orders', type: 'x', payload: 4 })));
     expect(count('SELECT count(*) AS n FROM outbox')).toBe(1);
@@ -80,7 +82,7 @@ describe('SQLite writer on the caller\'s own better-sqlite3 connection', () => {
     expect(count('SELECT count(*) AS n FROM outbox')).toBe(0);
   });
 
-  it('inserts a batch all or nothing, leaving the caller\'s transaction open with its own writes', async () => {
+  it("inserts a batch all or nothing, leaving the caller's transaction open with its own writes", async () => {
     const { store, db, count } = await migrated();
     const broken: NewOutboxMessage = { ...msg(), topic: '' }; // past validation: only the table refuses it
     db.exec('BEGIN IMMEDIATE');
@@ -110,10 +112,17 @@ describe('SQLite writer on the caller\'s own better-sqlite3 connection', () => {
     file = freshSqliteFile('writer');
     const database = file.database();
     const bad: Record<string, unknown>[] = [
-      { partitionCount: 0 }, { partitionCount: 1025 }, { partitionCount: 1.5 }, { retainPublishedMs: -1 }, { idempotencyWindowMs: 0 }, { schema: 'main' },
+      { partitionCount: 0 },
+      { partitionCount: 1025 },
+      { partitionCount: 1.5 },
+      { retainPublishedMs: -1 },
+      { idempotencyWindowMs: 0 },
+      { schema: 'main' },
     ];
     for (const options of bad) {
-      expect(() => new SqliteOutboxStore(database, options as SqliteStoreOptions)).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_OPTION', options: [Object.keys(options)[0]] }));
+      expect(() => new SqliteOutboxStore(database, options as SqliteStoreOptions)).toThrow(
+        expect.objectContaining({ code: 'OUTBOXER_INVALID_OPTION', options: [Object.keys(options)[0]] }),
+      );
     }
   });
 
@@ -123,7 +132,9 @@ describe('SQLite writer on the caller\'s own better-sqlite3 connection', () => {
     const two = new SqliteOutboxStore(file.database(), { partitionCount: 8 });
     await Promise.all([one.migrate(), two.migrate(), one.migrate()]);
     const db = file.connect();
-    expect(db.prepare("SELECT table_name, version FROM outboxer_migrations ORDER BY version").all()).toEqual(sqliteMigrations.map((m) => ({ table_name: 'outbox', version: m.version })));
+    expect(db.prepare('SELECT table_name, version FROM outboxer_migrations ORDER BY version').all()).toEqual(
+      sqliteMigrations.map((m) => ({ table_name: 'outbox', version: m.version })),
+    );
     expect(db.prepare('SELECT count(*) AS n FROM outbox_partitions').get()).toEqual({ n: 8 });
     await two.verify();
   });
@@ -169,7 +180,10 @@ describe('openSqliteStore', () => {
 
   it('names the missing directory of a path that cannot be created', async () => {
     const missing = join(tmpdir(), `outboxer-nowhere-${process.pid}-${Date.now()}`, 'app.db');
-    const error: unknown = await openSqliteStore(missing).then(() => undefined, (e: unknown) => e);
+    const error: unknown = await openSqliteStore(missing).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(OutboxerError);
     expect((error as OutboxerError).code).toBe('OUTBOXER_DATABASE_NOT_FOUND');
     expect((error as OutboxerError).message).toContain('does not exist; create it first');

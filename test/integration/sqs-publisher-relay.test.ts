@@ -31,7 +31,10 @@ describe('relays -> SQS FIFO queue (fauxqs) end to end', () => {
     });
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     for (let i = 0; i < 2; i++) {
-      const relay: Relay = outbox.createRelay(createSqsPublisher({ ...emulatorOptions(fauxqs().endpoint), queueUrl: queue.url, publishTimeoutMs: 2500 }), timing);
+      const relay: Relay = outbox.createRelay(
+        createSqsPublisher({ ...emulatorOptions(fauxqs().endpoint), queueUrl: queue.url, publishTimeoutMs: 2500 }),
+        timing,
+      );
       cleanups.push(() => relay.stop());
       relay.start();
     }
@@ -40,14 +43,21 @@ describe('relays -> SQS FIFO queue (fauxqs) end to end', () => {
     await Promise.all(
       Array.from({ length: 3 }, async (_, writer) => {
         for (let txn = 0; txn < 10; txn++) {
-          const batch = Array.from({ length: 10 }, (_, i) => ({ topic: 'orders.changed', type: 'order.changed', key: i === 9 ? undefined : `order-${writer}-${(txn + i) % 7}`, payload: { writer, txn, i } }));
+          const batch = Array.from({ length: 10 }, (_, i) => ({
+            topic: 'orders.changed',
+            type: 'order.changed',
+            key: i === 9 ? undefined : `order-${writer}-${(txn + i) % 7}`,
+            payload: { writer, txn, i },
+          }));
           const ids = await outbox.transaction(db, (tx) => outbox.enqueueMany(tx, batch));
           ids.forEach((id, i) => expected.push({ id, key: batch[i]?.key ?? null }));
         }
       }),
     );
     const delivered = (await queueReader(admin, queue.url)(expected.length, 60_000)).map((raw) => fromSqsMessage(raw).id);
-    await waitFor(async () => (await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox`)).rows[0]?.n === 0, { what: 'every row completed' });
+    await waitFor(async () => (await fixture.pool.query(`SELECT count(*)::int AS n FROM "${fixture.schema}".outbox`)).rows[0]?.n === 0, {
+      what: 'every row completed',
+    });
     expect(checkDeliveries(expected, delivered)).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
     const batched = fauxqs().requests.filter((request) => request.action === 'SendMessageBatch');
     expect(batched.some((request) => request.entries > 1)).toBe(true);

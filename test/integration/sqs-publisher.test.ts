@@ -41,13 +41,19 @@ describe('SQS publisher on fauxqs', () => {
   /** The SendMessageBatch requests fauxqs answers from now on: how many entries each carried. */
   const batchesFromNow = () => {
     const start = fauxqs().requests.length;
-    return () => fauxqs().requests.slice(start).filter((request) => request.action === 'SendMessageBatch').map((request) => request.entries);
+    return () =>
+      fauxqs()
+        .requests.slice(start)
+        .filter((request) => request.action === 'SendMessageBatch')
+        .map((request) => request.entries);
   };
 
   it('puts the message on the wire as documented: body as stored, id, type, topic, key, content type and headers as string attributes', async () => {
     const { url, read } = await queue();
     const sqs = publisher({ queueUrl: url });
-    const keyed = testMessage('orders.created', { headers: { 'correlation-id': 'c-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const keyed = testMessage('orders.created', {
+      headers: { 'correlation-id': 'c-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
     await sqs.publish(keyed);
     const [raw] = await read(1);
     expect(raw?.Body).toBe(keyed.body);
@@ -125,7 +131,10 @@ describe('SQS publisher on fauxqs', () => {
   it('waits batchWindowMs for publishes started in later turns; with the default 0 it does not wait', async () => {
     const { url } = await queue();
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
-    for (const [window, expected] of [[20, [2]], [0, [1, 1]]] as const) {
+    for (const [window, expected] of [
+      [20, [2]],
+      [0, [1, 1]],
+    ] as const) {
       const sqs = publisher({ queueUrl: url, batchWindowMs: window });
       const batches = batchesFromNow();
       const first = sqs.publish(testMessage('orders.created'));
@@ -247,7 +256,14 @@ describe('SQS publisher on fauxqs', () => {
 });
 
 describe('SQS errors as outboxer codes', () => {
-  const context = { service: 'SQS', kind: 'queue', what: 'message m-1', destination: 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders', timeoutMs: 1000, secrets: ['s3cret'] };
+  const context = {
+    service: 'SQS',
+    kind: 'queue',
+    what: 'message m-1',
+    destination: 'https://sqs.eu-west-1.amazonaws.com/123456789012/orders',
+    timeoutMs: 1000,
+    secrets: ['s3cret'],
+  };
   const metadata = { $metadata: { httpStatusCode: 400 } };
 
   it('maps what the SDK throws for a request', () => {
@@ -255,16 +271,47 @@ describe('SQS errors as outboxer codes', () => {
       [new QueueDoesNotExist({ message: 'The specified queue does not exist.', ...metadata }), 'OUTBOXER_UNROUTABLE', false],
       [new RequestThrottled({ message: 'slow down', ...metadata }), 'OUTBOXER_RATE_LIMITED', false],
       [new KmsThrottled({ message: 'kms slow down', ...metadata }), 'OUTBOXER_RATE_LIMITED', false],
-      [Object.assign(new Error('The security token included in the request is invalid s3cret'), { name: 'InvalidClientTokenId', $fault: 'client', $metadata: { httpStatusCode: 403 } }), 'OUTBOXER_AUTH_FAILED', false],
-      [Object.assign(new Error('Access to the resource is denied.'), { name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 } }), 'OUTBOXER_AUTH_FAILED', false],
+      [
+        Object.assign(new Error('The security token included in the request is invalid s3cret'), {
+          name: 'InvalidClientTokenId',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 403 },
+        }),
+        'OUTBOXER_AUTH_FAILED',
+        false,
+      ],
+      [
+        Object.assign(new Error('Access to the resource is denied.'), { name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 } }),
+        'OUTBOXER_AUTH_FAILED',
+        false,
+      ],
       [Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }), 'OUTBOXER_AUTH_FAILED', false],
       [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'OUTBOXER_BROKER_UNAVAILABLE', false],
       [new TypeError('Cannot read properties of undefined'), 'OUTBOXER_PUBLISH_FAILED', false],
-      [Object.assign(new Error('@smithy/node-http-handler - the request socket did not establish a connection with the server within the configured timeout of 1000 ms.'), { name: 'TimeoutError' }), 'OUTBOXER_BROKER_UNAVAILABLE', false],
+      [
+        Object.assign(
+          new Error('@smithy/node-http-handler - the request socket did not establish a connection with the server within the configured timeout of 1000 ms.'),
+          { name: 'TimeoutError' },
+        ),
+        'OUTBOXER_BROKER_UNAVAILABLE',
+        false,
+      ],
       [Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }), 'OUTBOXER_PUBLISH_TIMEOUT', false],
-      [Object.assign(new Error('Value for parameter MessageGroupId is invalid'), { name: 'InvalidParameterValue', $fault: 'client', ...metadata }), 'OUTBOXER_REJECTED', true],
-      [Object.assign(new Error('Batch requests cannot be longer than 1048576 bytes.'), { name: 'BatchRequestTooLong', $fault: 'client', ...metadata }), 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', true],
-      [Object.assign(new Error('We encountered an internal error.'), { name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 } }), 'OUTBOXER_PUBLISH_FAILED', false],
+      [
+        Object.assign(new Error('Value for parameter MessageGroupId is invalid'), { name: 'InvalidParameterValue', $fault: 'client', ...metadata }),
+        'OUTBOXER_REJECTED',
+        true,
+      ],
+      [
+        Object.assign(new Error('Batch requests cannot be longer than 1048576 bytes.'), { name: 'BatchRequestTooLong', $fault: 'client', ...metadata }),
+        'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+        true,
+      ],
+      [
+        Object.assign(new Error('We encountered an internal error.'), { name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 } }),
+        'OUTBOXER_PUBLISH_FAILED',
+        false,
+      ],
     ];
     for (const [thrown, code, permanent] of cases) {
       const error = toPublishError(thrown, context);
@@ -274,8 +321,14 @@ describe('SQS errors as outboxer codes', () => {
   });
 
   it('maps a Failed entry of a 200 answer: SenderFault true is permanent, false retryable, throttling by its code', () => {
-    expect(entryFailure({ Code: 'InvalidMessageContents', SenderFault: true, Message: 'Invalid characters' }, context)).toMatchObject({ code: 'OUTBOXER_REJECTED', permanent: true });
-    expect(entryFailure({ Code: 'InternalError', SenderFault: false, Message: 'try again' }, context)).toMatchObject({ code: 'OUTBOXER_PUBLISH_FAILED', permanent: false });
+    expect(entryFailure({ Code: 'InvalidMessageContents', SenderFault: true, Message: 'Invalid characters' }, context)).toMatchObject({
+      code: 'OUTBOXER_REJECTED',
+      permanent: true,
+    });
+    expect(entryFailure({ Code: 'InternalError', SenderFault: false, Message: 'try again' }, context)).toMatchObject({
+      code: 'OUTBOXER_PUBLISH_FAILED',
+      permanent: false,
+    });
     expect(entryFailure({ Code: 'RequestThrottled', SenderFault: false }, context)).toMatchObject({ code: 'OUTBOXER_RATE_LIMITED', permanent: false });
     expect(entryFailure({ Code: 'InvalidParameterValue', SenderFault: true, Message: 'Message must be shorter than 262144 bytes.' }, context)).toMatchObject({
       code: 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
@@ -323,7 +376,13 @@ describe('SQS publisher options', () => {
   it('resolves once into frozen options that never show the credentials', () => {
     const resolved = resolveSqsPublisherOptions({ queueUrl: url, credentials: { accessKeyId: 'AKID', secretAccessKey: 's3cret-key' } });
     expect(Object.isFrozen(resolved)).toBe(true);
-    expect(resolved).toMatchObject({ batchWindowMs: 0, maxBatchSize: 10, maxMessageBytes: 262_144, publishTimeoutMs: 10_000, nullKeyGroupId: 'outboxer-no-key' });
+    expect(resolved).toMatchObject({
+      batchWindowMs: 0,
+      maxBatchSize: 10,
+      maxMessageBytes: 262_144,
+      publishTimeoutMs: 10_000,
+      nullKeyGroupId: 'outboxer-no-key',
+    });
     expect(JSON.stringify(resolved)).not.toContain('s3cret-key');
     expect(resolved.credentials).toEqual({ accessKeyId: 'AKID', secretAccessKey: 's3cret-key' });
   });

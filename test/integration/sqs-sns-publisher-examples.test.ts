@@ -47,7 +47,11 @@ describe('the SQS and SNS examples the docs show, on fauxqs', () => {
     const topic = await subscribedTopic(fauxqs().endpoint);
     cleanups.push(() => topic.delete());
     const prefix = topic.topicArn.replace(/[^:]+$/, '');
-    const exit = await startScript('examples/publishers/sns.ts', [], await environment({ SNS_TOPIC_ARN_PREFIX: prefix, SNS_ORDERS_TOPIC_ARN: topic.topicArn })).waitForExit(60_000);
+    const exit = await startScript(
+      'examples/publishers/sns.ts',
+      [],
+      await environment({ SNS_TOPIC_ARN_PREFIX: prefix, SNS_ORDERS_TOPIC_ARN: topic.topicArn }),
+    ).waitForExit(60_000);
     expect({ code: exit.code, stderr: withoutSdkNodeWarning(exit.stderr) }).toEqual({ code: 0, stderr: '' });
     const [received] = (await topic.read(1)).map(fromSqsMessage);
     expect([received?.topic, JSON.parse(received?.body ?? 'null')]).toEqual(['orders.created', { id: 1 }]);

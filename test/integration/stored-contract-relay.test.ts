@@ -7,7 +7,15 @@ import { type BrokerRig, natsRig, rabbitMqRig } from '../support/broker-rigs.js'
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { waitFor } from '../support/wait-for.js';
 
-const timing = { engine: 'v2', pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 50, maxErrorBackoffMs: 200, leaseMs: 9000, publishTimeoutMs: 3000 } as const;
+const timing = {
+  engine: 'v2',
+  pollIntervalMs: 20,
+  maxPollIntervalMs: 100,
+  errorBackoffMs: 50,
+  maxErrorBackoffMs: 200,
+  leaseMs: 9000,
+  publishTimeoutMs: 3000,
+} as const;
 const RULES = MessageRules;
 
 /**
@@ -45,12 +53,18 @@ describe.each([
     await fixture.pool.query(`ALTER TABLE ${table} DISABLE TRIGGER outbox_contract`);
     const expected = new Map<string, string>();
     for (const [rowTopic, headers, reason] of legacy) {
-      const inserted = await fixture.pool.query(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, 'k', 'x', '{}', $2::jsonb) RETURNING id::text AS id`, [rowTopic, JSON.stringify(headers)]);
+      const inserted = await fixture.pool.query(
+        `INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, 'k', 'x', '{}', $2::jsonb) RETURNING id::text AS id`,
+        [rowTopic, JSON.stringify(headers)],
+      );
       const id = inserted.rows[0].id as string;
       expected.set(id, `${reason.replace('%s', id)} (stored before the table checked it)`);
     }
     await fixture.pool.query(`ALTER TABLE ${table} ENABLE TRIGGER outbox_contract`);
-    const good = await fixture.pool.query(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, 'k', 'x', '{}', '{"tenant": "acme"}') RETURNING id::text AS id`, [topic]);
+    const good = await fixture.pool.query(
+      `INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, 'k', 'x', '{}', '{"tenant": "acme"}') RETURNING id::text AS id`,
+      [topic],
+    );
 
     const relay = new Outbox<SqlExecutor>(fixture.store).createRelay(rig.publisher(), timing);
     relays.push(relay);
@@ -66,7 +80,9 @@ describe.each([
     );
     // The reason starts with the publisher's refusal; the relay adds what to do about a dead message.
     const startsWith = (text: string) => expect.stringMatching(new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    expect(Object.fromEntries(dead.map((row) => [row.id, row.last_error]))).toEqual(Object.fromEntries([...expected].map(([id, reason]) => [id, startsWith(reason)])));
+    expect(Object.fromEntries(dead.map((row) => [row.id, row.last_error]))).toEqual(
+      Object.fromEntries([...expected].map(([id, reason]) => [id, startsWith(reason)])),
+    );
     expect(deliveries).toEqual([good.rows[0].id]);
   });
 });

@@ -52,7 +52,13 @@ interface ContractDatabase {
 
 const plain = (sql: (text: string, params?: unknown[]) => Promise<unknown>, table: string, param: (i: number) => string, key = 'key') => ({
   insert: (row: Row) =>
-    sql(`INSERT INTO ${table} (topic, type, ${key}, payload, headers) VALUES (${[1, 2, 3, 4, 5].map(param).join(', ')})`, [row.topic, row.type, row.key ?? null, '{}', row.headers ?? '{}']).then(() => undefined),
+    sql(`INSERT INTO ${table} (topic, type, ${key}, payload, headers) VALUES (${[1, 2, 3, 4, 5].map(param).join(', ')})`, [
+      row.topic,
+      row.type,
+      row.key ?? null,
+      '{}',
+      row.headers ?? '{}',
+    ]).then(() => undefined),
   update: (column: 'topic' | 'headers', value: string) => sql(`UPDATE ${table} SET ${column} = ${param(1)}`, [value]).then(() => undefined),
   park: () => sql(`UPDATE ${table} SET state = 'dead', last_error = 'parked'`).then(() => undefined),
   rowCount: async () => Number(((await sql(`SELECT count(*) AS n FROM ${table}`)) as { n: unknown }[])[0]?.n),
@@ -65,8 +71,14 @@ function postgres(name: string, open: (prefix: string) => Promise<SchemaDatabase
       const db = await open('contract');
       const store = new PostgresOutboxStore(db.database, { schema: db.schema });
       if (stage === 'latest') await store.migrate();
-      else await applyMigrations(db.database, resolveTableName(db.schema, 'outbox'), migrations.filter((m) => m.version < 10));
-      const sql = (text: string, params?: unknown[]) => db.sql(text.replace(/VALUES \(\$1, \$2, \$3, \$4, \$5\)/, 'VALUES ($1, $2, $3, $4, $5::jsonb)'), params);
+      else
+        await applyMigrations(
+          db.database,
+          resolveTableName(db.schema, 'outbox'),
+          migrations.filter((m) => m.version < 10),
+        );
+      const sql = (text: string, params?: unknown[]) =>
+        db.sql(text.replace(/VALUES \(\$1, \$2, \$3, \$4, \$5\)/, 'VALUES ($1, $2, $3, $4, $5::jsonb)'), params);
       return { ...plain(sql, `"${db.schema}".outbox`, (i) => `$${i}`), migrate: () => store.migrate(), cleanup: db.cleanup };
     },
     refusal: (words) => `outbox ${words}`,
@@ -97,11 +109,13 @@ const sqlite: ContractDatabase = {
     const before = sqliteMigrations.filter((m) => m.version < 2).map((m) => ({ ...m, sql: m.sql(store.tableNames, { partitionCount: 4 }) }));
     await (stage === 'latest' ? store.migrate() : applySqliteMigrations(database, store.tableNames, 'outbox', before));
     const writer = file.connect();
-    const sql = async (text: string, params: unknown[] = []) => (text.startsWith('SELECT') ? writer.prepare(text).all(...params) : writer.prepare(text).run(...params));
+    const sql = async (text: string, params: unknown[] = []) =>
+      text.startsWith('SELECT') ? writer.prepare(text).all(...params) : writer.prepare(text).run(...params);
     return { ...plain(sql, 'outbox', () => '?', '"key"'), migrate: () => store.migrate(), cleanup: file.cleanup };
   },
   // RAISE takes a literal in SQLite: the same words, without the value at fault (the traceparent rule names its header).
-  refusal: (words) => `outbox ${words.startsWith('header "traceparent" is invalid: a traceparent') ? words : words.replace(/ "(?:[^"\\]|\\.)*"/, '').replace(/ \(\d+\)/, '')}`,
+  refusal: (words) =>
+    `outbox ${words.startsWith('header "traceparent" is invalid: a traceparent') ? words : words.replace(/ "(?:[^"\\]|\\.)*"/, '').replace(/ \(\d+\)/, '')}`,
 };
 
 const ID = '018f3c1e-7b2a-7cde-8f01-23456789abcd';
@@ -165,12 +179,22 @@ describe.each(databases.map((db) => [db.name, db] as const))('the table contract
   it('accepts what the library accepts, at every bound', async () => {
     table = await db.open('latest');
     const rows: Row[] = [
-      { topic: 'a:b/c-d_e.f', type: 'order.created', key: 'ключ-7', headers: JSON.stringify({ traceparent: TRACEPARENT, 'correlation-id': 'c-1', Tenant: 'acme' }) },
+      {
+        topic: 'a:b/c-d_e.f',
+        type: 'order.created',
+        key: 'ключ-7',
+        headers: JSON.stringify({ traceparent: TRACEPARENT, 'correlation-id': 'c-1', Tenant: 'acme' }),
+      },
       { topic: 't'.repeat(255), type: 'é'.repeat(127), key: 'k'.repeat(512), headers: JSON.stringify(manyHeaders(64)) },
       { topic: 'orders', type: 'x', headers: JSON.stringify({ ['n'.repeat(128)]: 'é'.repeat(2048), 'x.y_z-1': '' }) },
     ];
     for (const row of rows) {
-      expect(() => validateMessage({ ...row, key: row.key ?? undefined, headers: JSON.parse(row.headers ?? '{}') as Record<string, string>, payload: {} }, { maxPayloadBytes: 1024 })).not.toThrow();
+      expect(() =>
+        validateMessage(
+          { ...row, key: row.key ?? undefined, headers: JSON.parse(row.headers ?? '{}') as Record<string, string>, payload: {} },
+          { maxPayloadBytes: 1024 },
+        ),
+      ).not.toThrow();
       await table.insert(row);
     }
     expect(await table.rowCount()).toBe(rows.length);

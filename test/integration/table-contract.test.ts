@@ -89,7 +89,13 @@ describe.each([
     db = await open('upgrade');
     const name = resolveTableName(db.schema, 'outbox');
     const table = `"${db.schema}"."outbox"`;
-    expect(await applyMigrations(db.database, name, migrations.filter((m) => m.version <= 4))).toEqual([1, 2, 3, 4]);
+    expect(
+      await applyMigrations(
+        db.database,
+        name,
+        migrations.filter((m) => m.version <= 4),
+      ),
+    ).toEqual([1, 2, 3, 4]);
     await db.sql(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES
       ('t', 'k', 'x', '{"b":1,"a":"\\u00e9"}', '{"retry": 3, "gone": null, "ok": "y", "flag": true}'),
       ('t', 'k', 'x', '[1, 2]', '{}')`);

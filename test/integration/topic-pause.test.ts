@@ -75,7 +75,6 @@ async function natsDestination(): Promise<Destination> {
   };
 }
 
-
 async function scenario(make: () => Promise<Destination>): Promise<void> {
   const fixture: PostgresFixture = await createPostgresFixture({ retainPublishedMs: 3_600_000 });
   cleanups.push(() => fixture.cleanup());
@@ -91,8 +90,14 @@ async function scenario(make: () => Promise<Destination>): Promise<void> {
   const probe = observedPublisher(destination.publisher);
   const outbox = new Outbox<SqlExecutor>(fixture.store);
   const relay: Relay = outbox.createRelay(probe.publisher, {
-    pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 100, maxErrorBackoffMs: 800, leaseMs: 6000, publishTimeoutMs: 2000,
-    retry: { maxAttempts: 2 }, hooks,
+    pollIntervalMs: 20,
+    maxPollIntervalMs: 100,
+    errorBackoffMs: 100,
+    maxErrorBackoffMs: 800,
+    leaseMs: 6000,
+    publishTimeoutMs: 2000,
+    retry: { maxAttempts: 2 },
+    hooks,
   });
   cleanups.push(() => relay.stop());
 
@@ -104,7 +109,10 @@ async function scenario(make: () => Promise<Destination>): Promise<void> {
     batch.push({ topic: round % 2 === 0 ? lateTopic : readyTopic, key: 'mixed' });
   }
   const ids = await fromPgPool(fixture.pool).transaction((tx) =>
-    outbox.enqueueMany(tx, batch.map((m, i) => ({ ...m, type: 'test.event', payload: { i } }))),
+    outbox.enqueueMany(
+      tx,
+      batch.map((m, i) => ({ ...m, type: 'test.event', payload: { i } })),
+    ),
   );
   const expected = batch.map((m, i) => ({ id: ids[i] as string, key: m.key }));
   const free = expected.filter((m) => m.key.startsWith('f')).map((m) => m.id);
@@ -131,10 +139,13 @@ async function scenario(make: () => Promise<Destination>): Promise<void> {
   // retry.maxAttempts is 2; the pause used up none: what is left is the publish itself (counted by a v1 claim, not by v2)
   expect(rows.rows.every((row) => row.state === 'published' && row.attempts === 0)).toBe(true);
   expect(checkDeliveries(expected, probe.confirmed)).toEqual({ lost: [], phantom: [], duplicates: 0, orderInversions: 0 });
-  const received = await waitFor(async () => {
-    const got = await destination.received();
-    return got.length >= ids.length ? got : undefined;
-  }, { what: 'every message at the consumer' });
+  const received = await waitFor(
+    async () => {
+      const got = await destination.received();
+      return got.length >= ids.length ? got : undefined;
+    },
+    { what: 'every message at the consumer' },
+  );
   expect(new Set(received)).toEqual(new Set(ids));
   expect(events.filter((e) => e.kind !== 'dead')).toEqual([
     { kind: 'paused', topic: lateTopic },
@@ -163,7 +174,11 @@ describe('a missing destination pauses its topic, uses up no attempts, and resum
     const paused: string[] = [];
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const relay = outbox.createRelay(publisher, {
-      pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 100, maxErrorBackoffMs: 800, retry: { maxAttempts: 1 },
+      pollIntervalMs: 20,
+      maxPollIntervalMs: 100,
+      errorBackoffMs: 100,
+      maxErrorBackoffMs: 800,
+      retry: { maxAttempts: 1 },
       hooks: { onTopicPaused: (e) => paused.push(e.error) },
     });
     cleanups.push(() => relay.stop());

@@ -64,7 +64,15 @@ async function viaNats(): Promise<Route> {
     consumedFrom: `${prefix}.${topic}`,
     relayConfig: { nats: { servers: services.natsUrl, subjectPrefix: prefix } },
     async startConsumer(inbox, handler, otel) {
-      const consumer = createNatsConsumer({ servers: services.natsUrl, stream, durable: uniqueName('d'), subjectPrefix: prefix, inbox, handler, instrumentation: otel.delivery });
+      const consumer = createNatsConsumer({
+        servers: services.natsUrl,
+        stream,
+        durable: uniqueName('d'),
+        subjectPrefix: prefix,
+        inbox,
+        handler,
+        instrumentation: otel.delivery,
+      });
       await consumer.start();
       return consumer;
     },
@@ -86,7 +94,7 @@ describe.each([
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('enqueue (test process) -> publish (relay process) -> process -> the handler\'s span (test process) share one trace, parented as the conventions say, without the payload', async () => {
+  it("enqueue (test process) -> publish (relay process) -> process -> the handler's span (test process) share one trace, parented as the conventions say, without the payload", async () => {
     const fixture: ConsumerFixture = await createConsumerFixture();
     cleanups.push(() => fixture.cleanup());
     const route = await makeRoute();
@@ -99,16 +107,24 @@ describe.each([
     const app = sdk.provider.getTracer('shop');
 
     const inbox = new Inbox(fixture.inboxStore, { consumer: 'billing' });
-    const consumer = await route.startConsumer(inbox, async (message, tx) => {
-      const span = app.startSpan('charge order'); // the handler's own span: a child of the process span, through the inbox transaction
-      await context.with(trace.setSpan(context.active(), span), () => fixture.apply(message, tx));
-      span.end();
-    }, otel);
+    const consumer = await route.startConsumer(
+      inbox,
+      async (message, tx) => {
+        const span = app.startSpan('charge order'); // the handler's own span: a child of the process span, through the inbox transaction
+        await context.with(trace.setSpan(context.active(), span), () => fixture.apply(message, tx));
+        span.end();
+      },
+      otel,
+    );
     cleanups.push(() => consumer.stop());
 
-    const relay: CliProcess = startScript('test/support/tracing-relay-child.ts', [], cliEnv({
-      TRACING_RELAY_CONFIG: JSON.stringify({ databaseUrl: services.postgresUrl, schema: fixture.schema, ...route.relayConfig } satisfies TracingRelayConfig),
-    }));
+    const relay: CliProcess = startScript(
+      'test/support/tracing-relay-child.ts',
+      [],
+      cliEnv({
+        TRACING_RELAY_CONFIG: JSON.stringify({ databaseUrl: services.postgresUrl, schema: fixture.schema, ...route.relayConfig } satisfies TracingRelayConfig),
+      }),
+    );
     cleanups.push(async () => {
       if (relay.running) await relay.stop('SIGKILL');
     });
@@ -117,11 +133,21 @@ describe.each([
     const outbox = new Outbox(fixture.store, { instrumentation: otel.enqueue });
     const request = app.startSpan('POST /orders');
     const id = await context.with(trace.setSpan(context.active(), request), () =>
-      outbox.transaction(fromPgPool(fixture.pool), (tx) => outbox.enqueue(tx, { topic: route.topic, type: 'order.placed', key: 'order-7', payload: { n: 1, card: SECRET }, headers: { 'correlation-id': 'checkout-7' } })),
+      outbox.transaction(fromPgPool(fixture.pool), (tx) =>
+        outbox.enqueue(tx, {
+          topic: route.topic,
+          type: 'order.placed',
+          key: 'order-7',
+          payload: { n: 1, card: SECRET },
+          headers: { 'correlation-id': 'checkout-7' },
+        }),
+      ),
     );
     request.end();
 
-    await waitFor(async () => (await fixture.appliedCount(id)) === 1 && sdk.named(`process ${route.consumedFrom}`).length === 1, { what: 'the handler to apply the message and its process span to end' });
+    await waitFor(async () => (await fixture.appliedCount(id)) === 1 && sdk.named(`process ${route.consumedFrom}`).length === 1, {
+      what: 'the handler to apply the message and its process span to end',
+    });
     relay.child.kill('SIGTERM');
     await relay.waitForOutput(({ stdout }) => /^spans .*\n/m.test(stdout), 'the relay process to print its spans');
     const relaySpans = JSON.parse(/^spans (.*)$/m.exec(relay.stdout)![1]!) as SpanRecord[];
@@ -139,17 +165,46 @@ describe.each([
 
     // create under the request; publish and process both continue the creation context; the handler's span under process
     expect(create).toMatchObject({ kind: 'PRODUCER', parentSpanId: post!.spanId });
-    expect(publish).toMatchObject({ kind: 'CLIENT', parentSpanId: create!.spanId, links: [{ traceId: create!.traceId, spanId: create!.spanId }], status: { code: 0 } });
-    expect(process).toMatchObject({ kind: 'CONSUMER', parentSpanId: create!.spanId, links: [{ traceId: create!.traceId, spanId: create!.spanId }], status: { code: 0 } });
+    expect(publish).toMatchObject({
+      kind: 'CLIENT',
+      parentSpanId: create!.spanId,
+      links: [{ traceId: create!.traceId, spanId: create!.spanId }],
+      status: { code: 0 },
+    });
+    expect(process).toMatchObject({
+      kind: 'CONSUMER',
+      parentSpanId: create!.spanId,
+      links: [{ traceId: create!.traceId, spanId: create!.spanId }],
+      status: { code: 0 },
+    });
     expect(charge).toMatchObject({ parentSpanId: process!.spanId });
 
-    const common = { 'messaging.system': route.system, 'messaging.message.id': id, 'messaging.message.conversation_id': 'checkout-7', 'outboxer.message.type': 'order.placed' };
+    const common = {
+      'messaging.system': route.system,
+      'messaging.message.id': id,
+      'messaging.message.conversation_id': 'checkout-7',
+      'outboxer.message.type': 'order.placed',
+    };
     expect(create!.attributes).toMatchObject({ ...common, 'messaging.operation.type': 'create', 'messaging.destination.name': route.topic });
-    expect(publish!.attributes).toMatchObject({ ...common, 'messaging.operation.type': 'send', 'messaging.operation.name': 'publish', 'messaging.destination.name': route.topic, 'outboxer.message.attempts': 1 });
-    expect(process!.attributes).toMatchObject({ ...common, 'messaging.operation.type': 'process', 'messaging.destination.name': route.consumedFrom, 'outboxer.inbox.consumer': 'billing', 'outboxer.inbox.outcome': 'processed' });
+    expect(publish!.attributes).toMatchObject({
+      ...common,
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'publish',
+      'messaging.destination.name': route.topic,
+      'outboxer.message.attempts': 1,
+    });
+    expect(process!.attributes).toMatchObject({
+      ...common,
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': route.consumedFrom,
+      'outboxer.inbox.consumer': 'billing',
+      'outboxer.inbox.outcome': 'processed',
+    });
 
     // the row stored the creation context, and the consumer received it unchanged
-    const applied = (await fixture.pool.query(`SELECT headers FROM ${fixture.applied} WHERE message_id = $1`, [id])).rows[0] as { headers: Record<string, string> };
+    const applied = (await fixture.pool.query(`SELECT headers FROM ${fixture.applied} WHERE message_id = $1`, [id])).rows[0] as {
+      headers: Record<string, string>;
+    };
     expect(applied.headers.traceparent).toBe(traceparentOf(create!));
     expect(JSON.stringify([...sdk.spans(), ...relaySpans])).not.toContain(SECRET);
   });
@@ -161,16 +216,22 @@ describe('the docs/tracing.md example', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('runs on a database and vhost of its own: request -> create -> publish and process -> the handler\'s span, one trace, and it exits', async () => {
+  it("runs on a database and vhost of its own: request -> create -> publish and process -> the handler's span, one trace, and it exits", async () => {
     const [db, vhost] = await Promise.all([freshDatabase(), freshVhost()]);
-    cleanups.push(() => db.drop(), () => vhost.delete());
+    cleanups.push(
+      () => db.drop(),
+      () => vhost.delete(),
+    );
     const run = startScript('examples/tracing.ts', [], cliEnv({ DATABASE_URL: db.url, AMQP_URL: vhost.url }));
     cleanups.push(async () => {
       if (run.running) await run.stop('SIGKILL');
     });
     const exit = await run.waitForExit(60_000);
     expect({ code: exit.code, stderr: exit.stderr }).toEqual({ code: 0, stderr: '' });
-    const spans = exit.stdout.trim().split('\n').map((line) => JSON.parse(line) as { name: string; traceId: string; spanId: string; parentSpanId?: string });
+    const spans = exit.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { name: string; traceId: string; spanId: string; parentSpanId?: string });
     const byName = new Map(spans.map((span) => [span.name, span]));
     const parentOf = (name: string) => spans.find((span) => span.spanId === byName.get(name)?.parentSpanId)?.name;
     expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);

@@ -15,7 +15,10 @@ const message = { topic: 'orders.paid', type: 'order.paid', payload: { orderId: 
 const refused = { code: 'OUTBOXER_NOT_IN_TRANSACTION' };
 
 /** A transaction handle whose driver cannot vouch for anything: the store must ask the database. */
-function unvouched<D extends SqlDialect>(dialect: D, query: (sql: string, params: readonly unknown[]) => Promise<{ rows: Record<string, unknown>[]; affectedRows: number }>): OutboxTransaction<D> {
+function unvouched<D extends SqlDialect>(
+  dialect: D,
+  query: (sql: string, params: readonly unknown[]) => Promise<{ rows: Record<string, unknown>[]; affectedRows: number }>,
+): OutboxTransaction<D> {
   return defineTransaction({ dialect, source: 'a test handle', fix: 'Begin a transaction first.', query });
 }
 
@@ -76,7 +79,11 @@ describe('the proof that a handle is inside an open transaction', () => {
         await client.query(`INSERT INTO "${fixture.schema}".once VALUES (1), (1)`);
         const enqueued = client.query('COMMIT').then(
           () => 'committed',
-          () => outbox.enqueue(client, message).then(() => 'enqueued', (error: { code?: string }) => error.code),
+          () =>
+            outbox.enqueue(client, message).then(
+              () => 'enqueued',
+              (error: { code?: string }) => error.code,
+            ),
         );
         expect(await enqueued).toBe('OUTBOXER_NOT_IN_TRANSACTION');
       }
@@ -183,7 +190,9 @@ describe('the proof that a handle is inside an open transaction', () => {
     cleanups.push(async () => connection.release());
     const handle = unvouched('mysql', async (sql, params) => {
       const [result] = await connection.query({ sql, values: [...params] });
-      return Array.isArray(result) ? { rows: result as Record<string, unknown>[], affectedRows: 0 } : { rows: [], affectedRows: Number((result as { affectedRows: number }).affectedRows) };
+      return Array.isArray(result)
+        ? { rows: result as Record<string, unknown>[], affectedRows: 0 }
+        : { rows: [], affectedRows: Number((result as { affectedRows: number }).affectedRows) };
     });
     await expect(outbox.enqueue(handle, { ...message, idempotencyKey: 'k' })).rejects.toMatchObject(refused);
     await connection.beginTransaction();
@@ -221,7 +230,12 @@ describe('the proof that a handle is inside an open transaction', () => {
     const [taken] = await outbox.transaction(fresh.database, (tx) => outbox.enqueueMany(tx, [message]));
     await connection.beginTransaction();
     // the second message reuses an id: its INSERT fails after the first one's key was reserved
-    await expect(outbox.enqueueMany(connection, [{ ...message, idempotencyKey: 'order-1' }, { ...message, id: taken }])).rejects.toThrow();
+    await expect(
+      outbox.enqueueMany(connection, [
+        { ...message, idempotencyKey: 'order-1' },
+        { ...message, id: taken },
+      ]),
+    ).rejects.toThrow();
     await connection.commit(); // the caller caught the error and committed the rest of its work
     const id = await outbox.transaction(fresh.database, (tx) => outbox.enqueue(tx, { ...message, idempotencyKey: 'order-1' }));
     expect(await fresh.sql('SELECT id FROM outbox WHERE id = ?', [id])).toEqual([{ id }]);
@@ -251,7 +265,9 @@ describe('the proof that a handle is inside an open transaction', () => {
     const db = file.connect();
     const handle = unvouched('sqlite', async (sql, params) => {
       const statement = db.prepare(sql);
-      return statement.reader ? { rows: statement.all(...params) as Record<string, unknown>[], affectedRows: 0 } : { rows: [], affectedRows: statement.run(...params).changes };
+      return statement.reader
+        ? { rows: statement.all(...params) as Record<string, unknown>[], affectedRows: 0 }
+        : { rows: [], affectedRows: statement.run(...params).changes };
     });
     await expect(outbox.enqueue(handle, message)).rejects.toMatchObject(refused);
     expect(db.inTransaction).toBe(false);

@@ -27,15 +27,23 @@ describe('the example of docs/publishers/webhook.md', () => {
     const url = `http://127.0.0.1:${port}/outbox`;
     const relay = await startScript('examples/publishers/webhook.ts', [], { ...env, WEBHOOK_URL: url }).waitForExit(60_000);
     expect({ code: relay.code, stderr: relay.stderr }).toEqual({ code: 0, stderr: '' });
-    const stored = await waitFor(async () => (await db.pool.query('SELECT webhook_id, type, body FROM received_events')).rows[0] as { webhook_id: string; type: string; body: unknown } | undefined);
+    const stored = await waitFor(
+      async () =>
+        (await db.pool.query('SELECT webhook_id, type, body FROM received_events')).rows[0] as { webhook_id: string; type: string; body: unknown } | undefined,
+    );
     expect(stored).toMatchObject({ type: 'order.created', body: { id: 1 } });
 
     // a redelivery (same webhook-id, a fresh timestamp and signature) is answered 2xx and stored once
     const body = JSON.stringify({ id: 1 });
-    const resend = (headers: Record<string, string>) => fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'outbox-type': 'order.created', ...headers } });
+    const resend = (headers: Record<string, string>) =>
+      fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'outbox-type': 'order.created', ...headers } });
     const signed = (key: string) => {
       const timestamp = new Date();
-      return { 'webhook-id': stored.webhook_id, 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': new Webhook(key).sign(stored.webhook_id, timestamp, body) };
+      return {
+        'webhook-id': stored.webhook_id,
+        'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+        'webhook-signature': new Webhook(key).sign(stored.webhook_id, timestamp, body),
+      };
     };
     expect((await resend(signed(secret))).status).toBe(204);
     expect(Number((await db.pool.query('SELECT count(*) AS n FROM received_events')).rows[0].n)).toBe(1);

@@ -32,7 +32,13 @@ describe('a relay publishing to webhooks', () => {
       if (topic === 'orders.missing' && !deployed) return { status: 404 };
       return { status: 204 };
     };
-    const events = { published: new Map<string, number>(), retried: [] as { topic: string; retryInMs: number }[], dead: [] as string[], paused: [] as string[], resumed: [] as string[] };
+    const events = {
+      published: new Map<string, number>(),
+      retried: [] as { topic: string; retryInMs: number }[],
+      dead: [] as string[],
+      paused: [] as string[],
+      resumed: [] as string[],
+    };
     const outbox = new Outbox<SqlExecutor>(fixture.store);
     const relay = outbox.createRelay(publishers.make({ url: receiver.url(), secret: newSecret(), publishTimeoutMs: 1000 }), {
       ...v2Timing,
@@ -47,12 +53,17 @@ describe('a relay publishing to webhooks', () => {
     });
     cleanups.push(() => relay.stop());
     await outbox.transaction(fromPgPool(fixture.pool), (tx) =>
-      outbox.enqueueMany(tx, ['orders.ok', 'orders.limited', 'orders.refused', 'orders.missing'].map((topic) => ({ topic, type: 'order.created', payload: { topic } }))),
+      outbox.enqueueMany(
+        tx,
+        ['orders.ok', 'orders.limited', 'orders.refused', 'orders.missing'].map((topic) => ({ topic, type: 'order.created', payload: { topic } })),
+      ),
     );
     const started = Date.now();
     relay.start();
 
-    await waitFor(() => events.published.has('orders.limited') && events.dead.length === 1 && events.paused.length === 1, { what: `the relay's outcomes: ${JSON.stringify({ ...events, published: [...events.published] })}` });
+    await waitFor(() => events.published.has('orders.limited') && events.dead.length === 1 && events.paused.length === 1, {
+      what: `the relay's outcomes: ${JSON.stringify({ ...events, published: [...events.published] })}`,
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(events.retried.find((retry) => retry.topic === 'orders.limited')?.retryInMs).toBeGreaterThanOrEqual(1000);
     expect(events.dead[0]).toMatch(/^orders\.refused: OUTBOXER_REJECTED: .*HTTP 422 Unprocessable Entity/);

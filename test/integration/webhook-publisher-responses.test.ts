@@ -124,7 +124,12 @@ describe('webhook publisher: answers and failures', () => {
     receiver.respond = gate.responder;
     const other = await WebhookReceiver.start();
     try {
-      const publisher = publishers.make({ url: receiver.url(), secret: newSecret(), maxConcurrencyPerEndpoint: 3, routes: [{ topic: 'other.#', url: other.url() }] });
+      const publisher = publishers.make({
+        url: receiver.url(),
+        secret: newSecret(),
+        maxConcurrencyPerEndpoint: 3,
+        routes: [{ topic: 'other.#', url: other.url() }],
+      });
       const publishes = Array.from({ length: 10 }, (_, i) => publisher.publish(testMessage('orders.bounded', { key: `k${i}` })));
       await waitFor(() => gate.held === 3, { what: '3 requests held' });
       await publisher.publish(testMessage('other.fast')); // the slow origin's bound does not hold it back

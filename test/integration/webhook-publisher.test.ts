@@ -4,7 +4,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PublishError } from '../../src/core/errors.js';
 import { failureAction } from '../../src/core/publish-failure.js';
 import { describePublisherConformance, testMessage } from '../conformance/publisher-conformance.js';
-import { closedPort, newSecret, receivedMessage, webhookHarness, webhookPublishers, WebhookReceiver, type RecordedRequest } from '../support/webhook-harness.js';
+import {
+  closedPort,
+  newSecret,
+  receivedMessage,
+  webhookHarness,
+  webhookPublishers,
+  WebhookReceiver,
+  type RecordedRequest,
+} from '../support/webhook-harness.js';
 
 describePublisherConformance(webhookHarness);
 
@@ -91,7 +99,11 @@ describe('webhook publisher: the request', () => {
   });
 
   it('carries topic, type, key and the message headers as request headers, UTF-8 values percent-encoded', async () => {
-    const message = testMessage('orders.headers', { key: 'Kunde Müller 7', type: 'order.created', headers: { tenant: 'Müller GmbH', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const message = testMessage('orders.headers', {
+      key: 'Kunde Müller 7',
+      type: 'order.created',
+      headers: { tenant: 'Müller GmbH', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
     await publishers.make({ url: receiver.url(), secret: newSecret() }).publish(message);
     const [request] = await receiver.waitForRequests(1);
     if (request === undefined) throw new Error('no request');
@@ -112,17 +124,31 @@ describe('webhook publisher: the request', () => {
     const publisher = publishers.make({ url: receiver.url(), secret: newSecret() });
     for (const name of ['webhook-signature', 'Webhook-Id', 'content-type', 'Content-Length', 'transfer-encoding', 'host', 'outbox-topic']) {
       const error = await failureOf(publisher.publish(testMessage('orders.forged', { headers: { [name]: 'x' } })));
-      expect({ name, code: error.code, permanent: error.permanent, action: failureAction(error) }).toEqual({ name, code: 'OUTBOXER_INVALID_HEADER', permanent: true, action: 'dead' });
+      expect({ name, code: error.code, permanent: error.permanent, action: failureAction(error) }).toEqual({
+        name,
+        code: 'OUTBOXER_INVALID_HEADER',
+        permanent: true,
+        action: 'dead',
+      });
       expect(error.message).toContain(name);
     }
     expect(receiver.requests).toHaveLength(0);
   });
 
   it('sends the static headers option, which wins over a message header of the same name; credentials in the URL go as HTTP Basic', async () => {
-    const publisher = publishers.make({ url: receiver.url().replace('http://', 'http://relay:s3cr%40t@'), secret: newSecret(), headers: { 'X-Api-Key': 'key-1', 'User-Agent': 'orders-service' } });
+    const publisher = publishers.make({
+      url: receiver.url().replace('http://', 'http://relay:s3cr%40t@'),
+      secret: newSecret(),
+      headers: { 'X-Api-Key': 'key-1', 'User-Agent': 'orders-service' },
+    });
     await publisher.publish(testMessage('orders.static', { headers: { 'x-api-key': 'from-the-message', tenant: 'acme' } }));
     const [request] = await receiver.waitForRequests(1);
-    expect(request?.headers).toMatchObject({ 'x-api-key': 'key-1', 'user-agent': 'orders-service', tenant: 'acme', authorization: `Basic ${Buffer.from('relay:s3cr@t').toString('base64')}` });
+    expect(request?.headers).toMatchObject({
+      'x-api-key': 'key-1',
+      'user-agent': 'orders-service',
+      tenant: 'acme',
+      authorization: `Basic ${Buffer.from('relay:s3cr@t').toString('base64')}`,
+    });
   });
 
   it('routes by topic, first match wins (* one part, # zero or more), then the default url', async () => {
@@ -153,7 +179,11 @@ describe('webhook publisher: the request', () => {
   it('pauses a topic that no route matches when there is no default url (uncounted), naming the topic and the fix', async () => {
     const publisher = publishers.make({ secret: newSecret(), routes: [{ topic: 'orders.#', url: receiver.url() }] });
     const error = await failureOf(publisher.publish(testMessage('payments.settled')));
-    expect({ code: error.code, permanent: error.permanent, action: failureAction(error) }).toEqual({ code: 'OUTBOXER_UNROUTABLE', permanent: false, action: 'pause-topic' });
+    expect({ code: error.code, permanent: error.permanent, action: failureAction(error) }).toEqual({
+      code: 'OUTBOXER_UNROUTABLE',
+      permanent: false,
+      action: 'pause-topic',
+    });
     expect(error.message).toMatch(/payments\.settled.*add a route/);
     expect(receiver.requests).toHaveLength(0);
   });

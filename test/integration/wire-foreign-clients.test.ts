@@ -48,7 +48,10 @@ interface Stored {
 async function storeAndRelay(fixture: PostgresFixture, topic: string, publisher: Publisher): Promise<Map<string, Stored>> {
   const table = `"${fixture.schema}"."outbox"`;
   await fixture.pool.query(`INSERT INTO ${table} (topic, key, type, payload, headers) VALUES ($1, $2, 'order.created', $3, $4)`, [
-    topic, KEY, ODD_JSON, JSON.stringify({ tenant: 'Müller GmbH', traceparent: TRACEPARENT }),
+    topic,
+    KEY,
+    ODD_JSON,
+    JSON.stringify({ tenant: 'Müller GmbH', traceparent: TRACEPARENT }),
   ]);
   const outbox = new Outbox<SqlExecutor>(fixture.store);
   const client = await fixture.pool.connect();
@@ -64,8 +67,24 @@ async function storeAndRelay(fixture: PostgresFixture, topic: string, publisher:
     `SELECT id::text AS id, type, key, content_type, encode(COALESCE(convert_to(payload::text, 'UTF8'), payload_bytes), 'hex') AS body_hex, created_at, headers FROM ${table}`,
   );
   const stored = new Map<string, Stored>();
-  for (const row of rows.rows as { id: string; type: string; key: string | null; content_type: string; body_hex: string; created_at: Date; headers: Record<string, string> }[]) {
-    stored.set(row.id, { id: row.id, type: row.type, key: row.key, contentType: row.content_type, bodyHex: row.body_hex, time: row.created_at.toISOString(), headers: row.headers });
+  for (const row of rows.rows as {
+    id: string;
+    type: string;
+    key: string | null;
+    content_type: string;
+    body_hex: string;
+    created_at: Date;
+    headers: Record<string, string>;
+  }[]) {
+    stored.set(row.id, {
+      id: row.id,
+      type: row.type,
+      key: row.key,
+      contentType: row.content_type,
+      bodyHex: row.body_hex,
+      time: row.created_at.toISOString(),
+      headers: row.headers,
+    });
   }
   const relay = outbox.createRelay(publisher, { publishTimeoutMs: 10_000, pollIntervalMs: 20, maxPollIntervalMs: 100 });
   relay.start();
@@ -115,12 +134,20 @@ describe('what other languages read from the wire', () => {
     const stored = await storeAndRelay(fixture, topic, publisher);
 
     const { stdout } = await run(PYTHON, [join(FOREIGN, 'amqp_reader.py'), services.amqpUrl, forPika, '3'], { timeout: 30_000 });
-    const read = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown> & { message_id: string; headers: Record<string, unknown> });
+    const read = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown> & { message_id: string; headers: Record<string, unknown> });
     expect(read).toHaveLength(3);
     for (const message of read) {
       const expected = stored.get(message.message_id) as Stored;
       expect(message).toMatchObject({
-        routing_key: topic, body_hex: expected.bodyHex, content_type: expected.contentType, type: expected.type, app_id: 'outboxer', delivery_mode: 2,
+        routing_key: topic,
+        body_hex: expected.bodyHex,
+        content_type: expected.contentType,
+        type: expected.type,
+        app_id: 'outboxer',
+        delivery_mode: 2,
       });
       expect(message.headers).toEqual({
         ...expected.headers,
@@ -145,7 +172,12 @@ describe('what other languages read from the wire', () => {
       ours.push(rebuildMessage(amqpDeliveryOf(delivery)));
     }
     const byType = Object.fromEntries(ours.map((m) => [m.type, m]));
-    expect(byType['order.created']).toMatchObject({ key: KEY, contentType: 'application/json', payload: JSON.parse(ODD_JSON), headers: { tenant: 'Müller GmbH', traceparent: TRACEPARENT } });
+    expect(byType['order.created']).toMatchObject({
+      key: KEY,
+      contentType: 'application/json',
+      payload: JSON.parse(ODD_JSON),
+      headers: { tenant: 'Müller GmbH', traceparent: TRACEPARENT },
+    });
     expect(Object.keys(byType['order.created']?.headers ?? {}).sort()).toEqual(['tenant', 'traceparent']);
     expect(byType['order.proto']).toMatchObject({ key: KEY, contentType: PROTOBUF });
     expect([...(byType['order.proto']?.payload as Uint8Array)]).toEqual([...BINARY]);
@@ -169,15 +201,18 @@ describe('what other languages read from the wire', () => {
     const stored = await storeAndRelay(fixture, topic, publisher);
 
     const { stdout } = await run(reader, [services.natsUrl, stream, '3'], { timeout: 30_000 });
-    const read = stdout.split('E\n').filter((block) => block.trim() !== '').map((block) => {
-      const lines = block.trim().split('\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines.filter((l) => l.startsWith('H '))) {
-        const [, name, value] = line.split(' ');
-        headers[Buffer.from(name ?? '', 'hex').toString('utf8')] = Buffer.from(value ?? '', 'hex').toString('latin1');
-      }
-      return { subject: lines[0]?.slice(2), dataHex: lines[1]?.slice(2) ?? '', headers };
-    });
+    const read = stdout
+      .split('E\n')
+      .filter((block) => block.trim() !== '')
+      .map((block) => {
+        const lines = block.trim().split('\n');
+        const headers: Record<string, string> = {};
+        for (const line of lines.filter((l) => l.startsWith('H '))) {
+          const [, name, value] = line.split(' ');
+          headers[Buffer.from(name ?? '', 'hex').toString('utf8')] = Buffer.from(value ?? '', 'hex').toString('latin1');
+        }
+        return { subject: lines[0]?.slice(2), dataHex: lines[1]?.slice(2) ?? '', headers };
+      });
     expect(read).toHaveLength(3);
     for (const message of read) {
       const expected = stored.get(message.headers['Nats-Msg-Id'] ?? '') as Stored;

@@ -4,14 +4,28 @@ import { LeaseDatabase } from './lease-database.js';
 import { LEASE_MS, PUBLISH_TIMEOUT_MS, STEP_MS, type ModelFlags } from './model-flags.js';
 import { ModelRelay, type Publish, type RelayWorld } from './model-relay.js';
 
-export type Invariant = 'a: one publisher per partition' | 'b: superseded writes match nothing' | 'c: partitions owned within a bound' | 'd: key order of first deliveries' | 'e: nothing lost'
+export type Invariant =
+  | 'a: one publisher per partition'
+  | 'b: superseded writes match nothing'
+  | 'c: partitions owned within a bound'
+  | 'd: key order of first deliveries'
+  | 'e: nothing lost'
   | 'f: an expired relay never revives';
 
 export interface Exploration {
   readonly seed: number;
   /** The first violation, with the simulated instant; null if every invariant held. */
   readonly violation: { readonly invariant: Invariant; readonly at: number; readonly detail: string } | null;
-  readonly stats: { publishes: number; duplicates: number; frozenSends: number; fencedWrites: number; takeovers: number; revivals: number; faults: number; livenessChecks: number };
+  readonly stats: {
+    publishes: number;
+    duplicates: number;
+    frozenSends: number;
+    fencedWrites: number;
+    takeovers: number;
+    revivals: number;
+    faults: number;
+    livenessChecks: number;
+  };
 }
 
 const PARTITIONS = 4;
@@ -162,7 +176,10 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       if (publish.frozen && !flags.countFrozenSends) continue;
       const other = publishers.get(publish.partition);
       if (other !== undefined && other.holder !== publish.holder) {
-        fail('a: one publisher per partition', `${other.holder} (seq ${other.row.seq}) and ${publish.holder} (seq ${publish.row.seq}) publish partition ${publish.partition}`);
+        fail(
+          'a: one publisher per partition',
+          `${other.holder} (seq ${other.row.seq}) and ${publish.holder} (seq ${publish.row.seq}) publish partition ${publish.partition}`,
+        );
       }
       publishers.set(publish.partition, publish);
     }
@@ -170,7 +187,8 @@ export function exploreLeases(seed: number, flags: ModelFlags = {}): Exploration
       const write = db.writes[checkedWrites];
       if (!write?.superseded) continue;
       stats.fencedWrites += 1;
-      if (write.matched > 0) fail('b: superseded writes match nothing', `${write.kind} by ${write.relay} on partition ${write.partition} matched ${write.matched}`);
+      if (write.matched > 0)
+        fail('b: superseded writes match nothing', `${write.kind} by ${write.relay} on partition ${write.partition} matched ${write.matched}`);
     }
     db.partitions.forEach((p, partition) => {
       const owner = relays.find((r) => r.id === p.owner && r.alive && !r.paused && r.leaseValid && r.held.has(partition));

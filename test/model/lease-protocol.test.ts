@@ -65,7 +65,9 @@ describe('lease protocol model (docs/design.md, Engine v2)', () => {
     expect(run.stats.revivals).toBeGreaterThan(0);
     // (f) is checked last, so a run that broke (a) to (e) would report that instead
     for (let seed = 1; seed <= 100; seed += 1) {
-      expect(exploreLeases(seed, { heartbeatRevives: true }).violation?.invariant ?? 'f: an expired relay never revives').toBe('f: an expired relay never revives');
+      expect(exploreLeases(seed, { heartbeatRevives: true }).violation?.invariant ?? 'f: an expired relay never revives').toBe(
+        'f: an expired relay never revives',
+      );
     }
   });
 

@@ -154,13 +154,18 @@ export class ModelRelay {
     this.id = `${this.name}.${this.incarnation}`;
     const sent = this.local;
     const id = this.id;
-    this.call(true, (db) => db.join(id), (view) => {
-      this.beatSent = sent;
-      this.nextBeat = nextHeartbeatAt(sent, this.timing);
-      this.apply(view);
-    }, () => {
-      this.joinSent = false;
-    });
+    this.call(
+      true,
+      (db) => db.join(id),
+      (view) => {
+        this.beatSent = sent;
+        this.nextBeat = nextHeartbeatAt(sent, this.timing);
+        this.apply(view);
+      },
+      () => {
+        this.joinSent = false;
+      },
+    );
   }
 
   private heartbeat(): void {
@@ -168,13 +173,17 @@ export class ModelRelay {
     this.nextBeat = nextHeartbeatAt(sent, this.timing);
     const { id } = this;
     const leaving = this.leaving || this.standby;
-    this.call(true, (db) => db.heartbeat(id, leaving), ({ alive, view }) => {
-      if (!alive) return this.rejoin();
-      if (this.local <= validUntil(sent, this.timing)) this.standby = false;
-      const from = this.flags.validUntilFromReceipt ? this.local : sent;
-      if (this.beatSent === null || from > this.beatSent) this.beatSent = from;
-      this.apply(view);
-    });
+    this.call(
+      true,
+      (db) => db.heartbeat(id, leaving),
+      ({ alive, view }) => {
+        if (!alive) return this.rejoin();
+        if (this.local <= validUntil(sent, this.timing)) this.standby = false;
+        const from = this.flags.validUntilFromReceipt ? this.local : sent;
+        if (this.beatSent === null || from > this.beatSent) this.beatSent = from;
+        this.apply(view);
+      },
+    );
   }
 
   private poll(): void {
@@ -189,21 +198,26 @@ export class ModelRelay {
       const h = this.held.get(partition);
       return asks.some(([p, asked]) => p === partition && asked === h) ? h : undefined;
     };
-    this.call(false, (db) => db.read(id, positions, TAKE), ({ rows, view }) => {
-      for (const ask of positions) {
-        const h = current(ask.partition);
-        if (h === undefined) continue;
-        h.reading = false;
-        h.queue = rows.get(ask.partition) ?? [];
-        h.position = h.queue.at(-1)?.seq ?? h.position;
-      }
-      this.apply(view);
-    }, () => {
-      for (const ask of positions) {
-        const h = current(ask.partition);
-        if (h !== undefined) h.reading = false;
-      }
-    });
+    this.call(
+      false,
+      (db) => db.read(id, positions, TAKE),
+      ({ rows, view }) => {
+        for (const ask of positions) {
+          const h = current(ask.partition);
+          if (h === undefined) continue;
+          h.reading = false;
+          h.queue = rows.get(ask.partition) ?? [];
+          h.position = h.queue.at(-1)?.seq ?? h.position;
+        }
+        this.apply(view);
+      },
+      () => {
+        for (const ask of positions) {
+          const h = current(ask.partition);
+          if (h !== undefined) h.reading = false;
+        }
+      },
+    );
   }
 
   /** Brings memory in line with a view newer than any applied, then takes the next fair-share step. */
@@ -217,7 +231,12 @@ export class ModelRelay {
     }
     if (this.standby) {
       const { id } = this;
-      for (const grant of view.own) this.call(false, (db) => db.release(id, grant.partition, grant.epoch), () => undefined);
+      for (const grant of view.own)
+        this.call(
+          false,
+          (db) => db.release(id, grant.partition, grant.epoch),
+          () => undefined,
+        );
       return;
     }
     for (const grant of view.own) if (!this.held.has(grant.partition)) this.adopt(grant);
@@ -232,20 +251,33 @@ export class ModelRelay {
     if (step.kind === 'acquire') {
       this.acquiring = true;
       const id = this.id;
-      this.call(false, (db) => db.acquire(id, step.count), ({ granted, view: after }) => {
-        this.acquiring = false;
-        for (const grant of granted) this.adopt(grant);
-        if (granted.length > 0) this.nextPoll = this.local;
-        this.apply(after);
-      }, () => {
-        this.acquiring = false;
-      });
+      this.call(
+        false,
+        (db) => db.acquire(id, step.count),
+        ({ granted, view: after }) => {
+          this.acquiring = false;
+          for (const grant of granted) this.adopt(grant);
+          if (granted.length > 0) this.nextPoll = this.local;
+          this.apply(after);
+        },
+        () => {
+          this.acquiring = false;
+        },
+      );
     }
   }
 
   private adopt(grant: Grant): void {
     this.held.set(grant.partition, {
-      epoch: grant.epoch, draining: grant.draining, position: 0, queue: [], inflight: null, unflushed: [], flushing: 0, reading: false, releaseSent: false,
+      epoch: grant.epoch,
+      draining: grant.draining,
+      position: 0,
+      queue: [],
+      inflight: null,
+      unflushed: [],
+      flushing: 0,
+      reading: false,
+      releaseSent: false,
     });
     if (grant.draining) this.drain(grant.partition);
   }
@@ -255,18 +287,27 @@ export class ModelRelay {
     if (h === undefined) return;
     h.draining = true;
     const { id } = this;
-    this.call(false, (db) => db.drain(id, partition, h.epoch), () => undefined);
+    this.call(
+      false,
+      (db) => db.drain(id, partition, h.epoch),
+      () => undefined,
+    );
     if (this.flags.releaseBeforeDrain) this.release(partition, h);
   }
 
   private release(partition: number, h: Held): void {
     h.releaseSent = true;
     const { id } = this;
-    this.call(false, (db) => db.release(id, partition, h.epoch), () => {
-      if (this.held.get(partition) === h && h.inflight === null) this.held.delete(partition);
-    }, () => {
-      h.releaseSent = false;
-    });
+    this.call(
+      false,
+      (db) => db.release(id, partition, h.epoch),
+      () => {
+        if (this.held.get(partition) === h && h.inflight === null) this.held.delete(partition);
+      },
+      () => {
+        h.releaseSent = false;
+      },
+    );
   }
 
   private progress(publish: Publish): void {
@@ -288,8 +329,16 @@ export class ModelRelay {
       const slow = this.local < this.slowBrokerUntil;
       const duration = slow ? timeout : 1 + (this.world.random() < 0.1 ? this.world.random() * (timeout - 1) : this.world.random() * 30);
       h.inflight = {
-        relay: this, holder: this.id, partition, row, start: this.world.realNow, end: null, frozen: false, transmitted: false,
-        transmitLocal: this.local + this.world.random() * duration, endLocal: this.local + duration,
+        relay: this,
+        holder: this.id,
+        partition,
+        row,
+        start: this.world.realNow,
+        end: null,
+        frozen: false,
+        transmitted: false,
+        transmitLocal: this.local + this.world.random() * duration,
+        endLocal: this.local + duration,
       };
       this.publishes.add(h.inflight);
       this.world.publishStarted(h.inflight);
@@ -312,12 +361,17 @@ export class ModelRelay {
       const seqs = h.unflushed;
       h.unflushed = [];
       h.flushing += 1;
-      this.call(false, (db) => db.complete(id, partition, h.epoch, seqs), () => {
-        h.flushing -= 1;
-      }, () => {
-        h.flushing -= 1;
-        h.unflushed.push(...seqs);
-      });
+      this.call(
+        false,
+        (db) => db.complete(id, partition, h.epoch, seqs),
+        () => {
+          h.flushing -= 1;
+        },
+        () => {
+          h.flushing -= 1;
+          h.unflushed.push(...seqs);
+        },
+      );
     }
   }
 
@@ -350,7 +404,11 @@ export class ModelRelay {
 
   private leave(): void {
     const { id } = this;
-    this.call(false, (db) => db.leave(id), () => undefined);
+    this.call(
+      false,
+      (db) => db.leave(id),
+      () => undefined,
+    );
     this.stopped = true;
   }
 }

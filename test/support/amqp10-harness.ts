@@ -41,7 +41,11 @@ export async function amqp10Receiver(queue: string): Promise<{ messages: Message
   const container = rhea.create_container({ id: uniqueName('ox_rcv') });
   container.on('error', () => undefined);
   const connection: Connection = container.connect({
-    host: url.hostname, port: Number(url.port || 5672), username: decodeURIComponent(url.username), password: decodeURIComponent(url.password), reconnect: false,
+    host: url.hostname,
+    port: Number(url.port || 5672),
+    username: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    reconnect: false,
   });
   const messages: Message[] = [];
   const receiver = connection.open_receiver({ source: { address: `/queue/${queue}` }, credit_window: 1000 });

@@ -32,9 +32,13 @@ export async function rabbitMqRig(): Promise<BrokerRig> {
   const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
   await channel.bindQueue(queue, exchange, `${prefix}.#`);
   const deliveries: string[] = [];
-  await channel.consume(queue, (msg) => {
-    if (msg !== null) deliveries.push(String(msg.properties.messageId));
-  }, { noAck: true });
+  await channel.consume(
+    queue,
+    (msg) => {
+      if (msg !== null) deliveries.push(String(msg.properties.messageId));
+    },
+    { noAck: true },
+  );
   const publishers: Publisher[] = [];
   const url = (port: number) => services.amqpUrl.replace(/:\d+$/, `:${port}`);
   return {

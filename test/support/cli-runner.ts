@@ -33,7 +33,11 @@ export class CliProcess {
    * Runs `launch.script` (relative to the repository root; the CLI by default, or an example) from source
    * with tsx, or `launch.command` (an installed bin, an entrypoint script) in `launch.cwd`.
    */
-  constructor(args: readonly string[], env: NodeJS.ProcessEnv, launch: { readonly script: string } | { readonly command: string; readonly cwd: string } = { script: MAIN }) {
+  constructor(
+    args: readonly string[],
+    env: NodeJS.ProcessEnv,
+    launch: { readonly script: string } | { readonly command: string; readonly cwd: string } = { script: MAIN },
+  ) {
     this.child =
       'script' in launch
         ? spawn(process.execPath, ['--import', 'tsx', launch.script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })

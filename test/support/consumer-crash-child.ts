@@ -30,8 +30,17 @@ const hooks = {
     await new Promise(() => undefined); // never acks: the test kills us here
   },
 };
-const consumer = config.rabbitmq !== undefined
-  ? createRabbitMqConsumer<SqlExecutor>({ url: config.rabbitmq.url, exchange: config.rabbitmq.exchange, queue: config.rabbitmq.queue, bindingKeys: [config.rabbitmq.bindingKey], inbox, handler, hooks })
-  : createNatsConsumer<SqlExecutor>({ ...config.nats!, inbox, handler, hooks });
+const consumer =
+  config.rabbitmq !== undefined
+    ? createRabbitMqConsumer<SqlExecutor>({
+        url: config.rabbitmq.url,
+        exchange: config.rabbitmq.exchange,
+        queue: config.rabbitmq.queue,
+        bindingKeys: [config.rabbitmq.bindingKey],
+        inbox,
+        handler,
+        hooks,
+      })
+    : createNatsConsumer<SqlExecutor>({ ...config.nats!, inbox, handler, hooks });
 await consumer.start();
 process.stdout.write('ready\n');

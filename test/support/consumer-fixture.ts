@@ -32,17 +32,26 @@ export async function createConsumerFixture(): Promise<ConsumerFixture> {
     async apply(message, tx) {
       const n = (message.payload as { n?: unknown } | null)?.n;
       await tx.query(`INSERT INTO ${applied} (message_id, key, n, topic, type, headers) VALUES ($1, $2, $3, $4, $5, $6)`, [
-        message.id, message.key, typeof n === 'number' ? n : null, message.topic, message.type, JSON.stringify(message.headers),
+        message.id,
+        message.key,
+        typeof n === 'number' ? n : null,
+        message.topic,
+        message.type,
+        JSON.stringify(message.headers),
       ]);
     },
     async appliedCount(id) {
-      const result = id === undefined
-        ? await base.pool.query(`SELECT count(*)::int AS n FROM ${applied}`)
-        : await base.pool.query(`SELECT count(*)::int AS n FROM ${applied} WHERE message_id = $1`, [id]);
+      const result =
+        id === undefined
+          ? await base.pool.query(`SELECT count(*)::int AS n FROM ${applied}`)
+          : await base.pool.query(`SELECT count(*)::int AS n FROM ${applied} WHERE message_id = $1`, [id]);
       return Number(result.rows[0].n);
     },
     async inboxRow(consumer, id) {
-      const result = await base.pool.query(`SELECT state, attempts, last_error FROM "${base.schema}".outbox_inbox WHERE consumer = $1 AND message_id = $2`, [consumer, id]);
+      const result = await base.pool.query(`SELECT state, attempts, last_error FROM "${base.schema}".outbox_inbox WHERE consumer = $1 AND message_id = $2`, [
+        consumer,
+        id,
+      ]);
       return result.rows[0];
     },
   };

@@ -44,8 +44,11 @@ export interface Rig {
   cleanup(): Promise<void>;
 }
 
-export const handmade = (dialect: SqlDialect, query: (sql: string, params: readonly unknown[]) => Promise<SqlRows>, status?: () => TransactionStatus | undefined) =>
-  defineTransaction({ dialect, source: 'a hand-made handle', fix: 'Run it inside BEGIN ... COMMIT.', query, ...(status === undefined ? {} : { status }) });
+export const handmade = (
+  dialect: SqlDialect,
+  query: (sql: string, params: readonly unknown[]) => Promise<SqlRows>,
+  status?: () => TransactionStatus | undefined,
+) => defineTransaction({ dialect, source: 'a hand-made handle', fix: 'Run it inside BEGIN ... COMMIT.', query, ...(status === undefined ? {} : { status }) });
 
 const pgRows = (result: pg.QueryResult) => ({ rows: result.rows as Record<string, unknown>[], affectedRows: result.rowCount ?? 0 });
 
@@ -66,7 +69,14 @@ async function postgresRig(): Promise<Rig> {
     storeWith,
     db,
     schema,
-    sqlDialect: { table: (name) => `"${schema}"."${name}"`, param: (n) => `$${n}`, uuidType: 'uuid', count: 'count(*)::int', hoursAgo: (h) => `now() - interval '${h} hours'`, namespaceOption: 'schema' },
+    sqlDialect: {
+      table: (name) => `"${schema}"."${name}"`,
+      param: (n) => `$${n}`,
+      uuidType: 'uuid',
+      count: 'count(*)::int',
+      hoursAgo: (h) => `now() - interval '${h} hours'`,
+      namespaceOption: 'schema',
+    },
     sql: async (text, params = []) => (await pool.query(text, params)).rows as Record<string, unknown>[],
     autocommitHandle: () => handmade('postgres', async (text, params) => pgRows(await pool.query(text, [...params]))),
     async inDriverTransaction(work) {
@@ -148,11 +158,13 @@ async function sqliteRig(): Promise<Rig> {
   await store.migrate();
   const plain = file.connect();
   plain.exec('CREATE TABLE payments (message_id TEXT PRIMARY KEY, amount INTEGER NOT NULL)');
-  const run = (connection: ReturnType<typeof file.connect>) => async (text: string, params: readonly unknown[]): Promise<SqlRows> => {
-    const statement = connection.prepare(text);
-    if (statement.reader) return { rows: statement.all(...params) as Record<string, unknown>[], affectedRows: 0 };
-    return { rows: [], affectedRows: statement.run(...params).changes };
-  };
+  const run =
+    (connection: ReturnType<typeof file.connect>) =>
+    async (text: string, params: readonly unknown[]): Promise<SqlRows> => {
+      const statement = connection.prepare(text);
+      if (statement.reader) return { rows: statement.all(...params) as Record<string, unknown>[], affectedRows: 0 };
+      return { rows: [], affectedRows: statement.run(...params).changes };
+    };
   const connectWaiting = () => {
     const connection = file.connect();
     // the application's connections wait for other writers as better-sqlite3 does by default
@@ -170,7 +182,14 @@ async function sqliteRig(): Promise<Rig> {
     storeWith,
     db,
     schema: 'main',
-    sqlDialect: { table: (name) => `"${name}"`, param: () => '?', uuidType: 'TEXT', count: 'count(*)', hoursAgo: (h) => `(${SQLITE_NOW_MS} - ${h * 3_600_000})`, namespaceOption: null },
+    sqlDialect: {
+      table: (name) => `"${name}"`,
+      param: () => '?',
+      uuidType: 'TEXT',
+      count: 'count(*)',
+      hoursAgo: (h) => `(${SQLITE_NOW_MS} - ${h * 3_600_000})`,
+      namespaceOption: null,
+    },
     sql: (text, params = []) => run(plain)(text, params).then((result) => result.rows),
     autocommitHandle: () => handmade('sqlite', run(autocommit)),
     inDriverTransaction(work) {

@@ -58,7 +58,10 @@ export async function freshVhost(): Promise<FreshVhost> {
   await run('rabbitmqctl', ['set_permissions', '-p', name, 'guest', '.*', '.*', '.*'], { timeout: 60_000 });
   const list = async (what: string) => {
     const { stdout } = await run('rabbitmqctl', [what, '-p', name, '-q', '--no-table-headers', 'name'], { timeout: 60_000 });
-    return stdout.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('amq.'));
+    return stdout
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('amq.'));
   };
   return {
     name,

@@ -58,7 +58,12 @@ export interface MqttRecorder {
 }
 
 export async function recordTopics(filter: string, options: { url?: string; topicPrefix?: string } = {}): Promise<MqttRecorder> {
-  const client = await connectAsync(options.url ?? MQTT_URL, { protocolVersion: 5, clientId: uniqueName('rec').replaceAll('_', ''), clean: true, reconnectPeriod: 0 });
+  const client = await connectAsync(options.url ?? MQTT_URL, {
+    protocolVersion: 5,
+    clientId: uniqueName('rec').replaceAll('_', ''),
+    clean: true,
+    reconnectPeriod: 0,
+  });
   const deliveries: MqttDelivery[] = [];
   client.on('message', (_topic, _payload, packet) => deliveries.push(toDelivery(packet, options.topicPrefix)));
   await client.subscribeAsync(filter, { qos: 1 });
@@ -122,7 +127,10 @@ export interface PrivateMosquittoConfig {
 /** A Mosquitto on its own port and directory, that a test may configure, freeze, kill and restart. */
 export class PrivateMosquitto {
   #process: ChildProcess | undefined;
-  private constructor(readonly port: number, readonly directory: string) {}
+  private constructor(
+    readonly port: number,
+    readonly directory: string,
+  ) {}
 
   static async create(config: PrivateMosquittoConfig = {}): Promise<PrivateMosquitto> {
     const directory = await mkdtemp(join(tmpdir(), 'outboxer-mosquitto-'));
@@ -171,7 +179,10 @@ export class PrivateMosquitto {
   /** Bytes the kernel holds for the broker, unread, on its client connections (a frozen broker reads nothing). */
   unreadBytes(): number {
     const result = spawnSync('ss', ['-tnH', 'state', 'established', `( sport = :${this.port} )`], { encoding: 'utf8' });
-    return result.stdout.split('\n').filter((line) => line.trim() !== '').reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0);
+    return result.stdout
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]), 0);
   }
 
   /** SIGSTOP, waiting until it is stopped: it keeps its sockets open and answers nothing. */
@@ -179,11 +190,14 @@ export class PrivateMosquitto {
     const pid = this.#process?.pid;
     if (pid === undefined) throw new Error('the private mosquitto is not running');
     this.#process?.kill('SIGSTOP');
-    await waitFor(async () => {
-      const tasks = await readdir(`/proc/${pid}/task`);
-      const states = await Promise.all(tasks.map(async (task) => (await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8')).replace(/^.*\) /s, '')[0]));
-      return states.every((state) => state === 'T' || state === 't');
-    }, { timeoutMs: 5000, what: 'the private mosquitto to stop' });
+    await waitFor(
+      async () => {
+        const tasks = await readdir(`/proc/${pid}/task`);
+        const states = await Promise.all(tasks.map(async (task) => (await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8')).replace(/^.*\) /s, '')[0]));
+        return states.every((state) => state === 'T' || state === 't');
+      },
+      { timeoutMs: 5000, what: 'the private mosquitto to stop' },
+    );
   }
 
   thaw(): void {

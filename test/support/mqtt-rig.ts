@@ -23,7 +23,13 @@ export async function mqttRig(): Promise<BrokerRig> {
     brokerPort,
     topic: (suffix) => `orders.${suffix}`,
     publisher(port = brokerPort) {
-      const publisher = createMqttPublisher({ url: `mqtt://127.0.0.1:${port}`, topicPrefix, publishTimeoutMs: 3000, connectTimeoutMs: 2000, maxMessageBytes: 1024 * 1024 });
+      const publisher = createMqttPublisher({
+        url: `mqtt://127.0.0.1:${port}`,
+        topicPrefix,
+        publishTimeoutMs: 3000,
+        connectTimeoutMs: 2000,
+        maxMessageBytes: 1024 * 1024,
+      });
       publishers.push(publisher);
       return publisher;
     },

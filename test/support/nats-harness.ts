@@ -21,7 +21,8 @@ export async function eventually<T>(condition: () => Promise<T | undefined | fal
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

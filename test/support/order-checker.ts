@@ -11,10 +11,7 @@ export interface DeliveryReport {
  * (copies included) in arrival order. An inversion is a first delivery of a key's message after a
  * later message of the same key was already delivered.
  */
-export function checkDeliveries(
-  expected: readonly { id: string; key: string | null }[],
-  delivered: readonly string[],
-): DeliveryReport {
+export function checkDeliveries(expected: readonly { id: string; key: string | null }[], delivered: readonly string[]): DeliveryReport {
   const position = new Map(expected.map((m, index) => [m.id, index]));
   const keyOf = new Map(expected.map((m) => [m.id, m.key]));
   const seen = new Set<string>();

@@ -7,7 +7,15 @@ import type { Relay } from '../../src/core/relay.js';
 import { createPostgresFixture, type PostgresFixture } from './postgres-fixture.js';
 
 /** Short leases so that takeovers happen within seconds: lease 3 s (beats every 1 s), publish timeout 1 s. */
-export const v2Timing = { engine: 'v2', leaseMs: 3000, publishTimeoutMs: 1000, pollIntervalMs: 20, maxPollIntervalMs: 100, errorBackoffMs: 20, maxErrorBackoffMs: 200 } as const;
+export const v2Timing = {
+  engine: 'v2',
+  leaseMs: 3000,
+  publishTimeoutMs: 1000,
+  pollIntervalMs: 20,
+  maxPollIntervalMs: 100,
+  errorBackoffMs: 20,
+  maxErrorBackoffMs: 200,
+} as const;
 
 /** How many partitions each live relay holds, by relay id. */
 export async function holdings(fixture: PostgresFixture): Promise<Map<string, number>> {
@@ -90,7 +98,10 @@ export class FreezableStore {
 }
 
 /** Relays made by a test, stopped after it (a frozen one gives up on its `leave` after its statement bound). */
-export function relayPool(): { make(store: StoreForPartitionRelay, publisher: Publisher, options?: RelayOptionsInput): PartitionRelay; stopAll(): Promise<void> } {
+export function relayPool(): {
+  make(store: StoreForPartitionRelay, publisher: Publisher, options?: RelayOptionsInput): PartitionRelay;
+  stopAll(): Promise<void>;
+} {
   const made: PartitionRelay[] = [];
   return {
     make(store, publisher, options = {}) {

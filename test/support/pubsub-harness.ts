@@ -43,7 +43,12 @@ export async function pubsubRest(
   return { status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }
 
-async function expectOk(method: 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown, projectId = pubsubEmulator.projectId): Promise<Record<string, unknown>> {
+async function expectOk(
+  method: 'PUT' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+  projectId = pubsubEmulator.projectId,
+): Promise<Record<string, unknown>> {
   const { status, json } = await pubsubRest(method, path, body, projectId);
   if (status < 200 || status > 299) throw new Error(`emulator ${method} ${path}: HTTP ${status} ${JSON.stringify(json).slice(0, 300)}`);
   return json;
@@ -52,8 +57,10 @@ async function expectOk(method: 'PUT' | 'POST' | 'DELETE', path: string, body?: 
 /** A topic id as a REST path segment (ids may hold `%`). */
 const segment = (id: string): string => encodeURIComponent(id);
 
-export const createTopic = (topicId: string, projectId = pubsubEmulator.projectId): Promise<unknown> => expectOk('PUT', `topics/${segment(topicId)}`, undefined, projectId);
-export const deleteTopic = (topicId: string, projectId = pubsubEmulator.projectId): Promise<unknown> => expectOk('DELETE', `topics/${segment(topicId)}`, undefined, projectId);
+export const createTopic = (topicId: string, projectId = pubsubEmulator.projectId): Promise<unknown> =>
+  expectOk('PUT', `topics/${segment(topicId)}`, undefined, projectId);
+export const deleteTopic = (topicId: string, projectId = pubsubEmulator.projectId): Promise<unknown> =>
+  expectOk('DELETE', `topics/${segment(topicId)}`, undefined, projectId);
 
 /** A subscription of the topic with message ordering on (delivery in order per ordering key). */
 export function createSubscription(subscription: string, topicId: string, projectId = pubsubEmulator.projectId): Promise<unknown> {

@@ -83,7 +83,12 @@ export const rabbitMqHarness: PublisherHarness = {
   name: 'rabbitmq',
   async setup() {
     const resources = await isolatedExchange();
-    const publisher = createRabbitMqPublisher({ url: services.amqpUrl, exchange: resources.exchange, clientName: uniqueName('ox_conf'), confirmTimeoutMs: 15_000 });
+    const publisher = createRabbitMqPublisher({
+      url: services.amqpUrl,
+      exchange: resources.exchange,
+      clientName: uniqueName('ox_conf'),
+      confirmTimeoutMs: 15_000,
+    });
     return {
       publisher,
       topic: resources.topic,

@@ -120,10 +120,13 @@ export const redisHarness: PublisherHarness = {
       topic: (suffix) => `orders.${suffix}`,
       unroutableTopic: null,
       async waitForMessages(count, timeoutMs = 10_000) {
-        return waitFor(async () => {
-          const all = await readAll(admin, streamPrefix);
-          return all.length >= count ? all : undefined;
-        }, { timeoutMs, what: `${count} entries under ${streamPrefix}` });
+        return waitFor(
+          async () => {
+            const all = await readAll(admin, streamPrefix);
+            return all.length >= count ? all : undefined;
+          },
+          { timeoutMs, what: `${count} entries under ${streamPrefix}` },
+        );
       },
       async cleanup() {
         await publisher.close();
@@ -144,7 +147,10 @@ export const redisHarness: PublisherHarness = {
  */
 export class PrivateRedisServer {
   #process: ChildProcess | undefined;
-  private constructor(readonly port: number, readonly extraArgs: readonly string[]) {}
+  private constructor(
+    readonly port: number,
+    readonly extraArgs: readonly string[],
+  ) {}
 
   static async create(extraArgs: readonly string[] = []): Promise<PrivateRedisServer> {
     return new PrivateRedisServer(await freePort(), extraArgs);
@@ -162,12 +168,19 @@ export class PrivateRedisServer {
   }
 
   async start(password?: string): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp', ...this.extraArgs], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp', ...this.extraArgs],
+      { stdio: 'ignore' },
+    );
     this.#process = child;
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-      return (await this.cli(['PING'], password)).trim() === 'PONG';
-    }, { timeoutMs: 15_000, what: `private redis-server on port ${this.port}` });
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+        return (await this.cli(['PING'], password)).trim() === 'PONG';
+      },
+      { timeoutMs: 15_000, what: `private redis-server on port ${this.port}` },
+    );
   }
 
   /** SIGSTOP: the process keeps its socket open but answers nothing. */

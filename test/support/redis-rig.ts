@@ -21,7 +21,16 @@ export async function redisRig(): Promise<BrokerRig> {
     for (const stream of await streamsUnder(reader, streamPrefix)) if (!positions.has(stream)) positions.set(stream, '0-0');
     if (positions.size === 0) return;
     const streams = [...positions.keys()];
-    const reply = await raw<[Buffer, [Buffer, Buffer[]][]][] | null>(reader, ['XREAD', 'COUNT', '1000', 'BLOCK', '50', 'STREAMS', ...streams, ...streams.map((s) => positions.get(s) ?? '0-0')]);
+    const reply = await raw<[Buffer, [Buffer, Buffer[]][]][] | null>(reader, [
+      'XREAD',
+      'COUNT',
+      '1000',
+      'BLOCK',
+      '50',
+      'STREAMS',
+      ...streams,
+      ...streams.map((s) => positions.get(s) ?? '0-0'),
+    ]);
     for (const [name, entries] of reply ?? []) {
       const stream = name.toString('utf8');
       for (const [entryId, fields] of entries) {
@@ -33,7 +42,10 @@ export async function redisRig(): Promise<BrokerRig> {
   };
   const consuming = (async () => {
     while (!stopped) {
-      const read = await readOnce().then(() => true, () => false); // false: a stream dropped under it, or Redis away
+      const read = await readOnce().then(
+        () => true,
+        () => false,
+      ); // false: a stream dropped under it, or Redis away
       if (!read || positions.size === 0) await new Promise((resolve) => setTimeout(resolve, 25));
     }
   })();

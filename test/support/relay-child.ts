@@ -83,7 +83,10 @@ export class RelayChild {
   /** How many partitions it reported holding last. */
   partitions = 0;
 
-  private constructor(readonly config: RelayChildConfig, entry: 'mysql' | 'sqlite') {
+  private constructor(
+    readonly config: RelayChildConfig,
+    entry: 'mysql' | 'sqlite',
+  ) {
     this.#child = spawn(process.execPath, ['--import', 'tsx', `test/support/${entry}-relay-child.ts`], {
       cwd: ROOT,
       env: { ...process.env, [CONFIG_VARIABLE]: JSON.stringify(config) },
@@ -102,7 +105,9 @@ export class RelayChild {
           }
         }
       });
-      void this.exited.then((exit) => reject(new Error(`relay child ${config.name} exited (${exit.signal ?? exit.code}) before it was ready: ${this.#stderr.slice(-2000)}`)));
+      void this.exited.then((exit) =>
+        reject(new Error(`relay child ${config.name} exited (${exit.signal ?? exit.code}) before it was ready: ${this.#stderr.slice(-2000)}`)),
+      );
     });
     this.#ready.catch(() => undefined);
   }
@@ -183,11 +188,19 @@ export async function serveRelay(store: StoreForRelay, config: RelayChildConfig,
   process.on('unhandledRejection', fail('unhandled rejection'));
   const logger = createJsonLogger('warn');
   const { broker } = config;
-  const publisher: Publisher = broker.kind === 'rabbitmq'
-    ? createRabbitMqPublisher({ url: broker.url, exchange: broker.exchange, confirmTimeoutMs: childTiming.publishTimeoutMs, connectTimeoutMs: 2000, heartbeatSeconds: 2, logger })
-    : broker.kind === 'nats'
-      ? createNatsPublisher({ servers: broker.servers, publishTimeoutMs: childTiming.publishTimeoutMs, connectTimeoutMs: 2000, logger })
-      : await cliBrokerPublisher(broker.args, logger);
+  const publisher: Publisher =
+    broker.kind === 'rabbitmq'
+      ? createRabbitMqPublisher({
+          url: broker.url,
+          exchange: broker.exchange,
+          confirmTimeoutMs: childTiming.publishTimeoutMs,
+          connectTimeoutMs: 2000,
+          heartbeatSeconds: 2,
+          logger,
+        })
+      : broker.kind === 'nats'
+        ? createNatsPublisher({ servers: broker.servers, publishTimeoutMs: childTiming.publishTimeoutMs, connectTimeoutMs: 2000, logger })
+        : await cliBrokerPublisher(broker.args, logger);
   const relay = new Relay(store, publisher, {
     ...childTiming,
     owner: `${config.name}/${process.pid}`,

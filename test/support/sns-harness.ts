@@ -3,7 +3,17 @@ import { DeleteQueueCommand, type Message, type SQSClient } from '@aws-sdk/clien
 import type { Publisher } from '../../src/core/ports.js';
 import { createSnsPublisher } from '../../src/publishers/sns/index.js';
 import type { PublisherHarness } from '../conformance/publisher-conformance.js';
-import { createQueue, EMULATOR_CREDENTIALS, EMULATOR_REGION, emulatorOptions, type Fauxqs, fromSqsMessage, queueReader, sqsAdmin, unreachableEndpoint } from './sqs-harness.js';
+import {
+  createQueue,
+  EMULATOR_CREDENTIALS,
+  EMULATOR_REGION,
+  emulatorOptions,
+  type Fauxqs,
+  fromSqsMessage,
+  queueReader,
+  sqsAdmin,
+  unreachableEndpoint,
+} from './sqs-harness.js';
 import { uniqueName } from './services.js';
 
 export function snsAdmin(endpoint: string): SNSClient {
@@ -19,7 +29,10 @@ export interface SubscribedTopic {
   delete(): Promise<void>;
 }
 
-export async function subscribedTopic(endpoint: string, options: { name?: string; raw?: boolean; attributes?: Record<string, string> } = {}): Promise<SubscribedTopic> {
+export async function subscribedTopic(
+  endpoint: string,
+  options: { name?: string; raw?: boolean; attributes?: Record<string, string> } = {},
+): Promise<SubscribedTopic> {
   const sns = snsAdmin(endpoint);
   const sqs: SQSClient = sqsAdmin(endpoint);
   const name = options.name ?? uniqueName('topic');

@@ -108,7 +108,13 @@ export function queueReader(admin: SQSClient, queueUrl: string): (count: number,
     await waitFor(
       async () => {
         const { Messages = [] } = await admin.send(
-          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }),
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 1,
+            MessageAttributeNames: ['All'],
+            MessageSystemAttributeNames: ['All'],
+          }),
         );
         received.push(...Messages);
         if (Messages.length > 0) {
@@ -170,7 +176,14 @@ export function sqsHarness(fauxqs: () => Fauxqs): PublisherHarness {
     },
     async unreachable(secret) {
       const { endpoint, queueUrl } = await unreachableEndpoint();
-      return createSqsPublisher({ endpoint, region: EMULATOR_REGION, credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: secret }, queueUrl, publishTimeoutMs: 3000, connectTimeoutMs: 500 });
+      return createSqsPublisher({
+        endpoint,
+        region: EMULATOR_REGION,
+        credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: secret },
+        queueUrl,
+        publishTimeoutMs: 3000,
+        connectTimeoutMs: 500,
+      });
     },
   };
 }

@@ -14,7 +14,10 @@ export class TcpProxy {
   #latencyMs = 0;
   port = 0;
 
-  private constructor(private readonly targetPort: number, private readonly targetHost: string) {
+  private constructor(
+    private readonly targetPort: number,
+    private readonly targetHost: string,
+  ) {
     this.#server = createServer((client) => this.#accept(client));
   }
 

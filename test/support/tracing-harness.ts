@@ -40,7 +40,11 @@ export function inMemoryTracing() {
     provider,
     exporter,
     spans: (): SpanRecord[] => exporter.getFinishedSpans().map(spanRecord),
-    named: (name: string): SpanRecord[] => exporter.getFinishedSpans().filter((span) => span.name === name).map(spanRecord),
+    named: (name: string): SpanRecord[] =>
+      exporter
+        .getFinishedSpans()
+        .filter((span) => span.name === name)
+        .map(spanRecord),
     shutdown: () => provider.shutdown(),
   };
 }

@@ -28,9 +28,10 @@ const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 4 });
 pool.on('error', () => undefined);
 const outbox = new Outbox(new PostgresOutboxStore(fromPgPool(pool), { schema: config.schema }));
 const otel = createOtelInstrumentation({ system: config.rabbitmq !== undefined ? 'rabbitmq' : 'nats' });
-const publisher = config.rabbitmq !== undefined
-  ? createRabbitMqPublisher({ url: config.rabbitmq.url, exchange: config.rabbitmq.exchange, confirmTimeoutMs: 3000 })
-  : createNatsPublisher({ servers: config.nats!.servers, subjectPrefix: config.nats!.subjectPrefix, publishTimeoutMs: 3000 });
+const publisher =
+  config.rabbitmq !== undefined
+    ? createRabbitMqPublisher({ url: config.rabbitmq.url, exchange: config.rabbitmq.exchange, confirmTimeoutMs: 3000 })
+    : createNatsPublisher({ servers: config.nats!.servers, subjectPrefix: config.nats!.subjectPrefix, publishTimeoutMs: 3000 });
 const relay = outbox.createRelay(otel.publisher(publisher), { pollIntervalMs: 20, maxPollIntervalMs: 100, leaseMs: 10_000, publishTimeoutMs: 3000 });
 await relay.verify();
 relay.start();

@@ -151,7 +151,12 @@ export const webhookHarness: PublisherHarness = {
   },
   async unreachable(secret) {
     const port = await closedPort();
-    return createWebhookPublisher({ url: `http://relay:${secret}@127.0.0.1:${port}/outbox`, secret: newSecret(), headers: { 'x-api-key': secret }, publishTimeoutMs: 2000 });
+    return createWebhookPublisher({
+      url: `http://relay:${secret}@127.0.0.1:${port}/outbox`,
+      secret: newSecret(),
+      headers: { 'x-api-key': secret },
+      publishTimeoutMs: 2000,
+    });
   },
 };
 
@@ -162,8 +167,7 @@ export class Gate {
 
   constructor(readonly answer: Answer = { status: 204 }) {}
 
-  readonly responder: Responder = () =>
-    this.#open ? this.answer : new Promise<Answer>((resolve) => this.#waiting.push(() => resolve(this.answer)));
+  readonly responder: Responder = () => (this.#open ? this.answer : new Promise<Answer>((resolve) => this.#waiting.push(() => resolve(this.answer))));
 
   get held(): number {
     return this.#waiting.length;

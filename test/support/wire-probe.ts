@@ -32,13 +32,24 @@ export async function wireProbe(rig: BrokerRig, topic: string): Promise<WireProb
     const channel = await connection.createChannel();
     const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
     await channel.bindQueue(queue, exchange, topic);
-    await channel.consume(queue, (delivery) => {
-      if (delivery === null) return;
-      const { messageId, headers, timestamp, ...properties } = delivery.properties;
-      const { 'x-outbox-id': _id, ...otherHeaders }: Record<string, unknown> = headers ?? {};
-      const wire = { routingKey: delivery.fields.routingKey, body: delivery.content.toString('hex'), ...properties, headers: otherHeaders, timestamped: typeof timestamp === 'number', idAsProperty: typeof messageId === 'string' };
-      deliveries.push({ message: rebuildMessage(amqpDeliveryOf(delivery)), wire });
-    }, { noAck: true });
+    await channel.consume(
+      queue,
+      (delivery) => {
+        if (delivery === null) return;
+        const { messageId, headers, timestamp, ...properties } = delivery.properties;
+        const { 'x-outbox-id': _id, ...otherHeaders }: Record<string, unknown> = headers ?? {};
+        const wire = {
+          routingKey: delivery.fields.routingKey,
+          body: delivery.content.toString('hex'),
+          ...properties,
+          headers: otherHeaders,
+          timestamped: typeof timestamp === 'number',
+          idAsProperty: typeof messageId === 'string',
+        };
+        deliveries.push({ message: rebuildMessage(amqpDeliveryOf(delivery)), wire });
+      },
+      { noAck: true },
+    );
     return { deliveries, close: () => connection.close() };
   }
   const nc = await natsConnect({ servers: services.natsUrl });
@@ -49,7 +60,10 @@ export async function wireProbe(rig: BrokerRig, topic: string): Promise<WireProb
     for await (const m of messages) {
       const headers: Record<string, string> = {};
       for (const [name, values] of m.headers ?? []) if (name !== 'Nats-Msg-Id' && name !== 'Outbox-Id') headers[name] = values.join(',');
-      deliveries.push({ message: rebuildMessage(natsDeliveryOf(m, undefined)), wire: { subject: m.subject, body: Buffer.from(m.data).toString('hex'), headers } });
+      deliveries.push({
+        message: rebuildMessage(natsDeliveryOf(m, undefined)),
+        wire: { subject: m.subject, body: Buffer.from(m.data).toString('hex'), headers },
+      });
     }
   })();
   return {

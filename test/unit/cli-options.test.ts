@@ -96,7 +96,7 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(relayConfig({ 'poll-interval-ms': '50', 'max-poll-interval-ms': '100' }).options).toEqual({ pollIntervalMs: 50, maxPollIntervalMs: 100 });
   });
 
-  it("bounds every number as the library does: what the table accepts the library accepts, and below the minimum both refuse", () => {
+  it('bounds every number as the library does: what the table accepts the library accepts, and below the minimum both refuse', () => {
     const numeric = targeted.filter((d) => (d.kind === 'integer' || d.kind === 'decimal') && !('store' in d.target));
     const input = (pick: (d: OptionDefinition & { min: number; max: number }) => number) => {
       const values: OptionValues = Object.fromEntries(numeric.map((d) => [d.flag, String(pick(d as OptionDefinition & { min: number; max: number }))]));
@@ -119,8 +119,16 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
 
   it.each([
     [{ lanes: '17' }, {}, /^--lanes must be a whole number from 1 to 16; got "17" \(set by --lanes or OUTBOXER_LANES\)$/],
-    [{}, { OUTBOXER_RETRY_JITTER: '1.5' }, /^OUTBOXER_RETRY_JITTER must be a number from 0 to 1; got "1.5" \(set by --retry-jitter or OUTBOXER_RETRY_JITTER\)$/],
-    [{}, { OUTBOXER_PREPARED_STATEMENTS: 'no' }, /^OUTBOXER_PREPARED_STATEMENTS must be true or false; got "no" \(set by --prepared-statements or OUTBOXER_PREPARED_STATEMENTS\)$/],
+    [
+      {},
+      { OUTBOXER_RETRY_JITTER: '1.5' },
+      /^OUTBOXER_RETRY_JITTER must be a number from 0 to 1; got "1.5" \(set by --retry-jitter or OUTBOXER_RETRY_JITTER\)$/,
+    ],
+    [
+      {},
+      { OUTBOXER_PREPARED_STATEMENTS: 'no' },
+      /^OUTBOXER_PREPARED_STATEMENTS must be true or false; got "no" \(set by --prepared-statements or OUTBOXER_PREPARED_STATEMENTS\)$/,
+    ],
     [{}, { OUTBOXER_MIGRATE: 'yes' }, /OUTBOXER_MIGRATE must be true or false/],
     [{ 'max-in-flight': 'many' }, {}, /--max-in-flight must be a whole number .*\(set by --max-in-flight or OUTBOXER_MAX_IN_FLIGHT\)/],
     [
@@ -128,11 +136,19 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
       { OUTBOXER_RETRY_MAX_DELAY_MS: '1000' },
       /retry\.maxDelayMs must be >= retry\.baseDelayMs \(set by --retry-base-delay-ms or OUTBOXER_RETRY_BASE_DELAY_MS; --retry-max-delay-ms or OUTBOXER_RETRY_MAX_DELAY_MS\)/,
     ],
-    [{ 'error-backoff-ms': '900', 'max-error-backoff-ms': '800' }, {}, /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms .*; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/],
+    [
+      { 'error-backoff-ms': '900', 'max-error-backoff-ms': '800' },
+      {},
+      /maxErrorBackoffMs must be >= errorBackoffMs \(set by --error-backoff-ms .*; --max-error-backoff-ms or OUTBOXER_MAX_ERROR_BACKOFF_MS\)/,
+    ],
     [{ owner: 'x'.repeat(201) }, {}, /relay option owner: .*\(set by --owner or OUTBOXER_OWNER\)/],
     [{ engine: 'v3' }, {}, /relay option engine: .*\(set by --engine or OUTBOXER_ENGINE\)/],
     [{}, { OUTBOXER_ENGINE: 'v1' }, /relay option engine: engine v1 was removed before any release.*\(set by --engine or OUTBOXER_ENGINE\)/],
-    [{ engine: 'v2', 'lease-ms': '5000', 'publish-timeout-ms': '2000' }, {}, /at least 3 x publishTimeoutMs .*engine v2.*\(set by --lease-ms or OUTBOXER_LEASE_MS; --publish-timeout-ms or OUTBOXER_PUBLISH_TIMEOUT_MS\)/],
+    [
+      { engine: 'v2', 'lease-ms': '5000', 'publish-timeout-ms': '2000' },
+      {},
+      /at least 3 x publishTimeoutMs .*engine v2.*\(set by --lease-ms or OUTBOXER_LEASE_MS; --publish-timeout-ms or OUTBOXER_PUBLISH_TIMEOUT_MS\)/,
+    ],
   ] as const)('refuses %j (env %j), naming the flag and the variable', (values, env, message) => {
     expect(usageError(values, env).message).toMatch(message);
   });
@@ -150,7 +166,10 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     const migrate = (values: OptionValues, env: Record<string, string> = {}) => resolveConfig('migrate', values, [], { ...BASE_ENV, ...env }).migrate;
     expect(migrate({}, { OUTBOXER_ENGINE: 'v2' })).toEqual({ partitions: undefined, resizeTimeoutMs: undefined, cancelResize: false, lock: {} });
     expect(migrate({ partitions: '16', 'resize-timeout-ms': '1000', 'lock-attempts': '3' })).toEqual({
-      partitions: 16, resizeTimeoutMs: 1000, cancelResize: false, lock: { lockAttempts: 3 },
+      partitions: 16,
+      resizeTimeoutMs: 1000,
+      cancelResize: false,
+      lock: { lockAttempts: 3 },
     });
     expect(relayConfig({}, { OUTBOXER_ENGINE: 'v2' }).options).toEqual({ engine: 'v2' });
     const migrateHelp = helpText('migrate');
@@ -164,11 +183,20 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     expect(relayConfig({}).http).toBeUndefined();
     expect(relayConfig({}, { OUTBOXER_HTTP_HOST: '0.0.0.0', OUTBOXER_ADMIN_TOKEN: token }).http).toBeUndefined();
     expect(relayConfig({ 'http-port': '0' }).http).toEqual({ port: 0, host: '127.0.0.1', adminToken: undefined });
-    expect(relayConfig({}, { OUTBOXER_HTTP_PORT: '9465', OUTBOXER_HTTP_HOST: '0.0.0.0', OUTBOXER_ADMIN_TOKEN: token }).http).toEqual({ port: 9465, host: '0.0.0.0', adminToken: token });
-    expect(relayConfig({ 'http-port': '9000', 'http-host': '::1' }, { OUTBOXER_HTTP_PORT: '9465', OUTBOXER_HTTP_HOST: '0.0.0.0' }).http).toMatchObject({ port: 9000, host: '::1' });
+    expect(relayConfig({}, { OUTBOXER_HTTP_PORT: '9465', OUTBOXER_HTTP_HOST: '0.0.0.0', OUTBOXER_ADMIN_TOKEN: token }).http).toEqual({
+      port: 9465,
+      host: '0.0.0.0',
+      adminToken: token,
+    });
+    expect(relayConfig({ 'http-port': '9000', 'http-host': '::1' }, { OUTBOXER_HTTP_PORT: '9465', OUTBOXER_HTTP_HOST: '0.0.0.0' }).http).toMatchObject({
+      port: 9000,
+      host: '::1',
+    });
     expect(relayConfig({ 'http-port': '9000' }, { OUTBOXER_ADMIN_TOKEN: '' }).http?.adminToken).toBeUndefined();
     const refused = usageError({ 'http-port': '9000', 'admin-token': 'sixteen chars no' });
-    expect(refused.message).toBe('--admin-token: the admin token must be visible ASCII characters, without spaces (set by --admin-token or OUTBOXER_ADMIN_TOKEN)');
+    expect(refused.message).toBe(
+      '--admin-token: the admin token must be visible ASCII characters, without spaces (set by --admin-token or OUTBOXER_ADMIN_TOKEN)',
+    );
     expect(helpText('relay')).toMatch(/--admin-token <token>\s+OUTBOXER_ADMIN_TOKEN\s+bearer token for changes .*\(default none: changes disabled\)/);
   });
 
@@ -181,8 +209,13 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
   });
 
   it('topics pause and resume take one topic and pause a reason, checked as the store checks them, before anything connects', () => {
-    const topics = (command: 'topics list' | 'topics pause' | 'topics resume', values: OptionValues, operands: string[]) => resolveConfig(command, values, operands, BASE_ENV);
-    expect(topics('topics pause', { reason: '  broker maintenance ' }, ['orders.created'])).toMatchObject({ topic: 'orders.created', reason: 'broker maintenance', ids: [] });
+    const topics = (command: 'topics list' | 'topics pause' | 'topics resume', values: OptionValues, operands: string[]) =>
+      resolveConfig(command, values, operands, BASE_ENV);
+    expect(topics('topics pause', { reason: '  broker maintenance ' }, ['orders.created'])).toMatchObject({
+      topic: 'orders.created',
+      reason: 'broker maintenance',
+      ids: [],
+    });
     expect(topics('topics pause', {}, ['orders.created'])).toMatchObject({ topic: 'orders.created', reason: '' });
     expect(topics('topics resume', {}, ['Orders.Created'])).toMatchObject({ topic: 'Orders.Created', reason: '' });
     expect(topics('topics list', { json: true }, [])).toMatchObject({ topic: undefined, json: true });
@@ -197,7 +230,9 @@ describe('CLI options: one table for flags, variables, help and docs', () => {
     };
     expect(refusal({}, ['a\u202eb']).message).toMatch(/^OUTBOXER_INVALID_TOPIC: a paused topic must be .*; got "a\?b" \(5 bytes\)$/);
     expect(refusal({}, ['é'.repeat(128)]).message).toMatch(/^OUTBOXER_INVALID_TOPIC: .*\(256 bytes\)$/);
-    expect(refusal({ reason: 'x'.repeat(501) }, ['orders.created']).message).toMatch(/^OUTBOXER_INVALID_OPTION: the reason for pausing topic "orders.created" must be a string of at most 500 bytes/);
+    expect(refusal({ reason: 'x'.repeat(501) }, ['orders.created']).message).toMatch(
+      /^OUTBOXER_INVALID_OPTION: the reason for pausing topic "orders.created" must be a string of at most 500 bytes/,
+    );
     expect(refusal({ reason: 'x'.repeat(501) }, ['orders.created']).topic).toBe('topics pause');
     expect(helpText('topics pause')).toMatch(/--reason <text>\s+why \(at most 500 bytes, one line\)/);
     expect(helpText('topics')).toMatch(/topics resume <topic>/);

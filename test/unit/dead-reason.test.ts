@@ -45,18 +45,25 @@ describe('the reason stored for a dead message: what happened, then what the ope
   it('after the last attempt: the failure, the attempts, and `outboxer dead retry <id>`', async () => {
     const failure = await reasonFor(message(3), nacked);
     expect(failure).toMatchObject({ dead: true });
-    expect(failure?.error).toBe(`OUTBOXER_PUBLISH_FAILED: message 0193 was nacked by the broker: it did not store it; parked as dead after 3 failed attempts (retry.maxAttempts): ${ACTION}`);
+    expect(failure?.error).toBe(
+      `OUTBOXER_PUBLISH_FAILED: message 0193 was nacked by the broker: it did not store it; parked as dead after 3 failed attempts (retry.maxAttempts): ${ACTION}`,
+    );
   });
 
   it('a retried failure says only what happened: the relay logs the retry', async () => {
     const failure = await reasonFor(message(1), nacked);
-    expect(failure).toMatchObject({ error: 'OUTBOXER_PUBLISH_FAILED: message 0193 was nacked by the broker: it did not store it', retryInMs: expect.any(Number) });
+    expect(failure).toMatchObject({
+      error: 'OUTBOXER_PUBLISH_FAILED: message 0193 was nacked by the broker: it did not store it',
+      retryInMs: expect.any(Number),
+    });
   });
 
   it('a fault of the message itself: parked at once, and the same action', async () => {
     const tooLarge = new PublishError('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', 'message 0193 is 2000 bytes, over the limit of 1000', { permanent: true });
     const failure = await reasonFor(message(1), tooLarge);
-    expect(failure?.error).toBe(`OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: message 0193 is 2000 bytes, over the limit of 1000; parked as dead at once, as it cannot be published as it is: ${ACTION}`);
+    expect(failure?.error).toBe(
+      `OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER: message 0193 is 2000 bytes, over the limit of 1000; parked as dead at once, as it cannot be published as it is: ${ACTION}`,
+    );
   });
 
   it('relays that never finished an attempt: the last error they left, and the same action', async () => {

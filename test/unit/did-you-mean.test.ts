@@ -5,7 +5,12 @@ describe('did you mean: the nearest known word, when it is near enough', () => {
   const flags = ['lease-ms', 'publish-timeout-ms', 'batch-size', 'broker-url', 'broker', 'json', 'limit', 'all'];
 
   it('counts a letter missing, extra, wrong, or two swapped as one edit', () => {
-    expect([editDistance('lease-ms', 'lease-ms'), editDistance('lease-mss', 'lease-ms'), editDistance('lese-ms', 'lease-ms'), editDistance('stauts', 'status')]).toEqual([0, 1, 1, 1]);
+    expect([
+      editDistance('lease-ms', 'lease-ms'),
+      editDistance('lease-mss', 'lease-ms'),
+      editDistance('lese-ms', 'lease-ms'),
+      editDistance('stauts', 'status'),
+    ]).toEqual([0, 1, 1, 1]);
     expect(editDistance('kafka', 'nats')).toBeGreaterThan(2);
   });
 

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigurationError,
-  describeError,
-  isPermanentPublishError,
-  MessageValidationError,
-  OutboxerError,
-  PublishError,
-} from '../../src/core/errors.js';
+import { ConfigurationError, describeError, isPermanentPublishError, MessageValidationError, OutboxerError, PublishError } from '../../src/core/errors.js';
 
 describe('OutboxerError and its subclasses', () => {
   it('carry a stable code, their own name and the message', () => {

@@ -106,17 +106,40 @@ describe('authorize: fails closed', () => {
 
 describe('loopback', () => {
   it.each([
-    ['127.0.0.1', true], ['127.0.0.2', true], ['127.255.255.254', true], ['::1', true], ['::ffff:127.0.0.1', true],
-    ['0.0.0.0', false], ['::', false], ['10.0.0.1', false], ['192.168.1.10', false], ['::ffff:10.0.0.1', false], ['128.0.0.1', false], ['fe80::1', false],
+    ['127.0.0.1', true],
+    ['127.0.0.2', true],
+    ['127.255.255.254', true],
+    ['::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['0.0.0.0', false],
+    ['::', false],
+    ['10.0.0.1', false],
+    ['192.168.1.10', false],
+    ['::ffff:10.0.0.1', false],
+    ['128.0.0.1', false],
+    ['fe80::1', false],
   ])('bound address %s is loopback: %s', (address, expected) => {
     expect(isLoopbackAddress(address)).toBe(expected);
   });
 
   it.each([
-    ['localhost', true], ['LOCALHOST:9465', true], ['localhost.', true], ['app.localhost:80', true], ['127.0.0.1:9465', true], ['127.1.2.3', true],
-    ['[::1]:9465', true], ['[::1]', true], [undefined, true],
-    ['attacker.example', false], ['localhost.attacker.example', false], ['127.0.0.1.nip.io', false], ['[::ffff:10.0.0.1]:80', false],
-    ['10.0.0.1:9465', false], ['', false], ['localhost:9465:1', false], ['[::1', false],
+    ['localhost', true],
+    ['LOCALHOST:9465', true],
+    ['localhost.', true],
+    ['app.localhost:80', true],
+    ['127.0.0.1:9465', true],
+    ['127.1.2.3', true],
+    ['[::1]:9465', true],
+    ['[::1]', true],
+    [undefined, true],
+    ['attacker.example', false],
+    ['localhost.attacker.example', false],
+    ['127.0.0.1.nip.io', false],
+    ['[::ffff:10.0.0.1]:80', false],
+    ['10.0.0.1:9465', false],
+    ['', false],
+    ['localhost:9465:1', false],
+    ['[::1', false],
   ])('Host %j is loopback: %s', (host, expected) => {
     expect(isLoopbackHostHeader(host)).toBe(expected);
   });

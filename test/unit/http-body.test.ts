@@ -39,7 +39,10 @@ describe('readJsonBody, on a loopback server', () => {
     return new Promise((resolve, reject) => {
       const outgoing = request({ host: '127.0.0.1', port, method: 'POST', path: '/', headers, agent: false }, (answer) => {
         let text = '';
-        answer.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(JSON.parse(text)));
+        answer
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => (text += chunk))
+          .on('end', () => resolve(JSON.parse(text)));
       });
       outgoing.on('error', reject);
       for (const chunk of chunks) outgoing.write(chunk);
@@ -95,7 +98,7 @@ describe('bodies of the changes', () => {
     expect(deadSelection({ ids: Array.from({ length: MAX_IDS_PER_REQUEST }, () => randomUUID()) }).ids).toHaveLength(MAX_IDS_PER_REQUEST);
   });
 
-  it('a dead selection may name one destination: `default` is the ports\' null (the messages stored without one)', () => {
+  it("a dead selection may name one destination: `default` is the ports' null (the messages stored without one)", () => {
     expect(deadSelection({ all: true, destination: 'partner' })).toEqual({ ids: 'all', destination: 'partner', filter: { destination: 'partner' } });
     expect(deadSelection({ ids: [id], destination: 'default' })).toEqual({ ids: [id], destination: 'default', filter: { destination: null } });
     expect(deadSelection({ all: true, destination: 'Partner_2-b' }).filter).toEqual({ destination: 'Partner_2-b' });

@@ -26,7 +26,15 @@ function refusal(options: OpsServerOptions): ConfigurationError {
 describe('resolveOpsServerOptions: defaults, validated, frozen', () => {
   it('fills in the documented defaults: loopback, port 9465, no token, payloads hidden, silent', () => {
     const resolved = resolveOpsServerOptions({ operator });
-    expect(resolved).toMatchObject({ operator, relay: undefined, metrics: undefined, host: '127.0.0.1', port: DEFAULT_OPS_PORT, token: undefined, exposePayloads: false });
+    expect(resolved).toMatchObject({
+      operator,
+      relay: undefined,
+      metrics: undefined,
+      host: '127.0.0.1',
+      port: DEFAULT_OPS_PORT,
+      token: undefined,
+      exposePayloads: false,
+    });
     expect(DEFAULT_OPS_PORT).toBe(9465);
     expect(resolved.logger).toBe(silentLogger);
     expect(Object.isFrozen(resolved)).toBe(true);
@@ -60,7 +68,9 @@ describe('resolveOpsServerOptions: defaults, validated, frozen', () => {
   });
 
   it('needs an operator with the four core methods, and a relay and metrics of the right shape', () => {
-    expect(refusal({ operator: { stats: operator.stats } as unknown as OutboxOperator }).message).toMatch(/operator: needs a store with listDead, retryDead, purgeDead/);
+    expect(refusal({ operator: { stats: operator.stats } as unknown as OutboxOperator }).message).toMatch(
+      /operator: needs a store with listDead, retryDead, purgeDead/,
+    );
     expect(refusal({} as OpsServerOptions).options).toEqual(['operator']);
     expect(refusal({ operator, relay: {} as never }).options).toEqual(['relay']);
     expect(refusal({ operator, metrics: { metrics: () => Promise.resolve('') } as never }).options).toEqual(['metrics']);
@@ -69,6 +79,8 @@ describe('resolveOpsServerOptions: defaults, validated, frozen', () => {
   it('checks the listening settings alone, as the CLI does with its flags', () => {
     expect(checkOpsServerSettings({ port: 0 })).toEqual({ host: '127.0.0.1', port: 0, exposePayloads: false });
     expect(() => checkOpsServerSettings({ host: '::1', port: 9000, adminToken: token })).not.toThrow();
-    expect(() => checkOpsServerSettings({ adminToken: 'short' })).toThrow(/^http option adminToken: the admin token must be at least 16 characters long \(got 5\)$/);
+    expect(() => checkOpsServerSettings({ adminToken: 'short' })).toThrow(
+      /^http option adminToken: the admin token must be at least 16 characters long \(got 5\)$/,
+    );
   });
 });

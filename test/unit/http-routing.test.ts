@@ -86,7 +86,13 @@ describe('Router: exact paths, methods with Allow', () => {
   });
 
   it('refuses two routes for one method and path', () => {
-    expect(() => new Router([{ method: 'GET', path: '/x', access: 'public', handle }, { method: 'GET', path: '/x', access: 'read', handle }])).toThrow('two routes for GET /x');
+    expect(
+      () =>
+        new Router([
+          { method: 'GET', path: '/x', access: 'public', handle },
+          { method: 'GET', path: '/x', access: 'read', handle },
+        ]),
+    ).toThrow('two routes for GET /x');
   });
 });
 
@@ -102,8 +108,20 @@ describe('query parameters: declared, once, whole numbers within bounds', () => 
   });
 
   it.each([
-    ['limit=0'], ['limit=1001'], ['limit=-1'], ['limit=1.5'], ['limit=1e3'], ['limit=abc'], ['limit='], ['limit=99999999'],
-    ['limit=1&limit=2'], ['other=1'], ['limit=5&x'], ['__proto__=1'], ['constructor=1'], ['LIMIT=5'],
+    ['limit=0'],
+    ['limit=1001'],
+    ['limit=-1'],
+    ['limit=1.5'],
+    ['limit=1e3'],
+    ['limit=abc'],
+    ['limit='],
+    ['limit=99999999'],
+    ['limit=1&limit=2'],
+    ['other=1'],
+    ['limit=5&x'],
+    ['__proto__=1'],
+    ['constructor=1'],
+    ['LIMIT=5'],
   ])('%s is refused with 400 OUTBOXER_INVALID_QUERY', (query) => {
     expect(refusal(() => readQuery(query, limit))).toMatchObject({ status: 400, code: 'OUTBOXER_INVALID_QUERY' });
   });

@@ -7,7 +7,6 @@ import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js
 import { services, uniqueName } from '../support/services.js';
 import { seeded } from '../support/seeded-random.js';
 
-
 /** Random strings biased towards the characters that break quoting: quotes, backslashes, dots, spaces. */
 function randomName(random: () => number, maxLength: number): string {
   const alphabet = ['"', '"', '""', '\\', '.', ' ', ';', '-', "'", '`', 'a', 'Z', '_', '0', 'é', '\t', '$'];
@@ -131,10 +130,9 @@ describe('quoted identifiers round-trip through PostgreSQL', () => {
   });
 
   async function tablesOf(): Promise<string[]> {
-    const result = await client.query<{ table_name: string }>(
-      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
-      [schema],
-    );
+    const result = await client.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [
+      schema,
+    ]);
     return result.rows.map((row) => row.table_name);
   }
 
@@ -166,10 +164,7 @@ describe('quoted identifiers round-trip through PostgreSQL', () => {
     await client.query(`CREATE SCHEMA ${quoteIdentifier(`${schema}_r`)}`);
     try {
       for (const name of names) await client.query(`CREATE TABLE ${quoteIdentifier(`${schema}_r`)}.${quoteIdentifier(name)} ()`);
-      const result = await client.query<{ table_name: string }>(
-        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
-        [`${schema}_r`],
-      );
+      const result = await client.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [`${schema}_r`]);
       expect(result.rows.map((row) => row.table_name).sort()).toEqual([...names].sort());
     } finally {
       await client.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(`${schema}_r`)} CASCADE`);

@@ -25,17 +25,25 @@ describe('newMessageId', () => {
 });
 
 describe('isUuid', () => {
-  it.each(['018f3c1e-7b2a-7cde-8f01-23456789abcd', '018F3C1E-7B2A-7CDE-8F01-23456789ABCD', '00000000-0000-0000-0000-000000000000', 'f47ac10b-58cc-4372-a567-0e02b2c3d479'])(
-    'accepts %s',
-    (value) => {
-      expect(isUuid(value)).toBe(true);
-    },
-  );
+  it.each([
+    '018f3c1e-7b2a-7cde-8f01-23456789abcd',
+    '018F3C1E-7B2A-7CDE-8F01-23456789ABCD',
+    '00000000-0000-0000-0000-000000000000',
+    'f47ac10b-58cc-4372-a567-0e02b2c3d479',
+  ])('accepts %s', (value) => {
+    expect(isUuid(value)).toBe(true);
+  });
 
-  it.each(['', 'not-a-uuid', '018f3c1e7b2a7cde8f0123456789abcd', '{018f3c1e-7b2a-7cde-8f01-23456789abcd}', '018f3c1e-7b2a-7cde-8f01-23456789abcd\n', ' 018f3c1e-7b2a-7cde-8f01-23456789abcd', '018f3c1e-7b2a-7cde-8f01-23456789abcg', "018f3c1e-7b2a-7cde-8f01-23456789abc'"])(
-    'refuses %j',
-    (value) => {
-      expect(isUuid(value)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    'not-a-uuid',
+    '018f3c1e7b2a7cde8f0123456789abcd',
+    '{018f3c1e-7b2a-7cde-8f01-23456789abcd}',
+    '018f3c1e-7b2a-7cde-8f01-23456789abcd\n',
+    ' 018f3c1e-7b2a-7cde-8f01-23456789abcd',
+    '018f3c1e-7b2a-7cde-8f01-23456789abcg',
+    "018f3c1e-7b2a-7cde-8f01-23456789abc'",
+  ])('refuses %j', (value) => {
+    expect(isUuid(value)).toBe(false);
+  });
 });

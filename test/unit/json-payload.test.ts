@@ -34,8 +34,16 @@ class Order {
 
 describe('JSON payloads: what JSON.stringify would change silently is refused, naming the path', () => {
   it.each([
-    ['a Map (stored as {})', { m: new Map([['a', SECRET]]), s: new Set([1]) }, 'payload.m is a Map, which JSON.stringify would store as {}; convert it first (Object.fromEntries(map))'],
-    ['a Set (stored as {})', { order: { tags: new Set([SECRET]) } }, 'payload.order.tags is a Set, which JSON.stringify would store as {}; convert it first ([...set])'],
+    [
+      'a Map (stored as {})',
+      { m: new Map([['a', SECRET]]), s: new Set([1]) },
+      'payload.m is a Map, which JSON.stringify would store as {}; convert it first (Object.fromEntries(map))',
+    ],
+    [
+      'a Set (stored as {})',
+      { order: { tags: new Set([SECRET]) } },
+      'payload.order.tags is a Set, which JSON.stringify would store as {}; convert it first ([...set])',
+    ],
     ['a WeakMap', { cache: new WeakMap() }, 'payload.cache is a WeakMap'],
     ['a WeakSet', { seen: new WeakSet() }, 'payload.seen is a WeakSet'],
     ['a Map at the top', new Map([['a', 1]]), 'payload is a Map'],
@@ -43,15 +51,27 @@ describe('JSON payloads: what JSON.stringify would change silently is refused, n
     ['a Float64Array in an array', { points: [new Float64Array(2)] }, 'payload.points[0] is binary data'],
     ['an ArrayBuffer inside the JSON', { raw: new ArrayBuffer(4) }, 'payload.raw is binary data'],
     ['a DataView inside the JSON', { raw: new DataView(new ArrayBuffer(2)) }, 'payload.raw is binary data'],
-    ['a Buffer inside the JSON (stored as {"type":"Buffer","data":[…]})', { file: Buffer.from(SECRET) }, 'payload.file is binary data, which JSON.stringify would store as an object of numbers; encode it into a string (base64)'],
-    ['an Error (message and stack are not enumerable)', { cause: new Error(SECRET) }, 'payload.cause is an Error, whose message and stack JSON.stringify leaves out'],
+    [
+      'a Buffer inside the JSON (stored as {"type":"Buffer","data":[…]})',
+      { file: Buffer.from(SECRET) },
+      'payload.file is binary data, which JSON.stringify would store as an object of numbers; encode it into a string (base64)',
+    ],
+    [
+      'an Error (message and stack are not enumerable)',
+      { cause: new Error(SECRET) },
+      'payload.cause is an Error, whose message and stack JSON.stringify leaves out',
+    ],
     ['a RegExp', { pattern: /secret/ }, 'payload.pattern is a RegExp'],
     ['a Promise', { later: Promise.resolve(1) }, 'payload.later is a Promise, which JSON.stringify would store as {}; await it first'],
     ['an invalid Date (stored as null)', { at: new Date('not a date') }, 'payload.at is an invalid Date, which JSON.stringify would store as null'],
     ['a function property (left out)', { total: 1, compute: () => SECRET }, 'payload.compute is a function, which JSON.stringify would leave out'],
     ['a symbol value (left out)', { tag: Symbol(SECRET) }, 'payload.tag is a symbol, which JSON.stringify would leave out'],
     ['a function in an array (stored as null)', { steps: [1, () => 2] }, 'payload.steps[1] is a function, which JSON.stringify would store as null'],
-    ['undefined in an array (stored as null)', { values: [1, undefined, 3] }, 'payload.values[1] is undefined (or a hole) in an array, which JSON.stringify would store as null; send null'],
+    [
+      'undefined in an array (stored as null)',
+      { values: [1, undefined, 3] },
+      'payload.values[1] is undefined (or a hole) in an array, which JSON.stringify would store as null; send null',
+    ],
     // eslint-disable-next-line no-sparse-arrays
     ['a hole in an array (stored as null)', { values: [1, , 3] }, 'payload.values[1] is undefined (or a hole) in an array'],
     ['a boxed BigInt', { n: Object(1n) }, 'payload.n is a BigInt'],

@@ -18,7 +18,11 @@ const evenNumber: StandardSchemaV1<number, number> = {
 };
 
 const asyncSchema: StandardSchemaV1<string, string> = {
-  '~standard': { version: 1, vendor: 'async', validate: async (value) => (typeof value === 'string' ? { value: value.toUpperCase() } : { issues: [{ message: 'expected a string' }] }) },
+  '~standard': {
+    version: 1,
+    vendor: 'async',
+    validate: async (value) => (typeof value === 'string' ? { value: value.toUpperCase() } : { issues: [{ message: 'expected a string' }] }),
+  },
 };
 
 describe('MessageRegistry', () => {
@@ -39,7 +43,9 @@ describe('MessageRegistry', () => {
     }
     expect(caught).toBeInstanceOf(MessageValidationError);
     expect((caught as MessageValidationError).code).toBe('OUTBOXER_SCHEMA_MISMATCH');
-    expect((caught as Error).message).toMatch(/^message 018f3c1e-7b2a-7cde-8f01-23456789abcd: payload of type "order.created" does not match its schema \(orderId: .*\); fix the payload where it is produced, or the schema registered for "order.created"$/);
+    expect((caught as Error).message).toMatch(
+      /^message 018f3c1e-7b2a-7cde-8f01-23456789abcd: payload of type "order.created" does not match its schema \(orderId: .*\); fix the payload where it is produced, or the schema registered for "order.created"$/,
+    );
     expect((caught as Error).message).not.toContain('secret-value-123');
   });
 

@@ -14,7 +14,6 @@ async function names(metrics: OutboxerMetrics): Promise<string[]> {
   return (await metrics.registry.getMetricsAsJSON()).map((m) => m.name);
 }
 
-
 /** A store port that counts its reads and answers what the test says (the SQL has its own conformance suite). */
 class GaugeSourceStub {
   reads = 0;
@@ -55,7 +54,10 @@ describe('OutboxerMetrics: relay gauges', () => {
     expect(await gauge(metrics, 'outboxer_destinations_paused')).toBe(0);
 
     now = relayHealth({
-      partitions: [], pausedTopics: ['a', 'b', '*@partner'], pausedDestinations: [{ destination: 'partner', by: 'operator' }], broker: 'connecting',
+      partitions: [],
+      pausedTopics: ['a', 'b', '*@partner'],
+      pausedDestinations: [{ destination: 'partner', by: 'operator' }],
+      broker: 'connecting',
     });
     expect(await gauge(metrics, 'outboxer_partitions_owned')).toBe(0);
     expect(await gauge(metrics, 'outboxer_topics_paused')).toBe(3);
@@ -85,12 +87,21 @@ describe('OutboxerMetrics: relay gauges', () => {
 
   it('with several relays: partitions owned summed, ready and connected only if every one is', async () => {
     const metrics = new OutboxerMetrics();
-    metrics.observeRelay({ health: () => relayHealth({ partitions: [0, 1], pausedTopics: ['t'], pausedDestinations: [{ destination: 'partner', by: 'operator' }] }) });
     metrics.observeRelay({
-      health: () => relayHealth({
-        partitions: [2], relaysAlive: 3, broker: 'disconnected', pausedTopics: ['t'],
-        pausedDestinations: [{ destination: 'partner', by: 'operator' }, { destination: 'ledger', by: 'relay' }],
-      }),
+      health: () => relayHealth({ partitions: [0, 1], pausedTopics: ['t'], pausedDestinations: [{ destination: 'partner', by: 'operator' }] }),
+    });
+    metrics.observeRelay({
+      health: () =>
+        relayHealth({
+          partitions: [2],
+          relaysAlive: 3,
+          broker: 'disconnected',
+          pausedTopics: ['t'],
+          pausedDestinations: [
+            { destination: 'partner', by: 'operator' },
+            { destination: 'ledger', by: 'relay' },
+          ],
+        }),
     });
     expect(await gauge(metrics, 'outboxer_partitions_owned')).toBe(3);
     expect(await gauge(metrics, 'outboxer_relays_alive')).toBe(3);

@@ -3,7 +3,11 @@ import type { InboxEntryRef } from '../../src/consumer/inbox-store.js';
 import type { RelayHooks } from '../../src/core/relay-options.js';
 import { MAX_TOPIC_LABELS, OTHER_TOPIC, OutboxerMetrics } from '../../src/ops/metrics/index.js';
 
-interface Sample { labels: Record<string, string | number>; value: number; metricName?: string }
+interface Sample {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
 
 /** Every sample of `name` in the registry, as a scrape collects it. */
 async function samples(metrics: OutboxerMetrics, name: string): Promise<Sample[]> {
@@ -71,7 +75,7 @@ describe('OutboxerMetrics.relayHooks', () => {
     expect(Object.isFrozen(hooks)).toBe(true);
   });
 
-  it('labels every relay counter by destination (fan-out), `default` for the relay\'s own publisher', async () => {
+  it("labels every relay counter by destination (fan-out), `default` for the relay's own publisher", async () => {
     const metrics = new OutboxerMetrics();
     const hooks = metrics.relayHooks();
     hooks.onPublished?.({ ...message, createdAt: new Date() });

@@ -39,7 +39,9 @@ describe('destinations as operators name them', () => {
     expect(shownDestination('partner')).toBe('partner');
     expect(destinationFilterFault('partner-2_b')).toBeUndefined();
     expect(destinationFilterFault('default')).toBeUndefined();
-    expect(destinationFilterFault('two words')).toMatch(/^destination "two words" is invalid: a destination is an ASCII letter or digit, .*; `default` names the messages stored without one$/);
+    expect(destinationFilterFault('two words')).toMatch(
+      /^destination "two words" is invalid: a destination is an ASCII letter or digit, .*; `default` names the messages stored without one$/,
+    );
   });
 });
 
@@ -48,7 +50,10 @@ describe('CLI --destination', () => {
     expect(config('dead list', { destination: 'partner' }).destination).toBe('partner');
     expect(config('dead retry', { destination: 'default', all: true }).destination).toBe('default');
     expect(config('dead purge', { destination: 'partner' }, [ID]).destination).toBe('partner');
-    expect(config('pending list', { destination: 'partner', topic: 'orders.created' })).toMatchObject({ destination: 'partner', pending: { topic: 'orders.created' } });
+    expect(config('pending list', { destination: 'partner', topic: 'orders.created' })).toMatchObject({
+      destination: 'partner',
+      pending: { topic: 'orders.created' },
+    });
     expect(config('dead list', {}).destination).toBeUndefined();
     expect(optionDefinition('destination').env).toBeUndefined();
     expect(optionDefinition('destination').commands).toEqual(['dead list', 'dead retry', 'dead purge', 'pending list']);
@@ -71,11 +76,16 @@ describe('CLI --destination', () => {
     for (const argv of [['pending', 'show', ID], ['pending', 'delete', ID], ['status'], ['topics', 'list']]) {
       expect(() => parseCommandLine([...argv, '--destination', 'partner'])).toThrow(/--destination does not apply to/);
     }
-    expect(parseCommandLine(['dead', 'purge', '--all', '--destination', 'partner'])).toMatchObject({ kind: 'run', command: 'dead purge', values: { all: true, destination: 'partner' } });
+    expect(parseCommandLine(['dead', 'purge', '--all', '--destination', 'partner'])).toMatchObject({
+      kind: 'run',
+      command: 'dead purge',
+      values: { all: true, destination: 'partner' },
+    });
   });
 
   it('is in the help of the commands that take it', () => {
-    for (const topic of ['dead list', 'dead retry', 'dead purge'] as const) expect(helpText(topic)).toMatch(/--destination <name>\s+only this destination's messages \('default': those stored without one\)/);
+    for (const topic of ['dead list', 'dead retry', 'dead purge'] as const)
+      expect(helpText(topic)).toMatch(/--destination <name>\s+only this destination's messages \('default': those stored without one\)/);
     expect(helpText('pending list')).toMatch(/--destination <name>\s+only this destination's messages; the name default means those stored without one/);
     expect(helpText('main')).toContain('filters: topic, key, age, destination');
   });
@@ -84,13 +94,13 @@ describe('CLI --destination', () => {
 describe('admin API ?destination=', () => {
   const filter = (query: string) => destinationQuery(readQuery(query, { destination: { text: true, maxBytes: 64 } }));
 
-  it('is the ports\' filter: none when absent, null for default', () => {
+  it("is the ports' filter: none when absent, null for default", () => {
     expect(filter('')).toEqual({});
     expect(filter('destination=partner')).toEqual({ destination: 'partner' });
     expect(filter('destination=default')).toEqual({ destination: null });
   });
 
-  it.each(['two%20words', '-x', '%C3%A4', 'a.b'])('refuses destination=%s with 400 OUTBOXER_INVALID_QUERY, led by the store\'s code', (value) => {
+  it.each(['two%20words', '-x', '%C3%A4', 'a.b'])("refuses destination=%s with 400 OUTBOXER_INVALID_QUERY, led by the store's code", (value) => {
     let refused: unknown;
     try {
       filter(`destination=${value}`);
@@ -106,8 +116,17 @@ describe('admin API ?destination=', () => {
 describe('rows and topic lag with their destination', () => {
   it('a pending message as JSON carries its destination, null for the default one', () => {
     const message: PendingMessage = {
-      id: ID, seq: '7', topic: 'orders.created', type: 'order.created', key: null, attempts: 0, lastError: null,
-      createdAt: new Date('2026-11-25T16:00:00.000Z'), dueAt: null, ageSeconds: 1, destination: 'partner',
+      id: ID,
+      seq: '7',
+      topic: 'orders.created',
+      type: 'order.created',
+      key: null,
+      attempts: 0,
+      lastError: null,
+      createdAt: new Date('2026-11-25T16:00:00.000Z'),
+      dueAt: null,
+      ageSeconds: 1,
+      destination: 'partner',
     };
     expect(pendingMessageJson(message)).toMatchObject({ id: ID, destination: 'partner' });
     expect(pendingMessageJson({ ...message, destination: null })).toMatchObject({ destination: null });
@@ -118,11 +137,12 @@ describe('rows and topic lag with their destination', () => {
     const hold = (held: number) => ({ reason: 'OUTBOXER_UNROUTABLE: no queue', since, held });
     const listing = await readPauses({
       pausedTopics: () => Promise.resolve([{ topic: 'billing.run', reason: 'maintenance', pausedAt: new Date('2026-11-25T09:00:00.000Z') }]),
-      topicLag: () => Promise.resolve([
-        { topic: 'audit.log', destination: 'partner', pending: 3, oldestPendingAgeSeconds: 5, relayPause: hold(3) },
-        { topic: 'audit.log', destination: null, pending: 2, oldestPendingAgeSeconds: 5, relayPause: hold(2) },
-        { topic: 'orders.created', destination: 'partner', pending: 9, oldestPendingAgeSeconds: 1, relayPause: null },
-      ]),
+      topicLag: () =>
+        Promise.resolve([
+          { topic: 'audit.log', destination: 'partner', pending: 3, oldestPendingAgeSeconds: 5, relayPause: hold(3) },
+          { topic: 'audit.log', destination: null, pending: 2, oldestPendingAgeSeconds: 5, relayPause: hold(2) },
+          { topic: 'orders.created', destination: 'partner', pending: 9, oldestPendingAgeSeconds: 1, relayPause: null },
+        ]),
     });
     expect(pausesJson(listing.pauses)).toEqual([
       { topic: 'billing.run', pausedBy: 'operator', reason: 'maintenance', pausedAt: '2026-11-25T09:00:00.000Z' },

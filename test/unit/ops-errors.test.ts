@@ -63,7 +63,9 @@ describe('the CLI and HTTP errors are OutboxerErrors with a stable code', () => 
 
 describe('describeFailure writes the same line as before they joined the family', () => {
   it('a CliFailure: its code and message', () => {
-    expect(describeFailure('dead', new CliFailure('OUTBOXER_INVALID_OPTION', 'no database URL'))).toBe('outboxer dead: OUTBOXER_INVALID_OPTION: no database URL');
+    expect(describeFailure('dead', new CliFailure('OUTBOXER_INVALID_OPTION', 'no database URL'))).toBe(
+      'outboxer dead: OUTBOXER_INVALID_OPTION: no database URL',
+    );
   });
 
   it("a TargetedFailure: its cause's code and message, and its server with the password hidden", () => {

@@ -15,7 +15,16 @@ const ID = '0190f5b2-6c1e-7a3b-9d4e-1f2a3b4c5d6e';
 const source: DeliverySource = { system: 'rabbitmq', destination: 'outbox:orders.created:billing', subscription: 'billing', routingKey: 'orders.created' };
 
 function raw(headers: Record<string, string>): RawDelivery {
-  return { id: ID.toUpperCase(), type: 'order.created', key: 'o-1', topic: 'orders.created', headers, body: Buffer.from('{"card":"PAYLOAD-SECRET"}'), contentType: 'application/json', deliveryCount: 1 };
+  return {
+    id: ID.toUpperCase(),
+    type: 'order.created',
+    key: 'o-1',
+    topic: 'orders.created',
+    headers,
+    body: Buffer.from('{"card":"PAYLOAD-SECRET"}'),
+    contentType: 'application/json',
+    deliveryCount: 1,
+  };
 }
 
 describe('delivery tracing', () => {
@@ -61,10 +70,17 @@ describe('delivery tracing', () => {
     [{ status: 'malformed', reason: 'no UUID message id' }, 2, 'OUTBOXER_MALFORMED_MESSAGE'],
   ])('records the outcome %j: status %i, error.type %s', async (outcome, code, errorType) => {
     const sdk = inMemoryTracing();
-    await createDeliveryTracing({ tracerProvider: sdk.provider }).process({ raw: raw({}), source: { system: 'nats', destination: 'p.orders.created', subscription: 'billing-d' }, consumer: 'billing' }, async () => outcome);
+    await createDeliveryTracing({ tracerProvider: sdk.provider }).process(
+      { raw: raw({}), source: { system: 'nats', destination: 'p.orders.created', subscription: 'billing-d' }, consumer: 'billing' },
+      async () => outcome,
+    );
     const [span] = sdk.spans();
     expect(span).toMatchObject({ name: 'process p.orders.created', parentSpanId: undefined, links: [], status: { code } });
-    expect(span?.attributes).toMatchObject({ 'outboxer.inbox.outcome': outcome.status, 'messaging.consumer.group.name': 'billing-d', 'messaging.system': 'nats' });
+    expect(span?.attributes).toMatchObject({
+      'outboxer.inbox.outcome': outcome.status,
+      'messaging.consumer.group.name': 'billing-d',
+      'messaging.system': 'nats',
+    });
     expect(span?.attributes['error.type']).toBe(errorType);
   });
 
@@ -72,9 +88,13 @@ describe('delivery tracing', () => {
     const sdk = inMemoryTracing();
     const ambient = sdk.provider.getTracer('app').startSpan('amqp consume');
     const failure = new Error('database unreachable');
-    const attempt = () => createDeliveryTracing({ tracerProvider: sdk.provider }).process({ raw: raw({ traceparent: traceparentOf(CREATION) }), source, consumer: 'billing' }, async () => {
-      throw failure;
-    });
+    const attempt = () =>
+      createDeliveryTracing({ tracerProvider: sdk.provider }).process(
+        { raw: raw({ traceparent: traceparentOf(CREATION) }), source, consumer: 'billing' },
+        async () => {
+          throw failure;
+        },
+      );
     await expect(context.with(trace.setSpan(ROOT_CONTEXT, ambient), attempt)).rejects.toBe(failure);
     ambient.end();
     const [process] = sdk.spans();
@@ -85,7 +105,11 @@ describe('delivery tracing', () => {
 });
 
 describe('the delivery runner with an instrumentation', () => {
-  const runnerContext = (handleDelivery: () => Promise<HandleOutcome>, instrumentation: RunnerContext<unknown>['instrumentation'], stop = new AbortController()): RunnerContext<unknown> => ({
+  const runnerContext = (
+    handleDelivery: () => Promise<HandleOutcome>,
+    instrumentation: RunnerContext<unknown>['instrumentation'],
+    stop = new AbortController(),
+  ): RunnerContext<unknown> => ({
     inbox: { consumer: 'billing', handleDelivery } as unknown as Inbox<unknown>,
     handler: undefined,
     hooks: {},
@@ -103,15 +127,21 @@ describe('the delivery runner with an instrumentation', () => {
     release: async () => void settled.push('release'),
   });
 
-  it('runs each attempt inside the instrumentation and acts on the inbox\'s outcome', async () => {
+  it("runs each attempt inside the instrumentation and acts on the inbox's outcome", async () => {
     const settled: string[] = [];
     const seen: string[] = [];
-    const outcomes: HandleOutcome[] = [{ status: 'retry', attempts: 1, error: 'Error: flaky', retryInMs: 1 }, { status: 'processed', attempts: 2 }];
-    await runDelivery(runnerContext(async () => outcomes.shift()!, {
-      process: async (attempt, handle) => {
-        seen.push(`${attempt.consumer} ${attempt.source.destination} ${(await handle()).status}`);
-      },
-    }), delivery(settled));
+    const outcomes: HandleOutcome[] = [
+      { status: 'retry', attempts: 1, error: 'Error: flaky', retryInMs: 1 },
+      { status: 'processed', attempts: 2 },
+    ];
+    await runDelivery(
+      runnerContext(async () => outcomes.shift()!, {
+        process: async (attempt, handle) => {
+          seen.push(`${attempt.consumer} ${attempt.source.destination} ${(await handle()).status}`);
+        },
+      }),
+      delivery(settled),
+    );
     expect(seen).toEqual(['billing outbox:orders.created:billing retry', 'billing outbox:orders.created:billing processed']);
     expect(settled).toEqual(['ack']);
   });
@@ -120,11 +150,18 @@ describe('the delivery runner with an instrumentation', () => {
     const settled: string[] = [];
     const stop = new AbortController();
     let tries = 0;
-    await runDelivery(runnerContext(async () => ({ status: 'processed', attempts: 1 }), {
-      process: async () => {
-        if (++tries === 3) stop.abort();
-      },
-    }, stop), delivery(settled));
+    await runDelivery(
+      runnerContext(
+        async () => ({ status: 'processed', attempts: 1 }),
+        {
+          process: async () => {
+            if (++tries === 3) stop.abort();
+          },
+        },
+        stop,
+      ),
+      delivery(settled),
+    );
     expect(tries).toBe(3);
     expect(settled).toEqual(['release']);
   });
@@ -133,9 +170,15 @@ describe('the delivery runner with an instrumentation', () => {
     const inbox = { handleDelivery: async () => undefined } as unknown as Inbox<unknown>;
     const instrumentation = createDeliveryTracing();
     expect(resolveRabbitMqConsumerOptions({ url: 'amqp://127.0.0.1', queue: 'q', inbox, instrumentation }).instrumentation).toBe(instrumentation);
-    expect(resolveNatsConsumerOptions({ servers: 'nats://127.0.0.1:4222', stream: 's', durable: 'd', inbox, instrumentation }).instrumentation).toBe(instrumentation);
-    expect(() => resolveRabbitMqConsumerOptions({ url: 'amqp://127.0.0.1', queue: 'q', inbox, instrumentation: {} as never })).toThrow(/instrumentation: must have a process/);
-    expect(() => resolveNatsConsumerOptions({ servers: 'nats://127.0.0.1:4222', stream: 's', durable: 'd', inbox, instrumentation: (() => undefined) as never })).toThrow(/instrumentation: must have a process/);
+    expect(resolveNatsConsumerOptions({ servers: 'nats://127.0.0.1:4222', stream: 's', durable: 'd', inbox, instrumentation }).instrumentation).toBe(
+      instrumentation,
+    );
+    expect(() => resolveRabbitMqConsumerOptions({ url: 'amqp://127.0.0.1', queue: 'q', inbox, instrumentation: {} as never })).toThrow(
+      /instrumentation: must have a process/,
+    );
+    expect(() =>
+      resolveNatsConsumerOptions({ servers: 'nats://127.0.0.1:4222', stream: 's', durable: 'd', inbox, instrumentation: (() => undefined) as never }),
+    ).toThrow(/instrumentation: must have a process/);
     expect(() => createDeliveryTracing({ system: 'nats' } as never)).toThrow(/tracing option system: is not a known option/);
   });
 });

@@ -31,7 +31,12 @@ function recordingWriter() {
 }
 
 const tx = { name: 'caller-tx' };
-const order = (n: number, extra: Partial<OutboxMessageInput> = {}): OutboxMessageInput => ({ topic: 'orders.created', type: 'order.created', payload: { n, card: 'PAYLOAD-SECRET' }, ...extra });
+const order = (n: number, extra: Partial<OutboxMessageInput> = {}): OutboxMessageInput => ({
+  topic: 'orders.created',
+  type: 'order.created',
+  payload: { n, card: 'PAYLOAD-SECRET' },
+  ...extra,
+});
 
 describe('enqueue tracing (Outbox option instrumentation)', () => {
   let undo: () => void;
@@ -40,12 +45,14 @@ describe('enqueue tracing (Outbox option instrumentation)', () => {
   });
   afterAll(() => undo());
 
-  it('opens one create span (PRODUCER) per message under the caller\'s span and stores its context in the message\'s traceparent', async () => {
+  it("opens one create span (PRODUCER) per message under the caller's span and stores its context in the message's traceparent", async () => {
     const sdk = inMemoryTracing();
     const writer = recordingWriter();
     const outbox = new Outbox(writer.store, { instrumentation: createEnqueueTracing({ system: 'rabbitmq', tracerProvider: sdk.provider }) });
     const request = sdk.provider.getTracer('app').startSpan('POST /orders');
-    const ids = await context.with(trace.setSpan(context.active(), request), () => outbox.enqueueMany(tx, [order(1), order(2, { headers: { tenant: 'acme' } })]));
+    const ids = await context.with(trace.setSpan(context.active(), request), () =>
+      outbox.enqueueMany(tx, [order(1), order(2, { headers: { tenant: 'acme' } })]),
+    );
     request.end();
 
     const creates = sdk.named('create orders.created');
@@ -79,7 +86,7 @@ describe('enqueue tracing (Outbox option instrumentation)', () => {
     expect(writer.stored[1]?.headers.traceparent).toBe(traceparentOf(sdk.spans()[0]!));
   });
 
-  it('marks every span of a batch failed when the insert fails, and rethrows the store\'s error unchanged', async () => {
+  it("marks every span of a batch failed when the insert fails, and rethrows the store's error unchanged", async () => {
     const sdk = inMemoryTracing();
     const writer = recordingWriter();
     const outbox = new Outbox(writer.store, { instrumentation: createEnqueueTracing({ system: 'rabbitmq', tracerProvider: sdk.provider }) });
@@ -87,7 +94,11 @@ describe('enqueue tracing (Outbox option instrumentation)', () => {
     writer.fail(failure);
     await expect(outbox.enqueueMany(tx, [order(1), order(2)])).rejects.toBe(failure);
     await expect(outbox.enqueue(tx, order(3, { topic: 'orders.*' }))).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_TOPIC' });
-    expect(sdk.spans().map((span) => [span.status.code, span.attributes['error.type']])).toEqual([[2, 'Error'], [2, 'Error'], [2, 'OUTBOXER_INVALID_TOPIC']]);
+    expect(sdk.spans().map((span) => [span.status.code, span.attributes['error.type']])).toEqual([
+      [2, 'Error'],
+      [2, 'Error'],
+      [2, 'OUTBOXER_INVALID_TOPIC'],
+    ]);
   });
 
   it('names the message a repeated idempotency key answered with', async () => {
@@ -114,8 +125,19 @@ describe('enqueue tracing (Outbox option instrumentation)', () => {
   it('uses the propagator it is given: tracestate travels too', async () => {
     const sdk = inMemoryTracing();
     const writer = recordingWriter();
-    const outbox = new Outbox(writer.store, { instrumentation: createEnqueueTracing({ system: 'rabbitmq', tracerProvider: sdk.provider, propagator: new W3CTraceContextPropagator(), destinationName: (topic) => `outbox:${topic}` }) });
-    const upstream = new W3CTraceContextPropagator().extract(ROOT_CONTEXT, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'congo=t61rcWkgMzE' }, { get: (c, k) => c[k as 'traceparent'], keys: (c) => Object.keys(c) });
+    const outbox = new Outbox(writer.store, {
+      instrumentation: createEnqueueTracing({
+        system: 'rabbitmq',
+        tracerProvider: sdk.provider,
+        propagator: new W3CTraceContextPropagator(),
+        destinationName: (topic) => `outbox:${topic}`,
+      }),
+    });
+    const upstream = new W3CTraceContextPropagator().extract(
+      ROOT_CONTEXT,
+      { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'congo=t61rcWkgMzE' },
+      { get: (c, k) => c[k as 'traceparent'], keys: (c) => Object.keys(c) },
+    );
     await context.with(upstream, () => outbox.enqueue(tx, order(1)));
     const [span] = sdk.spans();
     expect(span?.name).toBe('create outbox:orders.created');
@@ -135,7 +157,10 @@ describe('Outbox option instrumentation: resolved once, and a wrapper cannot fak
   it('fails the enqueue when the instrumentation resolves without storing, and stores once when it calls store twice', async () => {
     const writer = recordingWriter();
     const skipping = new Outbox(writer.store, { instrumentation: { enqueue: async () => undefined } });
-    await expect(skipping.enqueue(tx, order(1))).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: expect.stringContaining('without calling store') });
+    await expect(skipping.enqueue(tx, order(1))).rejects.toMatchObject({
+      code: 'OUTBOXER_INVALID_OPTION',
+      message: expect.stringContaining('without calling store'),
+    });
     const twice = new Outbox(writer.store, { instrumentation: { enqueue: async (messages, store) => void (await store(messages), await store(messages)) } });
     await expect(twice.enqueue(tx, order(2))).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION' });
     expect(writer.stored).toHaveLength(1);

@@ -9,8 +9,17 @@ const CREATION = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7
 
 function message(headers: Record<string, string> = {}): OutboxMessage {
   return {
-    id: '0190f5b2-6c1e-7a3b-9d4e-1f2a3b4c5d6e', seq: '1', topic: 'orders.created', type: 'order.created', key: 'o-1',
-    body: '{"card":"PAYLOAD-SECRET"}', contentType: 'application/json', headers, createdAt: new Date(), attempts: 2, lastError: null,
+    id: '0190f5b2-6c1e-7a3b-9d4e-1f2a3b4c5d6e',
+    seq: '1',
+    topic: 'orders.created',
+    type: 'order.created',
+    key: 'o-1',
+    body: '{"card":"PAYLOAD-SECRET"}',
+    contentType: 'application/json',
+    headers,
+    createdAt: new Date(),
+    attempts: 2,
+    lastError: null,
   };
 }
 
@@ -20,7 +29,8 @@ function heldPublisher() {
   const publisher: Publisher = {
     name: 'rabbitmq',
     capabilities: { maxMessageBytes: 1000 },
-    publish: (published) => new Promise<void>((resolve, reject) => sent.push({ message: published, settle: (error) => (error === undefined ? resolve() : reject(error)) })),
+    publish: (published) =>
+      new Promise<void>((resolve, reject) => sent.push({ message: published, settle: (error) => (error === undefined ? resolve() : reject(error)) })),
     close: async () => undefined,
   };
   return { publisher, sent };
@@ -45,7 +55,14 @@ describe('tracePublisher', () => {
     sent[0]?.settle();
     await publishing;
     const [span] = sdk.spans();
-    expect(span).toMatchObject({ name: 'publish orders.created', kind: 'CLIENT', traceId: CREATION.traceId, parentSpanId: CREATION.spanId, links: [CREATION], status: { code: 0 } });
+    expect(span).toMatchObject({
+      name: 'publish orders.created',
+      kind: 'CLIENT',
+      traceId: CREATION.traceId,
+      parentSpanId: CREATION.spanId,
+      links: [CREATION],
+      status: { code: 0 },
+    });
     expect(span?.attributes).toEqual({
       'messaging.system': 'rabbitmq',
       'messaging.operation.name': 'publish',
@@ -64,7 +81,9 @@ describe('tracePublisher', () => {
     const sdk = inMemoryTracing();
     const { publisher, sent } = heldPublisher();
     const stored = message({ tenant: 'acme', traceparent: 'written-by-sql' });
-    const publishing = tracePublisher(publisher, { tracerProvider: sdk.provider, system: 'nats', destinationName: (topic) => `outbox.${topic}` }).publish(stored);
+    const publishing = tracePublisher(publisher, { tracerProvider: sdk.provider, system: 'nats', destinationName: (topic) => `outbox.${topic}` }).publish(
+      stored,
+    );
     await Promise.resolve();
     sent[0]?.settle();
     await publishing;
@@ -76,7 +95,7 @@ describe('tracePublisher', () => {
     expect(stored.headers).toEqual({ tenant: 'acme', traceparent: 'written-by-sql' });
   });
 
-  it('records a refused publish (error.type is its code) and rejects with the publisher\'s own error', async () => {
+  it("records a refused publish (error.type is its code) and rejects with the publisher's own error", async () => {
     const sdk = inMemoryTracing();
     const { publisher, sent } = heldPublisher();
     const publishing = tracePublisher(publisher, { tracerProvider: sdk.provider }).publish(message({ traceparent: traceparentOf(CREATION) }));

@@ -41,7 +41,11 @@ describe('trace context in message headers', () => {
     const w3c = new W3CTraceContextPropagator();
     const context = trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE, spanId: SPAN, traceFlags: TraceFlags.NONE });
     expect(traceHeaders(context, w3c)).toEqual({ traceparent: `00-${TRACE}-${SPAN}-00` });
-    expect(trace.getSpanContext(creationContextOf({ traceparent: `00-${TRACE}-${SPAN}-00` }, w3c)!)).toMatchObject({ traceId: TRACE, spanId: SPAN, isRemote: true });
+    expect(trace.getSpanContext(creationContextOf({ traceparent: `00-${TRACE}-${SPAN}-00` }, w3c)!)).toMatchObject({
+      traceId: TRACE,
+      spanId: SPAN,
+      isRemote: true,
+    });
   });
 });
 
@@ -51,7 +55,19 @@ describe('createOtelInstrumentation', () => {
     const otel = createOtelInstrumentation({ system: 'nats', tracerProvider: sdk.provider, destinationName: (topic) => `orders.${topic}` });
     expect(Object.isFrozen(otel)).toBe(true);
     const publisher: Publisher = { name: 'custom', capabilities: {}, publish: async () => undefined, close: async () => undefined };
-    await otel.publisher(publisher).publish({ id: '0190f5b2-6c1e-7a3b-9d4e-1f2a3b4c5d6e', seq: '1', topic: 'created', type: 't', key: null, body: '{}', contentType: 'application/json', headers: {}, createdAt: new Date(), attempts: 1, lastError: null });
+    await otel.publisher(publisher).publish({
+      id: '0190f5b2-6c1e-7a3b-9d4e-1f2a3b4c5d6e',
+      seq: '1',
+      topic: 'created',
+      type: 't',
+      key: null,
+      body: '{}',
+      contentType: 'application/json',
+      headers: {},
+      createdAt: new Date(),
+      attempts: 1,
+      lastError: null,
+    });
     expect(sdk.spans().map((span) => [span.name, span.attributes['messaging.system']])).toEqual([['publish orders.created', 'nats']]);
     expect(typeof otel.enqueue.enqueue).toBe('function');
     expect(typeof otel.delivery.process).toBe('function');

@@ -10,7 +10,11 @@ interface FakeTx {
 
 /** A membership that grants nothing: a relay over it joins, beats and leaves, and never reads. */
 const grantless = (relayId: string): Membership => ({
-  relayId, alive: true, relays: [], owned: [], grantable: 0,
+  relayId,
+  alive: true,
+  relays: [],
+  owned: [],
+  grantable: 0,
   config: { partitionCount: 4, generation: 1, resizeTo: null, grantsOpen: true },
 });
 
@@ -226,10 +230,19 @@ describe('Outbox relays', () => {
 describe('Outbox.close', () => {
   it('stops every relay it created, then closes each publisher once and the commit notifier', async () => {
     const events: string[] = [];
-    const counting = (name: string): Publisher => ({ name, capabilities: {}, publish: async () => undefined, close: async () => void events.push(`close ${name}`) });
+    const counting = (name: string): Publisher => ({
+      name,
+      capabilities: {},
+      publish: async () => undefined,
+      close: async () => void events.push(`close ${name}`),
+    });
     const outbox = new Outbox(fakeStore().store, { commitNotifier: { notify: () => undefined, close: async () => void events.push('close notifier') } });
     const shared = counting('shared');
-    const relays = [outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(shared, { pollIntervalMs: 5 }), outbox.createRelay(counting('own'), { pollIntervalMs: 5 })];
+    const relays = [
+      outbox.createRelay(shared, { pollIntervalMs: 5 }),
+      outbox.createRelay(shared, { pollIntervalMs: 5 }),
+      outbox.createRelay(counting('own'), { pollIntervalMs: 5 }),
+    ];
     for (const relay of relays) relay.start();
     expect(relays.every((relay) => relay.running)).toBe(true);
     await Promise.all([outbox.close(), outbox.close()]);
@@ -245,7 +258,10 @@ describe('Outbox.close', () => {
     const database = { transaction: async () => undefined, close: async () => undefined, query: async () => ({ rows: [] }) };
     for (const handle of [pool, database]) {
       // @ts-expect-error refused in the types too; this checks the run-time half
-      await expect(outbox.enqueue(handle, message(1))).rejects.toMatchObject({ code: 'OUTBOXER_NOT_IN_TRANSACTION', message: expect.stringContaining('outbox.transaction(db') });
+      await expect(outbox.enqueue(handle, message(1))).rejects.toMatchObject({
+        code: 'OUTBOXER_NOT_IN_TRANSACTION',
+        message: expect.stringContaining('outbox.transaction(db'),
+      });
     }
     expect(fake.inserts).toEqual([]);
   });

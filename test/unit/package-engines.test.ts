@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 type Version = readonly [number, number, number];
 
 const parse = (text: string): Version => {
-  const [major = 0, minor = 0, patch = 0] = text.replace(/^v/, '').split('.').map((part) => (/^\d+$/.test(part) ? Number(part) : 0));
+  const [major = 0, minor = 0, patch = 0] = text
+    .replace(/^v/, '')
+    .split('.')
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : 0));
   return [major, minor, patch];
 };
 const compare = (a: Version, b: Version) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];

@@ -12,7 +12,11 @@ describe('publishClaim with named destinations', () => {
   it('holds only the destination whose broker is out of reach; the others flow and the relay is not told to back off', async () => {
     const own = new FakePublisher();
     const partner = new FakePublisher((m) => Promise.reject(down(m)));
-    const a1 = msg('a'), a1p = msg('a', { destination: 'partner' }), a2 = msg('a'), a2p = msg('a', { destination: 'partner' }), b1p = msg('b', { destination: 'partner' });
+    const a1 = msg('a'),
+      a1p = msg('a', { destination: 'partner' }),
+      a2 = msg('a'),
+      a2p = msg('a', { destination: 'partner' }),
+      b1p = msg('b', { destination: 'partner' });
     const outcome = await run([a1, a1p, a2, a2p, b1p], own, { errorBackoffMs: 300, destinations: { partner: { publisher: partner } } });
     expect(ids(outcome.published)).toEqual([a1.id, a2.id]);
     expect(ids(outcome.held.get('*@partner')?.messages ?? []).sort()).toEqual([a1p.id, a2p.id, b1p.id].sort());
@@ -34,13 +38,19 @@ describe('publishClaim with named destinations', () => {
 
     const probing = new TopicPauses(1, 1);
     probing.pause('*@partner', 'down', performance.now() - 10);
-    const resumed = await run([msg('a', { destination: 'partner' })], new FakePublisher(), { destinations: { partner: { publisher: partner } } }, { pauses: probing });
+    const resumed = await run(
+      [msg('a', { destination: 'partner' })],
+      new FakePublisher(),
+      { destinations: { partner: { publisher: partner } } },
+      { pauses: probing },
+    );
     expect(resumed.published).toHaveLength(1);
     expect(resumed.topicEvents).toEqual([{ kind: 'resumed', topic: '*@partner', pausedMs: expect.any(Number) }]);
   });
 
   it('holds a row whose destination the relay lacks, by topic and destination, and nothing else', async () => {
-    const m = msg('a', { destination: 'ledger', topic: 'bills' }), other = msg('a');
+    const m = msg('a', { destination: 'ledger', topic: 'bills' }),
+      other = msg('a');
     const outcome = await run([m, other], new FakePublisher());
     expect(ids(outcome.published)).toEqual([other.id]);
     expect(outcome.held.get('bills@ledger')?.error).toMatch(/OUTBOXER_UNKNOWN_DESTINATION: no destination ledger on this relay/);
@@ -49,7 +59,10 @@ describe('publishClaim with named destinations', () => {
   it('keeps key order per destination: a retried failure at one destination does not stop the same key at another', async () => {
     const own = new FakePublisher((m) => (m.key === 'a' ? Promise.reject(transient(m)) : tick()));
     const partner = new FakePublisher();
-    const a1 = msg('a'), a2 = msg('a'), a1p = msg('a', { destination: 'partner' }), a2p = msg('a', { destination: 'partner' });
+    const a1 = msg('a'),
+      a2 = msg('a'),
+      a1p = msg('a', { destination: 'partner' }),
+      a2p = msg('a', { destination: 'partner' });
     const outcome = await run([a1, a1p, a2, a2p], own, { destinations: { partner: { publisher: partner } } });
     expect(ids(outcome.published)).toEqual([a1p.id, a2p.id]);
     expect(ids(outcome.failed.map((f) => f.message))).toEqual([a1.id]);

@@ -68,7 +68,12 @@ export function msg(key: string | null, extra: Partial<OutboxMessage> = {}): Out
 }
 
 export const retry = { baseDelayMs: 100, maxDelayMs: 10_000, maxAttempts: 3, jitter: 0.5 };
-export function run(messages: readonly OutboxMessage[], publisher: Publisher, input: RelayOptionsInput = {}, extra: { isStopping?: () => boolean; deadline?: number; pauses?: TopicPauses } = {}): Promise<ClaimOutcome> {
+export function run(
+  messages: readonly OutboxMessage[],
+  publisher: Publisher,
+  input: RelayOptionsInput = {},
+  extra: { isStopping?: () => boolean; deadline?: number; pauses?: TopicPauses } = {},
+): Promise<ClaimOutcome> {
   const options = resolveRelayOptions({ leaseMs: 5000, publishTimeoutMs: 50, retry, ...input });
   return publishClaim(messages, {
     publisher,

@@ -10,14 +10,20 @@ describe('publishClaim: a missing destination pauses its topic', () => {
   const heldIds = (outcome: ClaimOutcome, topic: string) => ids(outcome.held.get(topic)?.messages ?? []);
 
   it('holds the message and the rest of its key uncounted, reports the pause once, and lets other topics flow', async () => {
-    const a1 = msg('a', { topic: 'gone' }), a2 = msg('a', { topic: 'orders' }), b1 = msg('b', { topic: 'gone' });
-    const c1 = msg('c', { topic: 'orders' }), u1 = msg(null, { topic: 'orders' });
+    const a1 = msg('a', { topic: 'gone' }),
+      a2 = msg('a', { topic: 'orders' }),
+      b1 = msg('b', { topic: 'gone' });
+    const c1 = msg('c', { topic: 'orders' }),
+      u1 = msg(null, { topic: 'orders' });
     const publisher = new FakePublisher((m) => (m.topic === 'gone' ? Promise.reject(noRoute(m)) : tick()));
     const outcome = await run([a1, a2, b1, c1, u1], publisher, { errorBackoffMs: 400, maxErrorBackoffMs: 4000 });
     expect(ids(outcome.published).sort()).toEqual([c1.id, u1.id].sort());
     expect(heldIds(outcome, 'gone').sort()).toEqual([a1.id, a2.id, b1.id].sort());
     // the held rows say since when the destination is missing, from the very first hold (what operators read)
-    expect(outcome.held.get('gone')).toMatchObject({ delayMs: 400, error: expect.stringMatching(/^destination missing since \S+Z: OUTBOXER_UNROUTABLE: no route for /) });
+    expect(outcome.held.get('gone')).toMatchObject({
+      delayMs: 400,
+      error: expect.stringMatching(/^destination missing since \S+Z: OUTBOXER_UNROUTABLE: no route for /),
+    });
     expect(outcome.failed).toEqual([]); // no attempt counted, nothing parked
     expect(outcome.released).toEqual([]);
     expect(outcome.brokerUnavailable).toBeUndefined();
@@ -64,7 +70,9 @@ describe('publishClaim: a missing destination pauses its topic', () => {
   });
 
   it('parks faults of the message itself as dead even on a paused relay, and releases on a broker outage', async () => {
-    const big = msg('a'), down = msg('b'), after = msg('b');
+    const big = msg('a'),
+      down = msg('b'),
+      after = msg('b');
     const publisher = new FakePublisher((m) =>
       m.id === big.id ? Promise.reject(permanent(m)) : Promise.reject(new PublishError('OUTBOXER_BROKER_UNAVAILABLE', 'refused')),
     );

@@ -7,7 +7,6 @@ import { resolveRelayOptions } from '../../src/core/relay-options.js';
 import { TopicPauses } from '../../src/core/topic-pauses.js';
 import { seeded } from '../support/seeded-random.js';
 
-
 /** `no-route`: the message's topic (`gone`) has no destination. */
 type Fate = 'ok' | 'transient' | 'permanent' | 'sync-throw' | 'no-route';
 const MAX_ATTEMPTS = 3;
@@ -130,14 +129,24 @@ describe('publishClaim over seeded random claims', () => {
       for (const key of new Set(messages.map((m) => m.key))) {
         const chain = messages.filter((m) => m.key === key);
         const first = chain.findIndex((m) => held.includes(m));
-        if (key !== null && first >= 0) expect(held.filter((m) => m.key === key), where).toEqual(chain.slice(first));
+        if (key !== null && first >= 0)
+          expect(
+            held.filter((m) => m.key === key),
+            where,
+          ).toEqual(chain.slice(first));
       }
       for (const m of held) {
         expect(!started.includes(m) || fates.get(m.id) === 'no-route', where).toBe(true);
-        expect(outcome.failed.some((f) => f.message === m), where).toBe(false);
+        expect(
+          outcome.failed.some((f) => f.message === m),
+          where,
+        ).toBe(false);
       }
       const pausedEvents = outcome.topicEvents.filter((e) => e.kind === 'paused');
-      expect(pausedEvents.map((e) => e.topic), where).toEqual(started.some((m) => fates.get(m.id) === 'no-route') ? ['gone'] : []);
+      expect(
+        pausedEvents.map((e) => e.topic),
+        where,
+      ).toEqual(started.some((m) => fates.get(m.id) === 'no-route') ? ['gone'] : []);
       expect(outcome.held.get('gone')?.delayMs ?? 1000, where).toBe(1000);
 
       // Fates map to outcomes: ok is published, permanent is dead, transient/sync-throw retry until maxAttempts.

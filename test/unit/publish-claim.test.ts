@@ -4,7 +4,6 @@ import type { OutboxMessage } from '../../src/core/message.js';
 import type { Publisher } from '../../src/core/ports.js';
 import { FakePublisher, ids, msg, permanent, retry, run, tick, transient } from './publish-claim-fixtures.js';
 
-
 describe('publishClaim: order and concurrency', () => {
   it('never has two messages of one key in flight and publishes each key in order', async () => {
     const messages = Array.from({ length: 60 }, (_, i) => msg(i % 10 === 9 ? null : `k${i % 3}`));
@@ -28,7 +27,11 @@ describe('publishClaim: order and concurrency', () => {
     const publisher = new FakePublisher(async () => {
       for (let i = 0; i < 3; i++) await tick();
     });
-    const outcome = await run(keys.map((key) => msg(key)), publisher, { maxInFlight });
+    const outcome = await run(
+      keys.map((key) => msg(key)),
+      publisher,
+      { maxInFlight },
+    );
     expect(publisher.maxInFlight).toBe(expected);
     expect(outcome.published).toHaveLength(keys.length);
   });
@@ -52,7 +55,11 @@ describe('publishClaim: order and concurrency', () => {
 
 describe('publishClaim: failures', () => {
   it('stops a key at a retryable failure, releases the rest of it, and schedules a backoff in the jitter band', async () => {
-    const a1 = msg('a'), a2 = msg('a'), a3 = msg('a'), b1 = msg('b'), b2 = msg('b');
+    const a1 = msg('a'),
+      a2 = msg('a'),
+      a3 = msg('a'),
+      b1 = msg('b'),
+      b2 = msg('b');
     const publisher = new FakePublisher((m) => {
       if (m.id === a1.id) throw transient(m);
       return tick();
@@ -78,7 +85,9 @@ describe('publishClaim: failures', () => {
   });
 
   it('parks a permanent PublishError as dead at once and lets its key continue', async () => {
-    const a1 = msg('a'), a2 = msg('a'), a3 = msg('a');
+    const a1 = msg('a'),
+      a2 = msg('a'),
+      a3 = msg('a');
     const outcome = await run([a1, a2, a3], new FakePublisher((m) => (m.id === a1.id ? Promise.reject(permanent(m)) : tick())));
     expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: a1.id, error: expect.stringContaining('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'), dead: true }]);
     expect(ids(outcome.published)).toEqual([a2.id, a3.id]);
@@ -86,7 +95,8 @@ describe('publishClaim: failures', () => {
   });
 
   it('parks a retryable failure as dead once attempts reach maxAttempts', async () => {
-    const a1 = msg('a', { attempts: 3 }), a2 = msg('a');
+    const a1 = msg('a', { attempts: 3 }),
+      a2 = msg('a');
     const outcome = await run([a1, a2], new FakePublisher((m) => (m.id === a1.id ? Promise.reject(transient(m)) : tick())));
     expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: a1.id, error: expect.stringContaining('OUTBOXER_PUBLISH_FAILED'), dead: true }]);
     expect(ids(outcome.published)).toEqual([a2.id]);
@@ -111,7 +121,8 @@ describe('publishClaim: failures', () => {
   });
 
   it('handles a publisher that throws synchronously, and never echoes a thrown non-error', async () => {
-    const a1 = msg('a'), b1 = msg('b');
+    const a1 = msg('a'),
+      b1 = msg('b');
     const publisher: Publisher = {
       name: 'sync-thrower',
       capabilities: {},
@@ -136,7 +147,9 @@ describe('publishClaim: failures', () => {
     const publisher = new FakePublisher(() => tick(), { maxMessageBytes: 10 });
     const outcome = await run([atLimit, over, after], publisher);
     expect(ids(publisher.started)).toEqual([atLimit.id, after.id]);
-    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: over.id, error: expect.stringContaining('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'), dead: true }]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([
+      { id: over.id, error: expect.stringContaining('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER'), dead: true },
+    ]);
     expect(ids(outcome.published)).toEqual([atLimit.id, after.id]);
   });
   it('parks a stored message that breaks the table contract as dead before any publisher sees it; its key goes on', async () => {
@@ -145,7 +158,9 @@ describe('publishClaim: failures', () => {
     const publisher = new FakePublisher();
     const outcome = await run([broken, after], publisher);
     expect(ids(publisher.started)).toEqual([after.id]);
-    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: broken.id, error: expect.stringMatching(/^OUTBOXER_INVALID_TOPIC: .*\(stored before the table checked it\)/), dead: true }]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([
+      { id: broken.id, error: expect.stringMatching(/^OUTBOXER_INVALID_TOPIC: .*\(stored before the table checked it\)/), dead: true },
+    ]);
   });
 
   it('counts a binary body by its byte length against capabilities.maxMessageBytes', async () => {
@@ -165,7 +180,8 @@ describe('publishClaim: timeouts', () => {
 
   it('times a never-settling publish out after exactly publishTimeoutMs and retries it', async () => {
     vi.useFakeTimers();
-    const a1 = msg('a'), a2 = msg('a');
+    const a1 = msg('a'),
+      a2 = msg('a');
     let settled = false;
     const pending = run([a1, a2], new FakePublisher(() => new Promise<void>(() => {})), { publishTimeoutMs: 200 }).then((outcome) => {
       settled = true;
@@ -175,7 +191,9 @@ describe('publishClaim: timeouts', () => {
     expect(settled).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     const outcome = await pending;
-    expect(outcome.failed.map((f) => f.failure)).toEqual([{ id: a1.id, error: expect.stringContaining('OUTBOXER_PUBLISH_TIMEOUT'), retryInMs: expect.any(Number) }]);
+    expect(outcome.failed.map((f) => f.failure)).toEqual([
+      { id: a1.id, error: expect.stringContaining('OUTBOXER_PUBLISH_TIMEOUT'), retryInMs: expect.any(Number) },
+    ]);
     expect(ids(outcome.released)).toEqual([a2.id]);
     expect(vi.getTimerCount()).toBe(0);
   });

@@ -21,10 +21,22 @@ describe('PublishWindow', () => {
     await window.permits(5).acquire();
     const order: string[] = [];
     const waits = [
-      window.permits(7).acquire().then(() => order.push('7a')),
-      window.permits(6).acquire().then(() => order.push('6a')),
-      window.permits(7).acquire().then(() => order.push('7b')),
-      window.permits(6).acquire().then(() => order.push('6b')),
+      window
+        .permits(7)
+        .acquire()
+        .then(() => order.push('7a')),
+      window
+        .permits(6)
+        .acquire()
+        .then(() => order.push('6a')),
+      window
+        .permits(7)
+        .acquire()
+        .then(() => order.push('7b')),
+      window
+        .permits(6)
+        .acquire()
+        .then(() => order.push('6b')),
     ];
     for (let i = 0; i < 4; i++) {
       window.permits(0).release();

@@ -46,15 +46,12 @@ describe('redactUrl', () => {
     },
   );
 
-  it.each([
-    `not a url ${CANARY}`,
-    `amqp://user:${CANARY}@host:99999999/`,
-    `postgres://app:${CANARY}@h1:5432,h2:5433/db`,
-    `://user:${CANARY}@host`,
-    '',
-  ])('hides unparseable input whole: %j', (input) => {
-    expect(redactUrl(input)).toBe('<unparseable url hidden>');
-  });
+  it.each([`not a url ${CANARY}`, `amqp://user:${CANARY}@host:99999999/`, `postgres://app:${CANARY}@h1:5432,h2:5433/db`, `://user:${CANARY}@host`, ''])(
+    'hides unparseable input whole: %j',
+    (input) => {
+      expect(redactUrl(input)).toBe('<unparseable url hidden>');
+    },
+  );
 
   // An unencoded '#' in a password ends the authority early: the parser sees a port and a fragment, with no
   // credentials at all, and the tail of the password came back verbatim.

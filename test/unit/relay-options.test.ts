@@ -92,7 +92,14 @@ describe('resolveRelayOptions: invalid options', () => {
     'housekeepingIntervalMs',
     'housekeepingBatchSize',
   ];
-  const bad: [string, unknown][] = [['negative', -1], ['zero', 0], ['fractional', 1.5], ['NaN', Number.NaN], ['a string', '100'], ['Infinity', Number.POSITIVE_INFINITY]];
+  const bad: [string, unknown][] = [
+    ['negative', -1],
+    ['zero', 0],
+    ['fractional', 1.5],
+    ['NaN', Number.NaN],
+    ['a string', '100'],
+    ['Infinity', Number.POSITIVE_INFINITY],
+  ];
 
   for (const name of numeric) {
     it.each(bad)(`refuses ${name} that is %s and names it`, (_label, value) => {

@@ -8,7 +8,6 @@ const noJitter: RetryPolicy = { ...policy, jitter: 0 };
 const low = () => 0;
 const high = () => 1;
 
-
 describe('retryDelayMs', () => {
   it('grows exponentially from the base delay after the first failed attempt', () => {
     expect([1, 2, 3, 4, 5].map((attempts) => retryDelayMs(noJitter, attempts))).toEqual([1000, 2000, 4000, 8000, 16_000]);

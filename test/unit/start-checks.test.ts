@@ -35,7 +35,13 @@ describe('isMisconfiguration', () => {
 describe('runStartChecks', () => {
   it('passes when every check passes, without a warning', async () => {
     const logger = recording();
-    await runStartChecks([{ what: 'database', check: passes }, { what: 'broker', check: passes }], logger);
+    await runStartChecks(
+      [
+        { what: 'database', check: passes },
+        { what: 'broker', check: passes },
+      ],
+      logger,
+    );
     expect(logger.warnings).toEqual([]);
   });
 
@@ -49,12 +55,26 @@ describe('runStartChecks', () => {
       logger,
     );
     await expect(run).rejects.toMatchObject({ code: 'OUTBOXER_NOT_MIGRATED' });
-    await expect(runStartChecks([{ what: 'database', check: fails('OUTBOXER_DATABASE_UNAVAILABLE') }, { what: 'broker', check: fails('OUTBOXER_VHOST_REFUSED') }], logger)).rejects.toMatchObject({ code: 'OUTBOXER_VHOST_REFUSED' });
+    await expect(
+      runStartChecks(
+        [
+          { what: 'database', check: fails('OUTBOXER_DATABASE_UNAVAILABLE') },
+          { what: 'broker', check: fails('OUTBOXER_VHOST_REFUSED') },
+        ],
+        logger,
+      ),
+    ).rejects.toMatchObject({ code: 'OUTBOXER_VHOST_REFUSED' });
   });
 
   it('lets an outage through with one warning per server: the relay rides it out once started', async () => {
     const logger = recording();
-    await runStartChecks([{ what: 'database', check: passes }, { what: 'broker', check: fails('OUTBOXER_BROKER_UNAVAILABLE') }], logger);
+    await runStartChecks(
+      [
+        { what: 'database', check: passes },
+        { what: 'broker', check: fails('OUTBOXER_BROKER_UNAVAILABLE') },
+      ],
+      logger,
+    );
     expect(logger.warnings).toHaveLength(1);
     expect(logger.warnings[0]).toContain('start check: the broker is out of reach now');
     expect(logger.warnings[0]).toContain('OUTBOXER_BROKER_UNAVAILABLE');

@@ -7,8 +7,18 @@ import { validateMessage } from '../../src/core/validate-message.js';
 
 const ID = '018f3c1e-7b2a-7cde-8f01-23456789abcd';
 const stored = (fields: Partial<OutboxMessage>): OutboxMessage => ({
-  id: ID, seq: '1', topic: 'orders.created', type: 'order.created', key: 'order-7', body: '{}', contentType: 'application/json',
-  headers: { tenant: 'acme' }, createdAt: new Date(), attempts: 1, lastError: null, ...fields,
+  id: ID,
+  seq: '1',
+  topic: 'orders.created',
+  type: 'order.created',
+  key: 'order-7',
+  body: '{}',
+  contentType: 'application/json',
+  headers: { tenant: 'acme' },
+  createdAt: new Date(),
+  attempts: 1,
+  lastError: null,
+  ...fields,
 });
 
 /** What the library says at enqueue of the same fields. */
@@ -50,6 +60,8 @@ describe('checkStoredMessage: a row stored before the table checked it is parked
   });
 
   it('lets a valid message through, whatever its (valid) headers', () => {
-    expect(() => checkStoredMessage(stored({ key: null, headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'x.y_z-1': '' } }))).not.toThrow();
+    expect(() =>
+      checkStoredMessage(stored({ key: null, headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'x.y_z-1': '' } })),
+    ).not.toThrow();
   });
 });

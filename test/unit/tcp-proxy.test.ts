@@ -17,7 +17,13 @@ describe('the test TCP proxy', () => {
       socket.on('data', (chunk) => (received += chunk.toString()));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    closers.push(() => new Promise((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }));
+    closers.push(
+      () =>
+        new Promise((resolve) => {
+          for (const s of sockets) s.destroy();
+          server.close(() => resolve());
+        }),
+    );
     const address = server.address();
     const proxy = await TcpProxy.start(typeof address === 'object' && address !== null ? address.port : 0);
     closers.push(() => proxy.close());

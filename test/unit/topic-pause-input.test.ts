@@ -60,7 +60,7 @@ describe('checkDestinationPause', () => {
     throw new Error('expected a refusal');
   }
 
-  it('takes a destination name as the outbox table takes it, `default` for the relay\'s own publisher, and a bounded reason', () => {
+  it("takes a destination name as the outbox table takes it, `default` for the relay's own publisher, and a bounded reason", () => {
     expect(checkDestinationPause('partner', 'their maintenance')).toEqual({ destination: 'partner', reason: 'their maintenance' });
     expect(checkDestinationPause('default')).toEqual({ destination: 'default', reason: '' });
     expect(checkDestinationPause('a'.repeat(64), 'r'.repeat(MAX_PAUSE_REASON_BYTES)).destination).toHaveLength(64);

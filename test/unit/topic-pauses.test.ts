@@ -74,14 +74,30 @@ describe('TopicPauses: operator pauses', () => {
   it('reports which topics a new list paused and resumed, keeps the windows of those still listed, and takes a changed reason', () => {
     const pauses = new TopicPauses(500, 4000);
     expect(pauses.setOperatorPauses(paused('b', 'a'), 0)).toEqual({ paused: ['a', 'b'], resumed: [] });
-    expect(pauses.setOperatorPauses([{ topic: 'a', reason: 'other' }, { topic: 'c', reason: '' }], 600)).toEqual({ paused: ['c'], resumed: ['b'] });
+    expect(
+      pauses.setOperatorPauses(
+        [
+          { topic: 'a', reason: 'other' },
+          { topic: 'c', reason: '' },
+        ],
+        600,
+      ),
+    ).toEqual({ paused: ['c'], resumed: ['b'] });
     expect(pauses.remainingMs('a', 600)).toBe(900); // still in its second window, counted from 0
     expect(pauses.remainingMs('c', 600)).toBe(500); // a first window of its own
     expect(pauses.reason('a')).toBe('paused by an operator: other');
     expect(pauses.reason('c')).toBe('paused by an operator');
     expect(pauses.isOperatorPaused('b')).toBe(false);
     expect(pauses.remainingMs('b', 600)).toBe(0);
-    expect(pauses.setOperatorPauses([{ topic: 'a', reason: 'other' }, { topic: 'c', reason: '' }], 700)).toEqual({ paused: [], resumed: [] });
+    expect(
+      pauses.setOperatorPauses(
+        [
+          { topic: 'a', reason: 'other' },
+          { topic: 'c', reason: '' },
+        ],
+        700,
+      ),
+    ).toEqual({ paused: [], resumed: [] });
   });
 
   it('lists operator pauses with missing destinations, sorted and once each; size counts destination episodes only', () => {
@@ -103,14 +119,25 @@ describe('relay holds in last_error: what any process reads of a missing destina
     const text = relayHoldReason(since, 'OUTBOXER_UNROUTABLE: no queue is bound: "a: b"\nsecond line');
     expect(text).toBe('destination missing since 2026-11-25T16:30:00.000Z: OUTBOXER_UNROUTABLE: no queue is bound: "a: b"\nsecond line');
     expect(readRelayHold(text)).toEqual({ since, error: 'OUTBOXER_UNROUTABLE: no queue is bound: "a: b"\nsecond line' });
-    for (const other of [null, undefined, '', 'OUTBOXER_UNROUTABLE: no route', 'paused by an operator: destination missing since 2026-11-25T16:30:00.000Z: x',
-      'destination missing since yesterday: x', 'destination missing since 2026-13-45T16:30:00.000Z: x']) {
+    for (const other of [
+      null,
+      undefined,
+      '',
+      'OUTBOXER_UNROUTABLE: no route',
+      'paused by an operator: destination missing since 2026-11-25T16:30:00.000Z: x',
+      'destination missing since yesterday: x',
+      'destination missing since 2026-13-45T16:30:00.000Z: x',
+    ]) {
       expect(readRelayHold(other), String(other)).toBeUndefined();
     }
   });
 
   it('sorts by the time, so the smallest text of a topic is its earliest episode and the largest its latest', () => {
-    const texts = [relayHoldReason(new Date('2026-11-25T16:31:00.000Z'), 'A: later'), relayHoldReason(since, 'Z: earlier'), relayHoldReason(new Date('2026-11-26T09:00:00.000Z'), 'B: latest')];
+    const texts = [
+      relayHoldReason(new Date('2026-11-25T16:31:00.000Z'), 'A: later'),
+      relayHoldReason(since, 'Z: earlier'),
+      relayHoldReason(new Date('2026-11-26T09:00:00.000Z'), 'B: latest'),
+    ];
     const sorted = [...texts].sort();
     expect(relayPauseOf(3, sorted[0] as string, sorted[2] as string)).toEqual({ since, reason: 'B: latest', held: 3 });
     expect(relayPauseOf(0, null, null)).toBeNull();
@@ -146,7 +173,10 @@ describe('TopicPauses: operator pauses of whole destinations', () => {
 
   it('tells topic and destination pauses apart in one list, and resumes each on its own', () => {
     const pauses = new TopicPauses(500, 2000);
-    expect(pauses.setOperatorPauses(paused('orders'), 0, destinations('partner', 'default'))).toEqual({ paused: ['*@default', '*@partner', 'orders'], resumed: [] });
+    expect(pauses.setOperatorPauses(paused('orders'), 0, destinations('partner', 'default'))).toEqual({
+      paused: ['*@default', '*@partner', 'orders'],
+      resumed: [],
+    });
     expect(pauses.setOperatorPauses(paused('orders'), 10, destinations('default'))).toEqual({ paused: [], resumed: ['*@partner'] });
     expect(pauses.setOperatorPauses([], 20)).toEqual({ paused: [], resumed: ['*@default', 'orders'] }); // a store without destination pauses lists none
     expect(pauses.topics()).toEqual([]);
@@ -173,6 +203,9 @@ describe('TopicPauses: operator pauses of whole destinations', () => {
     ]);
     pauses.setOperatorPauses([], 1_000_000);
     expect(pauses.pausedDestinations(1_000_000)).toEqual([]);
-    expect(pauses.destinationHolds()).toEqual([{ destination: 'ledger', by: 'relay' }, { destination: 'partner', by: 'relay' }]);
+    expect(pauses.destinationHolds()).toEqual([
+      { destination: 'ledger', by: 'relay' },
+      { destination: 'partner', by: 'relay' },
+    ]);
   });
 });

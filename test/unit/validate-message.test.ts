@@ -28,7 +28,11 @@ function expectCode(input: Partial<Record<keyof OutboxMessageInput, unknown>>, c
 }
 
 describe('validateMessage: topic', () => {
-  it.each([['missing', undefined], ['empty', ''], ['not a string', 42]])('requires a topic (%s)', (_label, topic) => {
+  it.each([
+    ['missing', undefined],
+    ['empty', ''],
+    ['not a string', 42],
+  ])('requires a topic (%s)', (_label, topic) => {
     expectCode({ topic }, 'OUTBOXER_TOPIC_REQUIRED');
   });
 
@@ -50,12 +54,14 @@ describe('validateMessage: topic', () => {
 });
 
 describe('validateMessage: type and key', () => {
-  it.each([['missing', undefined], ['empty', ''], ['not a string', 7], ['over 255 bytes', 'é'.repeat(128)]])(
-    'requires a type (%s)',
-    (_label, type) => {
-      expectCode({ type }, 'OUTBOXER_TYPE_REQUIRED');
-    },
-  );
+  it.each([
+    ['missing', undefined],
+    ['empty', ''],
+    ['not a string', 7],
+    ['over 255 bytes', 'é'.repeat(128)],
+  ])('requires a type (%s)', (_label, type) => {
+    expectCode({ type }, 'OUTBOXER_TYPE_REQUIRED');
+  });
 
   it('rejects an empty key, a key over 512 bytes (counted in UTF-8) and a non-string key', () => {
     expectCode({ key: '' }, 'OUTBOXER_INVALID_KEY');
@@ -97,7 +103,11 @@ describe('validateMessage: payload', () => {
 
   // The serializer's own error text describes the payload (a toJSON may put data in its error): it must not be
   // copied into the message. A cycle is named by its path instead (keys, as for NaN; never values).
-  const throwingToJson = { toJSON: () => { throw new Error(`cannot serialize ${SECRET}`); } };
+  const throwingToJson = {
+    toJSON: () => {
+      throw new Error(`cannot serialize ${SECRET}`);
+    },
+  };
   it('does not echo the serializer error for a toJSON that throws with data', () => {
     expectCode({ payload: { order: throwingToJson } }, 'OUTBOXER_PAYLOAD_NOT_JSON');
   });
@@ -146,12 +156,9 @@ describe('validateMessage: headers', () => {
     expect(Object.isFrozen(message.headers)).toBe(true);
   });
 
-  it.each(['', '-leading', '_leading', 'with space', 'colon:name', 'new\nline', 'x'.repeat(129), '__proto__'])(
-    'rejects the header name %j',
-    (name) => {
-      expectCode({ headers: { [name]: 'v' } }, 'OUTBOXER_INVALID_HEADER');
-    },
-  );
+  it.each(['', '-leading', '_leading', 'with space', 'colon:name', 'new\nline', 'x'.repeat(129), '__proto__'])('rejects the header name %j', (name) => {
+    expectCode({ headers: { [name]: 'v' } }, 'OUTBOXER_INVALID_HEADER');
+  });
 
   it.each([
     ['a number', 1],
@@ -261,8 +268,15 @@ describe('validateMessage: idempotency key', () => {
   it('keeps a valid key', () => {
     expect(validateMessage({ ...input, idempotencyKey: 'order-7:paid' }, { maxPayloadBytes: 1024 }).idempotencyKey).toBe('order-7:paid');
   });
-  it.each([['empty', ''], ['too long', 'k'.repeat(513)], ['with a newline', 'a\nb'], ['with NUL', 'a\u0000b']])('refuses a key that is %s', (_label, key) => {
-    expect(() => validateMessage({ ...input, idempotencyKey: key }, { maxPayloadBytes: 1024 })).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_KEY' }));
+  it.each([
+    ['empty', ''],
+    ['too long', 'k'.repeat(513)],
+    ['with a newline', 'a\nb'],
+    ['with NUL', 'a\u0000b'],
+  ])('refuses a key that is %s', (_label, key) => {
+    expect(() => validateMessage({ ...input, idempotencyKey: key }, { maxPayloadBytes: 1024 })).toThrow(
+      expect.objectContaining({ code: 'OUTBOXER_INVALID_KEY' }),
+    );
   });
 });
 
@@ -331,12 +345,16 @@ describe('validateMessage: binary bodies and content types', () => {
     expect(error.message).toContain('pass the body as a Uint8Array');
   });
 
-  it.each([['empty', ''], ['no subtype', 'application'], ['a space inside', 'application/x protobuf'], ['a line break', 'application/json\n'], ['not a string', 7], ['too long', `application/${'x'.repeat(300)}`]])(
-    'refuses a content type that is %s',
-    (_label, contentType) => {
-      expectCode({ payload: bytes, contentType }, 'OUTBOXER_INVALID_CONTENT_TYPE');
-    },
-  );
+  it.each([
+    ['empty', ''],
+    ['no subtype', 'application'],
+    ['a space inside', 'application/x protobuf'],
+    ['a line break', 'application/json\n'],
+    ['not a string', 7],
+    ['too long', `application/${'x'.repeat(300)}`],
+  ])('refuses a content type that is %s', (_label, contentType) => {
+    expectCode({ payload: bytes, contentType }, 'OUTBOXER_INVALID_CONTENT_TYPE');
+  });
 
   it('refuses other binary shapes with the form to use', () => {
     for (const payload of [new ArrayBuffer(4), new Float32Array(2), new DataView(new ArrayBuffer(2))]) {

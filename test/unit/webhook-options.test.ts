@@ -16,8 +16,18 @@ function refusal(options: unknown): ConfigurationError {
 
 describe('webhook publisher options', () => {
   it('resolves documented defaults, frozen, with secrets and URLs off the enumerable surface', () => {
-    const options = resolveWebhookPublisherOptions({ url: 'https://relay:pa55word@hooks.example.com/t0ken-path?code=abc', secret: SECRET, headers: { 'X-Api-Key': 'k-123456' } });
-    expect(options).toMatchObject({ publishTimeoutMs: 10_000, maxConcurrencyPerEndpoint: 16, maxRetryAfterMs: 3_600_000, maxMessageBytes: undefined, verifyProbe: undefined });
+    const options = resolveWebhookPublisherOptions({
+      url: 'https://relay:pa55word@hooks.example.com/t0ken-path?code=abc',
+      secret: SECRET,
+      headers: { 'X-Api-Key': 'k-123456' },
+    });
+    expect(options).toMatchObject({
+      publishTimeoutMs: 10_000,
+      maxConcurrencyPerEndpoint: 16,
+      maxRetryAfterMs: 3_600_000,
+      maxMessageBytes: undefined,
+      verifyProbe: undefined,
+    });
     expect(Object.isFrozen(options)).toBe(true);
     expect(options.defaultEndpoint?.href).toBe('https://hooks.example.com/t0ken-path?code=abc');
     expect(options.defaultEndpoint?.label).toBe('https://hooks.example.com (default url)');
@@ -30,7 +40,11 @@ describe('webhook publisher options', () => {
     [{ secret: SECRET }, 'url', /a default url or at least one route is required/],
     [{ url: 'ftp://hooks.example.com', secret: SECRET }, 'url', /http:\/\/ or https:\/\//],
     [{ url: 'https://hooks.example.com/#x', secret: SECRET }, 'url', /fragment/],
-    [{ url: 'https://hooks.example.com', secret: SECRET, routes: [{ topic: 'orders.>', url: 'https://a.example.com' }] }, 'routes[0].topic', /not a topic pattern/],
+    [
+      { url: 'https://hooks.example.com', secret: SECRET, routes: [{ topic: 'orders.>', url: 'https://a.example.com' }] },
+      'routes[0].topic',
+      /not a topic pattern/,
+    ],
     [{ url: 'https://hooks.example.com', secret: SECRET, routes: [{ topic: 'orders.*', url: 'nope' }] }, 'routes[0].url', /not a URL/],
     [{ url: 'https://hooks.example.com', secret: SECRET, headers: { 'Webhook-Signature': 'v1,x' } }, 'headers.Webhook-Signature', /set by the publisher/],
     [{ url: 'https://hooks.example.com', secret: SECRET, headers: { 'x-a': 'line\nbreak' } }, 'headers.x-a', /visible ASCII/],

@@ -29,7 +29,10 @@ describe('webhook request slots per origin', () => {
     const slots = new OriginSlots(1);
     const holder = await slots.acquire('https://a', never);
     const deadline = new AbortController();
-    const gaveUp = slots.acquire('https://a', deadline.signal).then(() => 'granted', (reason: unknown) => reason);
+    const gaveUp = slots.acquire('https://a', deadline.signal).then(
+      () => 'granted',
+      (reason: unknown) => reason,
+    );
     const next = slots.acquire('https://a', never);
     deadline.abort('deadline');
     expect(await gaveUp).toBe('deadline');

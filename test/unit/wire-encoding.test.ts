@@ -36,13 +36,27 @@ describe('NATS header values: percent-encoding as the CloudEvents NATS binding s
 
 describe('CloudEvents option and attributes', () => {
   const message: OutboxMessage = {
-    id: '018f3c1e-7b2a-7cde-8f01-23456789abcd', seq: '1', topic: 'orders.created', type: 'order.created', key: 'order-7',
-    body: '{}', contentType: 'application/json', headers: {}, createdAt: new Date('2026-01-02T03:04:05.678Z'), attempts: 1, lastError: null,
+    id: '018f3c1e-7b2a-7cde-8f01-23456789abcd',
+    seq: '1',
+    topic: 'orders.created',
+    type: 'order.created',
+    key: 'order-7',
+    body: '{}',
+    contentType: 'application/json',
+    headers: {},
+    createdAt: new Date('2026-01-02T03:04:05.678Z'),
+    attempts: 1,
+    lastError: null,
   };
 
   it('maps id, type, source, specversion, time and the key as subject', () => {
     expect(cloudEventAttributes(message, { source: '/orders-service' })).toEqual({
-      specversion: '1.0', id: message.id, source: '/orders-service', type: 'order.created', time: '2026-01-02T03:04:05.678Z', subject: 'order-7',
+      specversion: '1.0',
+      id: message.id,
+      source: '/orders-service',
+      type: 'order.created',
+      time: '2026-01-02T03:04:05.678Z',
+      subject: 'order-7',
     });
     expect(cloudEventAttributes({ ...message, key: null }, { source: 'urn:acme:orders' })).not.toHaveProperty('subject');
   });
@@ -58,7 +72,14 @@ describe('CloudEvents option and attributes', () => {
 
 describe('consumers: what a handler gets for each content type', () => {
   const raw = (body: Uint8Array, contentType: string | undefined): RawDelivery => ({
-    id: '018f3c1e-7b2a-7cde-8f01-23456789abcd', type: 'x', key: undefined, topic: 't', headers: {}, body, contentType, deliveryCount: 1,
+    id: '018f3c1e-7b2a-7cde-8f01-23456789abcd',
+    type: 'x',
+    key: undefined,
+    topic: 't',
+    headers: {},
+    body,
+    contentType,
+    deliveryCount: 1,
   });
 
   it('parses JSON content types (and a delivery without one) and hands any other as the bytes', () => {
@@ -73,7 +94,10 @@ describe('consumers: what a handler gets for each content type', () => {
   });
 
   it('lets a registry schema check a binary body at enqueue and stores the bytes as given', () => {
-    const registry = new MessageRegistry().register('order.proto', z.instanceof(Uint8Array).refine((b) => b.length > 0));
+    const registry = new MessageRegistry().register(
+      'order.proto',
+      z.instanceof(Uint8Array).refine((b) => b.length > 0),
+    );
     const bytes = Uint8Array.from([8, 1]);
     expect(registry.validateOutgoing('order.proto', bytes)).toBe(bytes);
     expect(() => registry.validateOutgoing('order.proto', new Uint8Array(0))).toThrow(MessageValidationError);

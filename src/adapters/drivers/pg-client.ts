@@ -41,7 +41,10 @@ export function pgClientTransaction(client: PgClientLike, describe: { readonly s
       const values = [...params];
       // checked in the tick that queues the statement: nothing the caller queues later can run before it
       if (options?.vouched === true && pgClientStatus(client) !== 'open') {
-        throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue was given ${describe.source} whose transaction ended before the enqueue's statements ran (an enqueue not awaited?): nothing was written. ${describe.fix}`);
+        throw new OutboxerError(
+          'OUTBOXER_NOT_IN_TRANSACTION',
+          `enqueue was given ${describe.source} whose transaction ended before the enqueue's statements ran (an enqueue not awaited?): nothing was written. ${describe.fix}`,
+        );
       }
       const result = await client.query(options?.name === undefined ? { text, values } : { name: options.name, text, values });
       return { rows: result.rows as Record<string, unknown>[], affectedRows: result.rowCount ?? 0 };

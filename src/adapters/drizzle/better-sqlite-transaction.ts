@@ -68,7 +68,10 @@ async function savepoint<TSchema extends Record<string, unknown>, T>(
 ): Promise<T> {
   const { connection } = outer;
   if (outer.ended || !connection.inTransaction) {
-    throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', 'betterSqliteTransaction was given a tx whose transaction already ended: nest inside it while it runs');
+    throw new OutboxerError(
+      'OUTBOXER_NOT_IN_TRANSACTION',
+      'betterSqliteTransaction was given a tx whose transaction already ended: nest inside it while it runs',
+    );
   }
   const name = `outboxer_savepoint_${outer.depth + 1}`;
   connection.exec(`SAVEPOINT ${name}`);

@@ -64,13 +64,18 @@ export function fromDrizzle<
 export function fromDrizzle<TFullSchema extends Record<string, unknown>>(tx: DrizzleBetterSqliteTransaction<TFullSchema>): OutboxTransaction<'sqlite'>;
 export function fromDrizzle(tx: unknown): OutboxTransaction {
   const sqlite = betterSqliteTransactionState(tx);
-  if (sqlite !== undefined) return betterSqliteOutboxTransaction(sqlite, { source: 'a Drizzle transaction of betterSqliteTransaction (better-sqlite3)', fix: DRIZZLE_BETTER_SQLITE_FIX });
+  if (sqlite !== undefined)
+    return betterSqliteOutboxTransaction(sqlite, {
+      source: 'a Drizzle transaction of betterSqliteTransaction (better-sqlite3)',
+      fix: DRIZZLE_BETTER_SQLITE_FIX,
+    });
   const kinds = entityKinds(tx);
   const session = sessionOf(tx);
   const driver = session === undefined ? undefined : entityKinds(session)[0];
   const client = (session as { client?: unknown } | undefined)?.client;
   if (kinds.includes('PgTransaction')) {
-    if (driver === 'NodePgSession' && session !== undefined) return nodePgTransaction(session, client, { source: 'a Drizzle transaction (node-postgres)', fix: DRIZZLE_FIX });
+    if (driver === 'NodePgSession' && session !== undefined)
+      return nodePgTransaction(session, client, { source: 'a Drizzle transaction (node-postgres)', fix: DRIZZLE_FIX });
     if (driver === 'PgliteSession') return pgliteTransaction(client, { source: 'a Drizzle transaction (PGlite)', fix: DRIZZLE_FIX });
     throw unsupported('PostgreSQL', driver);
   }
@@ -108,7 +113,12 @@ function mysql2DrizzleTransaction(connection: MysqlQueryable): OutboxTransaction
     ...description,
     query(sql, params, options) {
       if (options?.vouched === true) {
-        return Promise.reject(new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue was given ${description.source}, which vouches for no transaction: nothing was written. ${DRIZZLE_FIX}`));
+        return Promise.reject(
+          new OutboxerError(
+            'OUTBOXER_NOT_IN_TRANSACTION',
+            `enqueue was given ${description.source}, which vouches for no transaction: nothing was written. ${DRIZZLE_FIX}`,
+          ),
+        );
       }
       return onConnection.query(sql, params, options);
     },

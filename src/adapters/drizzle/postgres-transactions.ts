@@ -62,7 +62,11 @@ export function pgliteTransaction(client: unknown, describe: TransactionDescript
     ...describe,
     async query(sql, params, options) {
       // status() never says 'open' here, so nothing could confirm one
-      if (options?.vouched === true) throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue was given ${describe.source}, which vouches for no transaction: nothing was written. ${describe.fix}`);
+      if (options?.vouched === true)
+        throw new OutboxerError(
+          'OUTBOXER_NOT_IN_TRANSACTION',
+          `enqueue was given ${describe.source}, which vouches for no transaction: nothing was written. ${describe.fix}`,
+        );
       const result = await transaction.query(sql, [...params]);
       return { rows: result.rows as Record<string, unknown>[], affectedRows: result.affectedRows ?? 0 };
     },

@@ -19,8 +19,7 @@ interface KnexTransactionClient {
   acquireConnection(): Promise<unknown>;
 }
 
-const FIX =
-  'Pass the trx Knex gives you, inside its transaction: await knex.transaction(async (trx) => { await outbox.enqueue(fromKnex(trx), message); })';
+const FIX = 'Pass the trx Knex gives you, inside its transaction: await knex.transaction(async (trx) => { await outbox.enqueue(fromKnex(trx), message); })';
 
 const ENDED = 'a Knex transaction that has already ended (committed, rolled back, or its savepoint released)';
 
@@ -94,7 +93,10 @@ function runnerOf(trx: KnexTransactionLike, client: KnexTransactionClient, diale
 /** The transaction's client, or a refusal naming the fix when `trx` is the root `knex` or anything else. */
 function transactionClient(trx: KnexTransactionLike): KnexTransactionClient {
   const value: unknown = trx;
-  const fields = (typeof value === 'object' || typeof value === 'function') && value !== null ? (value as { isTransaction?: unknown; isCompleted?: unknown; client?: unknown }) : {};
+  const fields =
+    (typeof value === 'object' || typeof value === 'function') && value !== null
+      ? (value as { isTransaction?: unknown; isCompleted?: unknown; client?: unknown })
+      : {};
   const client = typeof fields.client === 'object' && fields.client !== null ? (fields.client as Partial<Record<keyof KnexTransactionClient, unknown>>) : {};
   const isTransaction =
     fields.isTransaction === true &&

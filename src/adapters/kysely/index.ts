@@ -97,7 +97,11 @@ function executeVouched(trx: KyselyTransactionLike, dialect: SqlDialect, stateme
 }
 
 /** SQLite's own word, asked on the transaction's connection; `'closed'` once Kysely ended the transaction. */
-async function sqliteStatus(trx: KyselyTransactionLike, controlled: ControlledTransactionLike | undefined, source: string): Promise<TransactionStatus | undefined> {
+async function sqliteStatus(
+  trx: KyselyTransactionLike,
+  controlled: ControlledTransactionLike | undefined,
+  source: string,
+): Promise<TransactionStatus | undefined> {
   if (controlled !== undefined && controlledStatus(controlled) === 'closed') return 'closed';
   try {
     return await trx.getExecutor().provideConnection(async (connection) => sqliteTransactionState(connection));

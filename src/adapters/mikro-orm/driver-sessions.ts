@@ -50,7 +50,10 @@ const mysql2Session: DriverSession<'mysql'> = {
   dialect: 'mysql',
   driver: 'mysql2',
   fits: (connection) =>
-    typeof connection === 'object' && connection !== null && typeof (connection as Partial<Mysql2ConnectionLike>).query === 'function' && 'threadId' in connection,
+    typeof connection === 'object' &&
+    connection !== null &&
+    typeof (connection as Partial<Mysql2ConnectionLike>).query === 'function' &&
+    'threadId' in connection,
   query(connection, sql, params) {
     // rows as plain objects whatever the ORM configured (rowsAsArray, nestTables, a typeCast of its own)
     const options: Mysql2QueryOptions = { sql, values: [...params], rowsAsArray: false, nestTables: false, typeCast: true };

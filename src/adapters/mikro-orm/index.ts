@@ -54,7 +54,9 @@ export function fromMikroOrm(em: MikroOrmEntityManager): OutboxTransaction {
       if (transaction.isCompleted()) throw notInTransaction('an EntityManager whose transaction already committed or rolled back');
       // the store wrote on the driver's word 'open': a ROLLBACK queued since (a raw one Knex did not see) would run first
       if (options?.vouched === true && session.status(held) !== 'open') {
-        throw notInTransaction("an EntityManager whose connection was no longer inside its transaction (or about to end it) when the enqueue's statement was to be sent (an enqueue not awaited before a ROLLBACK?)");
+        throw notInTransaction(
+          "an EntityManager whose connection was no longer inside its transaction (or about to end it) when the enqueue's statement was to be sent (an enqueue not awaited before a ROLLBACK?)",
+        );
       }
       return session.query(held, sql, params, options);
     },

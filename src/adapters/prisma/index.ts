@@ -14,7 +14,14 @@
  * generated per schema).
  */
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
-import { defineTransaction, type OutboxTransaction, type SqlDialect, type SqlQueryOptions, type SqlRows, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
+import {
+  defineTransaction,
+  type OutboxTransaction,
+  type SqlDialect,
+  type SqlQueryOptions,
+  type SqlRows,
+  type TransactionStatus,
+} from '../../core/ports/outbox-transaction.js';
 import { returnsRows } from './returns-rows.js';
 
 /**
@@ -71,7 +78,8 @@ export function fromPrisma(tx: PrismaTransactionClient, options: FromPrismaOptio
     async query(sql: string, params: readonly unknown[], options?: SqlQueryOptions): Promise<SqlRows> {
       if (scopeStatus(client) === 'closed') throw notInTransaction('a transaction client whose transaction has ended');
       // status() never says 'open' (Prisma keeps no word on the database transaction), so nothing could confirm one
-      if (options?.vouched === true) throw notInTransaction('a statement sent as vouched for, which this adapter never vouches (Prisma says nothing of the database transaction)');
+      if (options?.vouched === true)
+        throw notInTransaction('a statement sent as vouched for, which this adapter never vouches (Prisma says nothing of the database transaction)');
       try {
         if (returnsRows(sql, dialect)) {
           const rows = await client.$queryRawUnsafe(sql, ...params);
@@ -128,7 +136,9 @@ function dialectOf(client: PrismaTransactionClient, requested: SqlDialect | unde
   }
   const detected = providers.map((provider) => DIALECT_OF_PROVIDER[provider])[0];
   if (detected !== undefined && requested !== undefined && detected !== requested) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `fromPrisma was told dialect '${requested}', but this Prisma client runs on '${detected}'`, { options: ['dialect'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `fromPrisma was told dialect '${requested}', but this Prisma client runs on '${detected}'`, {
+      options: ['dialect'],
+    });
   }
   const dialect = detected ?? requested;
   if (dialect === undefined) {
@@ -147,8 +157,16 @@ function dialectOf(client: PrismaTransactionClient, requested: SqlDialect | unde
  */
 function endedByPrisma(error: unknown): OutboxerError | undefined {
   if (field(error, 'code') !== 'P2028' || !(error instanceof Error)) return undefined;
-  const reason = error.message.split('\n').filter((line) => line.trim() !== '').at(-1) ?? error.message;
-  return new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `fromPrisma got a transaction client whose transaction Prisma has ended (${reason.trim()}). ${PRISMA_FIX}`, { cause: error });
+  const reason =
+    error.message
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .at(-1) ?? error.message;
+  return new OutboxerError(
+    'OUTBOXER_NOT_IN_TRANSACTION',
+    `fromPrisma got a transaction client whose transaction Prisma has ended (${reason.trim()}). ${PRISMA_FIX}`,
+    { cause: error },
+  );
 }
 
 function field(value: unknown, key: string | symbol): unknown {

@@ -20,7 +20,7 @@ const FIX =
  */
 const SQLITE_REFUSAL =
   "fromSequelize does not take Sequelize's sqlite dialect: its driver, sqlite3, links another copy of SQLite than outboxer's SQLite store (better-sqlite3), " +
-  'and two copies in one process do not see each other\'s file locks, so writes through both corrupt the database. Use PostgreSQL or MariaDB/MySQL with Sequelize, ' +
+  "and two copies in one process do not see each other's file locks, so writes through both corrupt the database. Use PostgreSQL or MariaDB/MySQL with Sequelize, " +
   'or for SQLite an ORM whose driver is better-sqlite3 (Knex, Kysely, Drizzle, Prisma, TypeORM, MikroORM).';
 
 /** The store wrote on the driver's word 'open', but a ROLLBACK queued since (a raw one Sequelize did not see) would run first. */
@@ -58,7 +58,10 @@ export function fromSequelize(transaction: SequelizeTransaction): OutboxTransact
   if (closed !== undefined) throw notInTransaction(closed);
   const runner = connectionRunner(sequelizeDialect, fields.connection as object);
   if (runner === undefined) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `fromSequelize found no ${sequelizeDialect} driver connection on this transaction (Sequelize 6 with pg, mysql2 or mariadb)`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `fromSequelize found no ${sequelizeDialect} driver connection on this transaction (Sequelize 6 with pg, mysql2 or mariadb)`,
+    );
   }
   /** Set when a statement's error says the database itself ended the transaction (a MariaDB deadlock). */
   let ended: string | undefined;
@@ -88,7 +91,8 @@ export function fromSequelize(transaction: SequelizeTransaction): OutboxTransact
 function whyClosed(transaction: TransactionFields): string | undefined {
   if (transaction.finished !== undefined) return `a Sequelize transaction after its ${transaction.finished}`;
   const connection = transaction.connection;
-  if (typeof connection !== 'object' || connection === null) return 'a Sequelize transaction that never began (made with new Transaction, not sequelize.transaction())';
+  if (typeof connection !== 'object' || connection === null)
+    return 'a Sequelize transaction that never began (made with new Transaction, not sequelize.transaction())';
   for (let outer = transaction.parent; outer !== undefined; outer = outer.parent) {
     if (outer.finished !== undefined) return `a nested Sequelize transaction whose outer transaction saw its ${outer.finished}`;
   }
@@ -114,7 +118,12 @@ function transactionFields(value: unknown): TransactionFields {
 
 function isTransaction(candidate: Record<string, unknown>): boolean {
   const sequelize = candidate.sequelize as { getDialect?: unknown } | null | undefined;
-  return typeof candidate.commit === 'function' && typeof candidate.rollback === 'function' && typeof candidate.afterCommit === 'function' && typeof sequelize?.getDialect === 'function';
+  return (
+    typeof candidate.commit === 'function' &&
+    typeof candidate.rollback === 'function' &&
+    typeof candidate.afterCommit === 'function' &&
+    typeof sequelize?.getDialect === 'function'
+  );
 }
 
 function notInTransaction(what: string): OutboxerError {

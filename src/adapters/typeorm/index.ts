@@ -13,7 +13,13 @@
  */
 import type { EntityManager } from 'typeorm';
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
-import { defineTransaction, type OutboxTransaction, type OutboxTransactionSpec, type SqlDialect, type TransactionStatus } from '../../core/ports/outbox-transaction.js';
+import {
+  defineTransaction,
+  type OutboxTransaction,
+  type OutboxTransactionSpec,
+  type SqlDialect,
+  type TransactionStatus,
+} from '../../core/ports/outbox-transaction.js';
 import { mysqlExecutor } from '../../stores/mysql/database.js';
 import { pgClientStatus } from '../drivers/pg-client.js';
 import { isMysqlCallbackConnection, type TypeOrmDataSourceView, type TypeOrmManagerView, type TypeOrmQueryRunnerView } from './typeorm-views.js';
@@ -66,7 +72,10 @@ export function fromTypeOrm(manager: EntityManager): OutboxTransaction {
     dialect,
     source: SOURCE,
     fix: TYPEORM_FIX,
-    query: dialect === 'mysql' ? mysqlQuery(runner) : typeOrmQuery(runner, dialect, dialect === 'postgres' ? pgVouchedQuery(runner) : betterSqliteVouchedQuery(runner, dataSource)),
+    query:
+      dialect === 'mysql'
+        ? mysqlQuery(runner)
+        : typeOrmQuery(runner, dialect, dialect === 'postgres' ? pgVouchedQuery(runner) : betterSqliteVouchedQuery(runner, dataSource)),
     status,
   });
 }
@@ -86,7 +95,9 @@ function dialectOf(type: string): SqlDialect {
   if (dialect !== undefined) return dialect;
   throw new ConfigurationError(
     'OUTBOXER_INVALID_OPTION',
-    `fromTypeOrm: TypeORM database type '${type}' is not supported; outboxer/typeorm speaks ${Object.keys(DIALECT_OF_TYPE).map((name) => `'${name}'`).join(', ')}`,
+    `fromTypeOrm: TypeORM database type '${type}' is not supported; outboxer/typeorm speaks ${Object.keys(DIALECT_OF_TYPE)
+      .map((name) => `'${name}'`)
+      .join(', ')}`,
     { options: ['type'] },
   );
 }

@@ -36,7 +36,8 @@ export class MysqlInboxStore implements InboxStore<MysqlQueryable> {
 
   constructor(database: MysqlDatabase, options: MysqlInboxStoreOptions = {}) {
     for (const name of Object.keys(options)) {
-      if (!KNOWN_OPTIONS.has(name)) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: database, table)`);
+      if (!KNOWN_OPTIONS.has(name))
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: database, table)`);
     }
     const names = mysqlTableNames(options.table ?? MYSQL_INBOX_DEFAULTS.table, options.database ?? null);
     this.#database = database;

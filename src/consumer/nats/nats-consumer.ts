@@ -47,9 +47,15 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
     const { connection } = this.#o;
     try {
       this.#nc = await connect({
-        servers: connection.servers.map((server) => server.hostPort), name: connection.name, timeout: connection.connectTimeoutMs,
-        reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: RECONNECT_TIME_WAIT_MS, reconnectJitter: 250,
-        ...connection.auth, ...(connection.tls ? { tls: {} } : {}),
+        servers: connection.servers.map((server) => server.hostPort),
+        name: connection.name,
+        timeout: connection.connectTimeoutMs,
+        reconnect: true,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: RECONNECT_TIME_WAIT_MS,
+        reconnectJitter: 250,
+        ...connection.auth,
+        ...(connection.tls ? { tls: {} } : {}),
       });
       this.#termTakesReason = versionAtLeast(this.#nc.info?.version, [2, 10, 4]);
       if (this.#o.manageConsumer) await this.#ensureConsumer(this.#nc);
@@ -58,12 +64,20 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
     } catch (error) {
       await this.#nc?.close().catch(() => undefined);
       this.#nc = undefined;
-      throw new OutboxerError('OUTBOXER_BROKER_UNAVAILABLE', `nats consumer ${this.#o.durable} on stream ${this.#o.stream} at ${this.#where} could not start: ${driverMessage(error, connection.secrets)}`);
+      throw new OutboxerError(
+        'OUTBOXER_BROKER_UNAVAILABLE',
+        `nats consumer ${this.#o.durable} on stream ${this.#o.stream} at ${this.#where} could not start: ${driverMessage(error, connection.secrets)}`,
+      );
     }
     const messages = this.#messages;
     this.#pulling = (async () => {
       for await (const message of messages) this.#receive(message);
-    })().catch((error: unknown) => this.#o.logger.error({ servers: this.#where, durable: this.#o.durable, error: driverMessage(error, connection.secrets) }, 'nats consumer stopped pulling'));
+    })().catch((error: unknown) =>
+      this.#o.logger.error(
+        { servers: this.#where, durable: this.#o.durable, error: driverMessage(error, connection.secrets) },
+        'nats consumer stopped pulling',
+      ),
+    );
     this.#o.logger.info({ servers: this.#where, stream: this.#o.stream, durable: this.#o.durable }, 'nats consumer started');
   }
 
@@ -94,9 +108,18 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
       max_ack_pending: this.#o.maxAckPending,
       ...(this.#o.filterSubject === undefined ? {} : { filter_subject: this.#o.filterSubject }),
     };
-    const exists = await jsm.consumers.info(this.#o.stream, this.#o.durable).then(() => true, () => false);
+    const exists = await jsm.consumers.info(this.#o.stream, this.#o.durable).then(
+      () => true,
+      () => false,
+    );
     if (exists) await jsm.consumers.update(this.#o.stream, this.#o.durable, settings);
-    else await jsm.consumers.add(this.#o.stream, { ...settings, durable_name: this.#o.durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All });
+    else
+      await jsm.consumers.add(this.#o.stream, {
+        ...settings,
+        durable_name: this.#o.durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+      });
   }
 
   #receive(message: JsMsg): void {
@@ -134,7 +157,10 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
 }
 
 function versionAtLeast(version: string | undefined, wanted: readonly [number, number, number]): boolean {
-  const parts = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version ?? '')?.slice(1).map(Number);
+  const parts = /^v?(\d+)\.(\d+)\.(\d+)/
+    .exec(version ?? '')
+    ?.slice(1)
+    .map(Number);
   if (parts === undefined) return false;
   for (let i = 0; i < 3; i++) {
     const have = parts[i] ?? 0;

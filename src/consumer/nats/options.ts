@@ -60,10 +60,34 @@ export interface ResolvedNatsConsumerOptions<Tx> {
   readonly instrumentation: DeliveryInstrumentation | undefined;
 }
 
-export const NATS_CONSUMER_DEFAULTS = Object.freeze({ ackWaitMs: 30_000, maxDeliver: -1, maxAckPending: 16, manageConsumer: true, stopTimeoutMs: 30_000, name: 'outboxer-consumer' });
+export const NATS_CONSUMER_DEFAULTS = Object.freeze({
+  ackWaitMs: 30_000,
+  maxDeliver: -1,
+  maxAckPending: 16,
+  manageConsumer: true,
+  stopTimeoutMs: 30_000,
+  name: 'outboxer-consumer',
+});
 
-const KNOWN = new Set(['servers', 'stream', 'durable', 'inbox', 'handler', 'filterSubject', 'subjectPrefix', 'ackWaitMs', 'maxDeliver', 'maxAckPending',
-  'manageConsumer', 'connectTimeoutMs', 'stopTimeoutMs', 'name', 'logger', 'hooks', 'instrumentation']);
+const KNOWN = new Set([
+  'servers',
+  'stream',
+  'durable',
+  'inbox',
+  'handler',
+  'filterSubject',
+  'subjectPrefix',
+  'ackWaitMs',
+  'maxDeliver',
+  'maxAckPending',
+  'manageConsumer',
+  'connectTimeoutMs',
+  'stopTimeoutMs',
+  'name',
+  'logger',
+  'hooks',
+  'instrumentation',
+]);
 /** Stream and consumer names: no whitespace, dots, wildcards or path separators. */
 const NAME = /^[A-Za-z0-9_-]{1,200}$/;
 const FILTER_TOKEN = /^([A-Za-z0-9_\-:/]+|\*|>)$/;
@@ -84,7 +108,13 @@ export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): 
   for (const name of Object.keys(input)) if (!KNOWN.has(name)) fail(name.slice(0, 60), `is not a known option (known: ${[...KNOWN].join(', ')})`);
   let connection: ResolvedNatsPublisherOptions;
   try {
-    connection = resolveNatsPublisherOptions({ servers: input.servers, connectTimeoutMs: input.connectTimeoutMs, logger: input.logger, name: input.name ?? NATS_CONSUMER_DEFAULTS.name, subjectPrefix: input.subjectPrefix });
+    connection = resolveNatsPublisherOptions({
+      servers: input.servers,
+      connectTimeoutMs: input.connectTimeoutMs,
+      logger: input.logger,
+      name: input.name ?? NATS_CONSUMER_DEFAULTS.name,
+      subjectPrefix: input.subjectPrefix,
+    });
   } catch (error) {
     if (error instanceof ConfigurationError) throw new ConfigurationError(error.code, error.message.replace('nats publisher option', 'nats consumer option'));
     throw error;

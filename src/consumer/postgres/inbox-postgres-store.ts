@@ -35,7 +35,8 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
 
   constructor(database: PgDatabase, options: PostgresInboxStoreOptions = {}) {
     for (const name of Object.keys(options)) {
-      if (!KNOWN_OPTIONS.has(name)) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: schema, table)`);
+      if (!KNOWN_OPTIONS.has(name))
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: schema, table)`);
     }
     this.#database = database;
     this.tableName = resolveInboxTableName(options.schema ?? POSTGRES_INBOX_DEFAULTS.schema, options.table ?? POSTGRES_INBOX_DEFAULTS.table);
@@ -68,7 +69,8 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
       await transaction.query(PROBE_SQL, [token]);
       const proven = await transaction.query(this.#sql.guardedClaim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key, token]);
       const row = proven.rows[0] as { open?: unknown; attempts?: unknown } | undefined;
-      if (Number(row?.open) !== 1) throw notInTransaction(transaction, 'outside any transaction block (the database ran each statement as a transaction of its own)');
+      if (Number(row?.open) !== 1)
+        throw notInTransaction(transaction, 'outside any transaction block (the database ran each statement as a transaction of its own)');
       if (row?.attempts !== null && row?.attempts !== undefined) return { state: 'claimed', attempts: Number(row.attempts) };
       return (await this.#stateOf(executor, entry)) as InboxClaim;
     });
@@ -83,7 +85,14 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
 
   async recordFailure(entry: InboxEntryRef, failure: { reason: string; maxAttempts: number; dead: boolean }): Promise<InboxFailureRecord> {
     const result = await this.#database.query(this.#sql.recordFailure, [
-      entry.consumer, entry.id, entry.type, entry.topic, entry.key, failure.reason, failure.dead, failure.maxAttempts,
+      entry.consumer,
+      entry.id,
+      entry.type,
+      entry.topic,
+      entry.key,
+      failure.reason,
+      failure.dead,
+      failure.maxAttempts,
     ]);
     const row = result.rows[0] as { state: 'failed' | 'dead'; attempts: number } | undefined;
     if (row !== undefined) return { state: row.state, attempts: row.attempts };
@@ -127,7 +136,8 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
   }
 
   async #stateOf(executor: SqlExecutor, entry: InboxEntryRef): Promise<{ state: 'processed' | 'dead' | 'failed'; attempts: number }> {
-    const row = (await executor.query(this.#sql.stateOf, [entry.consumer, entry.id])).rows[0] as { state: 'processed' | 'dead' | 'failed'; attempts: number } | undefined;
+    const row = (await executor.query(this.#sql.stateOf, [entry.consumer, entry.id])).rows[0] as
+      { state: 'processed' | 'dead' | 'failed'; attempts: number } | undefined;
     // The statements above only skip a row that exists and is settled; a vanished row means a concurrent purge.
     return row ?? { state: 'processed', attempts: 0 };
   }

@@ -83,9 +83,29 @@ export const RABBITMQ_CONSUMER_DEFAULTS = Object.freeze({
   stopTimeoutMs: 30_000,
 });
 
-const KNOWN = new Set(['url', 'queue', 'inbox', 'handler', 'exchange', 'exchangeType', 'declareExchange', 'bindingKeys', 'prefetch', 'queueArguments',
-  'singleActiveConsumer', 'deadLetter', 'heartbeatSeconds', 'connectTimeoutMs', 'reconnectDelayMs', 'maxReconnectDelayMs', 'stopTimeoutMs', 'clientName', 'logger', 'hooks',
-  'instrumentation']);
+const KNOWN = new Set([
+  'url',
+  'queue',
+  'inbox',
+  'handler',
+  'exchange',
+  'exchangeType',
+  'declareExchange',
+  'bindingKeys',
+  'prefetch',
+  'queueArguments',
+  'singleActiveConsumer',
+  'deadLetter',
+  'heartbeatSeconds',
+  'connectTimeoutMs',
+  'reconnectDelayMs',
+  'maxReconnectDelayMs',
+  'stopTimeoutMs',
+  'clientName',
+  'logger',
+  'hooks',
+  'instrumentation',
+]);
 const SHORT_STRING = /^[^\u0000-\u001f\u007f]{1,255}$/;
 
 function fail(option: string, problem: string): never {
@@ -105,12 +125,18 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
   let shared;
   try {
     shared = resolveRabbitMqPublisherOptions({
-      url: input.url, exchange: input.exchange, exchangeType: input.exchangeType, declareExchange: input.declareExchange,
-      heartbeatSeconds: input.heartbeatSeconds, connectTimeoutMs: input.connectTimeoutMs, logger: input.logger,
+      url: input.url,
+      exchange: input.exchange,
+      exchangeType: input.exchangeType,
+      declareExchange: input.declareExchange,
+      heartbeatSeconds: input.heartbeatSeconds,
+      connectTimeoutMs: input.connectTimeoutMs,
+      logger: input.logger,
       clientName: input.clientName ?? `outboxer-consumer@${hostname()}/${process.pid}`,
     });
   } catch (error) {
-    if (error instanceof ConfigurationError) throw new ConfigurationError(error.code, error.message.replace('rabbitmq publisher option', 'rabbitmq consumer option'));
+    if (error instanceof ConfigurationError)
+      throw new ConfigurationError(error.code, error.message.replace('rabbitmq publisher option', 'rabbitmq consumer option'));
     throw error;
   }
   if (typeof input.queue !== 'string' || !SHORT_STRING.test(input.queue) || Buffer.byteLength(input.queue) > 255 || input.queue.startsWith('amq.')) {
@@ -145,7 +171,13 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
     deadLetter,
     connectTimeoutMs: shared.connectTimeoutMs,
     reconnectDelayMs,
-    maxReconnectDelayMs: int('maxReconnectDelayMs', input.maxReconnectDelayMs, Math.max(reconnectDelayMs, RABBITMQ_CONSUMER_DEFAULTS.maxReconnectDelayMs), reconnectDelayMs, 3_600_000),
+    maxReconnectDelayMs: int(
+      'maxReconnectDelayMs',
+      input.maxReconnectDelayMs,
+      Math.max(reconnectDelayMs, RABBITMQ_CONSUMER_DEFAULTS.maxReconnectDelayMs),
+      reconnectDelayMs,
+      3_600_000,
+    ),
     stopTimeoutMs: int('stopTimeoutMs', input.stopTimeoutMs, RABBITMQ_CONSUMER_DEFAULTS.stopTimeoutMs, 1, 3_600_000),
     clientName: shared.clientName,
     logger: shared.logger,

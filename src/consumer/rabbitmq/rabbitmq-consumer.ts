@@ -60,7 +60,10 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
     try {
       this.#session = await this.#open();
     } catch (error) {
-      throw new OutboxerError('OUTBOXER_BROKER_UNAVAILABLE', `rabbitmq consumer of queue ${this.#options.queue} at ${this.#options.redactedUrl} could not start: ${describeDriverError(error, this.#secrets)}`);
+      throw new OutboxerError(
+        'OUTBOXER_BROKER_UNAVAILABLE',
+        `rabbitmq consumer of queue ${this.#options.queue} at ${this.#options.redactedUrl} could not start: ${describeDriverError(error, this.#secrets)}`,
+      );
     }
   }
 
@@ -89,7 +92,12 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
 
   async #open(): Promise<Session> {
     const o = this.#options;
-    const model = await connect(o.url, { timeout: o.connectTimeoutMs, keepAlive: true, keepAliveDelay: 10_000, clientProperties: { connection_name: o.clientName } });
+    const model = await connect(o.url, {
+      timeout: o.connectTimeoutMs,
+      keepAlive: true,
+      keepAliveDelay: 10_000,
+      clientProperties: { connection_name: o.clientName },
+    });
     try {
       const channel = await model.createChannel();
       const session: Session = { model, channel, abort: new AbortController(), consumerTag: undefined, dead: false };
@@ -124,7 +132,12 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
       hooks: this.#options.hooks,
       logger: this.#options.logger,
       instrumentation: this.#options.instrumentation,
-      errorBackoff: { baseDelayMs: this.#options.reconnectDelayMs, maxDelayMs: this.#options.maxReconnectDelayMs, maxAttempts: Number.MAX_SAFE_INTEGER, jitter: 0.5 },
+      errorBackoff: {
+        baseDelayMs: this.#options.reconnectDelayMs,
+        maxDelayMs: this.#options.maxReconnectDelayMs,
+        maxAttempts: Number.MAX_SAFE_INTEGER,
+        jitter: 0.5,
+      },
       keepAliveMs: undefined,
       stopSignal: session.abort.signal,
     };
@@ -155,7 +168,11 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
     session.abort.abort();
     void closeQuietly(session.model, this.#options.connectTimeoutMs);
     if (this.#stop.signal.aborted) return;
-    this.#log('warn', { url: this.#options.redactedUrl, queue: this.#options.queue, error: error === undefined ? 'closed' : describeDriverError(error, this.#secrets) }, 'rabbitmq consumer lost its connection; reconnecting');
+    this.#log(
+      'warn',
+      { url: this.#options.redactedUrl, queue: this.#options.queue, error: error === undefined ? 'closed' : describeDriverError(error, this.#secrets) },
+      'rabbitmq consumer lost its connection; reconnecting',
+    );
     this.#reconnecting ??= this.#reconnect().finally(() => {
       this.#reconnecting = undefined;
     });

@@ -31,7 +31,8 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
 
   constructor(database: SqliteDatabase, options: SqliteInboxStoreOptions = {}) {
     for (const name of Object.keys(options)) {
-      if (!KNOWN_OPTIONS.has(name)) throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: table)`);
+      if (!KNOWN_OPTIONS.has(name))
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: table)`);
     }
     const names = sqliteTableNames(options.table ?? SQLITE_INBOX_DEFAULTS.table);
     this.#database = database;
@@ -127,7 +128,10 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
   async #claimThrough(tx: Pick<OutboxTransaction<'sqlite'>, 'query'>, entry: InboxEntryRef): Promise<InboxClaim> {
     await tx.query(this.#sql.ensurePlaceholder, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
     const [row] = (await tx.query(this.#sql.stateOf, [entry.consumer, entry.id])).rows;
-    if (row === undefined) throw new Error(`inbox ${entry.consumer}: the entry of message ${entry.id}, written in this transaction, is not there: the transaction's statements did not run on one connection`);
+    if (row === undefined)
+      throw new Error(
+        `inbox ${entry.consumer}: the entry of message ${entry.id}, written in this transaction, is not there: the transaction's statements did not run on one connection`,
+      );
     const current = { state: row.state as EntryState, attempts: Number(row.attempts) };
     if (current.state !== 'failed') return { state: current.state, attempts: current.attempts };
     await tx.query(this.#sql.markProcessed, [entry.consumer, entry.id]);

@@ -55,7 +55,8 @@ export class BrokerTrouble {
       return null;
     }
     // before its first connection, a publisher that connects on its first publish says `connecting`: not trouble
-    if (state === 'disconnected' && !this.#everConnected) return this.#enter(now, `its broker has not been reachable since the relay started (${this.#lastError})`);
+    if (state === 'disconnected' && !this.#everConnected)
+      return this.#enter(now, `its broker has not been reachable since the relay started (${this.#lastError})`);
     if (state !== 'unknown' && this.#everConnected) this.#unreachableSince ??= now;
     if (this.#unreachableSince === undefined) return null;
     if (this.#troubleSince !== undefined) {

@@ -54,7 +54,11 @@ export class BrokerWatch {
       this.#logged = reason !== null;
       const fields = { owner: this.#options.owner, relayId: context.relayId };
       if (reason === null) this.#options.logger.info(fields, 'broker reachable again: this relay takes its share of the partitions again');
-      else this.#options.logger.warn({ ...fields, partitions: context.partitions, trouble: reason }, 'broker trouble: this relay gives its partitions to relays that can publish, and takes them back once its broker is reachable');
+      else
+        this.#options.logger.warn(
+          { ...fields, partitions: context.partitions, trouble: reason },
+          'broker trouble: this relay gives its partitions to relays that can publish, and takes them back once its broker is reachable',
+        );
     }
     return reason;
   }

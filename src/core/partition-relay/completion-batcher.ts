@@ -41,10 +41,14 @@ export class CompletionBatcher {
       const batch = this.#queue.filter((p) => p.relayId === relayId);
       this.#queue = this.#queue.filter((p) => p.relayId !== relayId);
       try {
-        const outcomes = await this.#write(relayId, batch.map((p) => p.completion));
+        const outcomes = await this.#write(
+          relayId,
+          batch.map((p) => p.completion),
+        );
         for (const p of batch) {
           const outcome = outcomes.find((o) => o.partition === p.completion.partition && o.epoch === p.completion.epoch);
-          if (outcome === undefined) p.reject(new Error(`the store returned no outcome for partition ${p.completion.partition} at epoch ${p.completion.epoch}`));
+          if (outcome === undefined)
+            p.reject(new Error(`the store returned no outcome for partition ${p.completion.partition} at epoch ${p.completion.epoch}`));
           else p.resolve(outcome);
         }
       } catch (error) {

@@ -132,19 +132,29 @@ export class LeaseSession {
     const sentAt = performance.now();
     this.#nextBeatAt = nextHeartbeatAt(sentAt, this.#timing);
     const trouble = this.#hooks.trouble();
-    const membership = await this.#statement(this.#leases.heartbeat(relayId, { leaving: this.#standby, trouble }), `heartbeat of relay ${relayId}`, !this.#standby);
+    const membership = await this.#statement(
+      this.#leases.heartbeat(relayId, { leaving: this.#standby, trouble }),
+      `heartbeat of relay ${relayId}`,
+      !this.#standby,
+    );
     if (relayId !== this.#relayId) return;
     this.#reportedTrouble = trouble !== null;
     const verdict = beatVerdict(sentAt, performance.now(), membership, this.#timing);
     if (verdict === 'rejoin') {
-      this.#options.logger.warn({ owner: this.#options.owner, relayId }, 'lease ran out on the database clock; dropping every partition and joining as a new relay');
+      this.#options.logger.warn(
+        { owner: this.#options.owner, relayId },
+        'lease ran out on the database clock; dropping every partition and joining as a new relay',
+      );
       this.#forget();
       return;
     }
     if (verdict === 'trusted' && !this.#standby && (this.#beatSentAt === undefined || sentAt > this.#beatSentAt)) this.#beatSentAt = sentAt;
     this.#apply(membership, verdict === 'trusted');
     if (this.#standby && verdict === 'trusted' && membership.owned.length === 0 && this.book.size === 0) {
-      this.#options.logger.info({ owner: this.#options.owner, relayId }, 'lapsed relay holds nothing and its beats come back in time; joining again as a new relay');
+      this.#options.logger.info(
+        { owner: this.#options.owner, relayId },
+        'lapsed relay holds nothing and its beats come back in time; joining again as a new relay',
+      );
       await this.leave();
     }
   }
@@ -191,7 +201,8 @@ export class LeaseSession {
       const granted = await this.#statement(this.#leases.acquire(relayId, step.count), `acquire by relay ${relayId}`);
       if (relayId !== this.#relayId) return;
       for (const lease of granted) this.book.set(lease.partition, adoptEntry(lease));
-      if (granted.length > 0) this.#options.logger.info({ owner: this.#options.owner, relayId, partitions: granted.map((g) => g.partition) }, 'partitions acquired');
+      if (granted.length > 0)
+        this.#options.logger.info({ owner: this.#options.owner, relayId, partitions: granted.map((g) => g.partition) }, 'partitions acquired');
     }
   }
 
@@ -206,8 +217,14 @@ export class LeaseSession {
   }
 
   #lapse(): void {
-    this.#options.logger.warn({ owner: this.#options.owner, relayId: this.#relayId, partitions: this.book.size }, 'lease no longer trusted (no heartbeat came back in time): dropping every partition and standing by');
-    this.#options.hooks.onError?.({ stage: 'lease', error: `relay ${this.#relayId ?? ''} lost its lease: no heartbeat came back within ${Math.round(0.8 * this.#options.leaseMs)} ms of its send` });
+    this.#options.logger.warn(
+      { owner: this.#options.owner, relayId: this.#relayId, partitions: this.book.size },
+      'lease no longer trusted (no heartbeat came back in time): dropping every partition and standing by',
+    );
+    this.#options.hooks.onError?.({
+      stage: 'lease',
+      error: `relay ${this.#relayId ?? ''} lost its lease: no heartbeat came back within ${Math.round(0.8 * this.#options.leaseMs)} ms of its send`,
+    });
     this.book.clear();
     this.#standby = true;
     this.#nextBeatAt = performance.now();

@@ -41,7 +41,9 @@ export function nextShareStep(membership: Membership, book: ReadonlyMap<number, 
   if (grantsClosed(membership)) return { kind: 'none' };
   const staying = membership.relays
     .filter((relay) => !relay.leaving)
-    .map((relay) => (relay.id === membership.relayId ? { id: relay.id, held: book.size, troubled } : { id: relay.id, held: relay.held, troubled: relay.trouble !== null }));
+    .map((relay) =>
+      relay.id === membership.relayId ? { id: relay.id, held: book.size, troubled } : { id: relay.id, held: relay.held, troubled: relay.trouble !== null },
+    );
   if (!staying.some((relay) => relay.id === membership.relayId)) return { kind: 'none' };
   const healthy = staying.filter((relay) => !relay.troubled);
   const count = membership.config.partitionCount;

@@ -21,7 +21,12 @@ export class OperatorPauseRefresh {
   readonly #log: { readonly logger: Logger; readonly owner: string };
   #nextAt = 0;
 
-  constructor(reader: PartitionReader, pauses: TopicPauses, timing: { readonly periodMs: number; readonly statementMs: number }, log: { readonly logger: Logger; readonly owner: string }) {
+  constructor(
+    reader: PartitionReader,
+    pauses: TopicPauses,
+    timing: { readonly periodMs: number; readonly statementMs: number },
+    log: { readonly logger: Logger; readonly owner: string },
+  ) {
     this.#reader = reader;
     this.#pauses = pauses;
     this.#periodMs = timing.periodMs;
@@ -38,7 +43,8 @@ export class OperatorPauseRefresh {
     const reader = this.#reader;
     // one after the other: a refresh takes one connection of the relay's pool, never two
     const listed = await bounded(this.#reader.pausedTopics(), this.#statementMs, 'the read of the paused topics');
-    const destinations = reader.destinationPauses === undefined ? [] : await bounded(reader.destinationPauses(), this.#statementMs, 'the read of the paused destinations');
+    const destinations =
+      reader.destinationPauses === undefined ? [] : await bounded(reader.destinationPauses(), this.#statementMs, 'the read of the paused destinations');
     const readAt = performance.now();
     this.#nextAt = readAt + this.#periodMs;
     const change = this.#pauses.setOperatorPauses(listed, readAt, destinations);
@@ -51,7 +57,8 @@ export class OperatorPauseRefresh {
     for (const key of change.paused) {
       const { topic, destination } = readPauseKey(key);
       const reason = this.#pauses.reason(key);
-      if (topic === undefined) logger.warn({ owner, destination, reason }, 'destination paused by an operator: its messages (every topic) are held, uncounted, until it is resumed');
+      if (topic === undefined)
+        logger.warn({ owner, destination, reason }, 'destination paused by an operator: its messages (every topic) are held, uncounted, until it is resumed');
       else logger.warn({ owner, topic, reason }, 'topic paused by an operator: its messages are held, uncounted, until it is resumed');
     }
   }

@@ -29,8 +29,15 @@ export const UNCLEAN_LIMIT = 3;
 
 export function adoptEntry(lease: PartitionLease & { readonly state?: HeldPartition['state'] }): PartitionEntry {
   return {
-    partition: lease.partition, epoch: lease.epoch, unclean: lease.unclean, draining: lease.state === 'draining', settlement: newOwner,
-    unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false,
+    partition: lease.partition,
+    epoch: lease.epoch,
+    unclean: lease.unclean,
+    draining: lease.state === 'draining',
+    settlement: newOwner,
+    unwritten: new Map(),
+    unwrittenRetryAt: 0,
+    readAt: 0,
+    backlog: false,
   };
 }
 

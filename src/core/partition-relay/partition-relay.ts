@@ -25,7 +25,10 @@ import { hasIdleBacklog, planRead } from './read-plan.js';
 import { completionOf, skippedOutcomes, type UnwrittenOutcome, withUnwritten } from './unwritten-outcomes.js';
 
 /** What the v2 relay needs from a store: the partition leases, the partition reader and housekeeping. */
-export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly reader: PartitionReader } & Pick<RelayStore, 'purgePublished' | 'purgeIdempotencyKeys'>;
+export type StoreForPartitionRelay = { readonly leases: RelayLeases; readonly reader: PartitionReader } & Pick<
+  RelayStore,
+  'purgePublished' | 'purgeIdempotencyKeys'
+>;
 
 /** Completions wait this long for those of other partitions, to go in one statement. */
 const COMPLETION_DELAY_MS = 5;
@@ -76,13 +79,21 @@ export class PartitionRelay {
     this.#destinations = new Destinations(publisher, this.options.destinations);
     this.#pauses = new TopicPauses(this.options.errorBackoffMs, this.options.maxErrorBackoffMs);
     this.#statementMs = Math.floor(this.options.leaseMs / BEATS_PER_LEASE);
-    this.#operatorPauses = new OperatorPauseRefresh(store.reader, this.#pauses, { periodMs: Math.min(PAUSE_REFRESH_MS, this.#statementMs), statementMs: this.#statementMs }, this.options);
+    this.#operatorPauses = new OperatorPauseRefresh(
+      store.reader,
+      this.#pauses,
+      { periodMs: Math.min(PAUSE_REFRESH_MS, this.#statementMs), statementMs: this.#statementMs },
+      this.options,
+    );
     this.#broker = new BrokerWatch(publisher, this.options);
     this.#session = new LeaseSession(store.leases, this.options, {
       isBusy: (p) => this.#busy.has(p),
       trouble: () => this.#broker.reason({ relayId: this.#session.relayId, partitions: this.#session.book.size }),
     });
-    this.#completions = new CompletionBatcher((relayId, completions) => bounded(store.reader.complete(relayId, completions), this.#statementMs, 'completion'), COMPLETION_DELAY_MS);
+    this.#completions = new CompletionBatcher(
+      (relayId, completions) => bounded(store.reader.complete(relayId, completions), this.#statementMs, 'completion'),
+      COMPLETION_DELAY_MS,
+    );
     this.#brokerDelay = this.options.errorBackoffMs;
     this.#window = new PublishWindow(this.options.maxInFlight);
   }
@@ -222,14 +233,25 @@ export class PartitionRelay {
     const readAt = performance.now();
     const limits = new Map(plan.map(({ entry, limit }) => [entry.partition, limit]));
     const limitOf = (partition: number) => limits.get(partition) ?? 1;
-    const sent = new Map<number, { entry: PartitionEntry; read: SentRead }>(plan.map(({ entry, limit }) => [entry.partition, { entry, read: readRequest(entry, limit) }]));
+    const sent = new Map<number, { entry: PartitionEntry; read: SentRead }>(
+      plan.map(({ entry, limit }) => [entry.partition, { entry, read: readRequest(entry, limit) }]),
+    );
     for (const partition of sent.keys()) this.#busy.add(partition);
     let messages: PartitionMessage[] = [];
     try {
       // with fan-out each destination's due rows get their own take, and a paused one's stay out until its pause runs out
       const dueDestinations = this.#destinations.dueDestinations(this.#pauses.pausedDestinations(performance.now()));
       const options = dueDestinations === undefined ? undefined : { dueDestinations };
-      const result = await bounded(this.#store.reader.read(relayId, count, [...sent.values()].map((s) => s.read.request), options), this.#statementMs, `read by relay ${relayId}`);
+      const result = await bounded(
+        this.#store.reader.read(
+          relayId,
+          count,
+          [...sent.values()].map((s) => s.read.request),
+          options,
+        ),
+        this.#statementMs,
+        `read by relay ${relayId}`,
+      );
       const unwritten = new Map([...sent.values()].flatMap((s) => [...s.entry.unwritten]));
       const current = foldReadResult(sent, result, (p) => this.#session.book.get(p), readAt);
       messages = withUnwritten(current, unwritten, this.options.errorBackoffMs);
@@ -248,12 +270,25 @@ export class PartitionRelay {
     return messages.length;
   }
 
-  async #publish(relayId: string, messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, limitOf: (p: number) => number): Promise<void> {
+  async #publish(
+    relayId: string,
+    messages: readonly PartitionMessage[],
+    entries: ReadonlyMap<number, PartitionEntry>,
+    limitOf: (p: number) => number,
+  ): Promise<void> {
     try {
       this.#publishing++;
       const { outcome, results, lost } = await publishBatch(messages, entries, {
-        relayId, publisher: this.#publisher, destinations: this.#destinations, reader: this.#store.reader, options: this.options, pauses: this.#pauses,
-        publishDeadline: this.#session.publishDeadline, isStopping: () => this.#stopping, limitOf, statementMs: this.#statementMs,
+        relayId,
+        publisher: this.#publisher,
+        destinations: this.#destinations,
+        reader: this.#store.reader,
+        options: this.options,
+        pauses: this.#pauses,
+        publishDeadline: this.#session.publishDeadline,
+        isStopping: () => this.#stopping,
+        limitOf,
+        statementMs: this.#statementMs,
         permits: this.#window.permits(this.#batchesRead++),
       }).finally(() => {
         this.#publishing--;
@@ -267,7 +302,9 @@ export class PartitionRelay {
         this.#brokerDelay = Math.min(this.#brokerDelay * 2, this.options.maxErrorBackoffMs);
       } else if (outcome.published.length > 0) this.#brokerDelay = this.options.errorBackoffMs;
       const byId = new Map(messages.map((m) => [m.id, m]));
-      await Promise.all(results.map((result) => this.#complete(relayId, entries.get(result.completion.partition) as PartitionEntry, result, (id) => byId.get(id))));
+      await Promise.all(
+        results.map((result) => this.#complete(relayId, entries.get(result.completion.partition) as PartitionEntry, result, (id) => byId.get(id))),
+      );
       const { retried, dead } = reportOutcome(outcome, this.options);
       this.#counts.published += outcome.published.length;
       this.#counts.retried += retried;
@@ -290,7 +327,12 @@ export class PartitionRelay {
     if (expected > 0) {
       // a try that failed may still have committed: later tries do not count its failures again
       let tries = 0;
-      const outcome = await persistently(() => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)), COMPLETION_ATTEMPTS, this.options.errorBackoffMs, (error) => this.#report('mark', error));
+      const outcome = await persistently(
+        () => this.#completions.complete(relayId, tries++ === 0 ? completion : uncounted(completion)),
+        COMPLETION_ATTEMPTS,
+        this.options.errorBackoffMs,
+        (error) => this.#report('mark', error),
+      );
       if (!outcome.applied) return this.#fenced(entry, expected);
       this.#readWhenDue(completion);
       if (completion.published.length > 0 && this.#session.book.get(entry.partition) === entry) entry.unclean = 0;
@@ -329,7 +371,8 @@ export class PartitionRelay {
       if (entry.unwritten.size === 0 || now < entry.unwrittenRetryAt || this.#busy.has(entry.partition)) continue;
       this.#busy.add(entry.partition);
       const sent = new Map(entry.unwritten);
-      const retry = this.#completions.complete(relayId, completionOf(entry.partition, entry.epoch, sent))
+      const retry = this.#completions
+        .complete(relayId, completionOf(entry.partition, entry.epoch, sent))
         .then((outcome) => {
           if (!outcome.applied) return this.#fenced(entry, sent.size);
           const still = new Set(outcome.skipped);
@@ -351,7 +394,10 @@ export class PartitionRelay {
   /** The partition was no longer mine at that epoch: drop it and everything of it in memory. */
   #fenced(entry: PartitionEntry, expected: number): void {
     this.#session.drop(entry);
-    this.options.logger.warn({ owner: this.options.owner, partition: entry.partition, epoch: entry.epoch }, 'partition was taken over before its completion; another relay owns it now');
+    this.options.logger.warn(
+      { owner: this.options.owner, partition: entry.partition, epoch: entry.epoch },
+      'partition was taken over before its completion; another relay owns it now',
+    );
     this.options.hooks.onFenced?.({ expected, marked: 0 });
   }
 
@@ -365,7 +411,10 @@ export class PartitionRelay {
   #report(stage: 'lease' | 'read' | 'mark', error: unknown, retryInMs?: number): void {
     const description = describeError(error);
     this.#databaseError = description;
-    this.options.logger.error({ owner: this.options.owner, stage, error: description, ...(retryInMs === undefined ? {} : { retryInMs }) }, `relay ${stage} step failed`);
+    this.options.logger.error(
+      { owner: this.options.owner, stage, error: description, ...(retryInMs === undefined ? {} : { retryInMs }) },
+      `relay ${stage} step failed`,
+    );
     this.options.hooks.onError?.({ stage, error: description });
   }
 }

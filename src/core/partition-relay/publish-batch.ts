@@ -42,7 +42,11 @@ export interface BatchOutcome {
  * (`unclean >= 3`) publishes one row at a time, each after a fenced `attempts + 1`, so that a message that kills
  * relays is parked once its attempts are used up.
  */
-export async function publishBatch(messages: readonly PartitionMessage[], entries: ReadonlyMap<number, PartitionEntry>, context: BatchContext): Promise<BatchOutcome> {
+export async function publishBatch(
+  messages: readonly PartitionMessage[],
+  entries: ReadonlyMap<number, PartitionEntry>,
+  context: BatchContext,
+): Promise<BatchOutcome> {
   const split = splitWaiting(messages, dueBranchFull(messages, context.destinations?.fansOut === true, context.limitOf));
   const { ready } = split;
   const held = operatorHolds(split.held, messages, context.pauses, performance.now(), context.destinations);
@@ -58,16 +62,34 @@ export async function publishBatch(messages: readonly PartitionMessage[], entrie
   };
   const lost = new Set<number>();
   const [clean, ...careful] = await Promise.all([
-    publishClaim(ready.filter((m) => !unclean(m)), publishContext),
+    publishClaim(
+      ready.filter((m) => !unclean(m)),
+      publishContext,
+    ),
     ...[...new Set(ready.filter(unclean).map((m) => m.partition))].map((partition) =>
-      oneAtATime(ready.filter((m) => m.partition === partition), entries.get(partition) as PartitionEntry, context, publishContext, lost)),
+      oneAtATime(
+        ready.filter((m) => m.partition === partition),
+        entries.get(partition) as PartitionEntry,
+        context,
+        publishContext,
+        lost,
+      ),
+    ),
   ]);
   const outcome = careful.reduce(merge, clean);
   const sent = messages.filter((m) => !lost.has(m.partition));
-  const results = completionsFrom(sent, withoutPartitions(outcome, lost), held.filter((h) => !lost.has(h.partition)), (p) => (entries.get(p) as PartitionEntry).epoch)
-    .map((result) => ({ ...result, completion: withPublishedSeqs(result.completion, sent) }));
+  const results = completionsFrom(
+    sent,
+    withoutPartitions(outcome, lost),
+    held.filter((h) => !lost.has(h.partition)),
+    (p) => (entries.get(p) as PartitionEntry).epoch,
+  ).map((result) => ({ ...result, completion: withPublishedSeqs(result.completion, sent) }));
   const counted = new Set(ready.filter(unclean).map((m) => m.partition));
-  return { outcome, results: results.map((result) => (counted.has(result.completion.partition) ? { ...result, completion: uncounted(result.completion) } : result)), lost: [...lost] };
+  return {
+    outcome,
+    results: results.map((result) => (counted.has(result.completion.partition) ? { ...result, completion: uncounted(result.completion) } : result)),
+    lost: [...lost],
+  };
 }
 
 async function oneAtATime(
@@ -80,7 +102,9 @@ async function oneAtATime(
   let outcome: ClaimOutcome = { published: [], failed: [], released: [], held: new Map(), topicEvents: [] };
   for (const [index, message] of messages.entries()) {
     // an operator's pause (of its topic or its whole destination) holds the message without a publish: no attempt to count
-    const counted = operatorPauseOf(message, context.pauses, context.destinations) !== undefined || await bounded(context.reader.countAttempt(context.relayId, entry, message.id), context.statementMs, `counted attempt in partition ${entry.partition}`);
+    const counted =
+      operatorPauseOf(message, context.pauses, context.destinations) !== undefined ||
+      (await bounded(context.reader.countAttempt(context.relayId, entry, message.id), context.statementMs, `counted attempt in partition ${entry.partition}`));
     if (!counted) {
       lost.add(entry.partition);
       return outcome;
@@ -118,7 +142,13 @@ function withoutPartitions(outcome: ClaimOutcome, lost: ReadonlySet<number>): Cl
   if (lost.size === 0) return outcome;
   const keep = (m: { readonly id: string }) => !lost.has((m as PartitionMessage).partition);
   const held = new Map([...outcome.held].map(([topic, group]) => [topic, { ...group, messages: group.messages.filter(keep) }]));
-  return { ...outcome, published: outcome.published.filter(keep), failed: outcome.failed.filter((f) => keep(f.message)), released: outcome.released.filter(keep), held };
+  return {
+    ...outcome,
+    published: outcome.published.filter(keep),
+    failed: outcome.failed.filter((f) => keep(f.message)),
+    released: outcome.released.filter(keep),
+    held,
+  };
 }
 
 /**

@@ -79,7 +79,11 @@ export function operatorHolds(
  * The pause key of an operator's pause that holds `message`, if any: its topic's, else its whole destination's
  * (`*@<name>`, `*@default` for a row without one), as `publishClaim` checks them.
  */
-export function operatorPauseOf(message: Pick<PartitionMessage, 'topic' | 'destination'>, pauses: TopicPauses, destinations?: Destinations): string | undefined {
+export function operatorPauseOf(
+  message: Pick<PartitionMessage, 'topic' | 'destination'>,
+  pauses: TopicPauses,
+  destinations?: Destinations,
+): string | undefined {
   if (pauses.isOperatorPaused(message.topic)) return message.topic;
   const key = destinations?.of(message.destination)?.pauseKey ?? destinationPauseKey(destinationName(message));
   return pauses.isOperatorPaused(key) ? key : undefined;
@@ -125,12 +129,18 @@ export function completionsFrom(
     const key = keyOf(message);
     if (key !== undefined && 'retryInMs' in failure) retriedKeys.set(key, { retryInMs: failure.retryInMs, id: message.id });
   }
-  for (const group of outcome.held.values()) for (const message of group.messages) of(message.id).held.push({ id: message.id, delayMs: group.delayMs, reason: group.error });
+  for (const group of outcome.held.values())
+    for (const message of group.messages) of(message.id).held.push({ id: message.id, delayMs: group.delayMs, reason: group.error });
   for (const message of outcome.released) {
     const key = keyOf(message);
     const blocker = key === undefined ? undefined : retriedKeys.get(key);
     if (blocker === undefined) of(message.id).reread = true;
-    else of(message.id).held.push({ id: message.id, delayMs: Math.max(MIN_HOLD_MS, blocker.retryInMs), reason: `waits for message ${blocker.id} of its key, which failed and is retried` });
+    else
+      of(message.id).held.push({
+        id: message.id,
+        delayMs: Math.max(MIN_HOLD_MS, blocker.retryInMs),
+        reason: `waits for message ${blocker.id} of its key, which failed and is retried`,
+      });
   }
   return [...results].map(([partition, r]) => ({
     completion: { partition, epoch: epochOf(partition), published: r.published, failed: r.failed, held: r.held },

@@ -59,7 +59,9 @@ export function foldRead(
   const xmin = BigInt(result.horizon);
   const reached = outcome.reached === null ? null : BigInt(outcome.reached);
   if (reached !== null && result.tag === null) {
-    throw new Error(`read of partition ${outcome.partition} returned fresh rows up to ${outcome.reached} without a tag; the store breaks the PartitionReader contract`);
+    throw new Error(
+      `read of partition ${outcome.partition} returned fresh rows up to ${outcome.reached} without a tag; the store breaks the PartitionReader contract`,
+    );
   }
   const tag = result.tag !== null ? BigInt(result.tag) : (settlement.ranges.at(-1)?.tag ?? xmin);
   const range = sent.recheck;

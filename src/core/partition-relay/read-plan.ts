@@ -27,7 +27,10 @@ export function planRead(held: readonly PartitionEntry[], isBusy: (partition: nu
   const idle = reading.filter((e) => !isBusy(e.partition));
   const quiet = idle.filter((e) => !e.backlog);
   const share = Math.ceil(reading.filter((e) => e.backlog).length / settings.lanes);
-  const backlogged = idle.filter((e) => e.backlog).sort((a, b) => a.readAt - b.readAt).slice(0, share);
+  const backlogged = idle
+    .filter((e) => e.backlog)
+    .sort((a, b) => a.readAt - b.readAt)
+    .slice(0, share);
   const take = (count: number) => Math.max(MIN_TAKE, Math.ceil(settings.batchSize / Math.max(1, count)));
   const quietTake = backlogged.length > 0 ? MIN_TAKE : take(quiet.length);
   const limitOf = (entry: PartitionEntry, limit: number) => (entry.unclean >= UNCLEAN_LIMIT ? 1 : limit);

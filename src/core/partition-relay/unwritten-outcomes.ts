@@ -7,9 +7,7 @@ import type { FailedMessage, HeldMessage, PartitionCompletion, PartitionMessage 
  */
 /** `key` is the ordering key: the message's key within its destination (`keyOf`). */
 export type UnwrittenOutcome = { readonly key: string | null; readonly seq: string } & (
-  | { readonly kind: 'published' }
-  | { readonly kind: 'failed'; readonly failure: FailedMessage }
-  | { readonly kind: 'held'; readonly held: HeldMessage }
+  { readonly kind: 'published' } | { readonly kind: 'failed'; readonly failure: FailedMessage } | { readonly kind: 'held'; readonly held: HeldMessage }
 );
 
 /** The outcomes of `completion` that the store skipped, with the key and seq of their message. */

@@ -13,9 +13,7 @@ export interface OwnPartitions {
 
 /** What a relay does next about its share: take more partitions, drain some, or nothing. */
 export type ShareStep =
-  | { readonly kind: 'acquire'; readonly count: number }
-  | { readonly kind: 'drain'; readonly partitions: readonly number[] }
-  | { readonly kind: 'none' };
+  { readonly kind: 'acquire'; readonly count: number } | { readonly kind: 'drain'; readonly partitions: readonly number[] } | { readonly kind: 'none' };
 
 /**
  * Each relay's target number of partitions out of `partitions`: the floor of an even split, and the remainder

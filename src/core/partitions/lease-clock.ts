@@ -22,10 +22,16 @@ export interface LeaseTiming {
 export function resolveLeaseTiming(timing: LeaseTiming): LeaseTiming {
   const { leaseMs, publishTimeoutMs } = timing;
   if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0 || !Number.isSafeInteger(publishTimeoutMs) || publishTimeoutMs <= 0) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay options leaseMs (${leaseMs}) and publishTimeoutMs (${publishTimeoutMs}) must be positive whole milliseconds`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `relay options leaseMs (${leaseMs}) and publishTimeoutMs (${publishTimeoutMs}) must be positive whole milliseconds`,
+    );
   }
   if (leaseMs < BEATS_PER_LEASE * publishTimeoutMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay option leaseMs (${leaseMs}) must be at least ${BEATS_PER_LEASE} x publishTimeoutMs (${publishTimeoutMs}); raise leaseMs to ${BEATS_PER_LEASE * publishTimeoutMs} or lower publishTimeoutMs`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `relay option leaseMs (${leaseMs}) must be at least ${BEATS_PER_LEASE} x publishTimeoutMs (${publishTimeoutMs}); raise leaseMs to ${BEATS_PER_LEASE * publishTimeoutMs} or lower publishTimeoutMs`,
+    );
   }
   return Object.freeze({ leaseMs, publishTimeoutMs });
 }

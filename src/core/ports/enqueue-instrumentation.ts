@@ -20,8 +20,5 @@ export interface EnqueueReceipt {
  *   enqueue fail, it cannot make it look stored.
  */
 export interface EnqueueInstrumentation {
-  enqueue(
-    messages: readonly OutboxMessageInput[],
-    store: (messages: readonly OutboxMessageInput[]) => Promise<readonly EnqueueReceipt[]>,
-  ): Promise<void>;
+  enqueue(messages: readonly OutboxMessageInput[], store: (messages: readonly OutboxMessageInput[]) => Promise<readonly EnqueueReceipt[]>): Promise<void>;
 }

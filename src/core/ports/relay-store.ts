@@ -1,7 +1,6 @@
 /** A message whose publish failed, with what to do about it. */
 export type FailedMessage =
-  | { readonly id: string; readonly error: string; readonly retryInMs: number }
-  | { readonly id: string; readonly error: string; readonly dead: true };
+  { readonly id: string; readonly error: string; readonly retryInMs: number } | { readonly id: string; readonly error: string; readonly dead: true };
 
 /**
  * The relay's housekeeping role: what `Relay` needs from a store besides its partition leases and reader

@@ -100,7 +100,10 @@ function parse(argv: readonly string[]): { values: OptionValues; positionals: st
     } else if (token.value === undefined) {
       throw new UsageError(`${token.rawName} needs a value: ${flagSpelling(definition)}`, topic);
     } else if (!token.inlineValue && token.value.startsWith('-')) {
-      throw new UsageError(`${token.rawName} needs a value: ${flagSpelling(definition)} (write ${token.rawName}=${token.value.slice(0, 40)} for a value that starts with a dash)`, topic);
+      throw new UsageError(
+        `${token.rawName} needs a value: ${flagSpelling(definition)} (write ${token.rawName}=${token.value.slice(0, 40)} for a value that starts with a dash)`,
+        topic,
+      );
     }
   }
   try {

@@ -62,7 +62,7 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
   if (source === undefined && command !== 'sql') throw reader.error('--database-url or OUTBOXER_DATABASE_URL is required');
   if (source !== undefined) databaseUrl = reader.url('database-url', source, DATABASE_PROTOCOLS);
   const all = values.all === true;
-  if ((command === 'dead retry' || command === 'dead purge') && all === (operands.length > 0)) {
+  if ((command === 'dead retry' || command === 'dead purge') && all === operands.length > 0) {
     throw reader.error(all ? 'give either message ids or --all, not both' : 'give the ids of the dead messages, or --all');
   }
   const takesIds = command === 'dead retry' || command === 'dead purge' || command === 'pending show' || command === 'pending delete';

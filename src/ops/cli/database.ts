@@ -9,12 +9,14 @@ import { CliFailure } from './errors.js';
 export type Dialect = 'postgres' | 'mysql' | 'sqlite';
 
 /** What every command uses of a store, whatever its database. */
-export type CliStore = RelayStore & OutboxOperator & OutboxSchema & {
-  readonly leases: RelayLeases;
-  readonly reader: PartitionReader;
-  readonly retainPublishedMs: number;
-  readonly idempotencyWindowMs: number;
-};
+export type CliStore = RelayStore &
+  OutboxOperator &
+  OutboxSchema & {
+    readonly leases: RelayLeases;
+    readonly reader: PartitionReader;
+    readonly retainPublishedMs: number;
+    readonly idempotencyWindowMs: number;
+  };
 
 /** One versioned step of a dialect's schema, as `migrate` reports it. */
 export interface MigrationInfo {

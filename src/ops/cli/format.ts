@@ -34,5 +34,8 @@ export function humanDuration(seconds: number): string {
   const minutes = Math.floor(rest / 60);
   rest -= minutes * 60;
   const parts = [days > 0 ? `${days}d` : '', hours > 0 ? `${hours}h` : '', minutes > 0 ? `${minutes}m` : '', `${rest}s`];
-  return parts.filter((part) => part !== '').slice(0, 3).join(' ');
+  return parts
+    .filter((part) => part !== '')
+    .slice(0, 3)
+    .join(' ');
 }

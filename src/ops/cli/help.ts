@@ -72,7 +72,8 @@ const PENDING_TEXTS = {
   pending delete <id...>             delete pending messages (audited)
 
 Run 'outboxer help pending <list|show|delete>' for details.`,
-  'pending list': () => `Usage: outboxer pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--destination <name>] [--limit <n>] [--json] [options]
+  'pending list':
+    () => `Usage: outboxer pending list [--topic <topic>] [--key <key>] [--older-than-s <s>] [--destination <name>] [--limit <n>] [--json] [options]
 
 Lists pending messages (due or scheduled) in store order, one line each: id, seq, topic,
 destination (default: the relay's own publisher), key, attempts, age, due (when scheduled: a

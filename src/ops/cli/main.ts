@@ -33,10 +33,7 @@ function flushed(stream: NodeJS.WriteStream): Promise<void> {
 }
 
 async function exit(code: number): Promise<never> {
-  await Promise.race([
-    Promise.all([flushed(process.stdout), flushed(process.stderr)]),
-    new Promise((resolve) => setTimeout(resolve, 2000).unref()),
-  ]);
+  await Promise.race([Promise.all([flushed(process.stdout), flushed(process.stderr)]), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
   process.exit(code);
 }
 

@@ -25,7 +25,12 @@ export async function openMysqlCliStore(config: CliConfig, url: string, logger: 
     label: `${decodeURIComponent(new URL(uri).pathname.slice(1)) || '(default database)'}.${config.table}`,
     migrations: mysqlMigrations,
     migrate: () =>
-      applyMysqlMigrations(database, names, config.table, mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, { partitionCount }) }))),
+      applyMysqlMigrations(
+        database,
+        names,
+        config.table,
+        mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, { partitionCount }) })),
+      ),
     postgres: undefined,
   };
 }
@@ -48,7 +53,14 @@ interface PooledConnection {
 
 async function mysqlPool(uri: string, logger: Logger, connections: number, statementTimeoutMs?: number) {
   const mysql = await loadDriver('mysql2', () => import('mysql2/promise'));
-  const pool = mysql.createPool({ uri, connectionLimit: connections, supportBigNumbers: true, bigNumberStrings: true, enableKeepAlive: true, connectTimeout: 10_000 });
+  const pool = mysql.createPool({
+    uri,
+    connectionLimit: connections,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    enableKeepAlive: true,
+    connectTimeout: 10_000,
+  });
   pool.on('connection', (pooled) => {
     // The promise pool passes on the core pool's event: a connection of the callback API (its typings say otherwise).
     const connection = pooled as unknown as PooledConnection;

@@ -9,7 +9,8 @@ import { OPS_POOL, openOpsStore } from './ops-store.js';
 import type { HttpSettings } from './relay-settings.js';
 
 /** What `/metrics` answers (501) and the warning says when `prom-client` is missing. */
-export const PROM_CLIENT_MISSING = 'prom-client is not installed, so this relay has no metrics: install it next to outboxer (npm install prom-client) and restart the relay';
+export const PROM_CLIENT_MISSING =
+  'prom-client is not installed, so this relay has no metrics: install it next to outboxer (npm install prom-client) and restart the relay';
 
 /**
  * The daemon's metrics (`outboxer/metrics`, loaded only when the HTTP server is on). `prom-client` is an optional
@@ -40,7 +41,13 @@ export interface DaemonOpsServer {
  */
 export async function startDaemonOpsServer(
   settings: HttpSettings,
-  parts: { readonly config: CliConfig; readonly opened: OpenStore; readonly relay: Relay; readonly metrics: OutboxerMetrics | undefined; readonly logger: Logger },
+  parts: {
+    readonly config: CliConfig;
+    readonly opened: OpenStore;
+    readonly relay: Relay;
+    readonly metrics: OutboxerMetrics | undefined;
+    readonly logger: Logger;
+  },
 ): Promise<DaemonOpsServer> {
   const [{ createOpsServer }, { unavailableMetrics }] = await Promise.all([import('../http/index.js'), import('../http/unavailable-metrics.js')]);
   const { config, opened, relay, metrics, logger } = parts;
@@ -61,7 +68,7 @@ export async function startDaemonOpsServer(
     try {
       await ops.close();
     } catch (error) {
-      logger.warn({ error: describeError(error) }, 'closing the http server\'s database pool failed');
+      logger.warn({ error: describeError(error) }, "closing the http server's database pool failed");
     }
   };
   try {

@@ -20,7 +20,9 @@ export interface PendingSettings {
  */
 export function resolvePendingSettings(reader: OptionReader, command: CommandName, limit: number, operands: readonly string[]): PendingSettings {
   if (command === 'pending show' && operands.length !== 1) {
-    throw reader.error(operands.length === 0 ? "'pending show' needs the id of a pending message" : "'pending show' takes one message id; 'pending list' lists several");
+    throw reader.error(
+      operands.length === 0 ? "'pending show' needs the id of a pending message" : "'pending show' takes one message id; 'pending list' lists several",
+    );
   }
   if (command === 'pending delete' && operands.length === 0) throw reader.error("'pending delete' needs the ids of the pending messages to delete");
   const topic = reader.source('topic')?.value;

@@ -48,7 +48,12 @@ export async function openPostgresCliStore(config: CliConfig, url: string, logge
 export async function openPostgresOpsStore(config: CliConfig, url: string, logger: Logger, options: StoreOpenOptions, pool: OpsPool): Promise<CliStore> {
   const pg = (await loadDriver('pg', () => import('pg'))).default;
   const own = new pg.Pool(
-    safePoolConfig({ connectionString: url, max: pool.connections, queryTimeoutMs: pool.statementTimeoutMs, applicationName: `outboxer ${config.command} http` }),
+    safePoolConfig({
+      connectionString: url,
+      max: pool.connections,
+      queryTimeoutMs: pool.statementTimeoutMs,
+      applicationName: `outboxer ${config.command} http`,
+    }),
   );
   own.on('error', logIdleFailure(logger));
   return new PostgresOutboxStore(fromPgPool(own, { ownsPool: true }), postgresStoreOptions(config, options));

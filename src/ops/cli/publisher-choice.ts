@@ -40,4 +40,3 @@ export function resolvePublisherChoice(reader: OptionReader): PublisherChoice {
     brokerUrls: Object.freeze(brokerUrls),
   };
 }
-

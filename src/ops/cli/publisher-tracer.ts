@@ -9,7 +9,7 @@ export interface PublisherTracer {
 }
 
 const MISSING_OTEL_API =
-  "--tracing needs @opentelemetry/api next to outboxer: npm install @opentelemetry/api, and register an OpenTelemetry SDK before the CLI runs (node --import ./otel-setup.mjs node_modules/.bin/outboxer relay --tracing; docs/tracing.md, The relay daemon)";
+  '--tracing needs @opentelemetry/api next to outboxer: npm install @opentelemetry/api, and register an OpenTelemetry SDK before the CLI runs (node --import ./otel-setup.mjs node_modules/.bin/outboxer relay --tracing; docs/tracing.md, The relay daemon)';
 
 /**
  * Loads outboxer/otel for `relay --tracing`, and only then: `@opentelemetry/api` is an optional peer, never loaded

@@ -7,7 +7,11 @@ import { cliPublisher } from './publishers/registry.js';
  * Builds the publisher the relay settings name. `publishTimeoutMs` is the relay's: handed to the
  * publisher too, so that its own confirm timeout neither cuts a longer one short nor outlives it.
  */
-export async function createPublisher(settings: Pick<RelaySettings, 'publisher' | 'publisherSettings'>, logger: Logger, publishTimeoutMs: number): Promise<Publisher> {
+export async function createPublisher(
+  settings: Pick<RelaySettings, 'publisher' | 'publisherSettings'>,
+  logger: Logger,
+  publishTimeoutMs: number,
+): Promise<Publisher> {
   return cliPublisher(settings.publisher).create(settings.publisherSettings, { logger, publishTimeoutMs });
 }
 

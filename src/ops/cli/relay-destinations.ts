@@ -36,22 +36,29 @@ export function readDestinations(file: string, read: (file: string) => string = 
   } catch (error) {
     throw new UsageError(`${where}: not valid JSON (${(error as Error).message})`);
   }
-  if (!isObject(parsed) || !isObject(parsed.destinations)) throw new UsageError(`${where}: expected an object { "destinations": { "<name>": { "publisher": …, … } } }`);
+  if (!isObject(parsed) || !isObject(parsed.destinations))
+    throw new UsageError(`${where}: expected an object { "destinations": { "<name>": { "publisher": …, … } } }`);
   const extra = Object.keys(parsed).find((field) => field !== 'destinations');
   if (extra !== undefined) throw new UsageError(`${where}: unknown field ${JSON.stringify(extra.slice(0, 40))} (known: destinations)`);
-  return Object.freeze(Object.entries(parsed.destinations).map(([name, entry]) => destination(`${where}: destination ${JSON.stringify(name.slice(0, 64))}`, name, entry)));
+  return Object.freeze(
+    Object.entries(parsed.destinations).map(([name, entry]) => destination(`${where}: destination ${JSON.stringify(name.slice(0, 64))}`, name, entry)),
+  );
 }
 
 function destination(where: string, name: string, entry: unknown): DestinationSettings {
-  const fault = name === DEFAULT_DESTINATION ? 'default is the relay\'s own publisher (--publisher): name the others' : destinationFault(name);
+  const fault = name === DEFAULT_DESTINATION ? "default is the relay's own publisher (--publisher): name the others" : destinationFault(name);
   if (fault !== undefined) throw new UsageError(`${where}: ${fault}`);
   if (!isObject(entry)) throw new UsageError(`${where}: expected an object with "publisher" and its settings`);
   if (typeof entry.publisher !== 'string') throw new UsageError(`${where}: "publisher" is required (e.g. "webhook")`);
   const values: Record<string, string> = {};
   for (const [field, value] of Object.entries(entry)) {
     if (field === 'envelope') continue;
-    if (!COMMON_FIELDS.includes(field) && !CLI_PUBLISHERS.some((publisher) => publisher.flags.includes(field))) throw new UsageError(`${where}: unknown field ${JSON.stringify(field.slice(0, 40))} (the fields are publisher, broker-url, envelope and the flags of its publisher)`);
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw new UsageError(`${where}: "${field}" must be a string, number or boolean`);
+    if (!COMMON_FIELDS.includes(field) && !CLI_PUBLISHERS.some((publisher) => publisher.flags.includes(field)))
+      throw new UsageError(
+        `${where}: unknown field ${JSON.stringify(field.slice(0, 40))} (the fields are publisher, broker-url, envelope and the flags of its publisher)`,
+      );
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+      throw new UsageError(`${where}: "${field}" must be a string, number or boolean`);
     values[field] = String(value);
   }
   let choice: PublisherChoice;
@@ -61,7 +68,10 @@ function destination(where: string, name: string, entry: unknown): DestinationSe
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     // the reader names flags and variables; in the file they are fields
-    const message = error.message.replace(/ \(set by [^)]*\)/g, '').replace(/ or OUTBOXER_[A-Z_]+/g, '').replace(/--([a-z0-9-]+)/g, '"$1"');
+    const message = error.message
+      .replace(/ \(set by [^)]*\)/g, '')
+      .replace(/ or OUTBOXER_[A-Z_]+/g, '')
+      .replace(/--([a-z0-9-]+)/g, '"$1"');
     throw new UsageError(`${where}: ${message}`);
   }
   const envelope = (entry.envelope ?? {}) as EnvelopeInput;

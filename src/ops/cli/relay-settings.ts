@@ -66,7 +66,6 @@ function httpSettings(reader: OptionReader): HttpSettings | undefined {
   return Object.freeze({ port, host, adminToken });
 }
 
-
 /**
  * The relay and store options of the option table, from flags and environment. Rules across options
  * (publish timeout against lease, ...) are the library's: its message is kept and given the flags it names.

@@ -32,7 +32,12 @@ export async function openSqliteCliStore(config: CliConfig, url: string, options
     label: `${path} ${config.table}`,
     migrations: sqliteMigrations,
     migrate: () =>
-      applySqliteMigrations(store.database, names, config.table, sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(names, { partitionCount }) }))),
+      applySqliteMigrations(
+        store.database,
+        names,
+        config.table,
+        sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(names, { partitionCount }) })),
+      ),
     postgres: undefined,
   };
 }

@@ -33,7 +33,11 @@ export function authorize(access: Access, credentials: RequestCredentials, polic
   if (access === 'read' && !policy.readRequiresToken) {
     if (presented !== undefined) checkToken(presented, policy.token, 'a token was sent with this read');
     else if (!isLoopbackHostHeader(credentials.host)) {
-      throw new OpsHttpError(403, 'OUTBOXER_HOST_REFUSED', 'this server listens on loopback and serves reads without a token only to a loopback Host (localhost, 127.0.0.1, [::1]); send the admin token, or use one of those names');
+      throw new OpsHttpError(
+        403,
+        'OUTBOXER_HOST_REFUSED',
+        'this server listens on loopback and serves reads without a token only to a loopback Host (localhost, 127.0.0.1, [::1]); send the admin token, or use one of those names',
+      );
     }
     return;
   }
@@ -43,10 +47,16 @@ export function authorize(access: Access, credentials: RequestCredentials, polic
 /** `why` says, when no token is configured, why the request needed one. */
 function checkToken(presented: string | undefined, token: AdminTokenCheck | undefined, why: string): void {
   if (token === undefined) {
-    throw new OpsHttpError(403, 'OUTBOXER_ADMIN_DISABLED', `${why}, and no admin token is configured (--admin-token, OUTBOXER_ADMIN_TOKEN or the adminToken option)`);
+    throw new OpsHttpError(
+      403,
+      'OUTBOXER_ADMIN_DISABLED',
+      `${why}, and no admin token is configured (--admin-token, OUTBOXER_ADMIN_TOKEN or the adminToken option)`,
+    );
   }
   if (presented === undefined) {
-    throw new OpsHttpError(401, 'OUTBOXER_UNAUTHORIZED', 'this request needs the admin token: Authorization: Bearer <token>', { 'WWW-Authenticate': CHALLENGE });
+    throw new OpsHttpError(401, 'OUTBOXER_UNAUTHORIZED', 'this request needs the admin token: Authorization: Bearer <token>', {
+      'WWW-Authenticate': CHALLENGE,
+    });
   }
   const candidate = bearerToken(presented);
   if (candidate === undefined || !token.matches(candidate)) {

@@ -2,7 +2,10 @@ import { DASHBOARD_CSS } from './dashboard/dashboard-css.js';
 import { DASHBOARD_HTML } from './dashboard/dashboard-html.js';
 import { DASHBOARD_SCRIPT } from './dashboard/dashboard-script.js';
 
-interface Asset { readonly contentType: string; readonly body: string }
+interface Asset {
+  readonly contentType: string;
+  readonly body: string;
+}
 
 /**
  * The observatory (the dashboard at `/`), by request path: one page, one script, one stylesheet, no build

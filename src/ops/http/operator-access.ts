@@ -34,13 +34,31 @@ export class OperatorAccess {
   constructor(operator: OutboxOperator, gate: StoreGate) {
     this.#operator = operator;
     this.#gate = gate;
-    const gated = <T>(call: () => Promise<T>) => () => gate.run(call);
-    this.#stats = new SharedRead(gated(() => operator.stats()), STATS_CACHE_MS);
+    const gated =
+      <T>(call: () => Promise<T>) =>
+      () =>
+        gate.run(call);
+    this.#stats = new SharedRead(
+      gated(() => operator.stats()),
+      STATS_CACHE_MS,
+    );
     this.#lag = new TopicLagCache((limit) => gate.run(() => supported(operator.topicLag, 'topicLag').call(operator, limit)), TOPIC_LAG_CACHE_MS);
-    this.#dead = new SharedRead(gated(() => operator.listDead(MAX_LIST_LIMIT)), 0);
-    this.#paused = new SharedRead(gated(() => supported(operator.pausedTopics, 'pausedTopics').call(operator)), 0);
-    this.#pausedDestinations = new SharedRead(gated(() => supported(operator.pausedDestinations, 'pausedDestinations').call(operator)), 0);
-    this.#group = new SharedRead(gated(() => supported(operator.relayGroup, 'relayGroup').call(operator)), 0);
+    this.#dead = new SharedRead(
+      gated(() => operator.listDead(MAX_LIST_LIMIT)),
+      0,
+    );
+    this.#paused = new SharedRead(
+      gated(() => supported(operator.pausedTopics, 'pausedTopics').call(operator)),
+      0,
+    );
+    this.#pausedDestinations = new SharedRead(
+      gated(() => supported(operator.pausedDestinations, 'pausedDestinations').call(operator)),
+      0,
+    );
+    this.#group = new SharedRead(
+      gated(() => supported(operator.relayGroup, 'relayGroup').call(operator)),
+      0,
+    );
   }
 
   stats(): Promise<Reading<OutboxStats>> {

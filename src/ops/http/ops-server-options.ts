@@ -63,12 +63,20 @@ export interface ResolvedOpsServerOptions {
 
 const settingsSchema = z
   .object({
-    host: z.string().min(1).max(253).regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or a host name').default('127.0.0.1'),
+    host: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or a host name')
+      .default('127.0.0.1'),
     port: z.number().int().min(0).max(65_535).default(DEFAULT_OPS_PORT),
-    adminToken: z.string().superRefine((token, context) => {
-      const problem = adminTokenProblem(token);
-      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-    }).optional(),
+    adminToken: z
+      .string()
+      .superRefine((token, context) => {
+        const problem = adminTokenProblem(token);
+        if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
     exposePayloads: z.boolean().default(false),
   })
   .strict();
@@ -90,7 +98,9 @@ export function checkOpsServerSettings(settings: OpsServerSettings): CheckedOpsS
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const path = issue?.path.join('.') ?? '';
-  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, { options: path === '' ? [] : [path] });
+  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, {
+    options: path === '' ? [] : [path],
+  });
 }
 
 /** The most store calls a server may make at once (`storeConcurrency`). */
@@ -103,16 +113,24 @@ export function resolveOpsServerOptions(options: OpsServerOptions): ResolvedOpsS
   const { operator, relay, metrics, logger, storeConcurrency = DEFAULT_STORE_GATE_LIMITS.concurrency, ...settings } = options;
   const missing = OPERATOR_METHODS.filter((name) => typeof operator?.[name] !== 'function');
   if (missing.length > 0) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option operator: needs a store with ${missing.join(', ')} (a PostgresOutboxStore has them)`, { options: ['operator'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option operator: needs a store with ${missing.join(', ')} (a PostgresOutboxStore has them)`, {
+      options: ['operator'],
+    });
   }
   if (relay !== undefined && typeof relay.health !== 'function') {
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'http option relay: needs health() (a Relay has it)', { options: ['relay'] });
   }
   if (metrics !== undefined && (typeof metrics.metrics !== 'function' || typeof metrics.contentType !== 'string')) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'http option metrics: needs metrics() and contentType (an OutboxerMetrics or a prom-client Registry)', { options: ['metrics'] });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      'http option metrics: needs metrics() and contentType (an OutboxerMetrics or a prom-client Registry)',
+      { options: ['metrics'] },
+    );
   }
   if (!Number.isInteger(storeConcurrency) || storeConcurrency < 1 || storeConcurrency > MAX_STORE_CONCURRENCY) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option storeConcurrency: must be a whole number from 1 to ${MAX_STORE_CONCURRENCY}`, { options: ['storeConcurrency'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `http option storeConcurrency: must be a whole number from 1 to ${MAX_STORE_CONCURRENCY}`, {
+      options: ['storeConcurrency'],
+    });
   }
   const { host, port, adminToken, exposePayloads } = checkOpsServerSettings(settings);
   return Object.freeze({

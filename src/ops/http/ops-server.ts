@@ -60,7 +60,17 @@ export function createOpsServer(options: OpsServerOptions): OpsServer {
 
 class NodeOpsServer implements OpsServer {
   readonly #options: ResolvedOpsServerOptions;
-  readonly #router = new Router([...healthRoutes, metricsRoute, ...statsRoutes, ...deadRoutes, ...pendingRoutes, ...topicsRoutes, ...destinationsRoutes, ...relaysRoutes, ...dashboardRoutes]);
+  readonly #router = new Router([
+    ...healthRoutes,
+    metricsRoute,
+    ...statsRoutes,
+    ...deadRoutes,
+    ...pendingRoutes,
+    ...topicsRoutes,
+    ...destinationsRoutes,
+    ...relaysRoutes,
+    ...dashboardRoutes,
+  ]);
   readonly #server: Server;
   /** The store as every route reaches it: bounded calls, shared reads. */
   readonly #store: OperatorAccess;
@@ -142,7 +152,14 @@ class NodeOpsServer implements OpsServer {
     authorize(route.access, { authorization: request.headers.authorization, host: request.headers.host }, this.#policy);
     const query = readQuery(target.query, route.query);
     const body = route.method === 'POST' ? await readJsonBody(request) : undefined;
-    return route.handle({ options: this.#options, store: this.#store, query, body, readRequiresToken: this.#policy.readRequiresToken, remoteAddress: request.socket.remoteAddress });
+    return route.handle({
+      options: this.#options,
+      store: this.#store,
+      query,
+      body,
+      readRequiresToken: this.#policy.readRequiresToken,
+      remoteAddress: request.socket.remoteAddress,
+    });
   }
 
   #send(request: IncomingMessage, response: ServerResponse, reply: Reply, extra: Readonly<Record<string, string>>): void {

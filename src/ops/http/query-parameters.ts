@@ -41,12 +41,15 @@ export function readQuery(query: string, accepted: QueryParameters = {}): QueryV
   for (const [name, text] of given) {
     const parameter = Object.hasOwn(accepted, name) ? accepted[name] : undefined;
     if (parameter === undefined) {
-      throw invalid(`unknown query parameter ${JSON.stringify(name.slice(0, 40))}; ${known.length === 0 ? 'this endpoint takes none' : `this endpoint takes ${known.join(', ')}`}`);
+      throw invalid(
+        `unknown query parameter ${JSON.stringify(name.slice(0, 40))}; ${known.length === 0 ? 'this endpoint takes none' : `this endpoint takes ${known.join(', ')}`}`,
+      );
     }
     if (seen.has(name)) throw invalid(`query parameter ${name} is given more than once`);
     seen.add(name);
     if ('text' in parameter) {
-      if (text === '' || Buffer.byteLength(text) > parameter.maxBytes) throw invalid(`query parameter ${name} must be 1 to ${parameter.maxBytes} bytes of text`);
+      if (text === '' || Buffer.byteLength(text) > parameter.maxBytes)
+        throw invalid(`query parameter ${name} must be 1 to ${parameter.maxBytes} bytes of text`);
       texts[name] = text;
       continue;
     }

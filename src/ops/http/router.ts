@@ -21,7 +21,11 @@ export class Router {
   match(path: string, method: string | undefined): Route {
     const methods = this.#routes.get(path);
     if (methods === undefined) {
-      throw new OpsHttpError(404, 'OUTBOXER_NOT_FOUND', `no endpoint at ${path.slice(0, 100)}${path.length > 1 && path.endsWith('/') ? ' (paths take no trailing slash)' : ''}; docs/http-api.md lists them`);
+      throw new OpsHttpError(
+        404,
+        'OUTBOXER_NOT_FOUND',
+        `no endpoint at ${path.slice(0, 100)}${path.length > 1 && path.endsWith('/') ? ' (paths take no trailing slash)' : ''}; docs/http-api.md lists them`,
+      );
     }
     const route = methods.get(method === 'HEAD' ? 'GET' : (method ?? ''));
     if (route !== undefined) return route;

@@ -39,7 +39,7 @@ export class ConsumerCounters {
     this.#dead = new Counter({ name: 'outboxer_consumer_dead_total', help: 'Messages an inbox parked as dead with their reason.', labelNames, registers });
     this.#duration = new Histogram({
       name: 'outboxer_consumer_handler_duration_seconds',
-      help: "Seconds the handler ran (its own run time, inside the inbox transaction), whether it succeeded or threw.",
+      help: 'Seconds the handler ran (its own run time, inside the inbox transaction), whether it succeeded or threw.',
       labelNames,
       buckets: [...HANDLER_DURATION_BUCKETS],
       registers,

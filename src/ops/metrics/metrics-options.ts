@@ -44,15 +44,24 @@ export interface ResolvedMetricsOptions {
 export function resolveMetricsOptions(input: OutboxerMetricsOptions = {}): ResolvedMetricsOptions {
   const { registry, ...rest } = input;
   if (registry !== undefined && !isRegistry(registry)) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'metrics option registry: pass a prom-client Registry (new Registry()), or leave it out for one of its own', {
-      options: ['registry'],
-    });
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      'metrics option registry: pass a prom-client Registry (new Registry()), or leave it out for one of its own',
+      {
+        options: ['registry'],
+      },
+    );
   }
-  const parsed = metricsOptionsSchema.safeParse({ ...rest, ...(rest.commitToConfirmBuckets === undefined ? {} : { commitToConfirmBuckets: [...rest.commitToConfirmBuckets] }) });
+  const parsed = metricsOptionsSchema.safeParse({
+    ...rest,
+    ...(rest.commitToConfirmBuckets === undefined ? {} : { commitToConfirmBuckets: [...rest.commitToConfirmBuckets] }),
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') ?? '';
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `metrics option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, { options: path === '' ? [] : [path] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `metrics option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`, {
+      options: path === '' ? [] : [path],
+    });
   }
   const options = parsed.data;
   return Object.freeze({
@@ -66,5 +75,11 @@ export function resolveMetricsOptions(input: OutboxerMetricsOptions = {}): Resol
 /** Structural, so a registry from another copy of prom-client (a duplicated install) is taken as well. */
 function isRegistry(value: unknown): value is Registry {
   const candidate = value as Partial<Record<'registerMetric' | 'metrics' | 'removeSingleMetric', unknown>> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.registerMetric === 'function' && typeof candidate.metrics === 'function' && typeof candidate.removeSingleMetric === 'function';
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.registerMetric === 'function' &&
+    typeof candidate.metrics === 'function' &&
+    typeof candidate.removeSingleMetric === 'function'
+  );
 }

@@ -19,14 +19,24 @@ export class RelayCounters {
     // the destination: `default` for the relay's own publisher, else a name of its bounded `destinations`
     const labelNames = [...topics.names, 'destination'];
     const registers = [registry];
-    this.#published = new Counter({ name: 'outboxer_published_total', help: 'Messages this process published, confirmed by the broker.', labelNames, registers });
+    this.#published = new Counter({
+      name: 'outboxer_published_total',
+      help: 'Messages this process published, confirmed by the broker.',
+      labelNames,
+      registers,
+    });
     this.#failures = new Counter({
       name: 'outboxer_publish_failures_total',
       help: 'Failed publish attempts of this process, each retried later or parked dead.',
       labelNames,
       registers,
     });
-    this.#dead = new Counter({ name: 'outboxer_dead_total', help: 'Messages this process parked as dead (attempts used up, or a permanent failure).', labelNames, registers });
+    this.#dead = new Counter({
+      name: 'outboxer_dead_total',
+      help: 'Messages this process parked as dead (attempts used up, or a permanent failure).',
+      labelNames,
+      registers,
+    });
     this.#errors = new Counter({
       name: 'outboxer_relay_errors_total',
       help: 'Failed steps of the relay loop by stage (lease, read, mark, publish: broker unreachable, housekeeping); the loop backs off and retries.',

@@ -27,16 +27,30 @@ export class RelayGauges {
     this.#set = new GaugeSet(registry, [
       gauge('outboxer_partitions_owned', 'Partitions the relays of this process hold now (owned or draining).', (all) => sum(all, (h) => h.partitions.length)),
       gauge('outboxer_partitions', "The table's partition count, as of the relay's last membership read.", (all) => max(all, (h) => h.partitionCount ?? 0)),
-      gauge('outboxer_relays_alive', "Live relays of the table (every process), as of this relay's last trusted heartbeat; 0 while it cannot reach the database or holds no trusted lease.", (all) => max(all, (h) => h.relaysAlive ?? 0)),
-      gauge('outboxer_broker_connected', "1 while the publisher's broker connection is up, 0 otherwise (connecting, disconnected, or a publisher that does not say).", (all) =>
-        all.every((h) => h.broker === 'connected') ? 1 : 0,
+      gauge(
+        'outboxer_relays_alive',
+        "Live relays of the table (every process), as of this relay's last trusted heartbeat; 0 while it cannot reach the database or holds no trusted lease.",
+        (all) => max(all, (h) => h.relaysAlive ?? 0),
       ),
-      gauge('outboxer_relay_ready', '1 when the relay is ready (as /health/ready: running, joined, database reachable, broker not disconnected), 0 otherwise.', (all) =>
-        all.every((h) => relayReadiness(h).ready) ? 1 : 0,
+      gauge(
+        'outboxer_broker_connected',
+        "1 while the publisher's broker connection is up, 0 otherwise (connecting, disconnected, or a publisher that does not say).",
+        (all) => (all.every((h) => h.broker === 'connected') ? 1 : 0),
       ),
-      gauge('outboxer_topics_paused', 'Topics the relays hold now: their destination is missing, or an operator paused them.', (all) => new Set(all.flatMap((h) => h.pausedTopics)).size),
-      gauge('outboxer_destinations_paused', 'Destinations the relays hold as a whole now: an operator paused them, or their broker is out of reach.', (all) =>
-        new Set(all.flatMap((h) => (h.pausedDestinations ?? []).map((d) => d.destination))).size,
+      gauge(
+        'outboxer_relay_ready',
+        '1 when the relay is ready (as /health/ready: running, joined, database reachable, broker not disconnected), 0 otherwise.',
+        (all) => (all.every((h) => relayReadiness(h).ready) ? 1 : 0),
+      ),
+      gauge(
+        'outboxer_topics_paused',
+        'Topics the relays hold now: their destination is missing, or an operator paused them.',
+        (all) => new Set(all.flatMap((h) => h.pausedTopics)).size,
+      ),
+      gauge(
+        'outboxer_destinations_paused',
+        'Destinations the relays hold as a whole now: an operator paused them, or their broker is out of reach.',
+        (all) => new Set(all.flatMap((h) => (h.pausedDestinations ?? []).map((d) => d.destination))).size,
       ),
     ]);
   }

@@ -28,12 +28,18 @@ export class StoreGauges {
       return { name, gauge: metric };
     };
     this.#set = new GaugeSet(registry, [
-      gauge('outboxer_pending', 'Messages not yet published nor dead (due or scheduled): exact up to 10,000 in PostgreSQL, estimated above (docs/metrics.md).', (all) =>
-        all.reduce((total, g) => total + g.pending, 0),
+      gauge(
+        'outboxer_pending',
+        'Messages not yet published nor dead (due or scheduled): exact up to 10,000 in PostgreSQL, estimated above (docs/metrics.md).',
+        (all) => all.reduce((total, g) => total + g.pending, 0),
       ),
-      gauge('outboxer_dead', 'Messages parked as dead, waiting for an operator: exact up to 10,000, estimated above.', (all) => all.reduce((total, g) => total + g.dead, 0)),
-      gauge('outboxer_oldest_pending_age_seconds', 'Age of the oldest pending message by the database clock (0 when none): the signal to alert on. While the database does not answer, the last age read plus the time since.', (all) =>
-        all.reduce((oldest, g) => Math.max(oldest, g.oldestPendingAgeSeconds), 0),
+      gauge('outboxer_dead', 'Messages parked as dead, waiting for an operator: exact up to 10,000, estimated above.', (all) =>
+        all.reduce((total, g) => total + g.dead, 0),
+      ),
+      gauge(
+        'outboxer_oldest_pending_age_seconds',
+        'Age of the oldest pending message by the database clock (0 when none): the signal to alert on. While the database does not answer, the last age read plus the time since.',
+        (all) => all.reduce((oldest, g) => Math.max(oldest, g.oldestPendingAgeSeconds), 0),
       ),
     ]);
   }

@@ -63,7 +63,11 @@ function recordOutcome(span: Span, outcome: HandleOutcome): void {
       return;
     case 'retry':
       span.setAttribute(MessagingAttributes.attempts, outcome.attempts);
-      return failSpan(span, errorTypeOfDescription(outcome.error), `handler failed (attempt ${outcome.attempts}; retry in ${outcome.retryInMs} ms): ${outcome.error}`);
+      return failSpan(
+        span,
+        errorTypeOfDescription(outcome.error),
+        `handler failed (attempt ${outcome.attempts}; retry in ${outcome.retryInMs} ms): ${outcome.error}`,
+      );
     case 'dead':
       span.setAttribute(MessagingAttributes.attempts, outcome.attempts);
       return failSpan(span, errorTypeOfDescription(outcome.reason), `dead after ${outcome.attempts} attempt(s): ${outcome.reason}`);

@@ -64,5 +64,11 @@ export function parseTraceparent(traceparent: string | string[] | undefined, tra
   const [, version, traceId, spanId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined];
   if (version === 'ff' || (version === '00' && rest !== undefined) || !isValidTraceId(traceId) || !isValidSpanId(spanId)) return undefined;
   const state = typeof tracestate === 'string' && tracestate !== '' ? createTraceState(tracestate) : undefined;
-  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16) & TraceFlags.SAMPLED, isRemote: true, ...(state === undefined ? {} : { traceState: state }) };
+  return {
+    traceId,
+    spanId,
+    traceFlags: Number.parseInt(flags, 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+    ...(state === undefined ? {} : { traceState: state }),
+  };
 }

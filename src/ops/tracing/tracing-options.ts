@@ -48,8 +48,17 @@ const destinationName = z.custom<(topic: string) => string>((value) => typeof va
 const system = z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/, { error: 'must be a messaging system name in lowercase, such as rabbitmq or nats' });
 
 const schemas = {
-  producer: z.object({ system, tracerProvider: tracerProvider.optional(), propagator: propagator.optional(), destinationName: destinationName.optional() }).strict(),
-  publisher: z.object({ system: system.optional(), tracerProvider: tracerProvider.optional(), propagator: propagator.optional(), destinationName: destinationName.optional() }).strict(),
+  producer: z
+    .object({ system, tracerProvider: tracerProvider.optional(), propagator: propagator.optional(), destinationName: destinationName.optional() })
+    .strict(),
+  publisher: z
+    .object({
+      system: system.optional(),
+      tracerProvider: tracerProvider.optional(),
+      propagator: propagator.optional(),
+      destinationName: destinationName.optional(),
+    })
+    .strict(),
   delivery: z.object({ tracerProvider: tracerProvider.optional(), propagator: propagator.optional() }).strict(),
 };
 
@@ -59,10 +68,18 @@ export function resolveTracingOptions(kind: keyof typeof schemas, input: unknown
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') || (issue?.code === 'unrecognized_keys' ? issue.keys.join(', ') : '');
-    const problem = issue?.code === 'unrecognized_keys' ? `is not a known option (known: ${Object.keys(schemas[kind].shape).join(', ')})` : (issue?.message ?? 'invalid');
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `tracing option ${path.slice(0, 60) || '(root)'}: ${problem}`, { options: path === '' ? [] : [path.slice(0, 60)] });
+    const problem =
+      issue?.code === 'unrecognized_keys' ? `is not a known option (known: ${Object.keys(schemas[kind].shape).join(', ')})` : (issue?.message ?? 'invalid');
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `tracing option ${path.slice(0, 60) || '(root)'}: ${problem}`, {
+      options: path === '' ? [] : [path.slice(0, 60)],
+    });
   }
-  const options = parsed.data as { system?: string; tracerProvider?: TracerProvider; propagator?: TextMapPropagator; destinationName?: (topic: string) => string };
+  const options = parsed.data as {
+    system?: string;
+    tracerProvider?: TracerProvider;
+    propagator?: TextMapPropagator;
+    destinationName?: (topic: string) => string;
+  };
   const name = options.destinationName;
   return Object.freeze({
     tracer: (options.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME),

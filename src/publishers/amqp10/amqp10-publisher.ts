@@ -151,7 +151,12 @@ export function createAmqp10Publisher(input: Amqp10PublisherOptions): Publisher 
       const done = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => attempt.settle(errors.timeout(message.id, attempt.stage, options.publishTimeoutMs)), options.publishTimeoutMs);
         attempt = {
-          id: message.id, wire, bytes, stage: 'connecting', settled: false, delivery: undefined,
+          id: message.id,
+          wire,
+          bytes,
+          stage: 'connecting',
+          settled: false,
+          delivery: undefined,
           settle(error?: PublishError) {
             if (attempt.settled) return;
             attempt.settled = true;
@@ -164,8 +169,13 @@ export function createAmqp10Publisher(input: Amqp10PublisherOptions): Publisher 
           },
         };
       });
-      attempts.set(attempt, done.catch(() => undefined));
-      run(attempt, address).catch((error: unknown) => attempt.settle(errors.connect(brokerError(error, options.secrets), `message ${message.id} was not sent: `)));
+      attempts.set(
+        attempt,
+        done.catch(() => undefined),
+      );
+      run(attempt, address).catch((error: unknown) =>
+        attempt.settle(errors.connect(brokerError(error, options.secrets), `message ${message.id} was not sent: `)),
+      );
       return done;
     },
     async verify(): Promise<void> {

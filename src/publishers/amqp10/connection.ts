@@ -21,7 +21,10 @@ export class LiveConnection {
   readonly links = new Map<string, SenderLink>();
   #closed: Promise<void> | undefined;
 
-  constructor(readonly connection: Connection, readonly closeTimeoutMs: number) {}
+  constructor(
+    readonly connection: Connection,
+    readonly closeTimeoutMs: number,
+  ) {}
 
   /**
    * A deliberate close: `close` frame, then rhea ends the socket once the broker answered (and with it stops its
@@ -128,7 +131,11 @@ export function openConnection(options: ResolvedAmqp10PublisherOptions, onLost: 
     const ended = (context: EventContext): void => {
       const error = describe(context.error ?? connection.error ?? lastError ?? 'the connection closed');
       if (!settled) {
-        fail(lastError === undefined && context.error === undefined && connection.error === undefined ? { condition: undefined, description: 'the server closed the connection before the AMQP 1.0 handshake completed' } : error);
+        fail(
+          lastError === undefined && context.error === undefined && connection.error === undefined
+            ? { condition: undefined, description: 'the server closed the connection before the AMQP 1.0 handshake completed' }
+            : error,
+        );
         return;
       }
       if (live !== undefined && !live.dead) {

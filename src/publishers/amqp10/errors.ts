@@ -25,9 +25,18 @@ const MAX_DESCRIPTION = 400;
 
 /** Reads an AMQP error (a rhea ConnectionError, an `error` of a detach/end/close/rejected, a socket error). */
 export function brokerError(error: unknown, secrets: readonly string[]): BrokerError {
-  const fields = (typeof error === 'object' && error !== null ? error : {}) as { condition?: unknown; code?: unknown; description?: unknown; message?: unknown; name?: unknown };
-  const condition = typeof fields.condition === 'string' ? fields.condition : typeof fields.code === 'string' && fields.code.startsWith('amqp:') ? fields.code : undefined;
-  const raw = [fields.description, fields.message, typeof fields.code === 'string' ? fields.code : undefined, fields.name].find((text) => typeof text === 'string' && text !== '');
+  const fields = (typeof error === 'object' && error !== null ? error : {}) as {
+    condition?: unknown;
+    code?: unknown;
+    description?: unknown;
+    message?: unknown;
+    name?: unknown;
+  };
+  const condition =
+    typeof fields.condition === 'string' ? fields.condition : typeof fields.code === 'string' && fields.code.startsWith('amqp:') ? fields.code : undefined;
+  const raw = [fields.description, fields.message, typeof fields.code === 'string' ? fields.code : undefined, fields.name].find(
+    (text) => typeof text === 'string' && text !== '',
+  );
   let description = scrubSecrets(typeof raw === 'string' ? raw : typeof error === 'string' ? error : 'no reason given', secrets);
   if (description.length > MAX_DESCRIPTION) description = `${description.slice(0, MAX_DESCRIPTION - 1)}…`;
   return { condition, description };
@@ -53,10 +62,17 @@ export function amqp10Errors(where: string) {
       );
     }
     if (error.condition === AmqpConditions.unauthorizedAccess) {
-      return new PublishError('OUTBOXER_AUTH_FAILED', `message ${id}: the broker at ${where} does not let this user send to "${address}" (${what}: ${said(error)}); grant it write access`);
+      return new PublishError(
+        'OUTBOXER_AUTH_FAILED',
+        `message ${id}: the broker at ${where} does not let this user send to "${address}" (${what}: ${said(error)}); grant it write access`,
+      );
     }
     if (error.condition === AmqpConditions.messageSizeExceeded) {
-      return new PublishError('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', `message ${id} is larger than the broker at ${where} takes on "${address}" (${said(error)})`, { permanent: true });
+      return new PublishError(
+        'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+        `message ${id} is larger than the broker at ${where} takes on "${address}" (${said(error)})`,
+        { permanent: true },
+      );
     }
     return undefined;
   };
@@ -67,10 +83,16 @@ export function amqp10Errors(where: string) {
     /** A connection attempt that failed (SASL, TCP, TLS, protocol, timeout). */
     connect(error: BrokerError, prefix = ''): PublishError {
       if (error.condition === AmqpConditions.unauthorizedAccess) {
-        return new PublishError('OUTBOXER_AUTH_FAILED', `${prefix}the broker at ${where} refused the user name or password (${said(error)}): check the credentials of the URL`);
+        return new PublishError(
+          'OUTBOXER_AUTH_FAILED',
+          `${prefix}the broker at ${where} refused the user name or password (${said(error)}): check the credentials of the URL`,
+        );
       }
       if (/Invalid protocol header/i.test(error.description)) {
-        return new PublishError('OUTBOXER_WRONG_PROTOCOL', `${prefix}the server at ${where} does not speak AMQP 1.0 (${said(error)}): is that the broker's AMQP port (5672, or 5671 with amqps://)?`);
+        return new PublishError(
+          'OUTBOXER_WRONG_PROTOCOL',
+          `${prefix}the server at ${where} does not speak AMQP 1.0 (${said(error)}): is that the broker's AMQP port (5672, or 5671 with amqps://)?`,
+        );
       }
       return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `${prefix}cannot connect to the AMQP 1.0 broker at ${where} (${said(error)})`);
     },
@@ -87,17 +109,26 @@ export function amqp10Errors(where: string) {
     detached(id: string, address: string, error: BrokerError, sent: boolean): PublishError {
       return (
         byCondition(id, address, error, sent ? 'link detached' : 'attach refused') ??
-        new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${id}: the link to "${address}" at ${where} was closed (${said(error)})${sent ? `; ${MAYBE_STORED}` : ''}`)
+        new PublishError(
+          'OUTBOXER_PUBLISH_FAILED',
+          `message ${id}: the link to "${address}" at ${where} was closed (${said(error)})${sent ? `; ${MAYBE_STORED}` : ''}`,
+        )
       );
     },
     rejected(id: string, address: string, error: BrokerError): PublishError {
       const known = byCondition(id, address, error, 'rejected');
       if (known !== undefined) return known;
-      const code: OutboxerErrorCode = error.condition !== undefined && REFUSES_THE_MESSAGE.has(error.condition) ? 'OUTBOXER_REJECTED' : 'OUTBOXER_PUBLISH_FAILED';
-      return new PublishError(code, `message ${id} was rejected by the broker at ${where} on "${address}" (${said(error)})`, { permanent: code === 'OUTBOXER_REJECTED' });
+      const code: OutboxerErrorCode =
+        error.condition !== undefined && REFUSES_THE_MESSAGE.has(error.condition) ? 'OUTBOXER_REJECTED' : 'OUTBOXER_PUBLISH_FAILED';
+      return new PublishError(code, `message ${id} was rejected by the broker at ${where} on "${address}" (${said(error)})`, {
+        permanent: code === 'OUTBOXER_REJECTED',
+      });
     },
     released(id: string, address: string, outcome: 'released' | 'modified'): PublishError {
-      return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${id} was ${outcome} by the broker at ${where} on "${address}": it did not take it this time`);
+      return new PublishError(
+        'OUTBOXER_PUBLISH_FAILED',
+        `message ${id} was ${outcome} by the broker at ${where} on "${address}": it did not take it this time`,
+      );
     },
     tooLarge(id: string, bytes: number, limit: number, whose: string): PublishError {
       return new PublishError(
@@ -108,7 +139,10 @@ export function amqp10Errors(where: string) {
     },
     timeout(id: string, stage: string, timeoutMs: number): PublishError {
       const sent = stage.startsWith('sent');
-      return new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no disposition from ${where} for message ${id} within publishTimeoutMs (${timeoutMs} ms): ${stage}${sent ? `; ${MAYBE_STORED}` : ''}`);
+      return new PublishError(
+        'OUTBOXER_PUBLISH_TIMEOUT',
+        `no disposition from ${where} for message ${id} within publishTimeoutMs (${timeoutMs} ms): ${stage}${sent ? `; ${MAYBE_STORED}` : ''}`,
+      );
     },
   };
 }

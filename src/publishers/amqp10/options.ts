@@ -22,7 +22,10 @@ const amqp10OptionsSchema = z
     address: z
       .string()
       .regex(NO_CONTROL_CHARS, 'must not contain control characters')
-      .refine((value) => value.split(TOPIC_PLACEHOLDER).length === 2, `must contain ${TOPIC_PLACEHOLDER} exactly once, e.g. /exchange/outbox/${TOPIC_PLACEHOLDER} or ${TOPIC_PLACEHOLDER}`)
+      .refine(
+        (value) => value.split(TOPIC_PLACEHOLDER).length === 2,
+        `must contain ${TOPIC_PLACEHOLDER} exactly once, e.g. /exchange/outbox/${TOPIC_PLACEHOLDER} or ${TOPIC_PLACEHOLDER}`,
+      )
       .default(TOPIC_PLACEHOLDER),
     /** Longest a publish may take, from the call to the Accepted disposition (connecting, attaching and waiting for credit included). Default 10000. */
     publishTimeoutMs: z.number().int().min(1).max(MAX_TIMER_MS).default(10_000),
@@ -123,7 +126,11 @@ function resolveUrl(raw: string) {
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
   const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
-  if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')
+  ) {
     fail('logger', 'must have debug, info, warn and error methods (pino fits)');
   }
   return value as Logger;

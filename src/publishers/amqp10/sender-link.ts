@@ -47,7 +47,9 @@ export class SenderLink {
     this.#sender.on('sendable', () => this.#pump());
     this.#sender.on('accepted', (context: EventContext) => this.#settle(context.delivery));
     this.#sender.on('rejected', (context: EventContext) =>
-      this.#settle(context.delivery, (id) => this.errors.rejected(id, address, brokerError((context.delivery?.remote_state as { error?: unknown } | undefined)?.error, this.secrets))),
+      this.#settle(context.delivery, (id) =>
+        this.errors.rejected(id, address, brokerError((context.delivery?.remote_state as { error?: unknown } | undefined)?.error, this.secrets)),
+      ),
     );
     this.#sender.on('released', (context: EventContext) => this.#settle(context.delivery, (id) => this.errors.released(id, address, 'released')));
     this.#sender.on('modified', (context: EventContext) => this.#settle(context.delivery, (id) => this.errors.released(id, address, 'modified')));

@@ -42,7 +42,9 @@ export function toAmqp10Message(message: OutboxMessage): Message {
 /** The target address of a topic: the `address` template with `{topic}` replaced. */
 export function addressFor(message: OutboxMessage, template: string): string {
   if (message.topic === '' || /[\u0000-\u001f\u007f]/.test(message.topic)) {
-    throw new PublishError('OUTBOXER_INVALID_TOPIC', `message ${message.id}: its topic cannot be part of an AMQP address (empty, or control characters)`, { permanent: true });
+    throw new PublishError('OUTBOXER_INVALID_TOPIC', `message ${message.id}: its topic cannot be part of an AMQP address (empty, or control characters)`, {
+      permanent: true,
+    });
   }
   return template.replace(TOPIC_PLACEHOLDER, () => message.topic);
 }

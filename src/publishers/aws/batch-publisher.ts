@@ -71,7 +71,11 @@ export function createAwsBatchPublisher(service: AwsService, options: ResolvedAw
     const failed = new Map((answer.Failed ?? []).map((entry) => [entry.Id, entry]));
     return entries.map(({ entryId, wire }) => {
       if (stored.has(entryId)) return undefined;
-      const failure = failed.get(entryId) ?? { Code: 'NoOutcome', SenderFault: false, Message: 'the answer listed the entry neither as Successful nor as Failed' };
+      const failure = failed.get(entryId) ?? {
+        Code: 'NoOutcome',
+        SenderFault: false,
+        Message: 'the answer listed the entry neither as Successful nor as Failed',
+      };
       return entryFailure(failure, context(`message ${wire.id}`, destination));
     });
   }
@@ -86,7 +90,14 @@ export function createAwsBatchPublisher(service: AwsService, options: ResolvedAw
       } catch (error) {
         // A request refused as a whole for what one entry holds: each entry alone, so only the faulty one fails for good.
         if (wires.length < 2 || !(error instanceof PublishError) || !error.permanent) throw error;
-        return Promise.all(wires.map((wire) => sendOnce(destination, [wire]).then(([outcome]) => outcome, (single: unknown) => single as Error)));
+        return Promise.all(
+          wires.map((wire) =>
+            sendOnce(destination, [wire]).then(
+              ([outcome]) => outcome,
+              (single: unknown) => single as Error,
+            ),
+          ),
+        );
       }
     },
   });
@@ -96,7 +107,13 @@ export function createAwsBatchPublisher(service: AwsService, options: ResolvedAw
     let timer: NodeJS.Timeout | undefined;
     const guard = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no answer from ${service.service} for message ${id} within ${publishTimeoutMs} ms; it may have been stored anyway`)),
+        () =>
+          reject(
+            new PublishError(
+              'OUTBOXER_PUBLISH_TIMEOUT',
+              `no answer from ${service.service} for message ${id} within ${publishTimeoutMs} ms; it may have been stored anyway`,
+            ),
+          ),
         publishTimeoutMs + options.batchWindowMs + 1000,
       );
     });

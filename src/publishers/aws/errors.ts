@@ -23,17 +23,50 @@ export interface FailedEntry {
 }
 
 /** Codes as `bare` leaves them: SNS names its exceptions `<Code>Exception`, SQS adds `AWS.SimpleQueueService.` for query clients. */
-const THROTTLING = new Set(['Throttling', 'Throttled', 'RequestThrottled', 'TooManyRequests', 'RequestLimitExceeded', 'KmsThrottled', 'KMSThrottling', 'OverLimit', 'SlowDown']);
+const THROTTLING = new Set([
+  'Throttling',
+  'Throttled',
+  'RequestThrottled',
+  'TooManyRequests',
+  'RequestLimitExceeded',
+  'KmsThrottled',
+  'KMSThrottling',
+  'OverLimit',
+  'SlowDown',
+]);
 const MISSING = new Set(['QueueDoesNotExist', 'NonExistentQueue', 'NotFound', 'InvalidAddress']);
 const AUTH = new Set([
-  'AccessDenied', 'AuthorizationError', 'InvalidClientTokenId', 'UnrecognizedClient', 'SignatureDoesNotMatch', 'IncompleteSignature',
-  'InvalidSecurity', 'ExpiredToken', 'InvalidAccessKeyId', 'MissingAuthenticationToken', 'InvalidSignature', 'RequestExpired',
-  'CredentialsProviderError', 'KmsAccessDenied', 'KMSAccessDenied',
+  'AccessDenied',
+  'AuthorizationError',
+  'InvalidClientTokenId',
+  'UnrecognizedClient',
+  'SignatureDoesNotMatch',
+  'IncompleteSignature',
+  'InvalidSecurity',
+  'ExpiredToken',
+  'InvalidAccessKeyId',
+  'MissingAuthenticationToken',
+  'InvalidSignature',
+  'RequestExpired',
+  'CredentialsProviderError',
+  'KmsAccessDenied',
+  'KMSAccessDenied',
 ]);
 const INVALID = new Set([
-  'InvalidParameterValue', 'InvalidParameter', 'InvalidMessageContents', 'MissingParameter', 'InvalidAttributeName', 'InvalidAttributeValue',
-  'ValidationError', 'Validation', 'InvalidBatchEntryId', 'BatchEntryIdsNotDistinct', 'TooManyEntriesInBatchRequest', 'EmptyBatchRequest',
-  'UnsupportedOperation', 'BatchRequestTooLong',
+  'InvalidParameterValue',
+  'InvalidParameter',
+  'InvalidMessageContents',
+  'MissingParameter',
+  'InvalidAttributeName',
+  'InvalidAttributeValue',
+  'ValidationError',
+  'Validation',
+  'InvalidBatchEntryId',
+  'BatchEntryIdsNotDistinct',
+  'TooManyEntriesInBatchRequest',
+  'EmptyBatchRequest',
+  'UnsupportedOperation',
+  'BatchRequestTooLong',
 ]);
 const TOO_LARGE_TEXT = /too long|too large|shorter than|BatchRequestTooLong|exceeds? the (maximum|allowed)/i;
 const NETWORK_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|ERR_SOCKET_.*)$/;
@@ -81,7 +114,10 @@ export function toPublishError(error: unknown, context: AwsCallContext): Publish
     new PublishError(code, message, { permanent, ...safeCause(error, secrets) });
 
   if (/did not establish a connection/i.test(detail)) {
-    return fail('OUTBOXER_BROKER_UNAVAILABLE', `cannot connect to ${service} for ${what} within connectTimeoutMs (${detail}); check the endpoint, region and network`);
+    return fail(
+      'OUTBOXER_BROKER_UNAVAILABLE',
+      `cannot connect to ${service} for ${what} within connectTimeoutMs (${detail}); check the endpoint, region and network`,
+    );
   }
   if (codes.some((code) => code === 'AbortError' || code === 'TimeoutError' || code === 'RequestTimeout')) {
     return fail(
@@ -90,21 +126,34 @@ export function toPublishError(error: unknown, context: AwsCallContext): Publish
     );
   }
   if (codes.some((code) => THROTTLING.has(code)) || status === 429 || meta?.$retryable?.throttling === true) {
-    return fail('OUTBOXER_RATE_LIMITED', `${service} throttled ${what} on ${destination} (${detail}); raise the ${kind}'s quota or lower the relay's maxInFlight`);
+    return fail(
+      'OUTBOXER_RATE_LIMITED',
+      `${service} throttled ${what} on ${destination} (${detail}); raise the ${kind}'s quota or lower the relay's maxInFlight`,
+    );
   }
   if (codes.some((code) => MISSING.has(code))) {
     return fail('OUTBOXER_UNROUTABLE', `the ${service} ${kind} ${destination} does not exist (${what} not stored); create it, or fix the routing options`);
   }
   if (codes.some((code) => AUTH.has(code)) || status === 401 || status === 403) {
-    return fail('OUTBOXER_AUTH_FAILED', `${service} refused the credentials or permissions of this relay for ${destination} (${detail}); check the credentials and that the policy allows ${service === 'SNS' ? 'sns:Publish' : 'sqs:SendMessage'}`);
+    return fail(
+      'OUTBOXER_AUTH_FAILED',
+      `${service} refused the credentials or permissions of this relay for ${destination} (${detail}); check the credentials and that the policy allows ${service === 'SNS' ? 'sns:Publish' : 'sqs:SendMessage'}`,
+    );
   }
   const networkCode = (error as { code?: unknown } | null)?.code;
-  if (status === undefined && ((typeof networkCode === 'string' && NETWORK_CODES.test(networkCode)) || codes.includes('NetworkingError') || /socket hang up/i.test(detail))) {
+  if (
+    status === undefined &&
+    ((typeof networkCode === 'string' && NETWORK_CODES.test(networkCode)) || codes.includes('NetworkingError') || /socket hang up/i.test(detail))
+  ) {
     return fail('OUTBOXER_BROKER_UNAVAILABLE', `cannot reach ${service} for ${what} (${detail}); check the endpoint, region and network`);
   }
   if (codes.some((code) => INVALID.has(code))) {
     if (TOO_LARGE_TEXT.test(`${codes.join(' ')} ${detail}`)) {
-      return fail('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', `${service} refused ${what} as too large for ${destination} (${detail}); lower maxPayloadBytes at enqueue, or raise the ${kind}'s limit`, true);
+      return fail(
+        'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+        `${service} refused ${what} as too large for ${destination} (${detail}); lower maxPayloadBytes at enqueue, or raise the ${kind}'s limit`,
+        true,
+      );
     }
     return fail('OUTBOXER_REJECTED', `${service} refused ${what} for ${destination} as invalid (${detail})`, true);
   }
@@ -120,12 +169,21 @@ export function entryFailure(failed: FailedEntry, context: AwsCallContext): Publ
   const detail = shortText(`${code}: ${failed.Message ?? 'no message'}`, context.secrets);
   const { service, what, destination, kind } = context;
   if (THROTTLING.has(code)) {
-    return new PublishError('OUTBOXER_RATE_LIMITED', `${service} throttled ${what} on ${destination} (${detail}); raise the ${kind}'s quota or lower the relay's maxInFlight`);
+    return new PublishError(
+      'OUTBOXER_RATE_LIMITED',
+      `${service} throttled ${what} on ${destination} (${detail}); raise the ${kind}'s quota or lower the relay's maxInFlight`,
+    );
   }
-  if (AUTH.has(code)) return new PublishError('OUTBOXER_AUTH_FAILED', `${service} refused ${what} on ${destination} for this relay's credentials or permissions (${detail})`);
-  if (failed.SenderFault !== true) return new PublishError('OUTBOXER_PUBLISH_FAILED', `${service} failed to store ${what} on ${destination} on its side (${detail})`);
+  if (AUTH.has(code))
+    return new PublishError('OUTBOXER_AUTH_FAILED', `${service} refused ${what} on ${destination} for this relay's credentials or permissions (${detail})`);
+  if (failed.SenderFault !== true)
+    return new PublishError('OUTBOXER_PUBLISH_FAILED', `${service} failed to store ${what} on ${destination} on its side (${detail})`);
   if (TOO_LARGE_TEXT.test(detail)) {
-    return new PublishError('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', `${service} refused ${what} as too large for ${destination} (${detail}); lower maxPayloadBytes at enqueue, or raise the ${kind}'s limit`, { permanent: true });
+    return new PublishError(
+      'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+      `${service} refused ${what} as too large for ${destination} (${detail}); lower maxPayloadBytes at enqueue, or raise the ${kind}'s limit`,
+      { permanent: true },
+    );
   }
   return new PublishError('OUTBOXER_REJECTED', `${service} refused ${what} for ${destination} (${detail})`, { permanent: true });
 }

@@ -86,13 +86,19 @@ export class MicroBatcher<T> {
   async #send(destination: string, batch: readonly Waiting<T>[]): Promise<void> {
     let outcomes: readonly (Error | undefined)[];
     try {
-      outcomes = await this.#options.send(destination, batch.map((waiting) => waiting.entry));
+      outcomes = await this.#options.send(
+        destination,
+        batch.map((waiting) => waiting.entry),
+      );
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
       return;
     }
     batch.forEach((waiting, index) => {
-      const failure = index < outcomes.length ? outcomes[index] : new PublishError('OUTBOXER_PUBLISH_FAILED', `the batch answer for ${destination} named no outcome for this entry`);
+      const failure =
+        index < outcomes.length
+          ? outcomes[index]
+          : new PublishError('OUTBOXER_PUBLISH_FAILED', `the batch answer for ${destination} named no outcome for this entry`);
       if (failure === undefined) waiting.resolve();
       else waiting.reject(failure);
     });

@@ -62,21 +62,35 @@ export const AWS_PUBLISHER_DEFAULTS = Object.freeze({
 export const GROUP_ID = /^[!-~]{1,128}$/;
 
 const isLogger = (value: unknown): value is Logger =>
-  typeof value === 'object' && value !== null && (['debug', 'info', 'warn', 'error'] as const).every((level) => typeof (value as Record<string, unknown>)[level] === 'function');
+  typeof value === 'object' &&
+  value !== null &&
+  (['debug', 'info', 'warn', 'error'] as const).every((level) => typeof (value as Record<string, unknown>)[level] === 'function');
 
 const isCredentials = (value: unknown): value is AwsCredentialsOption => {
   if (typeof value === 'function') return true;
   const given = value as { accessKeyId?: unknown; secretAccessKey?: unknown; sessionToken?: unknown } | null;
   return (
-    typeof given === 'object' && given !== null && typeof given.accessKeyId === 'string' && given.accessKeyId !== '' &&
-    typeof given.secretAccessKey === 'string' && given.secretAccessKey !== '' && (given.sessionToken === undefined || typeof given.sessionToken === 'string')
+    typeof given === 'object' &&
+    given !== null &&
+    typeof given.accessKeyId === 'string' &&
+    given.accessKeyId !== '' &&
+    typeof given.secretAccessKey === 'string' &&
+    given.secretAccessKey !== '' &&
+    (given.sessionToken === undefined || typeof given.sessionToken === 'string')
   );
 };
 
 /** The shape both publishers' schemas start from: defaults and bounds of the shared options. */
 export const awsCommonShape = {
-  region: z.string().regex(/^[a-z]{2}(-[a-z0-9]+)+$/).max(40).optional(),
-  endpoint: z.url({ protocol: /^https?$/ }).refine((url) => !/^[a-z]+:\/\/[^/]*@/i.test(url), 'must not carry credentials').optional(),
+  region: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z0-9]+)+$/)
+    .max(40)
+    .optional(),
+  endpoint: z
+    .url({ protocol: /^https?$/ })
+    .refine((url) => !/^[a-z]+:\/\/[^/]*@/i.test(url), 'must not carry credentials')
+    .optional(),
   credentials: z.custom<AwsCredentialsOption>(isCredentials).optional(),
   batchWindowMs: z.number().int().min(0).max(50).default(AWS_PUBLISHER_DEFAULTS.batchWindowMs),
   maxBatchSize: z.number().int().min(1).max(10).default(AWS_PUBLISHER_DEFAULTS.maxBatchSize),
@@ -111,7 +125,11 @@ export function parseOptions<S extends z.ZodType>(publisher: string, schema: S, 
   const issue = parsed.error.issues[0];
   if (issue?.code === 'unrecognized_keys') {
     const known = Object.keys({ ...COMMON_FIXES, ...fixes }).join(', ');
-    invalidOption(publisher, issue.keys.map((key) => JSON.stringify(key).slice(0, 60)), `is not an option (known: ${known})`);
+    invalidOption(
+      publisher,
+      issue.keys.map((key) => JSON.stringify(key).slice(0, 60)),
+      `is not an option (known: ${known})`,
+    );
   }
   const path = issue?.path.join('.') ?? '';
   const top = String(issue?.path[0] ?? '');

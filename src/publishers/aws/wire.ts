@@ -63,7 +63,10 @@ function refuse(message: OutboxMessage, service: string, why: string): never {
  * character SQS refuses, such as U+FFFF) goes as the base64 of the stored bytes, with `outbox-body-encoding:
  * base64`. FIFO destinations get MessageGroupId = the key (`groupIdFor`) and MessageDeduplicationId = the id.
  */
-export function toAwsWire(message: OutboxMessage, options: { readonly service: string; readonly fifo: boolean; readonly nullKeyGroupId: string }): AwsWireMessage {
+export function toAwsWire(
+  message: OutboxMessage,
+  options: { readonly service: string; readonly fifo: boolean; readonly nullKeyGroupId: string },
+): AwsWireMessage {
   const { service } = options;
   const asText = typeof message.body === 'string' && message.body !== '' && isSqsText(message.body);
   const body = asText ? message.body : bodyBytes(message.body).toString('base64');

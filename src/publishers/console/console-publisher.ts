@@ -22,8 +22,14 @@ export function createConsolePublisher(options: ConsolePublisherOptions = {}): P
     async publish(message: OutboxMessage) {
       if (closed) throw new OutboxerError('OUTBOXER_CLOSED', `console publisher is closed; message ${message.id} was not published`);
       const key = message.key === null ? '' : ` key=${escapeUnprintable(message.key)}`;
-      const payload = !showPayload ? '' : typeof message.body === 'string' ? ` ${escapeUnprintable(message.body)}` : ` <${message.body.byteLength} bytes ${escapeUnprintable(message.contentType)}>`;
-      write(`[outboxer] ${escapeUnprintable(message.topic)}${key} type=${escapeUnprintable(message.type)} id=${message.id} attempt=${message.attempts}${payload}`);
+      const payload = !showPayload
+        ? ''
+        : typeof message.body === 'string'
+          ? ` ${escapeUnprintable(message.body)}`
+          : ` <${message.body.byteLength} bytes ${escapeUnprintable(message.contentType)}>`;
+      write(
+        `[outboxer] ${escapeUnprintable(message.topic)}${key} type=${escapeUnprintable(message.type)} id=${message.id} attempt=${message.attempts}${payload}`,
+      );
     },
     async close() {
       closed = true;

@@ -45,7 +45,8 @@ export function classifyConnectError(error: unknown, secrets: readonly string[])
   if (/connack timeout/i.test(reason)) return new ConnectFailure('timeout', reason);
   const errno = (error as { code?: unknown } | null)?.code;
   // mqtt-packet's parser errors ("Invalid header flag bits ...") carry no errno: the server answered, not in MQTT.
-  if (error instanceof Error && typeof errno !== 'string' && /invalid|malformed|packet too short|unknown|wrong|cannot parse/i.test(reason)) return new ConnectFailure('garbled', reason);
+  if (error instanceof Error && typeof errno !== 'string' && /invalid|malformed|packet too short|unknown|wrong|cannot parse/i.test(reason))
+    return new ConnectFailure('garbled', reason);
   return new ConnectFailure('network', reason);
 }
 
@@ -61,12 +62,21 @@ export function mqttErrors(options: ResolvedMqttPublisherOptions) {
       case 'refused': {
         const code = failure.reasonCode ?? 0x80;
         const { code: ours, fix } = connackFailure(code);
-        return new PublishError(ours, `the MQTT broker at ${redactedUrl} refused the connection with CONNACK ${describeReasonCode(code)} (client id ${options.clientId}): ${fix}`);
+        return new PublishError(
+          ours,
+          `the MQTT broker at ${redactedUrl} refused the connection with CONNACK ${describeReasonCode(code)} (client id ${options.clientId}): ${fix}`,
+        );
       }
       case 'garbled':
-        return new PublishError('OUTBOXER_WRONG_PROTOCOL', `the server at ${redactedUrl} does not speak MQTT (${failure.reason}): is that the broker's MQTT port (1883, 8883 for mqtts://, or its WebSocket port and path)?`);
+        return new PublishError(
+          'OUTBOXER_WRONG_PROTOCOL',
+          `the server at ${redactedUrl} does not speak MQTT (${failure.reason}): is that the broker's MQTT port (1883, 8883 for mqtts://, or its WebSocket port and path)?`,
+        );
       case 'timeout':
-        return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `no CONNACK from the MQTT broker at ${redactedUrl} within connectTimeoutMs (${options.connectTimeoutMs} ms)`);
+        return new PublishError(
+          'OUTBOXER_BROKER_UNAVAILABLE',
+          `no CONNACK from the MQTT broker at ${redactedUrl} within connectTimeoutMs (${options.connectTimeoutMs} ms)`,
+        );
       default:
         return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `cannot connect to the MQTT broker at ${redactedUrl} (${failure.reason})`);
     }
@@ -81,7 +91,11 @@ export function mqttErrors(options: ResolvedMqttPublisherOptions) {
       const failure = pubackFailure(reasonCode);
       if (failure === undefined) return undefined;
       const broker = reasonString === undefined ? '' : `, "${describeDriverError(reasonString, options.secrets)}"`;
-      return new PublishError(failure.code, `the MQTT broker refused message ${id} on topic "${topic}" with PUBACK ${describeReasonCode(reasonCode)}${broker}: ${failure.meaning}`, { permanent: failure.permanent });
+      return new PublishError(
+        failure.code,
+        `the MQTT broker refused message ${id} on topic "${topic}" with PUBACK ${describeReasonCode(reasonCode)}${broker}: ${failure.meaning}`,
+        { permanent: failure.permanent },
+      );
     },
     tooLarge(id: string, bytes: number, limit: number, whose: string): PublishError {
       return new PublishError(
@@ -91,14 +105,29 @@ export function mqttErrors(options: ResolvedMqttPublisherOptions) {
       );
     },
     lost(id: string, reason: string): PublishError {
-      return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${id} was not confirmed: the connection to the MQTT broker at ${redactedUrl} was lost before its PUBACK (${reason}); ${MAYBE_STORED}`);
+      return new PublishError(
+        'OUTBOXER_BROKER_UNAVAILABLE',
+        `message ${id} was not confirmed: the connection to the MQTT broker at ${redactedUrl} was lost before its PUBACK (${reason}); ${MAYBE_STORED}`,
+      );
     },
     timeout(id: string, stage: 'connecting' | 'window' | 'puback'): PublishError {
-      const where = { connecting: 'still waiting for a connection', window: "still waiting for room in the broker's Receive Maximum", puback: 'sent, but the PUBACK never came' }[stage];
-      return new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no PUBACK from the MQTT broker for message ${id} within publishTimeoutMs (${publishTimeoutMs} ms): ${where}; ${MAYBE_STORED}`);
+      const where = {
+        connecting: 'still waiting for a connection',
+        window: "still waiting for room in the broker's Receive Maximum",
+        puback: 'sent, but the PUBACK never came',
+      }[stage];
+      return new PublishError(
+        'OUTBOXER_PUBLISH_TIMEOUT',
+        `no PUBACK from the MQTT broker for message ${id} within publishTimeoutMs (${publishTimeoutMs} ms): ${where}; ${MAYBE_STORED}`,
+      );
     },
     closed(id?: string): PublishError {
-      return new PublishError('OUTBOXER_CLOSED', id === undefined ? `the MQTT publisher for ${redactedUrl} is closed` : `the MQTT publisher for ${redactedUrl} is closed; message ${id} was not published`);
+      return new PublishError(
+        'OUTBOXER_CLOSED',
+        id === undefined
+          ? `the MQTT publisher for ${redactedUrl} is closed`
+          : `the MQTT publisher for ${redactedUrl} is closed; message ${id} was not published`,
+      );
     },
     unexpected(id: string, reason: string): PublishError {
       return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${id} was not published to the MQTT broker at ${redactedUrl}: ${reason}`);

@@ -81,7 +81,8 @@ export class MqttLink {
       const error = failure ?? undefined; // MQTT.js passes null on success
       const reasonCode = (packet as { reasonCode?: number } | undefined)?.reasonCode ?? (error as { code?: unknown } | undefined)?.code;
       const reasonString = (packet as { properties?: { reasonString?: string } } | undefined)?.properties?.reasonString;
-      if (typeof reasonCode === 'number' || error === undefined) finish({ kind: 'acked', reasonCode: typeof reasonCode === 'number' ? reasonCode : MqttReasonCodes.success, reasonString });
+      if (typeof reasonCode === 'number' || error === undefined)
+        finish({ kind: 'acked', reasonCode: typeof reasonCode === 'number' ? reasonCode : MqttReasonCodes.success, reasonString });
       else if (this.dead || !this.client.connected) finish({ kind: 'lost', reason: error.message });
       else finish({ kind: 'error', reason: error.message });
     });

@@ -125,7 +125,10 @@ export function createMqttPublisher(input: MqttPublisherOptions): Publisher {
     if (attempt.settled) return;
     const limit = link.maximumPacketSize;
     if (limit !== undefined && publication.packetBytes > limit) {
-      return settle(attempt, errors.tooLarge(attempt.id, publication.packetBytes, limit, "the broker's Maximum Packet Size (the whole PUBLISH: body, topic and user properties)"));
+      return settle(
+        attempt,
+        errors.tooLarge(attempt.id, publication.packetBytes, limit, "the broker's Maximum Packet Size (the whole PUBLISH: body, topic and user properties)"),
+      );
     }
     attempt.stage = 'window';
     // No await between the last check for room and the send: concurrent publishes must not all see the same free slot.
@@ -175,7 +178,14 @@ export function createMqttPublisher(input: MqttPublisherOptions): Publisher {
         return Promise.reject(errors.tooLarge(message.id, bodyBytes, options.maxMessageBytes, 'the maxMessageBytes option'));
       }
       if (brokerPacketLimit !== undefined && publication.packetBytes > brokerPacketLimit) {
-        return Promise.reject(errors.tooLarge(message.id, publication.packetBytes, brokerPacketLimit, "the broker's Maximum Packet Size (the whole PUBLISH: body, topic and user properties)"));
+        return Promise.reject(
+          errors.tooLarge(
+            message.id,
+            publication.packetBytes,
+            brokerPacketLimit,
+            "the broker's Maximum Packet Size (the whole PUBLISH: body, topic and user properties)",
+          ),
+        );
       }
       let attempt!: Attempt;
       const done = new Promise<void>((resolve, reject) => {
@@ -193,8 +203,13 @@ export function createMqttPublisher(input: MqttPublisherOptions): Publisher {
           },
         };
       });
-      attempts.set(attempt, done.catch(() => undefined));
-      run(attempt, publication).catch((error: unknown) => settle(attempt, errors.unexpected(message.id, error instanceof Error ? error.message : 'unexpected failure')));
+      attempts.set(
+        attempt,
+        done.catch(() => undefined),
+      );
+      run(attempt, publication).catch((error: unknown) =>
+        settle(attempt, errors.unexpected(message.id, error instanceof Error ? error.message : 'unexpected failure')),
+      );
       return done;
     },
     async verify(): Promise<void> {

@@ -96,7 +96,11 @@ function parseUrl(text: string): { url: string; redactedUrl: string; username: s
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
   const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
-  if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')
+  ) {
     invalid('logger', 'must have debug, info, warn and error methods (pino fits)');
   }
   return value as Logger;
@@ -122,7 +126,8 @@ export function resolveMqttPublisherOptions(input: MqttPublisherOptions): Resolv
   if (fromUrl.password !== undefined && options.password !== undefined) invalid('password', 'is given both in the url and as an option; give it once');
   const username = options.username ?? fromUrl.username;
   const password = options.password ?? fromUrl.password;
-  if (password !== undefined && username === undefined) invalid('password', 'needs a username (MQTT 5 allows a password alone, but few brokers do): set username too');
+  if (password !== undefined && username === undefined)
+    invalid('password', 'needs a username (MQTT 5 allows a password alone, but few brokers do): set username too');
 
   const { topicPrefix } = options;
   if (topicPrefix !== undefined) {

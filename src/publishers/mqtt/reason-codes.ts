@@ -33,9 +33,9 @@ export const MqttReasonCodes = Object.freeze({
   connectionRateExceeded: 0x9f,
 });
 
-const NAMES: Readonly<Record<number, string>> = Object.freeze(Object.fromEntries(
-  Object.entries(MqttReasonCodes).map(([name, code]) => [code, name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`)]),
-));
+const NAMES: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(Object.entries(MqttReasonCodes).map(([name, code]) => [code, name.replace(/[A-Z]/g, (letter) => ` ${letter.toLowerCase()}`)])),
+);
 
 /** `0x87 not authorized`: the code as the spec writes it, and its name. */
 export function describeReasonCode(code: number): string {
@@ -59,16 +59,32 @@ export function pubackFailure(reasonCode: number): PubackFailure | undefined {
   switch (reasonCode) {
     case MqttReasonCodes.notAuthorized:
       // A per-topic ACL: the destination is closed to this relay, like a missing route; other topics keep flowing.
-      return { code: 'OUTBOXER_UNROUTABLE', permanent: false, meaning: "this client may not publish on the topic: grant the relay's MQTT user publish rights on it in the broker's ACL" };
+      return {
+        code: 'OUTBOXER_UNROUTABLE',
+        permanent: false,
+        meaning: "this client may not publish on the topic: grant the relay's MQTT user publish rights on it in the broker's ACL",
+      };
     case MqttReasonCodes.topicNameInvalid:
-      return { code: 'OUTBOXER_INVALID_TOPIC', permanent: true, meaning: 'the broker does not accept this topic name (a broker may restrict topics beyond the MQTT rules): change the topic or the topicPrefix' };
+      return {
+        code: 'OUTBOXER_INVALID_TOPIC',
+        permanent: true,
+        meaning: 'the broker does not accept this topic name (a broker may restrict topics beyond the MQTT rules): change the topic or the topicPrefix',
+      };
     case MqttReasonCodes.packetTooLarge:
-      return { code: 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', permanent: true, meaning: "the message is over the broker's limit: lower maxPayloadBytes at enqueue or raise the broker's max_packet_size" };
+      return {
+        code: 'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+        permanent: true,
+        meaning: "the message is over the broker's limit: lower maxPayloadBytes at enqueue or raise the broker's max_packet_size",
+      };
     case MqttReasonCodes.quotaExceeded:
     case MqttReasonCodes.messageRateTooHigh:
       return { code: 'OUTBOXER_RATE_LIMITED', permanent: false, meaning: 'the broker limits how much this client may publish; the message was not stored' };
     case MqttReasonCodes.payloadFormatInvalid:
-      return { code: 'OUTBOXER_REJECTED', permanent: true, meaning: 'the broker found the body not to be the UTF-8 text its Payload Format Indicator says it is' };
+      return {
+        code: 'OUTBOXER_REJECTED',
+        permanent: true,
+        meaning: 'the broker found the body not to be the UTF-8 text its Payload Format Indicator says it is',
+      };
     default:
       return { code: 'OUTBOXER_PUBLISH_FAILED', permanent: false, meaning: 'the message was not stored' };
   }
@@ -86,14 +102,23 @@ export function connackFailure(reasonCode: number): { readonly code: OutboxerErr
       return { code: 'OUTBOXER_AUTH_FAILED', fix: 'check the username and password (of the url or the options) and what the broker allows this client' };
     case 0x02:
     case MqttReasonCodes.clientIdentifierNotValid:
-      return { code: 'OUTBOXER_AUTH_FAILED', fix: 'the broker refuses the clientId: set another one (at most 23 letters and digits is what every broker must accept)' };
+      return {
+        code: 'OUTBOXER_AUTH_FAILED',
+        fix: 'the broker refuses the clientId: set another one (at most 23 letters and digits is what every broker must accept)',
+      };
     case 0x01:
     case MqttReasonCodes.unsupportedProtocolVersion:
     case MqttReasonCodes.malformedPacket:
     case MqttReasonCodes.protocolError:
-      return { code: 'OUTBOXER_WRONG_PROTOCOL', fix: 'outboxer speaks MQTT 5: point the url at a broker that does (Mosquitto 1.6 or later, EMQX, HiveMQ, VerneMQ)' };
+      return {
+        code: 'OUTBOXER_WRONG_PROTOCOL',
+        fix: 'outboxer speaks MQTT 5: point the url at a broker that does (Mosquitto 1.6 or later, EMQX, HiveMQ, VerneMQ)',
+      };
     case MqttReasonCodes.qosNotSupported:
-      return { code: 'OUTBOXER_WRONG_PROTOCOL', fix: 'the broker grants only QoS 0 (Maximum QoS in its CONNACK), and outboxer needs the PUBACK of QoS 1: allow QoS 1 on the broker (Mosquitto: max_qos)' };
+      return {
+        code: 'OUTBOXER_WRONG_PROTOCOL',
+        fix: 'the broker grants only QoS 0 (Maximum QoS in its CONNACK), and outboxer needs the PUBACK of QoS 1: allow QoS 1 on the broker (Mosquitto: max_qos)',
+      };
     default:
       return { code: 'OUTBOXER_BROKER_UNAVAILABLE', fix: 'the broker turned the connection away for now (unavailable, busy, shutting down or moved)' };
   }

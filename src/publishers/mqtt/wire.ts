@@ -36,15 +36,21 @@ export function topicFor(message: Pick<OutboxMessage, 'id' | 'topic'>, prefix: s
   const topic = mqttTopicOf(message.topic, prefix);
   const fault = topicLevelsFault(topic);
   if (fault !== undefined) {
-    throw new PublishError('OUTBOXER_INVALID_TOPIC', `message ${message.id}: topic ${JSON.stringify(message.topic.slice(0, 80))} cannot be published to MQTT: as MQTT topic ${JSON.stringify(topic.slice(0, 120))} it ${fault}`, {
-      permanent: true,
-    });
+    throw new PublishError(
+      'OUTBOXER_INVALID_TOPIC',
+      `message ${message.id}: topic ${JSON.stringify(message.topic.slice(0, 80))} cannot be published to MQTT: as MQTT topic ${JSON.stringify(topic.slice(0, 120))} it ${fault}`,
+      {
+        permanent: true,
+      },
+    );
   }
   return topic;
 }
 
 function refuse(message: OutboxMessage, what: string, fault: string): never {
-  throw new PublishError('OUTBOXER_INVALID_HEADER', `message ${message.id}: its ${what} ${fault}; it cannot travel as an MQTT 5 user property`, { permanent: true });
+  throw new PublishError('OUTBOXER_INVALID_HEADER', `message ${message.id}: its ${what} ${fault}; it cannot travel as an MQTT 5 user property`, {
+    permanent: true,
+  });
 }
 
 /** Bytes a Variable Byte Integer takes. */

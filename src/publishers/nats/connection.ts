@@ -110,8 +110,17 @@ export class NatsConnectionManager {
   async close(): Promise<void> {
     this.beginClose();
     const bound = this.#options.connectTimeoutMs;
-    const live = this.#live ?? (await bounded(this.#connecting?.catch(() => undefined), bound));
-    if (live !== undefined && !live.nc.isClosed()) await bounded(live.nc.close().catch(() => undefined), bound);
+    const live =
+      this.#live ??
+      (await bounded(
+        this.#connecting?.catch(() => undefined),
+        bound,
+      ));
+    if (live !== undefined && !live.nc.isClosed())
+      await bounded(
+        live.nc.close().catch(() => undefined),
+        bound,
+      );
     this.#state.closed();
   }
 
@@ -123,7 +132,10 @@ export class NatsConnectionManager {
   }
 
   #unavailable(reason: string): PublishError {
-    return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `NATS at ${this.#where} is unavailable: ${reason} (publish timeout ${this.#options.publishTimeoutMs} ms)`);
+    return new PublishError(
+      'OUTBOXER_BROKER_UNAVAILABLE',
+      `NATS at ${this.#where} is unavailable: ${reason} (publish timeout ${this.#options.publishTimeoutMs} ms)`,
+    );
   }
 
   /** Waits for `subscribe` to wake us, but not past `deadline` nor past close. */

@@ -57,11 +57,15 @@ export function headersOf(message: OutboxMessage, cloudEvents?: ResolvedCloudEve
     const lower = name.toLowerCase();
     if (lower.startsWith('nats-')) unsendable(message.id, `header "${name.slice(0, 60)}" is reserved by NATS JetStream (Nats-*), which would act on it`);
     if (OWN_HEADERS.has(lower) || (cloudEvents !== undefined && lower.startsWith(CLOUD_EVENTS_NATS_PREFIX))) continue;
-    if (!HEADER_NAME.test(name)) unsendable(message.id, `header name ${JSON.stringify(name.slice(0, 60))} is not a NATS header name (printable ASCII, no ":" or space)`);
+    if (!HEADER_NAME.test(name))
+      unsendable(message.id, `header name ${JSON.stringify(name.slice(0, 60))} is not a NATS header name (printable ASCII, no ":" or space)`);
     if (typeof value !== 'string' || LINE_BREAK.test(value)) unsendable(message.id, `header "${name}" must be a string without CR, LF or NUL`);
     result.set(name, encodeHeaderValue(value));
   }
-  for (const [what, value] of [['type', message.type], ['key', message.key ?? '']] as const) {
+  for (const [what, value] of [
+    ['type', message.type],
+    ['key', message.key ?? ''],
+  ] as const) {
     if (LINE_BREAK.test(value)) unsendable(message.id, `its ${what} holds CR, LF or NUL, which NATS headers cannot carry`);
   }
   result.set(NatsHeaderNames.id, message.id);

@@ -75,7 +75,10 @@ export function toPublishError(error: unknown, context: PublishContext): Outboxe
     case GrpcStatus.CANCELLED:
       return fail('OUTBOXER_BROKER_UNAVAILABLE', `Pub/Sub in ${where} is unavailable; message ${id} was not confirmed (${detail})`);
     case GrpcStatus.DEADLINE_EXCEEDED:
-      return fail('OUTBOXER_PUBLISH_TIMEOUT', `no message id from Pub/Sub for message ${id} on topic "${topicId}" within ${context.timeoutMs} ms (${detail}); ${MAYBE_STORED}`);
+      return fail(
+        'OUTBOXER_PUBLISH_TIMEOUT',
+        `no message id from Pub/Sub for message ${id} on topic "${topicId}" within ${context.timeoutMs} ms (${detail}); ${MAYBE_STORED}`,
+      );
     case GrpcStatus.RESOURCE_EXHAUSTED:
       return fail('OUTBOXER_PUBLISH_FAILED', `Pub/Sub refused message ${id} for now: a quota or flow limit of ${where} is exhausted (${detail})`);
     case GrpcStatus.INVALID_ARGUMENT:
@@ -103,7 +106,11 @@ export function toVerifyError(error: unknown, where: string, secrets: readonly s
   if (isMissingCredentials(error)) return credentialsError(error, where, secrets);
   const detail = driverMessage(error, secrets);
   if (grpcStatusOf(error) === GrpcStatus.UNAUTHENTICATED) {
-    return new PublishError('OUTBOXER_AUTH_FAILED', `Pub/Sub in ${where} refused the relay's credentials (${detail}); fix the service account key or the credentials the client finds`, causeOf(error, secrets));
+    return new PublishError(
+      'OUTBOXER_AUTH_FAILED',
+      `Pub/Sub in ${where} refused the relay's credentials (${detail}); fix the service account key or the credentials the client finds`,
+      causeOf(error, secrets),
+    );
   }
   return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `cannot reach Pub/Sub in ${where} (${detail})`, causeOf(error, secrets));
 }

@@ -13,7 +13,11 @@ const API_ENDPOINT = /^(?:https?:\/\/)?(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::
 const MAX_TIMEOUT_MS = 10 * 60_000;
 
 /** Every default in one place; the schema below applies them. */
-export const PUBSUB_PUBLISHER_DEFAULTS = Object.freeze({ publishTimeoutMs: 10_000, ordering: true, batching: Object.freeze({ maxMessages: 100, maxMilliseconds: 5 }) });
+export const PUBSUB_PUBLISHER_DEFAULTS = Object.freeze({
+  publishTimeoutMs: 10_000,
+  ordering: true,
+  batching: Object.freeze({ maxMessages: 100, maxMilliseconds: 5 }),
+});
 
 /** A whole number from `min` to `max`, every refusal in one message that says so. */
 function wholeNumber(min: number, max: number, unit = ''): z.ZodNumber {
@@ -22,30 +26,38 @@ function wholeNumber(min: number, max: number, unit = ''): z.ZodNumber {
 }
 
 const pubSubOptionsSchema = z
-  .object({
-    projectId: z.string({ error: 'is required: the Google Cloud project id that holds the topics, e.g. "my-project"' }).regex(PROJECT_ID, {
-      error: 'must be a Google Cloud project id: 6 to 30 lowercase letters, digits and hyphens, starting with a letter (e.g. "my-project")',
-    }),
-    topicPrefix: z
-      .string({ error: 'must be a string: the start of every topic id, e.g. "outbox-"' })
-      .max(200, { error: 'must be at most 200 characters' })
-      .regex(TOPIC_PREFIX, { error: 'must start with a letter and hold only letters, digits and - _ . ~ + % (what a Pub/Sub topic id allows)' })
-      .refine((prefix) => !prefix.toLowerCase().startsWith('goog'), { error: 'must not start with "goog" (reserved by Google)' })
-      .optional(),
-    apiEndpoint: z
-      .string({ error: 'must be a string, host[:port]' })
-      .regex(API_ENDPOINT, { error: 'must be host[:port] or http(s)://host[:port], e.g. "127.0.0.1:8085" (the emulator) or "europe-west1-pubsub.googleapis.com"' })
-      .optional(),
-    publishTimeoutMs: wholeNumber(1, MAX_TIMEOUT_MS, ' milliseconds').default(PUBSUB_PUBLISHER_DEFAULTS.publishTimeoutMs),
-    ordering: z.boolean({ error: 'must be true or false' }).default(PUBSUB_PUBLISHER_DEFAULTS.ordering),
-    batching: z
-      .object({
-        maxMessages: wholeNumber(1, 1000).default(PUBSUB_PUBLISHER_DEFAULTS.batching.maxMessages),
-        maxMilliseconds: wholeNumber(0, 1000, ' milliseconds').default(PUBSUB_PUBLISHER_DEFAULTS.batching.maxMilliseconds),
-      }, { error: 'must be an object { maxMessages, maxMilliseconds }' })
-      .strict()
-      .prefault({}),
-  }, { error: 'must be an object' })
+  .object(
+    {
+      projectId: z.string({ error: 'is required: the Google Cloud project id that holds the topics, e.g. "my-project"' }).regex(PROJECT_ID, {
+        error: 'must be a Google Cloud project id: 6 to 30 lowercase letters, digits and hyphens, starting with a letter (e.g. "my-project")',
+      }),
+      topicPrefix: z
+        .string({ error: 'must be a string: the start of every topic id, e.g. "outbox-"' })
+        .max(200, { error: 'must be at most 200 characters' })
+        .regex(TOPIC_PREFIX, { error: 'must start with a letter and hold only letters, digits and - _ . ~ + % (what a Pub/Sub topic id allows)' })
+        .refine((prefix) => !prefix.toLowerCase().startsWith('goog'), { error: 'must not start with "goog" (reserved by Google)' })
+        .optional(),
+      apiEndpoint: z
+        .string({ error: 'must be a string, host[:port]' })
+        .regex(API_ENDPOINT, {
+          error: 'must be host[:port] or http(s)://host[:port], e.g. "127.0.0.1:8085" (the emulator) or "europe-west1-pubsub.googleapis.com"',
+        })
+        .optional(),
+      publishTimeoutMs: wholeNumber(1, MAX_TIMEOUT_MS, ' milliseconds').default(PUBSUB_PUBLISHER_DEFAULTS.publishTimeoutMs),
+      ordering: z.boolean({ error: 'must be true or false' }).default(PUBSUB_PUBLISHER_DEFAULTS.ordering),
+      batching: z
+        .object(
+          {
+            maxMessages: wholeNumber(1, 1000).default(PUBSUB_PUBLISHER_DEFAULTS.batching.maxMessages),
+            maxMilliseconds: wholeNumber(0, 1000, ' milliseconds').default(PUBSUB_PUBLISHER_DEFAULTS.batching.maxMilliseconds),
+          },
+          { error: 'must be an object { maxMessages, maxMilliseconds }' },
+        )
+        .strict()
+        .prefault({}),
+    },
+    { error: 'must be an object' },
+  )
   .strict();
 
 /** What the client gets besides our own options: credentials, keepalive, gRPC settings (`projectId` and `apiEndpoint` are ours). */
@@ -90,7 +102,11 @@ function invalid(option: string, problem: string): never {
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
   const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
-  if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')
+  ) {
     invalid('logger', 'must have debug, info, warn and error methods (pino fits)');
   }
   return value as Logger;
@@ -98,7 +114,8 @@ function resolveLogger(value: unknown): Logger {
 
 function resolveClientConfig(value: unknown): PubSubClientConfig {
   if (value === undefined) return Object.freeze({});
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) invalid('clientConfig', 'must be an object of @google-cloud/pubsub ClientConfig settings');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    invalid('clientConfig', 'must be an object of @google-cloud/pubsub ClientConfig settings');
   for (const own of ['projectId', 'apiEndpoint'] as const) {
     if (own in value) invalid(`clientConfig.${own}`, `use the publisher option ${own} instead (it is validated and shown in errors)`);
   }
@@ -116,7 +133,10 @@ function secretsOf(config: PubSubClientConfig): string[] {
 function isEmulator(apiEndpoint: string | undefined, config: PubSubClientConfig): boolean {
   if (config.emulatorMode !== undefined) return config.emulatorMode;
   if (apiEndpoint === undefined) return false;
-  const host = apiEndpoint.replace(/^https?:\/\//, '').replace(/\/$/, '').replace(/:\d+$/, '');
+  const host = apiEndpoint
+    .replace(/^https?:\/\//, '')
+    .replace(/\/$/, '')
+    .replace(/:\d+$/, '');
   return !host.endsWith('.googleapis.com') && config.universeDomain === undefined;
 }
 
@@ -129,7 +149,9 @@ export function resolvePubSubPublisherOptions(input: PubSubPublisherOptions): Re
     const issue = parsed.error.issues[0];
     if (issue?.code === 'unrecognized_keys') {
       const nested = issue.path.length > 0;
-      const known = nested ? Object.keys(pubSubOptionsSchema.shape.batching.unwrap().shape) : [...Object.keys(pubSubOptionsSchema.shape), 'logger', 'clientConfig'];
+      const known = nested
+        ? Object.keys(pubSubOptionsSchema.shape.batching.unwrap().shape)
+        : [...Object.keys(pubSubOptionsSchema.shape), 'logger', 'clientConfig'];
       const names = issue.keys.map((key) => JSON.stringify(key.slice(0, 60))).join(', ');
       invalid(nested ? `${issue.path.join('.')}.${names}` : names, `is not an option; known: ${known.join(', ')}`);
     }
@@ -166,7 +188,8 @@ export function pubSubOptionsFromUrl(url: string): { readonly projectId: string;
     invalid('url', 'is not a URL; expected pubsub://<endpoint host[:port]>/<projectId>, e.g. pubsub://pubsub.googleapis.com/my-project');
   }
   if (parsed.protocol !== 'pubsub:') invalid('url', `must start with pubsub://; got ${JSON.stringify(parsed.protocol)}`);
-  if (parsed.username !== '' || parsed.password !== '') invalid('url', 'must not carry credentials: the client finds them (Application Default Credentials, GOOGLE_APPLICATION_CREDENTIALS)');
+  if (parsed.username !== '' || parsed.password !== '')
+    invalid('url', 'must not carry credentials: the client finds them (Application Default Credentials, GOOGLE_APPLICATION_CREDENTIALS)');
   const projectId = parsed.pathname.replace(/^\//, '');
   if (parsed.hostname === '' || projectId === '' || projectId.includes('/') || parsed.search !== '' || parsed.hash !== '') {
     invalid('url', 'must be pubsub://<endpoint host[:port]>/<projectId>, e.g. pubsub://pubsub.googleapis.com/my-project or pubsub://127.0.0.1:8085/my-project');

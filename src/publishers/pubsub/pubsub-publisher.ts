@@ -55,7 +55,8 @@ export function createPubSubPublisher(input: PubSubPublisherOptions): Publisher 
     new PublishError('OUTBOXER_CLOSED', `the Pub/Sub publisher for ${where} is closed${id === undefined ? '' : `; message ${id} was not published`}`);
 
   const reached = (): void => {
-    if (connection.state !== 'connected') logger.info({ projectId: options.projectId, apiEndpoint: options.apiEndpoint }, 'pubsub publisher reached the service');
+    if (connection.state !== 'connected')
+      logger.info({ projectId: options.projectId, apiEndpoint: options.apiEndpoint }, 'pubsub publisher reached the service');
     connection.connected();
     reconnect.connected();
   };
@@ -113,7 +114,11 @@ export function createPubSubPublisher(input: PubSubPublisherOptions): Publisher 
     const context = { id: message.id, topicId, where, timeoutMs: publishTimeoutMs, secrets };
     let serverId: string;
     try {
-      serverId = await topic.publishMessage({ data: publication.data, attributes: { ...publication.attributes }, ...(orderingKey === undefined ? {} : { orderingKey }) });
+      serverId = await topic.publishMessage({
+        data: publication.data,
+        attributes: { ...publication.attributes },
+        ...(orderingKey === undefined ? {} : { orderingKey }),
+      });
     } catch (error) {
       const failure = toPublishError(error, context);
       if (failure.code === 'OUTBOXER_BROKER_UNAVAILABLE') unreachable(failure.message);
@@ -135,7 +140,13 @@ export function createPubSubPublisher(input: PubSubPublisherOptions): Publisher 
     let timer: NodeJS.Timeout | undefined;
     const guard = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no message id from Pub/Sub for message ${message.id} within ${publishTimeoutMs} ms; it may have been stored anyway, and consumers deduplicate a retried copy by its outbox-id attribute`)),
+        () =>
+          reject(
+            new PublishError(
+              'OUTBOXER_PUBLISH_TIMEOUT',
+              `no message id from Pub/Sub for message ${message.id} within ${publishTimeoutMs} ms; it may have been stored anyway, and consumers deduplicate a retried copy by its outbox-id attribute`,
+            ),
+          ),
         publishTimeoutMs + 100,
       );
     });

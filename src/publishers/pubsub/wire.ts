@@ -59,10 +59,18 @@ export function topicIdFor(message: OutboxMessage, prefix: string): string {
 
 function attribute(message: OutboxMessage, attributes: Record<string, string>, name: string, value: string): void {
   if (Buffer.byteLength(name) > PUBSUB_LIMITS.attributeKeyBytes) {
-    refuse(message, 'OUTBOXER_INVALID_HEADER', `header name ${JSON.stringify(name.slice(0, 60))} is over ${PUBSUB_LIMITS.attributeKeyBytes} bytes, the longest attribute key Pub/Sub takes`);
+    refuse(
+      message,
+      'OUTBOXER_INVALID_HEADER',
+      `header name ${JSON.stringify(name.slice(0, 60))} is over ${PUBSUB_LIMITS.attributeKeyBytes} bytes, the longest attribute key Pub/Sub takes`,
+    );
   }
   if (Buffer.byteLength(value) > PUBSUB_LIMITS.attributeValueBytes) {
-    refuse(message, 'OUTBOXER_INVALID_HEADER', `the value of "${name.slice(0, 60)}" is ${Buffer.byteLength(value)} bytes, over the ${PUBSUB_LIMITS.attributeValueBytes} bytes Pub/Sub takes for an attribute value; shorten it at enqueue`);
+    refuse(
+      message,
+      'OUTBOXER_INVALID_HEADER',
+      `the value of "${name.slice(0, 60)}" is ${Buffer.byteLength(value)} bytes, over the ${PUBSUB_LIMITS.attributeValueBytes} bytes Pub/Sub takes for an attribute value; shorten it at enqueue`,
+    );
   }
   attributes[name] = value;
 }
@@ -79,7 +87,8 @@ export function toPubSubPublication(message: OutboxMessage, ordering: boolean): 
   for (const [name, value] of Object.entries(message.headers)) {
     const lower = name.toLowerCase();
     if (OWN_ATTRIBUTES.has(lower)) continue;
-    if (lower.startsWith('goog')) refuse(message, 'OUTBOXER_INVALID_HEADER', `header "${name.slice(0, 60)}" starts with "goog", which Google reserves for attribute keys`);
+    if (lower.startsWith('goog'))
+      refuse(message, 'OUTBOXER_INVALID_HEADER', `header "${name.slice(0, 60)}" starts with "goog", which Google reserves for attribute keys`);
     attribute(message, attributes, name, value);
   }
   attribute(message, attributes, PubSubAttributeNames.id, message.id);
@@ -88,7 +97,11 @@ export function toPubSubPublication(message: OutboxMessage, ordering: boolean): 
   attribute(message, attributes, PubSubAttributeNames.contentType, message.contentType);
   const count = Object.keys(attributes).length;
   if (count > PUBSUB_LIMITS.attributes) {
-    refuse(message, 'OUTBOXER_INVALID_HEADER', `it would carry ${count} attributes (its headers plus outboxer's 3 or 4), over the ${PUBSUB_LIMITS.attributes} Pub/Sub takes`);
+    refuse(
+      message,
+      'OUTBOXER_INVALID_HEADER',
+      `it would carry ${count} attributes (its headers plus outboxer's 3 or 4), over the ${PUBSUB_LIMITS.attributes} Pub/Sub takes`,
+    );
   }
   const data = bodyBytes(message.body);
   const orderingKey = ordering && message.key !== null ? message.key : undefined;

@@ -59,7 +59,11 @@ export class LinkOpenError extends Error {
 
 /** Closes a connection; if the broker does not answer in time, destroys the socket. Never rejects. */
 export function closeQuietly(model: ChannelModel, timeoutMs: number): Promise<void> {
-  return closeWithin(() => model.close(), timeoutMs, () => destroySocket(model));
+  return closeWithin(
+    () => model.close(),
+    timeoutMs,
+    () => destroySocket(model),
+  );
 }
 
 /**
@@ -67,7 +71,11 @@ export function closeQuietly(model: ChannelModel, timeoutMs: number): Promise<vo
  * sent on the channel before it (acks included); bounded by `timeoutMs`. Never rejects.
  */
 export function closeChannelQuietly(channel: Channel, timeoutMs: number): Promise<void> {
-  return closeWithin(() => channel.close(), timeoutMs, () => undefined);
+  return closeWithin(
+    () => channel.close(),
+    timeoutMs,
+    () => undefined,
+  );
 }
 
 function closeWithin(close: () => Promise<void>, timeoutMs: number, onTimeout: () => void): Promise<void> {

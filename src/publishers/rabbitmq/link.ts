@@ -35,7 +35,12 @@ export class Link<T extends { readonly message: { readonly id: string } }> {
   readonly #closeTimeoutMs: number;
   #disposed: Promise<void> | undefined;
 
-  constructor(readonly model: ChannelModel, readonly channel: ConfirmChannel, hooks: LinkHooks<T>, closeTimeoutMs: number) {
+  constructor(
+    readonly model: ChannelModel,
+    readonly channel: ConfirmChannel,
+    hooks: LinkHooks<T>,
+    closeTimeoutMs: number,
+  ) {
     this.#hooks = hooks;
     this.#closeTimeoutMs = closeTimeoutMs;
   }
@@ -111,7 +116,10 @@ export class Link<T extends { readonly message: { readonly id: string } }> {
  * Opens a link: connection, confirm channel, exchange declaration, all within `connectTimeoutMs`.
  * A connection that completes after the deadline is closed at once. Rejects with LinkOpenError.
  */
-export async function openLink<T extends { readonly message: { readonly id: string } }>(options: ResolvedRabbitMqPublisherOptions, hooks: LinkHooks<T>): Promise<Link<T>> {
+export async function openLink<T extends { readonly message: { readonly id: string } }>(
+  options: ResolvedRabbitMqPublisherOptions,
+  hooks: LinkHooks<T>,
+): Promise<Link<T>> {
   let abandoned = false;
   const attempt = establish(options, hooks);
   attempt.then(
@@ -132,7 +140,10 @@ export async function openLink<T extends { readonly message: { readonly id: stri
   }
 }
 
-async function establish<T extends { readonly message: { readonly id: string } }>(options: ResolvedRabbitMqPublisherOptions, hooks: LinkHooks<T>): Promise<Link<T>> {
+async function establish<T extends { readonly message: { readonly id: string } }>(
+  options: ResolvedRabbitMqPublisherOptions,
+  hooks: LinkHooks<T>,
+): Promise<Link<T>> {
   const secrets = secretsOfUrl(options.url);
   const describe = (error: unknown): string => describeDriverError(error, secrets);
   const log = safeLogger(options.logger);
@@ -154,7 +165,9 @@ async function establish<T extends { readonly message: { readonly id: string } }
     };
     model.on('error', connectionDied);
     model.on('close', connectionDied);
-    model.on('blocked', (reason: unknown) => log('warn', { url: options.redactedUrl, reason: String(reason) }, 'rabbitmq blocked the connection (resource alarm); publishes wait and may time out'));
+    model.on('blocked', (reason: unknown) =>
+      log('warn', { url: options.redactedUrl, reason: String(reason) }, 'rabbitmq blocked the connection (resource alarm); publishes wait and may time out'),
+    );
     model.on('unblocked', () => log('info', { url: options.redactedUrl }, 'rabbitmq unblocked the connection'));
     model.on('handler-error', (error: unknown) => log('error', { error: describe(error) }, 'rabbitmq publisher connection handler failed'));
 

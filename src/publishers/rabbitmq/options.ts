@@ -61,8 +61,17 @@ export const RABBITMQ_PUBLISHER_DEFAULTS = Object.freeze({
 });
 
 const KNOWN_OPTIONS = new Set([
-  'url', 'exchange', 'exchangeType', 'declareExchange', 'confirmTimeoutMs', 'connectTimeoutMs',
-  'heartbeatSeconds', 'maxMessageBytes', 'logger', 'clientName', 'cloudEvents',
+  'url',
+  'exchange',
+  'exchangeType',
+  'declareExchange',
+  'confirmTimeoutMs',
+  'connectTimeoutMs',
+  'heartbeatSeconds',
+  'maxMessageBytes',
+  'logger',
+  'clientName',
+  'cloudEvents',
 ]);
 const MAX_TIMER_MS = 2_147_483_647;
 /** RabbitMQ refuses to configure `max_message_size` above 512 MiB. */
@@ -109,7 +118,8 @@ function resolveUrl(value: unknown, heartbeatOption: unknown): { url: string; re
     heartbeatSeconds = integer('heartbeatSeconds', heartbeatOption, RABBITMQ_PUBLISHER_DEFAULTS.heartbeatSeconds, 0, 65_535);
     parsed.searchParams.set('heartbeat', String(heartbeatSeconds));
   } else {
-    if (!/^\d{1,5}$/.test(fromUrl) || Number(fromUrl) > 65_535) fail('url', `query parameter heartbeat must be an integer from 0 to 65535; got ${JSON.stringify(fromUrl.slice(0, 20))}`);
+    if (!/^\d{1,5}$/.test(fromUrl) || Number(fromUrl) > 65_535)
+      fail('url', `query parameter heartbeat must be an integer from 0 to 65535; got ${JSON.stringify(fromUrl.slice(0, 20))}`);
     heartbeatSeconds = Number(fromUrl);
   }
   return { url: parsed.toString(), redactedUrl, heartbeatSeconds };
@@ -126,7 +136,11 @@ function resolveExchangeType(value: unknown): RabbitMqExchangeType {
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
   const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
-  if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')
+  ) {
     fail('logger', 'must have debug, info, warn and error methods (pino fits)');
   }
   return value as Logger;

@@ -48,7 +48,10 @@ export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
       );
     }
     if (error.stage === 'connect' && ACCESS_REFUSED.test(error.reason)) {
-      return new PublishError('OUTBOXER_AUTH_FAILED', `RabbitMQ at ${redactedUrl} refused the user name or password (${error.reason}): check the credentials of the URL`);
+      return new PublishError(
+        'OUTBOXER_AUTH_FAILED',
+        `RabbitMQ at ${redactedUrl} refused the user name or password (${error.reason}): check the credentials of the URL`,
+      );
     }
     if (error.stage === 'connect' && VHOST_REFUSED.test(error.reason)) {
       return new PublishError(
@@ -73,7 +76,11 @@ export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
       );
     },
     headersTooLarge(message: OutboxMessage, reason: string): PublishError {
-      return new PublishError('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', `message ${message.id} cannot be encoded for RabbitMQ (${reason}); its headers are too large`, { permanent: true });
+      return new PublishError(
+        'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+        `message ${message.id} cannot be encoded for RabbitMQ (${reason}); its headers are too large`,
+        { permanent: true },
+      );
     },
     cannotEncode(message: OutboxMessage, reason: string): PublishError {
       return new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} cannot be encoded for RabbitMQ (${reason})`, { permanent: true });
@@ -98,11 +105,20 @@ export function publishErrors(options: ResolvedRabbitMqPublisherOptions) {
         );
       }
       return failure.scope === 'connection'
-        ? new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not confirmed: the connection to RabbitMQ at ${redactedUrl} was lost (${failure.reason}); ${MAYBE_STORED}`)
-        : new PublishError('OUTBOXER_PUBLISH_FAILED', `message ${message.id} was not confirmed: RabbitMQ closed the channel (${failure.reason}); ${MAYBE_STORED}`);
+        ? new PublishError(
+            'OUTBOXER_BROKER_UNAVAILABLE',
+            `message ${message.id} was not confirmed: the connection to RabbitMQ at ${redactedUrl} was lost (${failure.reason}); ${MAYBE_STORED}`,
+          )
+        : new PublishError(
+            'OUTBOXER_PUBLISH_FAILED',
+            `message ${message.id} was not confirmed: RabbitMQ closed the channel (${failure.reason}); ${MAYBE_STORED}`,
+          );
     },
     lostBeforeSend(message: OutboxMessage): PublishError {
-      return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${message.id} was not sent: the connection to RabbitMQ at ${redactedUrl} was lost while it waited to be sent`);
+      return new PublishError(
+        'OUTBOXER_BROKER_UNAVAILABLE',
+        `message ${message.id} was not sent: the connection to RabbitMQ at ${redactedUrl} was lost while it waited to be sent`,
+      );
     },
     connect(message: OutboxMessage, error: LinkOpenError): PublishError {
       const why = refused(error);

@@ -69,10 +69,15 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
       const limit = brokerSizeLimitOf(failure.reason);
       const unconfirmed = [...link.inFlight];
       for (const attempt of unconfirmed) {
-        if (limit !== undefined && attempt.bytes > limit) settle(attempt, errors.tooLarge(attempt.message, attempt.bytes, limit, "the broker's max_message_size"));
+        if (limit !== undefined && attempt.bytes > limit)
+          settle(attempt, errors.tooLarge(attempt.message, attempt.bytes, limit, "the broker's max_message_size"));
         else settle(attempt, errors.lost(attempt.message, failure));
       }
-      log('warn', { url: redactedUrl, scope: failure.scope, reason: failure.reason, unconfirmed: unconfirmed.length }, 'rabbitmq connection lost; reconnecting in the background and on the next publish');
+      log(
+        'warn',
+        { url: redactedUrl, scope: failure.scope, reason: failure.reason, unconfirmed: unconfirmed.length },
+        'rabbitmq connection lost; reconnecting in the background and on the next publish',
+      );
     },
     returned(link: Link<Attempt>, returned: Message) {
       // The return comes before the ack of the same message (which the broker sends anyway): match it by id.
@@ -137,7 +142,9 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
     link.track(attempt);
     let writable: boolean;
     try {
-      writable = link.channel.publish(exchange, publication.routingKey, publication.body, publication.properties, (error: unknown) => onConfirm(link, attempt, error));
+      writable = link.channel.publish(exchange, publication.routingKey, publication.body, publication.properties, (error: unknown) =>
+        onConfirm(link, attempt, error),
+      );
     } catch (error) {
       // Encoding errors are thrown before anything is written: the channel stays usable.
       if (error instanceof RangeError) return settle(attempt, errors.headersTooLarge(attempt.message, describe(error)));
@@ -196,7 +203,12 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
       const done = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => settle(attempt, errors.timeout(message, attempt.stage)), options.confirmTimeoutMs);
         attempt = {
-          message, bytes, stage: 'connecting', settled: false, link: undefined, wake: undefined,
+          message,
+          bytes,
+          stage: 'connecting',
+          settled: false,
+          link: undefined,
+          wake: undefined,
           finish(error) {
             clearTimeout(timer);
             attempts.delete(attempt);
@@ -205,7 +217,10 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
           },
         };
       });
-      attempts.set(attempt, done.catch(() => undefined));
+      attempts.set(
+        attempt,
+        done.catch(() => undefined),
+      );
       run(attempt, publication).catch((error: unknown) => settle(attempt, errors.unexpected(message, describe(error))));
       return done;
     },

@@ -10,7 +10,9 @@ import { ReplicaWaits } from './replica-waits.js';
 function newClient(options: ResolvedRedisPublisherOptions, reconnectStrategy: (retries: number, cause: Error) => number | false) {
   const { host, port, tls, database } = options.endpoint;
   return createClient({
-    socket: tls ? { host, port, tls: true, connectTimeout: options.connectTimeoutMs, reconnectStrategy } : { host, port, tls: false, connectTimeout: options.connectTimeoutMs, reconnectStrategy },
+    socket: tls
+      ? { host, port, tls: true, connectTimeout: options.connectTimeoutMs, reconnectStrategy }
+      : { host, port, tls: false, connectTimeout: options.connectTimeoutMs, reconnectStrategy },
     ...(options.username === undefined ? {} : { username: options.username }),
     ...(options.password === undefined ? {} : { password: options.password }),
     database,
@@ -102,7 +104,13 @@ export class RedisConnection {
     this.#client = undefined;
     this.#live = undefined;
     if (client !== undefined) {
-      const closed = await bounded(client.close().then(() => true, () => true), this.#options.connectTimeoutMs);
+      const closed = await bounded(
+        client.close().then(
+          () => true,
+          () => true,
+        ),
+        this.#options.connectTimeoutMs,
+      );
       if (closed === undefined) destroyQuietly(client);
     }
     this.#state.closed();
@@ -123,13 +131,15 @@ export class RedisConnection {
       const onClose = (): void => reject(this.closedError());
       if (this.#closing) onClose();
       else this.#closeWaiters.add(onClose);
-      event.then(
-        () => resolve(),
-        (error: unknown) => reject(error),
-      ).finally(() => {
-        clearTimeout(timer);
-        this.#closeWaiters.delete(onClose);
-      });
+      event
+        .then(
+          () => resolve(),
+          (error: unknown) => reject(error),
+        )
+        .finally(() => {
+          clearTimeout(timer);
+          this.#closeWaiters.delete(onClose);
+        });
     });
   }
 
@@ -150,7 +160,10 @@ export class RedisConnection {
     client = newClient(this.#options, (retries, cause) => {
       if (!everReady || this.#closing) return false;
       if (isAuthRefusal(cause)) {
-        logger.warn({ url: redactedUrl, error: driverMessage(cause, secrets) }, 'redis publisher: credentials refused on reconnect; a new connection will be made');
+        logger.warn(
+          { url: redactedUrl, error: driverMessage(cause, secrets) },
+          'redis publisher: credentials refused on reconnect; a new connection will be made',
+        );
         queueMicrotask(giveUp);
         return false;
       }
@@ -173,14 +186,20 @@ export class RedisConnection {
       }
     });
     const attempt = (async () => {
-      const timedOut = new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `cannot connect to Redis at ${redactedUrl}: no ready connection within connectTimeoutMs (${connectTimeoutMs} ms)`);
+      const timedOut = new PublishError(
+        'OUTBOXER_BROKER_UNAVAILABLE',
+        `cannot connect to Redis at ${redactedUrl}: no ready connection within connectTimeoutMs (${connectTimeoutMs} ms)`,
+      );
       try {
         const ready = (async () => {
           await made.connect();
           await made.ping(); // a server that wants a password answers NOAUTH here when the URL carries none
         })();
         ready.catch(noop);
-        const outcome = await bounded(ready.then(() => true), connectTimeoutMs);
+        const outcome = await bounded(
+          ready.then(() => true),
+          connectTimeoutMs,
+        );
         // a server that is not Redis makes the decoder fail while the handshake waits: that error says more than the timeout
         if (outcome === undefined) throw lastError === undefined ? timedOut : toConnectError(lastError, redactedUrl, secrets);
       } catch (error) {
@@ -221,7 +240,11 @@ export class RedisConnection {
     const live: { client: RedisClient; replicas?: ReplicaWaits } = { client };
     live.replicas = new ReplicaWaits(
       () => (this.#live === live && client.isReady ? client.wait(waitReplicas, waitTimeoutMs) : undefined),
-      () => new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `the connection to Redis at ${redactedUrl} was lost before WAIT answered; the entry may be on the primary only, and a retry adds a second entry with the same id`),
+      () =>
+        new PublishError(
+          'OUTBOXER_BROKER_UNAVAILABLE',
+          `the connection to Redis at ${redactedUrl} was lost before WAIT answered; the entry may be on the primary only, and a retry adds a second entry with the same id`,
+        ),
     );
     return live as LiveRedis;
   }

@@ -15,7 +15,15 @@ const MAYBE_STORED = 'it may have been stored; a retry adds a second entry with 
 /** Server error replies that say the credentials (or the ACL user) were refused. */
 const AUTH_REFUSED = /^(WRONGPASS|NOAUTH|NOPERM)\b|^ERR AUTH\b|^ERR (invalid password|Client sent AUTH)/;
 /** Socket-level failures: the server is out of reach or the connection broke. */
-const UNREACHABLE_NAMES = new Set(['SocketClosedUnexpectedlyError', 'ClientOfflineError', 'ClientClosedError', 'DisconnectsClientError', 'ConnectionTimeoutError', 'SocketTimeoutError', 'ReconnectStrategyError']);
+const UNREACHABLE_NAMES = new Set([
+  'SocketClosedUnexpectedlyError',
+  'ClientOfflineError',
+  'ClientClosedError',
+  'DisconnectsClientError',
+  'ConnectionTimeoutError',
+  'SocketTimeoutError',
+  'ReconnectStrategyError',
+]);
 const UNREACHABLE_CODES = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|ECONNABORTED)$/;
 
 function nameOf(error: unknown): string {
@@ -57,13 +65,21 @@ export function toConnectError(error: unknown, where: string, secrets: readonly 
   const detail = driverMessage(error, secrets);
   const cause = safeCause(error, secrets);
   if (isAuthRefusal(error)) {
-    return new PublishError('OUTBOXER_AUTH_FAILED', `Redis at ${where} refused the credentials (${detail}): check the user and password of the URL, and the user's ACL`, cause);
+    return new PublishError(
+      'OUTBOXER_AUTH_FAILED',
+      `Redis at ${where} refused the credentials (${detail}): check the user and password of the URL, and the user's ACL`,
+      cause,
+    );
   }
   if (isErrorReply(error) && /^ERR (DB index is out of range|invalid DB index)/.test(messageOf(error))) {
     return new PublishError('OUTBOXER_WRONG_PROTOCOL', `Redis at ${where} has no such database (${detail}): fix the /<db> of the URL`, cause);
   }
   if (/Protocol error|Parse ?Error|unexpected type|Unknown RESP type/i.test(`${nameOf(error)} ${messageOf(error)}`)) {
-    return new PublishError('OUTBOXER_WRONG_PROTOCOL', `the server at ${where} does not speak RESP (${detail}): is that Redis's port (6379, or the TLS port with rediss://)?`, cause);
+    return new PublishError(
+      'OUTBOXER_WRONG_PROTOCOL',
+      `the server at ${where} does not speak RESP (${detail}): is that Redis's port (6379, or the TLS port with rediss://)?`,
+      cause,
+    );
   }
   return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `cannot connect to Redis at ${where} (${detail})`, cause);
 }
@@ -87,10 +103,16 @@ export function toPublishError(error: unknown, context: PublishContext): Publish
       );
     }
     if (text.startsWith('OOM')) {
-      return fail('OUTBOXER_PUBLISH_FAILED', `message ${id} was not stored: Redis at ${where} reached maxmemory (${detail}); consumers must trim or delete entries (or use maxLen), or raise maxmemory`);
+      return fail(
+        'OUTBOXER_PUBLISH_FAILED',
+        `message ${id} was not stored: Redis at ${where} reached maxmemory (${detail}); consumers must trim or delete entries (or use maxLen), or raise maxmemory`,
+      );
     }
     if (isAuthRefusal(error)) {
-      return fail('OUTBOXER_AUTH_FAILED', `message ${id} was not stored: Redis at ${where} refused this user (${detail}); check the URL's credentials and that the user's ACL allows XADD on "${stream}"`);
+      return fail(
+        'OUTBOXER_AUTH_FAILED',
+        `message ${id} was not stored: Redis at ${where} refused this user (${detail}); check the URL's credentials and that the user's ACL allows XADD on "${stream}"`,
+      );
     }
     if (/^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/.test(text)) {
       return fail('OUTBOXER_BROKER_UNAVAILABLE', `message ${id} was not stored: Redis at ${where} cannot take writes now (${detail})`);
@@ -101,7 +123,10 @@ export function toPublishError(error: unknown, context: PublishContext): Publish
     return fail('OUTBOXER_PUBLISH_FAILED', `Redis at ${where} refused message ${id} for stream "${stream}" (${detail})`);
   }
   if (isUnreachable(error)) {
-    return fail('OUTBOXER_BROKER_UNAVAILABLE', `the connection to Redis at ${where} failed before the XADD reply for message ${id} (${detail}); ${MAYBE_STORED}`);
+    return fail(
+      'OUTBOXER_BROKER_UNAVAILABLE',
+      `the connection to Redis at ${where} failed before the XADD reply for message ${id} (${detail}); ${MAYBE_STORED}`,
+    );
   }
   return fail('OUTBOXER_PUBLISH_FAILED', `publishing message ${id} to stream "${stream}" failed (${detail})`);
 }
@@ -112,7 +137,10 @@ export function toPublishError(error: unknown, context: PublishContext): Publish
  */
 export function timeoutError(id: string, timeoutMs: number, stage: 'connecting' | 'reply' | 'replicas'): PublishError {
   if (stage === 'connecting') {
-    return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `message ${id} was not sent to Redis: no ready connection within publishTimeoutMs (${timeoutMs} ms)`);
+    return new PublishError(
+      'OUTBOXER_BROKER_UNAVAILABLE',
+      `message ${id} was not sent to Redis: no ready connection within publishTimeoutMs (${timeoutMs} ms)`,
+    );
   }
   const what = { reply: `no XADD reply; ${MAYBE_STORED}`, replicas: `stored on the primary, still waiting for WAIT; ${MAYBE_STORED}` }[stage];
   return new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `message ${id} was not confirmed by Redis within publishTimeoutMs (${timeoutMs} ms): ${what}`);

@@ -78,13 +78,25 @@ const settingsSchema = z
   })
   .strict();
 
-export const REDIS_PUBLISHER_DEFAULTS = Object.freeze({ publishTimeoutMs: 10_000, connectTimeoutMs: 10_000, waitReplicas: 0, waitTimeoutMs: 1000, clientName: 'outboxer' });
+export const REDIS_PUBLISHER_DEFAULTS = Object.freeze({
+  publishTimeoutMs: 10_000,
+  connectTimeoutMs: 10_000,
+  waitReplicas: 0,
+  waitTimeoutMs: 1000,
+  clientName: 'outboxer',
+});
 
 function invalid(option: string, problem: string, options: readonly string[] = [option]): never {
   throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `redis publisher option ${option}: ${problem}`, { options });
 }
 
-function resolveUrl(value: unknown): { endpoint: RedisEndpoint; redactedUrl: string; username: string | undefined; password: string | undefined; secrets: string[] } {
+function resolveUrl(value: unknown): {
+  endpoint: RedisEndpoint;
+  redactedUrl: string;
+  username: string | undefined;
+  password: string | undefined;
+  secrets: string[];
+} {
   if (typeof value !== 'string' || value === '') invalid('url', 'is required: a redis:// or rediss:// URL such as redis://127.0.0.1:6379');
   const secrets = secretsOfUrl(value);
   const redactedUrl = redactUrl(value);
@@ -107,7 +119,8 @@ function resolveUrl(value: unknown): { endpoint: RedisEndpoint; redactedUrl: str
   } catch {
     invalid('url', `has malformed percent-encoding in its credentials: ${redactedUrl}`);
   }
-  if (username !== '' && password === '') invalid('url', `names user "${username}" without a password: write redis://${username}:<password>@host, or only :<password>@ for the default user`);
+  if (username !== '' && password === '')
+    invalid('url', `names user "${username}" without a password: write redis://${username}:<password>@host, or only :<password>@ for the default user`);
   const endpoint = Object.freeze({
     host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
     port: url.port === '' ? 6379 : Number(url.port),
@@ -120,7 +133,11 @@ function resolveUrl(value: unknown): { endpoint: RedisEndpoint; redactedUrl: str
 function resolveLogger(value: unknown): Logger {
   if (value === undefined) return silentLogger;
   const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
-  if (typeof candidate !== 'object' || candidate === null || !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')) {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')
+  ) {
     invalid('logger', 'must have debug, info, warn and error methods (pino fits)');
   }
   return value as Logger;

@@ -41,16 +41,18 @@ export class ReplicaWaits {
       return;
     }
     this.#running = true;
-    sending.then(
-      (count) => {
-        for (const waiter of batch) waiter.resolve(count);
-      },
-      (error: unknown) => {
-        for (const waiter of batch) waiter.reject(error);
-      },
-    ).finally(() => {
-      this.#running = false;
-      this.#flush();
-    });
+    sending
+      .then(
+        (count) => {
+          for (const waiter of batch) waiter.resolve(count);
+        },
+        (error: unknown) => {
+          for (const waiter of batch) waiter.reject(error);
+        },
+      )
+      .finally(() => {
+        this.#running = false;
+        this.#flush();
+      });
   }
 }

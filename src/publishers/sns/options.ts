@@ -62,7 +62,11 @@ export function resolveSnsPublisherOptions(input: SnsPublisherOptions): Resolved
   const parsed = parseOptions('sns', schema, input, FIXES);
   const fallbacks = (['topicArn', 'topicArnPrefix', 'resolveTopicArn'] as const).filter((option) => parsed[option] !== undefined);
   if (fallbacks.length > 1) {
-    invalidOption('sns', fallbacks, 'are alternatives: give one of topicArn (one SNS topic for every outbox topic), topicArnPrefix (one per outbox topic) or resolveTopicArn, plus routes if some topics go elsewhere');
+    invalidOption(
+      'sns',
+      fallbacks,
+      'are alternatives: give one of topicArn (one SNS topic for every outbox topic), topicArnPrefix (one per outbox topic) or resolveTopicArn, plus routes if some topics go elsewhere',
+    );
   }
   const routes = Object.freeze({ ...(parsed.routes ?? {}) });
   if (fallbacks.length === 0 && Object.keys(routes).length === 0) {

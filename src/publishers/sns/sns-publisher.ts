@@ -7,7 +7,9 @@ import { toSnsEntry, topicArnFor } from './wire.js';
 
 /** The SDK client of the options: the SDK's chains for what they leave out, bounded connects and requests. */
 export function snsClientConfig(options: ResolvedSnsPublisherOptions): SNSClientConfig {
-  const config: SNSClientConfig = { requestHandler: { connectionTimeout: options.connectTimeoutMs, requestTimeout: options.publishTimeoutMs, throwOnRequestTimeout: true } };
+  const config: SNSClientConfig = {
+    requestHandler: { connectionTimeout: options.connectTimeoutMs, requestTimeout: options.publishTimeoutMs, throwOnRequestTimeout: true },
+  };
   if (options.region !== undefined) config.region = options.region;
   if (options.endpoint !== undefined) config.endpoint = options.endpoint;
   const { credentials } = options;
@@ -33,7 +35,8 @@ export function createSnsPublisher(input: SnsPublisherOptions): Publisher {
       kind: 'topic',
       destinationOf: (message) => topicArnFor(message, options),
       isFifo: (topicArn) => isFifoName(topicArn),
-      request: (topicArn, entries, abortSignal) => client.send(new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: entries.map(toSnsEntry) }), { abortSignal }),
+      request: (topicArn, entries, abortSignal) =>
+        client.send(new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: entries.map(toSnsEntry) }), { abortSignal }),
       probeTarget: options.topicArn ?? 'ListTopics',
       async probe(abortSignal) {
         if (options.topicArn !== undefined) await client.send(new GetTopicAttributesCommand({ TopicArn: options.topicArn }), { abortSignal });

@@ -46,6 +46,7 @@ export function topicArnFor(message: OutboxMessage, options: ResolvedSnsPublishe
     throw unroutable(message, 'resolveTopicArn threw; fix the function');
   }
   if (resolved === undefined) throw unroutable(message, 'resolveTopicArn returned undefined; add a topic for it');
-  if (typeof resolved !== 'string' || !isTopicArn(resolved)) throw unroutable(message, 'resolveTopicArn returned something that is not a topic ARN; fix the function');
+  if (typeof resolved !== 'string' || !isTopicArn(resolved))
+    throw unroutable(message, 'resolveTopicArn returned something that is not a topic ARN; fix the function');
   return resolved;
 }

@@ -58,7 +58,7 @@ const FIXES: Readonly<Record<string, string>> = Object.freeze({
   queueUrlPrefix: 'use a queue URL without the name, or with the start of a name: https://sqs.<region>.amazonaws.com/<account>/ or .../<account>/prod-',
   routes: 'map each topic to a queue URL: { "orders.created": "https://sqs.<region>.amazonaws.com/<account>/orders" }',
   resolveQueueUrl: 'pass (topic) => queue URL or undefined',
-  maxMessageBytes: 'use a whole number of bytes from 1024 to 1048576 (the SQS limit), at most the queue\'s MaximumMessageSize',
+  maxMessageBytes: "use a whole number of bytes from 1024 to 1048576 (the SQS limit), at most the queue's MaximumMessageSize",
 });
 
 /** Resolves the options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option and the fix. */
@@ -66,7 +66,11 @@ export function resolveSqsPublisherOptions(input: SqsPublisherOptions): Resolved
   const parsed = parseOptions('sqs', schema, input, FIXES);
   const fallbacks = (['queueUrl', 'queueUrlPrefix', 'resolveQueueUrl'] as const).filter((option) => parsed[option] !== undefined);
   if (fallbacks.length > 1) {
-    invalidOption('sqs', fallbacks, 'are alternatives: give one of queueUrl (one queue for every topic), queueUrlPrefix (a queue per topic) or resolveQueueUrl, plus routes if some topics go elsewhere');
+    invalidOption(
+      'sqs',
+      fallbacks,
+      'are alternatives: give one of queueUrl (one queue for every topic), queueUrlPrefix (a queue per topic) or resolveQueueUrl, plus routes if some topics go elsewhere',
+    );
   }
   const routes = Object.freeze({ ...(parsed.routes ?? {}) });
   if (fallbacks.length === 0 && Object.keys(routes).length === 0) {

@@ -7,7 +7,9 @@ import { queueUrlFor, toSqsEntry } from './wire.js';
 
 /** The SDK client of the options: the SDK's chains for what they leave out, bounded connects and requests. */
 export function sqsClientConfig(options: ResolvedSqsPublisherOptions): SQSClientConfig {
-  const config: SQSClientConfig = { requestHandler: { connectionTimeout: options.connectTimeoutMs, requestTimeout: options.publishTimeoutMs, throwOnRequestTimeout: true } };
+  const config: SQSClientConfig = {
+    requestHandler: { connectionTimeout: options.connectTimeoutMs, requestTimeout: options.publishTimeoutMs, throwOnRequestTimeout: true },
+  };
   if (options.region !== undefined) config.region = options.region;
   if (options.endpoint !== undefined) config.endpoint = options.endpoint;
   const { credentials } = options;
@@ -34,10 +36,12 @@ export function createSqsPublisher(input: SqsPublisherOptions): Publisher {
       kind: 'queue',
       destinationOf: (message) => queueUrlFor(message, options),
       isFifo: (queueUrl) => isFifoName(queueUrl),
-      request: (queueUrl, entries, abortSignal) => client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries.map(toSqsEntry) }), { abortSignal }),
+      request: (queueUrl, entries, abortSignal) =>
+        client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries.map(toSqsEntry) }), { abortSignal }),
       probeTarget: options.queueUrl ?? 'ListQueues',
       async probe(abortSignal) {
-        if (options.queueUrl !== undefined) await client.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['QueueArn'] }), { abortSignal });
+        if (options.queueUrl !== undefined)
+          await client.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['QueueArn'] }), { abortSignal });
         else await client.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal });
       },
       destroy: () => client.destroy(),

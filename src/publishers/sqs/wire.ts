@@ -46,6 +46,7 @@ export function queueUrlFor(message: OutboxMessage, options: ResolvedSqsPublishe
     throw unroutable(message, 'resolveQueueUrl threw; fix the function');
   }
   if (resolved === undefined) throw unroutable(message, 'resolveQueueUrl returned undefined; add a queue for it');
-  if (typeof resolved !== 'string' || !isQueueUrl(resolved)) throw unroutable(message, 'resolveQueueUrl returned something that is not a queue URL; fix the function');
+  if (typeof resolved !== 'string' || !isQueueUrl(resolved))
+    throw unroutable(message, 'resolveQueueUrl returned something that is not a queue URL; fix the function');
   return resolved;
 }

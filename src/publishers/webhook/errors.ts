@@ -13,7 +13,8 @@ export interface AttemptContext {
 }
 
 /** Node's codes for a destination out of reach: DNS, TCP, and TLS (certificate or handshake). */
-const UNREACHABLE = /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ENOTFOUND|EAI_AGAIN|EAI_FAIL|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EHOSTDOWN|ENETDOWN|EADDRNOTAVAIL|EPROTO|UND_ERR_SOCKET|ERR_TLS_.*|ERR_SSL_.*|CERT_.*|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_.*|HOSTNAME_MISMATCH)$/;
+const UNREACHABLE =
+  /^(ECONNREFUSED|ECONNRESET|ECONNABORTED|EPIPE|ENOTFOUND|EAI_AGAIN|EAI_FAIL|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EHOSTDOWN|ENETDOWN|EADDRNOTAVAIL|EPROTO|UND_ERR_SOCKET|ERR_TLS_.*|ERR_SSL_.*|CERT_.*|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_.*|HOSTNAME_MISMATCH)$/;
 
 /** The status line without the receiver's own reason phrase (which could say anything). */
 function statusLine(status: number): string {
@@ -51,17 +52,25 @@ export function answerError(status: number, headers: IncomingHttpHeaders, contex
   if (status >= 200 && status < 300) return undefined;
   const { id, endpoint } = context;
   const got = `${endpoint.label} answered ${statusLine(status)} to message ${id}`;
-  const fail = (code: OutboxerErrorCode, message: string, options: { permanent?: boolean; retryAfterMs?: number } = {}) => new PublishError(code, message, options);
+  const fail = (code: OutboxerErrorCode, message: string, options: { permanent?: boolean; retryAfterMs?: number } = {}) =>
+    new PublishError(code, message, options);
   if (status >= 300 && status < 400) {
     const location = one(headers.location);
     const target = location === undefined ? 'no Location' : `Location ${shownLocation(location, endpoint.origin)}`;
-    return fail('OUTBOXER_PUBLISH_FAILED', `${got} with ${target}; redirects are not followed (a POST must not be re-sent elsewhere unseen): put the final URL in the route or url option`);
+    return fail(
+      'OUTBOXER_PUBLISH_FAILED',
+      `${got} with ${target}; redirects are not followed (a POST must not be re-sent elsewhere unseen): put the final URL in the route or url option`,
+    );
   }
   if (status === 429 || status === 503) {
     const after = retryAfterMs(one(headers['retry-after']));
     if (after !== undefined) {
       const capped = Math.min(after, context.maxRetryAfterMs);
-      return fail('OUTBOXER_RATE_LIMITED', `${got} with Retry-After ${Math.ceil(after / 1000)} s${capped < after ? ` (honoured up to maxRetryAfterMs, ${capped} ms)` : ''}`, { retryAfterMs: capped });
+      return fail(
+        'OUTBOXER_RATE_LIMITED',
+        `${got} with Retry-After ${Math.ceil(after / 1000)} s${capped < after ? ` (honoured up to maxRetryAfterMs, ${capped} ms)` : ''}`,
+        { retryAfterMs: capped },
+      );
     }
     if (status === 429) return fail('OUTBOXER_RATE_LIMITED', `${got} without Retry-After; retried after the retry backoff`);
   }
@@ -72,10 +81,17 @@ export function answerError(status: number, headers: IncomingHttpHeaders, contex
     return fail('OUTBOXER_UNROUTABLE', `${got}: the endpoint does not exist there; fix the url of this route (or deploy the receiver), and the topic resumes`);
   }
   if (status === 401 || status === 403) {
-    return fail('OUTBOXER_AUTH_FAILED', `${got}: the receiver refuses this sender; check the secret (the receiver's must be among the secret option) and the authorization headers`);
+    return fail(
+      'OUTBOXER_AUTH_FAILED',
+      `${got}: the receiver refuses this sender; check the secret (the receiver's must be among the secret option) and the authorization headers`,
+    );
   }
   if (status === 413) {
-    return fail('OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER', `${got}: the body is larger than the receiver accepts; raise its limit or lower maxPayloadBytes at enqueue`, { permanent: true });
+    return fail(
+      'OUTBOXER_MESSAGE_TOO_LARGE_FOR_BROKER',
+      `${got}: the body is larger than the receiver accepts; raise its limit or lower maxPayloadBytes at enqueue`,
+      { permanent: true },
+    );
   }
   return fail('OUTBOXER_REJECTED', `${got}: the receiver refused this message; fix the receiver or the message`, { permanent: true });
 }
@@ -113,10 +129,18 @@ export function requestError(error: unknown, context: AttemptContext): OutboxerE
   const detail = scrubSecrets(error instanceof Error ? error.message : String(error), secrets).slice(0, 200);
   const cause = safeCause(error, secrets);
   if (UNREACHABLE.test(code)) {
-    return new PublishError('OUTBOXER_BROKER_UNAVAILABLE', `cannot deliver message ${id} to ${endpoint.label}: ${code} (${detail}); it may have been received if the connection broke after sending, and the receiver deduplicates by webhook-id`, cause);
+    return new PublishError(
+      'OUTBOXER_BROKER_UNAVAILABLE',
+      `cannot deliver message ${id} to ${endpoint.label}: ${code} (${detail}); it may have been received if the connection broke after sending, and the receiver deduplicates by webhook-id`,
+      cause,
+    );
   }
   if (code.startsWith('HPE_')) {
-    return new PublishError('OUTBOXER_WRONG_PROTOCOL', `${endpoint.label} did not answer in HTTP to message ${id} (${code}); check the scheme and port of the url`, cause);
+    return new PublishError(
+      'OUTBOXER_WRONG_PROTOCOL',
+      `${endpoint.label} did not answer in HTTP to message ${id} (${code}); check the scheme and port of the url`,
+      cause,
+    );
   }
   if (code === 'ERR_INVALID_CHAR' || code === 'ERR_INVALID_HTTP_TOKEN') {
     return new PublishError('OUTBOXER_INVALID_HEADER', `message ${id} has a header HTTP cannot carry (${code})`, { ...cause, permanent: true });
@@ -127,6 +151,12 @@ export function requestError(error: unknown, context: AttemptContext): OutboxerE
 export function timeoutError(context: AttemptContext, sent: boolean): PublishError {
   const { id, endpoint, timeoutMs } = context;
   return sent
-    ? new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `no answer from ${endpoint.label} to message ${id} within ${timeoutMs} ms (publishTimeoutMs); it may have been received, and the receiver deduplicates the retry by webhook-id`)
-    : new PublishError('OUTBOXER_PUBLISH_TIMEOUT', `message ${id} waited ${timeoutMs} ms (publishTimeoutMs) for a request slot to ${endpoint.origin} and was not sent; the receiver is slower than the load (maxConcurrencyPerEndpoint)`);
+    ? new PublishError(
+        'OUTBOXER_PUBLISH_TIMEOUT',
+        `no answer from ${endpoint.label} to message ${id} within ${timeoutMs} ms (publishTimeoutMs); it may have been received, and the receiver deduplicates the retry by webhook-id`,
+      )
+    : new PublishError(
+        'OUTBOXER_PUBLISH_TIMEOUT',
+        `message ${id} waited ${timeoutMs} ms (publishTimeoutMs) for a request slot to ${endpoint.origin} and was not sent; the receiver is slower than the load (maxConcurrencyPerEndpoint)`,
+      );
 }

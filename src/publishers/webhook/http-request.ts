@@ -24,7 +24,13 @@ export class HttpPools {
    * Sends one request and resolves with the answer's status and headers (no redirect is followed: node:http
    * never does). Rejects with the driver's error, or with `signal.reason` once aborted.
    */
-  send(endpoint: WebhookEndpoint, method: 'POST' | 'HEAD' | 'OPTIONS', headers: Readonly<Record<string, string>>, body: Buffer | undefined, signal: AbortSignal): Promise<HttpAnswer> {
+  send(
+    endpoint: WebhookEndpoint,
+    method: 'POST' | 'HEAD' | 'OPTIONS',
+    headers: Readonly<Record<string, string>>,
+    body: Buffer | undefined,
+    signal: AbortSignal,
+  ): Promise<HttpAnswer> {
     return new Promise<HttpAnswer>((resolve, reject) => {
       const all = endpoint.authorization === undefined || 'authorization' in headers ? headers : { ...headers, authorization: endpoint.authorization };
       const options = { method, headers: all, signal };

@@ -22,7 +22,10 @@ const webhookOptionsSchema = z
     /** Endpoint for every topic no route matches. Default: none (such a topic is paused, see the docs). */
     url: z.string().optional(),
     /** Per-topic endpoints, first match wins. Default: none. */
-    routes: z.array(z.object({ topic: z.string(), url: z.string() }).strict()).max(1000).default([]),
+    routes: z
+      .array(z.object({ topic: z.string(), url: z.string() }).strict())
+      .max(1000)
+      .default([]),
     /** One `whsec_<base64>` secret, or several during a rotation (each signs every request). Required. */
     secret: z.union([z.string(), z.array(z.string()).min(1).max(10)]),
     /** Static request headers (e.g. `authorization`). Default: none. */
@@ -86,7 +89,8 @@ function resolveHeaders(headers: Readonly<Record<string, string>>, withUrlCreden
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     const option = `headers.${name.slice(0, 60)}`;
-    if (!TOKEN.test(name)) fail(`headers[${JSON.stringify(name.slice(0, 60))}]`, 'is not an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~)', ['headers']);
+    if (!TOKEN.test(name))
+      fail(`headers[${JSON.stringify(name.slice(0, 60))}]`, "is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)", ['headers']);
     if (!FIELD_VALUE.test(value)) fail(option, 'must be visible ASCII, spaces or tabs (value hidden)');
     if (isReservedHeader(lower)) fail(option, 'is set by the publisher (content-type, webhook-*, outbox-*, or HTTP framing); remove it');
     if (lower in resolved) fail(option, 'is given twice (header names ignore case)');
@@ -108,7 +112,10 @@ export function resolveWebhookPublisherOptions(input: WebhookPublisherOptions): 
     fail(path || '(root)', issue?.message ?? 'invalid', path === '' ? [] : [path]);
   }
   const options = parsed.data;
-  if (logger !== undefined && !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof (logger as unknown as Record<string, unknown>)[level] === 'function')) {
+  if (
+    logger !== undefined &&
+    !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof (logger as unknown as Record<string, unknown>)[level] === 'function')
+  ) {
     fail('logger', 'must have debug, info, warn and error methods (pino fits)');
   }
   if (options.url === undefined && options.routes.length === 0) fail('url', 'a default url or at least one route is required', ['url', 'routes']);
@@ -116,7 +123,10 @@ export function resolveWebhookPublisherOptions(input: WebhookPublisherOptions): 
   const routes = options.routes.map((route, index) => {
     const fault = topicPatternFault(route.topic);
     if (fault !== undefined) fail(`routes[${index}].topic`, fault);
-    return Object.freeze({ topic: compileTopicPattern(route.topic), endpoint: endpointOf(route.url, `routes[${index}].url`, `route ${JSON.stringify(route.topic)}`) });
+    return Object.freeze({
+      topic: compileTopicPattern(route.topic),
+      endpoint: endpointOf(route.url, `routes[${index}].url`, `route ${JSON.stringify(route.topic)}`),
+    });
   });
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
   const signingKeys = secrets.map((secret, index) => {
@@ -125,7 +135,10 @@ export function resolveWebhookPublisherOptions(input: WebhookPublisherOptions): 
     return key;
   });
   const endpoints = [...(defaultEndpoint === undefined ? [] : [defaultEndpoint]), ...routes.map((route) => route.endpoint)];
-  const headers = resolveHeaders(options.headers, endpoints.some((endpoint) => endpoint.authorization !== undefined));
+  const headers = resolveHeaders(
+    options.headers,
+    endpoints.some((endpoint) => endpoint.authorization !== undefined),
+  );
   const resolved = {
     defaultEndpoint,
     routes: Object.freeze(routes),
@@ -136,7 +149,12 @@ export function resolveWebhookPublisherOptions(input: WebhookPublisherOptions): 
     verifyProbe: options.verifyProbe,
     logger: logger ?? silentLogger,
   };
-  const allSecrets = [...secrets, ...secrets.map((secret) => secret.slice('whsec_'.length)), ...Object.values(headers), ...endpoints.flatMap((endpoint) => endpoint.secrets)];
+  const allSecrets = [
+    ...secrets,
+    ...secrets.map((secret) => secret.slice('whsec_'.length)),
+    ...Object.values(headers),
+    ...endpoints.flatMap((endpoint) => endpoint.secrets),
+  ];
   Object.defineProperty(resolved, 'signingKeys', { value: Object.freeze(signingKeys), enumerable: false });
   Object.defineProperty(resolved, 'headers', { value: Object.freeze(headers), enumerable: false });
   Object.defineProperty(resolved, 'secrets', { value: Object.freeze(allSecrets.filter((secret) => secret.length >= 4)), enumerable: false });

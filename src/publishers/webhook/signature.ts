@@ -16,7 +16,8 @@ export function signingKeyOf(secret: unknown): Buffer | string {
   if (typeof secret !== 'string') return 'must be a string `whsec_<base64>`';
   if (!secret.startsWith(SECRET_PREFIX)) return `must start with "${SECRET_PREFIX}" followed by the base64 of the key (value hidden)`;
   const encoded = secret.slice(SECRET_PREFIX.length);
-  if (!BASE64.test(encoded) || encoded.length % 4 === 1) return `must be "${SECRET_PREFIX}" followed by standard base64 (A-Z a-z 0-9 + /, optional = padding); value hidden`;
+  if (!BASE64.test(encoded) || encoded.length % 4 === 1)
+    return `must be "${SECRET_PREFIX}" followed by standard base64 (A-Z a-z 0-9 + /, optional = padding); value hidden`;
   const key = Buffer.from(encoded, 'base64');
   if (key.length < MIN_KEY_BYTES || key.length > MAX_KEY_BYTES) {
     return `its key must be ${MIN_KEY_BYTES} to ${MAX_KEY_BYTES} bytes (Standard Webhooks); it is ${key.length} bytes (value hidden)`;
@@ -30,7 +31,5 @@ export function signingKeyOf(secret: unknown): Buffer | string {
  */
 export function signatureHeader(keys: readonly Buffer[], id: string, timestampSeconds: number, body: Uint8Array): string {
   const prefix = Buffer.from(`${id}.${timestampSeconds}.`, 'utf8');
-  return keys
-    .map((key) => `v1,${createHmac('sha256', key).update(prefix).update(body).digest('base64')}`)
-    .join(' ');
+  return keys.map((key) => `v1,${createHmac('sha256', key).update(prefix).update(body).digest('base64')}`).join(' ');
 }

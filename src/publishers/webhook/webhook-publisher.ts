@@ -48,7 +48,12 @@ export function createWebhookPublisher(input: WebhookPublisherOptions): Publishe
   }
 
   /** One request to `endpoint` within a slot of its origin; answers and failures update the connection state. */
-  async function exchange(context: AttemptContext, method: 'POST' | 'HEAD' | 'OPTIONS', headers: () => Record<string, string>, body: Buffer | undefined): Promise<HttpAnswer> {
+  async function exchange(
+    context: AttemptContext,
+    method: 'POST' | 'HEAD' | 'OPTIONS',
+    headers: () => Record<string, string>,
+    body: Buffer | undefined,
+  ): Promise<HttpAnswer> {
     const { endpoint } = context;
     return withDeadline(async (signal) => {
       let release: () => void;

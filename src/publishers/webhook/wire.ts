@@ -17,8 +17,17 @@ export const WebhookHeaderNames = Object.freeze({
 
 /** HTTP framing and connection headers: a message or an option setting them would corrupt the request. */
 const FRAMING = new Set([
-  'content-length', 'transfer-encoding', 'host', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect',
-  'proxy-connection', 'proxy-authorization',
+  'content-length',
+  'transfer-encoding',
+  'host',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-connection',
+  'proxy-authorization',
 ]);
 
 /** Names only the publisher sets: Standard Webhooks headers, ours, content-type and framing. */
@@ -64,7 +73,13 @@ export function requestHeaders(message: OutboxMessage, staticHeaders: Readonly<R
 }
 
 /** Adds the headers of one attempt: its time, and the signature over id, time and body. */
-export function signedHeaders(headers: Readonly<Record<string, string>>, keys: readonly Buffer[], id: string, body: Buffer, now = Date.now()): Record<string, string> {
+export function signedHeaders(
+  headers: Readonly<Record<string, string>>,
+  keys: readonly Buffer[],
+  id: string,
+  body: Buffer,
+  now = Date.now(),
+): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   return { ...headers, [WebhookHeaderNames.timestamp]: String(timestamp), [WebhookHeaderNames.signature]: signatureHeader(keys, id, timestamp, body) };
 }

@@ -37,7 +37,10 @@ export function mysqlCheckError(error: unknown, names: MysqlTableNames, silentSe
   const code = codeOf(error);
   const detail = messageOf(error).replace(/\s+/g, ' ').slice(0, 300);
   if (code !== undefined && AUTH_FAILED.has(code)) {
-    return new OutboxerError('OUTBOXER_AUTH_FAILED', `MariaDB/MySQL refused the connection (${code}: ${detail}): check the user and password of the database URL, and the user's grants`);
+    return new OutboxerError(
+      'OUTBOXER_AUTH_FAILED',
+      `MariaDB/MySQL refused the connection (${code}: ${detail}): check the user and password of the database URL, and the user's grants`,
+    );
   }
   if (code === DATABASE_MISSING) {
     return new OutboxerError('OUTBOXER_DATABASE_NOT_FOUND', `the database of the URL does not exist (${detail}): check its name, or create it`);

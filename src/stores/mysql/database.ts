@@ -62,7 +62,13 @@ export function mysqlExecutor(connection: MysqlQueryable): MysqlExecutor {
   return {
     async query(sql, params) {
       // rows as plain objects whatever the pool was configured with (rowsAsArray, nestTables, a typeCast of its own)
-      const options: MysqlQueryOptions = { sql, rowsAsArray: false, nestTables: false, typeCast: true, ...(params === undefined ? {} : { values: [...params] }) };
+      const options: MysqlQueryOptions = {
+        sql,
+        rowsAsArray: false,
+        nestTables: false,
+        typeCast: true,
+        ...(params === undefined ? {} : { values: [...params] }),
+      };
       const [result] = await connection.query(options);
       if (Array.isArray(result)) return { rows: result as Record<string, unknown>[], affectedRows: 0 };
       return { rows: [], affectedRows: Number((result as { affectedRows?: unknown } | null)?.affectedRows ?? 0) };

@@ -24,7 +24,12 @@ export const MARIADB_GUARD: MysqlWriteGuard = '(@@in_transaction = 1 OR @@autoco
  * statements run under a savepoint: a statement that fails does not end a MariaDB transaction, so without it a
  * caller that caught the error and committed would keep keys reserved for messages never stored.
  */
-export async function insertMessages(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[], guard: MysqlWriteGuard): Promise<readonly string[]> {
+export async function insertMessages(
+  tx: OutboxTransaction<'mysql'>,
+  names: MysqlTableNames,
+  messages: readonly NewOutboxMessage[],
+  guard: MysqlWriteGuard,
+): Promise<readonly string[]> {
   if (messages.length === 0) return [];
   const keyed = messages.some((m) => m.idempotencyKey !== null);
   const several = keyed || [...statementChunks(messages)].length > 1;
@@ -39,12 +44,20 @@ export async function insertMessages(tx: OutboxTransaction<'mysql'>, names: Mysq
   }
 }
 
-async function insertGuarded(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[], guard: MysqlWriteGuard): Promise<readonly string[]> {
+async function insertGuarded(
+  tx: OutboxTransaction<'mysql'>,
+  names: MysqlTableNames,
+  messages: readonly NewOutboxMessage[],
+  guard: MysqlWriteGuard,
+): Promise<readonly string[]> {
   const firstIds = await reserveIdempotencyKeys(tx, names, messages, guard);
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(padded(m.idempotencyKey)) ?? m.id)));
   const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
   for (const chunk of statementChunks(fresh)) {
-    const rows = chunk.map((m, i) => `SELECT ? AS id, ? AS topic, ? AS type, ? AS k, ? AS payload, ? AS payload_bytes, ? AS content_type, ? AS headers, ? AS destination, ${dueAt(m)} AS due_at, ${i} AS ord`);
+    const rows = chunk.map(
+      (m, i) =>
+        `SELECT ? AS id, ? AS topic, ? AS type, ? AS k, ? AS payload, ? AS payload_bytes, ? AS content_type, ? AS headers, ? AS destination, ${dueAt(m)} AS due_at, ${i} AS ord`,
+    );
     const inserted = await tx.query(
       `INSERT INTO ${names.outbox} (id, topic, type, \`key\`, payload, payload_bytes, content_type, headers, destination, due_at)
         SELECT r.id, r.topic, r.type, r.k, r.payload, r.payload_bytes, r.content_type, r.headers, r.destination, r.due_at
@@ -70,7 +83,17 @@ function dueAt(m: NewOutboxMessage): string {
 function rowParams(m: NewOutboxMessage): unknown[] {
   const binary = typeof m.body !== 'string';
   // destination null: the relay's own publisher (`?? null`: a message built before fan-out, by a caller of the store itself)
-  const row: unknown[] = [m.id, m.topic, m.type, m.key, binary ? null : m.body, binary ? bodyBytes(m.body) : null, m.contentType, JSON.stringify(m.headers), m.destination ?? null];
+  const row: unknown[] = [
+    m.id,
+    m.topic,
+    m.type,
+    m.key,
+    binary ? null : m.body,
+    binary ? bodyBytes(m.body) : null,
+    m.contentType,
+    JSON.stringify(m.headers),
+    m.destination ?? null,
+  ];
   if (m.availableAt !== null) row.push(m.availableAt.getTime() * 1000);
   else if (m.delayMs > 0) row.push(m.delayMs * 1000);
   return row;
@@ -106,7 +129,12 @@ function padded(key: string): string {
  * winning. A concurrent insert of the same key waits on the primary key until the other transaction ends. The
  * read that follows is a locking read: it sees the latest committed row, not the caller's older snapshot.
  */
-async function reserveIdempotencyKeys(tx: OutboxTransaction<'mysql'>, names: MysqlTableNames, messages: readonly NewOutboxMessage[], guard: MysqlWriteGuard): Promise<Map<string, string>> {
+async function reserveIdempotencyKeys(
+  tx: OutboxTransaction<'mysql'>,
+  names: MysqlTableNames,
+  messages: readonly NewOutboxMessage[],
+  guard: MysqlWriteGuard,
+): Promise<Map<string, string>> {
   const firstByKey = new Map<string, string>();
   for (const m of messages) {
     if (m.idempotencyKey !== null && !firstByKey.has(padded(m.idempotencyKey))) firstByKey.set(padded(m.idempotencyKey), m.id);

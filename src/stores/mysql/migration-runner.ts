@@ -28,7 +28,10 @@ export async function applyMysqlMigrations(
   return database.session(async (session) => {
     const locked = await session.query('SELECT GET_LOCK(?, ?) AS locked', [names.migrationLock, LOCK_WAIT_SECONDS]);
     if (Number(locked.rows[0]?.locked) !== 1) {
-      throw new OutboxerError('OUTBOXER_LOCK_TIMEOUT', `migrating ${table}: another migration of this database held the lock ${names.migrationLock} for ${LOCK_WAIT_SECONDS} s; try again once it finished`);
+      throw new OutboxerError(
+        'OUTBOXER_LOCK_TIMEOUT',
+        `migrating ${table}: another migration of this database held the lock ${names.migrationLock} for ${LOCK_WAIT_SECONDS} s; try again once it finished`,
+      );
     }
     try {
       await session.query(mysqlBookkeepingSql(names));
@@ -76,7 +79,12 @@ const COMPOUND = /\nBEGIN\n[\s\S]*\nEND$/;
  * Every migration as one script for DBAs who apply it themselves (`outboxer sql`) with the `mysql`/`mariadb` client;
  * safe to run again. A compound statement is wrapped in `DELIMITER //` … `DELIMITER ;`, as that client needs.
  */
-export function mysqlMigrationScript(title: string, names: Pick<MysqlTableNames, 'migrations'>, table: string, list: readonly ResolvedMysqlMigration[]): string {
+export function mysqlMigrationScript(
+  title: string,
+  names: Pick<MysqlTableNames, 'migrations'>,
+  table: string,
+  list: readonly ResolvedMysqlMigration[],
+): string {
   const parts = [`-- ${title} for ${table} (MariaDB 10.6+ / MySQL 8.0.29+)`, `${mysqlBookkeepingSql(names)};`];
   for (const migration of list) {
     parts.push(`-- version ${migration.version}: ${migration.description}`);

@@ -24,7 +24,8 @@ const ID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 const whole = (anchored: string) => `(?s)${anchored.slice(0, -1)}(?!.)`;
 /** A control character, NUL included, built without a backslash (a string literal's backslashes depend on sql_mode). */
 const CONTROL = `CONCAT('[', CHAR(0 USING utf8mb4), '-', CHAR(31 USING utf8mb4), CHAR(127 USING utf8mb4), ']') COLLATE utf8mb4_bin`;
-const LINE_BREAK_OR_NUL = (value: string) => `(LOCATE(CHAR(13 USING utf8mb4), ${value}) > 0 OR LOCATE(CHAR(10 USING utf8mb4), ${value}) > 0 OR LOCATE(CHAR(0 USING utf8mb4), ${value}) > 0)`;
+const LINE_BREAK_OR_NUL = (value: string) =>
+  `(LOCATE(CHAR(13 USING utf8mb4), ${value}) > 0 OR LOCATE(CHAR(10 USING utf8mb4), ${value}) > 0 OR LOCATE(CHAR(0 USING utf8mb4), ${value}) > 0)`;
 const SEPARATOR = 'CHAR(1 USING utf8mb4)';
 /** Before the destination in `fieldsOk`'s joined row: a control character other than SEPARATOR, so a key never reads as one. */
 const DESTINATION_SEPARATOR = 'CHAR(2 USING utf8mb4)';
@@ -82,15 +83,20 @@ function checks(destination: boolean): string {
   const name = 'k.name COLLATE utf8mb4_bin';
   return [
     set(`NOT (NEW.id REGEXP '${whole(ID_PATTERN)}')`, `CONCAT('outbox id ', ${shown('NEW.id')}, ${sqlText(` is invalid: ${MessageRules.id}`)})`),
-    set(`(NOT (NEW.topic REGEXP '${whole(TOPIC_PATTERN)}') OR LENGTH(NEW.topic) > ${MAX_TOPIC_BYTES})`, `CONCAT('outbox topic ', ${shown('NEW.topic')}, ${sqlText(` is invalid: ${MessageRules.topic}`)})`),
+    set(
+      `(NOT (NEW.topic REGEXP '${whole(TOPIC_PATTERN)}') OR LENGTH(NEW.topic) > ${MAX_TOPIC_BYTES})`,
+      `CONCAT('outbox topic ', ${shown('NEW.topic')}, ${sqlText(` is invalid: ${MessageRules.topic}`)})`,
+    ),
     set(textBad('NEW.type', MAX_TYPE_BYTES), `CONCAT('outbox type ', ${shown('NEW.type')}, ${sqlText(` is invalid: ${MessageRules.type}`)})`),
     set(`NEW.\`key\` IS NOT NULL AND ${textBad('NEW.`key`', MAX_KEY_BYTES)}`, sqlText(`outbox key is invalid: ${MessageRules.key}`)),
     // the destination after the key, as the library checks them (a NULL destination is the relay's own publisher)
     ...(destination
-      ? [set(
-        `NEW.destination IS NOT NULL AND (NOT (NEW.destination REGEXP '${whole(DESTINATION_PATTERN)}') OR LENGTH(NEW.destination) > ${MAX_DESTINATION_BYTES})`,
-        `CONCAT('outbox destination ', ${shown('NEW.destination')}, ${sqlText(` is invalid: ${MessageRules.destination}`)})`,
-      )]
+      ? [
+          set(
+            `NEW.destination IS NOT NULL AND (NOT (NEW.destination REGEXP '${whole(DESTINATION_PATTERN)}') OR LENGTH(NEW.destination) > ${MAX_DESTINATION_BYTES})`,
+            `CONCAT('outbox destination ', ${shown('NEW.destination')}, ${sqlText(` is invalid: ${MessageRules.destination}`)})`,
+          ),
+        ]
       : []),
     // Headers that are no JSON object are refused by the CHECK <t>_headers_object_of_strings, in its words.
     `  IF fault IS NULL AND ${HEADERS_TO_CHECK} THEN`,

@@ -141,7 +141,8 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
   },
   {
     version: 2,
-    description: 'the table contract at INSERT: the id, topic, type, key and header rules of the library, refused in its words by triggers (rows stored before stay; publishers park them dead)',
+    description:
+      'the table contract at INSERT: the id, topic, type, key and header rules of the library, refused in its words by triggers (rows stored before stay; publishers park them dead)',
     statements: (n) => tableContractStatements(n),
   },
   {
@@ -158,14 +159,12 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
   {
     version: 4,
     description: "fan-out, expand only: the nullable destination column (NULL: the relay's own publisher), and the destination rule in the table contract",
-    statements: (n) => [
-      ...addColumn(n, 'destination', `VARCHAR(${MAX_DESTINATION_BYTES}) ${TEXT} NULL`),
-      ...destinationContractStatements(n),
-    ],
+    statements: (n) => [...addColumn(n, 'destination', `VARCHAR(${MAX_DESTINATION_BYTES}) ${TEXT} NULL`), ...destinationContractStatements(n)],
   },
   {
     version: 5,
-    description: 'destination pauses, expand only: <table>_paused_destinations, the destinations operators paused as a whole, held by every relay until resumed',
+    description:
+      'destination pauses, expand only: <table>_paused_destinations, the destinations operators paused as a whole, held by every relay until resumed',
     statements: (n) => [
       // the name as the destination column takes it (the rule's pattern, `(?s)…(?!.)`: `$` would pass a final line feed)
       `CREATE TABLE IF NOT EXISTS ${n.pausedDestinations} (

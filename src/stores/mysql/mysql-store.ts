@@ -84,7 +84,9 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   constructor(database: MysqlDatabase, options: MysqlStoreOptions = {}) {
     for (const name of Object.keys(options)) {
       if (!STORE_OPTIONS.includes(name)) {
-        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `store option ${name.slice(0, 60)} is not known (known: ${STORE_OPTIONS.join(', ')})`, { options: [name.slice(0, 60)] });
+        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `store option ${name.slice(0, 60)} is not known (known: ${STORE_OPTIONS.join(', ')})`, {
+          options: [name.slice(0, 60)],
+        });
       }
     }
     this.#database = database;
@@ -95,11 +97,17 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
     }
     if (!Number.isSafeInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', { options: ['retainPublishedMs'] });
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', {
+        options: ['retainPublishedMs'],
+      });
     }
     this.partitionCount = checkPartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
     const names = this.tableNames;
-    this.#migrations = mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, { partitionCount: this.partitionCount }) }));
+    this.#migrations = mysqlMigrations.map((m) => ({
+      version: m.version,
+      description: m.description,
+      statements: m.statements(names, { partitionCount: this.partitionCount }),
+    }));
     this.leases = new MysqlRelayLeases(database, names);
     this.reader = new MysqlPartitionReader(database, names, { retainPublished: this.retainPublishedMs > 0 });
   }

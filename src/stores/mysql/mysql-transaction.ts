@@ -24,13 +24,20 @@ export function mysql2Transaction(connection: MysqlQueryable, describe: { readon
 /** The caller's handle as a transaction of the port; a pool is refused at once (each statement would commit on its own). */
 export function toMysqlTransaction(input: unknown): OutboxTransaction<'mysql'> {
   if (typeof input !== 'object' || input === null || typeof (input as { query?: unknown }).query !== 'function') {
-    throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue was given ${input === null ? 'null' : typeof input} instead of a transaction. ${MYSQL_FIX}`);
+    throw new OutboxerError(
+      'OUTBOXER_NOT_IN_TRANSACTION',
+      `enqueue was given ${input === null ? 'null' : typeof input} instead of a transaction. ${MYSQL_FIX}`,
+    );
   }
   if (isOutboxTransaction(input)) return checkDialect(input, 'mysql');
   if ('getConnection' in input) {
-    throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue was given a connection pool, on which each statement commits on its own: the message would be stored even if your transaction rolled back. ${MYSQL_FIX}`);
+    throw new OutboxerError(
+      'OUTBOXER_NOT_IN_TRANSACTION',
+      `enqueue was given a connection pool, on which each statement commits on its own: the message would be stored even if your transaction rolled back. ${MYSQL_FIX}`,
+    );
   }
-  if ('beginTransaction' in input || 'execute' in input) return mysql2Transaction(input as unknown as MysqlQueryable, { source: 'a mysql2 connection', fix: MYSQL_FIX });
+  if ('beginTransaction' in input || 'execute' in input)
+    return mysql2Transaction(input as unknown as MysqlQueryable, { source: 'a mysql2 connection', fix: MYSQL_FIX });
   const executor = input as MysqlExecutor;
   const own = isOwnOpenTransaction(executor);
   return defineTransaction({

@@ -18,7 +18,11 @@ export async function readCommitted<T>(database: MysqlDatabase, work: (tx: Mysql
       // InnoDB rolled the whole transaction back before reporting a deadlock: running it again is safe
       if (code === 'ER_LOCK_DEADLOCK' && attempt < DEADLOCK_ATTEMPTS) continue;
       if (code === 'ER_LOCK_WAIT_TIMEOUT' || code === 'ER_LOCK_DEADLOCK') {
-        throw new OutboxerError('OUTBOXER_LOCK_TIMEOUT', `a lease or completion transaction lost its locks (${code}${code === 'ER_LOCK_DEADLOCK' ? `, ${attempt} attempts` : ''}); the relay retries it`, { cause: error });
+        throw new OutboxerError(
+          'OUTBOXER_LOCK_TIMEOUT',
+          `a lease or completion transaction lost its locks (${code}${code === 'ER_LOCK_DEADLOCK' ? `, ${attempt} attempts` : ''}); the relay retries it`,
+          { cause: error },
+        );
       }
       throw error;
     }

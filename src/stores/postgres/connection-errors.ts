@@ -27,7 +27,10 @@ export function databaseCheckError(error: unknown, name: TableName): OutboxerErr
   const code = codeOf(error);
   const detail = messageOf(error).replace(/\s+/g, ' ').slice(0, 300);
   if (code !== undefined && AUTH_FAILED.has(code)) {
-    return new OutboxerError('OUTBOXER_AUTH_FAILED', `PostgreSQL refused the connection (${code}: ${detail}): check the user and password of the database URL, and pg_hba.conf`);
+    return new OutboxerError(
+      'OUTBOXER_AUTH_FAILED',
+      `PostgreSQL refused the connection (${code}: ${detail}): check the user and password of the database URL, and pg_hba.conf`,
+    );
   }
   if (code === DATABASE_MISSING) {
     return new OutboxerError('OUTBOXER_DATABASE_NOT_FOUND', `the database of the URL does not exist (${detail}): check its name, or create it`);

@@ -12,11 +12,5 @@ export {
   type PgListenWakeSignalOptions,
 } from './wakeup.js';
 export { readEngineState, type EngineState } from './engine/engine-state.js';
-export {
-  cancelResize,
-  resizePartitions,
-  type ResizeOptions,
-  type ResizeProgress,
-  type ResizeResult,
-} from './engine/resize-partitions.js';
+export { cancelResize, resizePartitions, type ResizeOptions, type ResizeProgress, type ResizeResult } from './engine/resize-partitions.js';
 export { readRelayGroup, type GroupRelay, type RelayGroup } from './engine/relay-group.js';

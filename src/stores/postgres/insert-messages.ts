@@ -16,7 +16,11 @@ export interface PostgresWriter {
  * answers with the first message's id), then the rows. Returns the effective id of each message, in order.
  * A transaction its driver does not vouch for is probed, and its statements guarded (writer-statements.ts).
  */
-export async function insertMessages(tx: OutboxTransaction<'postgres'>, writer: PostgresWriter, messages: readonly NewOutboxMessage[]): Promise<readonly string[]> {
+export async function insertMessages(
+  tx: OutboxTransaction<'postgres'>,
+  writer: PostgresWriter,
+  messages: readonly NewOutboxMessage[],
+): Promise<readonly string[]> {
   if (messages.length === 0) return [];
   try {
     return await insertProven(tx, writer, messages);
@@ -33,7 +37,10 @@ async function insertProven(tx: OutboxTransaction<'postgres'>, writer: PostgresW
   if (token !== undefined) await tx.query(PROBE_SQL, [token]);
   const statements = vouched ? writer.statements.vouched : writer.statements.guarded;
   const run = (statement: NamedStatement, params: unknown[]) =>
-    tx.query(statement.text, token === undefined ? params : [...params, token], { ...(writer.prepare && statement.prepare ? { name: statement.name } : {}), vouched });
+    tx.query(statement.text, token === undefined ? params : [...params, token], {
+      ...(writer.prepare && statement.prepare ? { name: statement.name } : {}),
+      vouched,
+    });
   const firstIds = await reserveIdempotencyKeys(run, statements, messages);
   const ids = messages.map((m) => (m.idempotencyKey === null ? m.id : (firstIds.get(m.idempotencyKey) ?? m.id)));
   const fresh = firstIds.size === 0 ? messages : messages.filter((m, i) => ids[i] === m.id);
@@ -55,7 +62,8 @@ async function insertProven(tx: OutboxTransaction<'postgres'>, writer: PostgresW
     fresh.map((m) => m.destination ?? null),
   ];
   const inserted = await run(statements.insert, columns);
-  if (inserted.affectedRows !== fresh.length) throw notInTransaction(tx, 'outside any transaction block (the database ran each statement as a transaction of its own)');
+  if (inserted.affectedRows !== fresh.length)
+    throw notInTransaction(tx, 'outside any transaction block (the database ran each statement as a transaction of its own)');
   return ids;
 }
 

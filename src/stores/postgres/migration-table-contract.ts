@@ -100,10 +100,14 @@ BEGIN
   END IF;
   IF NEW.key IS NOT NULL AND (${textBad('NEW.key', MAX_KEY_BYTES)}) THEN
     ${raise(`outbox key is invalid: ${MessageRules.key}`)}
-  END IF;${destination ? `
+  END IF;${
+    destination
+      ? `
   IF ${destinationBad('NEW.destination')} THEN
     ${raise(`outbox destination % is invalid: ${MessageRules.destination}`, shown('NEW.destination'))}
-  END IF;` : ''}
+  END IF;`
+      : ''
+  }
   IF NEW.headers = '{}'::jsonb OR jsonb_typeof(NEW.headers) IS DISTINCT FROM 'object' THEN
     RETURN NEW; -- not an object: the CHECK of migration 5 refuses it in its words
   END IF;
@@ -133,8 +137,12 @@ $fn$;
 DROP TRIGGER IF EXISTS ${trigger} ON ${t};
 CREATE TRIGGER ${trigger} BEFORE INSERT OR UPDATE OF topic, type, key, headers${destination ? ', destination' : ''} ON ${t} FOR EACH ROW
   WHEN (${topicBad('NEW.topic')} OR ${textBad('NEW.type', MAX_TYPE_BYTES)}
-    OR (NEW.key IS NOT NULL AND (${textBad('NEW.key', MAX_KEY_BYTES)}))${destination ? `
-    OR (${destinationBad('NEW.destination')})` : ''}
+    OR (NEW.key IS NOT NULL AND (${textBad('NEW.key', MAX_KEY_BYTES)}))${
+      destination
+        ? `
+    OR (${destinationBad('NEW.destination')})`
+        : ''
+    }
     OR (NEW.headers <> '{}'::jsonb AND jsonb_typeof(NEW.headers) = 'object' AND NOT (${headersLookUsual('NEW.headers')})))
   EXECUTE FUNCTION ${s}.outboxer_check_message();
 `;

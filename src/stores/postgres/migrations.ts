@@ -92,7 +92,8 @@ CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${table}_idempotency_created_idx`)
   },
   {
     version: 5,
-    description: 'exact bodies: payload json (kept verbatim, never rewritten like jsonb), payload_bytes for binary bodies, content_type; headers must be an object of strings',
+    description:
+      'exact bodies: payload json (kept verbatim, never rewritten like jsonb), payload_bytes for binary bodies, content_type; headers must be an object of strings',
     sql: ({ schema, table }) => {
       const s = quoteIdentifier(schema);
       const t = `${s}.${quoteIdentifier(table)}`;
@@ -151,7 +152,8 @@ $do$;
   },
   {
     version: 7,
-    description: 'engine v2 read path, expand only: due_at, the xid-first insert trigger, seq CACHE 1; the partition and scheduled-row indexes are built CONCURRENTLY after the transaction',
+    description:
+      'engine v2 read path, expand only: due_at, the xid-first insert trigger, seq CACHE 1; the partition and scheduled-row indexes are built CONCURRENTLY after the transaction',
     sql: readPathMigration,
     indexes: readPathIndexes,
   },
@@ -167,7 +169,8 @@ $do$;
   },
   {
     version: 10,
-    description: 'the table contract at INSERT, expand only: the topic, type, key and header rules of the library, refused in its words by a trigger (rows stored before stay; publishers park them dead)',
+    description:
+      'the table contract at INSERT, expand only: the topic, type, key and header rules of the library, refused in its words by a trigger (rows stored before stay; publishers park them dead)',
     sql: tableContractMigration,
   },
   {
@@ -177,17 +180,19 @@ $do$;
   },
   {
     version: 12,
-    description: 'fan-out, expand only: the nullable destination column (NULL: the relay\'s own publisher), and the destination rule in the table contract',
+    description: "fan-out, expand only: the nullable destination column (NULL: the relay's own publisher), and the destination rule in the table contract",
     sql: destinationMigration,
   },
   {
     version: 13,
-    description: 'destination pauses, expand only: the destinations operators paused as a whole (<table>_paused_destinations), held by every relay until resumed',
+    description:
+      'destination pauses, expand only: the destinations operators paused as a whole (<table>_paused_destinations), held by every relay until resumed',
     sql: pausedDestinationsMigration,
   },
   {
     version: 14,
-    description: 'engine v1 removed, contract: its fence triggers and function, claim indexes, row lease columns, available_at and fillfactor 70 leave the table; a table still at v1 moves to v2',
+    description:
+      'engine v1 removed, contract: its fence triggers and function, claim indexes, row lease columns, available_at and fillfactor 70 leave the table; a table still at v1 moves to v2',
     sql: dropEngineV1Migration,
   },
 ]);

@@ -16,7 +16,10 @@ export function namedStatement(text: string, prepare = true): NamedStatement {
 }
 
 /** Names every statement of a set built by `buildStatements`; those in `plannedPerCall` are never prepared. */
-export function nameStatements<K extends string>(statements: Readonly<Record<K, string>>, plannedPerCall: readonly K[] = []): Readonly<Record<K, NamedStatement>> {
+export function nameStatements<K extends string>(
+  statements: Readonly<Record<K, string>>,
+  plannedPerCall: readonly K[] = [],
+): Readonly<Record<K, NamedStatement>> {
   const named = {} as Record<K, NamedStatement>;
   for (const key of Object.keys(statements) as K[]) named[key] = namedStatement(statements[key], !plannedPerCall.includes(key));
   return Object.freeze(named);

@@ -9,7 +9,7 @@ export type PgTransactionInput = SqlExecutor | OutboxTransaction;
 
 export const PG_FIX =
   "Pass a pg client inside BEGIN ... COMMIT (const client = await pool.connect(); await client.query('BEGIN')), the tx of " +
-  'outbox.transaction(fromPgPool(pool), async (tx) => ...), a PGlite transaction (db.transaction(async (tx) => ...)), or your ORM\'s ' +
+  "outbox.transaction(fromPgPool(pool), async (tx) => ...), a PGlite transaction (db.transaction(async (tx) => ...)), or your ORM's " +
   'transaction through its adapter (fromKysely(trx), fromKnex(trx), fromDrizzle(tx), fromPrisma(tx), fromTypeOrm(manager), fromMikroOrm(em), fromSequelize(t)).';
 
 /** A PGlite transaction (`db.transaction(async (tx) => ...)`): `closed` once it committed or rolled back. */

@@ -39,7 +39,17 @@ export function fromPglite(db: PgliteInstanceLike, options: { ownsDatabase?: boo
   return {
     query: executor.query,
     // keeps what tells the store the transaction is open (`closed`, `rollback`) on the handle `work` gets
-    transaction: (work) => db.transaction((tx) => work(Object.assign(pgliteExecutor(tx), { get closed() { return tx.closed; }, rollback: () => tx.rollback() }))),
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work(
+          Object.assign(pgliteExecutor(tx), {
+            get closed() {
+              return tx.closed;
+            },
+            rollback: () => tx.rollback(),
+          }),
+        ),
+      ),
     session: (work) => work(executor),
     async close() {
       if (options.ownsDatabase === true) await db.close();

@@ -1,6 +1,18 @@
 import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
-import type { DestinationPause, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause } from '../../core/ports.js';
+import type {
+  DestinationPause,
+  OutboxOperator,
+  OutboxSchema,
+  OutboxStats,
+  OutboxWriter,
+  PartitionReader,
+  RelayGroup,
+  RelayLeases,
+  RelayStore,
+  TopicLag,
+  TopicPause,
+} from '../../core/ports.js';
 import { affectedRows, type PgDatabase } from './database.js';
 import { PostgresRelayLeases } from './leases/postgres-relay-leases.js';
 import { PostgresPartitionReader } from './reader/postgres-partition-reader.js';
@@ -85,14 +97,19 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
     }
     if (!Number.isInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', { options: ['retainPublishedMs'] });
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', {
+        options: ['retainPublishedMs'],
+      });
     }
     this.preparedStatements = options.preparedStatements ?? true;
     if (typeof this.preparedStatements !== 'boolean') {
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false', { options: ['preparedStatements'] });
     }
     this.leases = new PostgresRelayLeases(database, this.tableName, this.preparedStatements);
-    this.reader = new PostgresPartitionReader(database, this.tableName, { preparedStatements: this.preparedStatements, retainPublished: this.retainPublishedMs > 0 });
+    this.reader = new PostgresPartitionReader(database, this.tableName, {
+      preparedStatements: this.preparedStatements,
+      retainPublished: this.retainPublishedMs > 0,
+    });
     const statements = nameStatements(buildStatements(this.tableName));
     const prepare = this.preparedStatements;
     this.#run = (executor, statement, params) => runStatement(executor, statements[statement], params ?? [], prepare);

@@ -12,7 +12,10 @@ export function checkJoin(relay: { readonly name: string; readonly leaseMs: numb
     throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: relay name must be 1 to 200 bytes (host and pid, for operators); got ${got}`);
   }
   if (!Number.isSafeInteger(relay.leaseMs) || relay.leaseMs < 1 || relay.leaseMs > MAX_LEASE_MS) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `join: leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}; got ${String(relay.leaseMs)}`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `join: leaseMs must be a whole number of ms from 1 to ${MAX_LEASE_MS}; got ${String(relay.leaseMs)}`,
+    );
   }
 }
 
@@ -20,7 +23,10 @@ export function checkJoin(relay: { readonly name: string; readonly leaseMs: numb
 export function troubleOf(report: RelayReport): string | null {
   const trouble = report.trouble ?? null;
   if (trouble !== null && (typeof trouble !== 'string' || trouble === '')) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `relay trouble must be a non-empty reason or null; got ${typeof trouble === 'string' ? 'an empty string' : typeof trouble}`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `relay trouble must be a non-empty reason or null; got ${typeof trouble === 'string' ? 'an empty string' : typeof trouble}`,
+    );
   }
   return trouble === null ? null : boundedTrouble(trouble);
 }

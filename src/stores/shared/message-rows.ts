@@ -41,5 +41,8 @@ export function toMessage(row: MessageRow): OutboxMessage {
 function bytesOf(id: string, value: Uint8Array | string | null): Uint8Array {
   if (value instanceof Uint8Array) return value;
   if (typeof value === 'string' && value.startsWith('\\x')) return Buffer.from(value.slice(2), 'hex');
-  throw new OutboxerError('OUTBOXER_NOT_MIGRATED', `outbox message ${id} has neither a JSON nor a binary body; run \`outboxer migrate\` (version 5 adds the constraint that prevents it)`);
+  throw new OutboxerError(
+    'OUTBOXER_NOT_MIGRATED',
+    `outbox message ${id} has neither a JSON nor a binary body; run \`outboxer migrate\` (version 5 adds the constraint that prevents it)`,
+  );
 }

@@ -35,9 +35,14 @@ export function outcomesOf(
     return {
       partition: request.partition,
       reached: seen?.reached ?? null,
-      recheck: request.recheck === null ? null : {
-        applied: settled.has(request.partition), last: seen?.lastRechecked ?? null, full: (seen?.rechecked ?? 0) === limitOf(index),
-      },
+      recheck:
+        request.recheck === null
+          ? null
+          : {
+              applied: settled.has(request.partition),
+              last: seen?.lastRechecked ?? null,
+              full: (seen?.rechecked ?? 0) === limitOf(index),
+            },
     };
   });
 }
@@ -64,14 +69,20 @@ export function checkRead(relayId: string, partitionCount: number, requests: rea
 export function checkCompletions(relayId: string, completions: readonly PartitionCompletion[]): void {
   for (const c of completions) {
     if (!Number.isSafeInteger(c.partition) || c.partition < 0 || typeof c.epoch !== 'string' || !SEQ.test(c.epoch)) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`);
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`,
+      );
     }
   }
 }
 
 export function checkDelay(relayId: string, id: string, delayMs: number): void {
   if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: message ${id} needs a delay in whole ms >= 0; got ${String(delayMs)}`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `complete for relay ${relayId}: message ${id} needs a delay in whole ms >= 0; got ${String(delayMs)}`,
+    );
   }
 }
 
@@ -86,11 +97,15 @@ export function checkDueDestinations(options: PartitionReadOptions | undefined):
   const names: unknown = options?.dueDestinations;
   if (names === undefined) return undefined;
   if (!Array.isArray(names)) {
-    throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option dueDestinations must be an array of destination names; got a ${typeof names}`, { options: ['dueDestinations'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option dueDestinations must be an array of destination names; got a ${typeof names}`, {
+      options: ['dueDestinations'],
+    });
   }
   for (const name of names as unknown[]) {
-    const fault = typeof name !== 'string' ? `a destination is a string; got a ${typeof name}` : name === DEFAULT_DESTINATION ? undefined : destinationFault(name);
-    if (fault !== undefined) throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option dueDestinations: ${fault}`, { options: ['dueDestinations'] });
+    const fault =
+      typeof name !== 'string' ? `a destination is a string; got a ${typeof name}` : name === DEFAULT_DESTINATION ? undefined : destinationFault(name);
+    if (fault !== undefined)
+      throw new ConfigurationError('OUTBOXER_INVALID_DESTINATION', `read option dueDestinations: ${fault}`, { options: ['dueDestinations'] });
   }
   return [...new Set(names as string[])].sort();
 }
@@ -104,10 +119,15 @@ const MAX_SEQ = 2n ** 63n - 1n;
 export function checkPublishedSeqs(relayId: string, completion: PartitionCompletion): readonly string[] | undefined {
   const seqs: unknown = completion.publishedSeqs;
   if (seqs === undefined) return undefined;
-  const valid = Array.isArray(seqs) && seqs.length === completion.published.length
-    && (seqs as unknown[]).every((seq) => typeof seq === 'string' && SEQ.test(seq) && BigInt(seq) <= MAX_SEQ);
+  const valid =
+    Array.isArray(seqs) &&
+    seqs.length === completion.published.length &&
+    (seqs as unknown[]).every((seq) => typeof seq === 'string' && SEQ.test(seq) && BigInt(seq) <= MAX_SEQ);
   if (!valid) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `complete for relay ${relayId}: partition ${completion.partition}: publishedSeqs must hold one seq per published id, as the read returned them`);
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `complete for relay ${relayId}: partition ${completion.partition}: publishedSeqs must hold one seq per published id, as the read returned them`,
+    );
   }
   return (seqs as string[]).map((seq) => BigInt(seq).toString());
 }

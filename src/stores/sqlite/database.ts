@@ -134,7 +134,10 @@ export class SqliteDatabase {
     const deadline = Date.now() + this.busyWaitMs;
     for (let pause = 1; this.handle.inTransaction; pause = Math.min(pause * 2, 50)) {
       if (Date.now() >= deadline) {
-        throw new OutboxerError('OUTBOXER_LOCK_TIMEOUT', `SQLite database ${this.handle.name}: a transaction opened on the store's own connection stayed open for ${this.busyWaitMs} ms; give the store a connection of its own`);
+        throw new OutboxerError(
+          'OUTBOXER_LOCK_TIMEOUT',
+          `SQLite database ${this.handle.name}: a transaction opened on the store's own connection stayed open for ${this.busyWaitMs} ms; give the store a connection of its own`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
@@ -154,7 +157,11 @@ export class SqliteDatabase {
       } catch (error) {
         if (!isBusy(error)) throw error;
         if (Date.now() >= deadline) {
-          throw new OutboxerError('OUTBOXER_LOCK_TIMEOUT', `SQLite database ${this.handle.name}: another connection kept writing for ${this.busyWaitMs} ms; raise busyWaitMs or shorten that connection's transactions`, { cause: error });
+          throw new OutboxerError(
+            'OUTBOXER_LOCK_TIMEOUT',
+            `SQLite database ${this.handle.name}: another connection kept writing for ${this.busyWaitMs} ms; raise busyWaitMs or shorten that connection's transactions`,
+            { cause: error },
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, pause));
       }

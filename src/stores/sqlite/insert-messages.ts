@@ -46,8 +46,21 @@ async function insertOne(tx: Pick<OutboxTransaction<'sqlite'>, 'query'>, names: 
   await tx.query(
     `INSERT INTO ${names.outbox} (id, topic, type, "key", payload, payload_bytes, content_type, headers, destination, due_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NOT NULL THEN ? WHEN ? > 0 THEN ${SQLITE_NOW_MS} + ? END)`,
-    [m.id, m.topic, m.type, m.key, json ? m.body : null, json ? null : bodyBytes(m.body), m.contentType, JSON.stringify(m.headers), m.destination ?? null,
-      availableAt, availableAt, m.delayMs, m.delayMs],
+    [
+      m.id,
+      m.topic,
+      m.type,
+      m.key,
+      json ? m.body : null,
+      json ? null : bodyBytes(m.body),
+      m.contentType,
+      JSON.stringify(m.headers),
+      m.destination ?? null,
+      availableAt,
+      availableAt,
+      m.delayMs,
+      m.delayMs,
+    ],
   );
   return m.id;
 }

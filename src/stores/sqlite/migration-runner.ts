@@ -16,7 +16,12 @@ export interface ResolvedSqliteMigration {
  * migration adds (`addColumnSql`) is added only where it is missing: the script adds it in a transaction of its
  * own, so a script cut short may leave it without the version recorded.
  */
-export function applySqliteMigrations(database: SqliteDatabase, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly ResolvedSqliteMigration[]): Promise<number[]> {
+export function applySqliteMigrations(
+  database: SqliteDatabase,
+  names: Pick<SqliteTableNames, 'migrations'>,
+  table: string,
+  list: readonly ResolvedSqliteMigration[],
+): Promise<number[]> {
   return database.write(() => {
     database.handle.exec(sqliteBookkeepingSql(names));
     const applied = appliedVersions(database, names, table);
@@ -35,7 +40,12 @@ export function applySqliteMigrations(database: SqliteDatabase, names: Pick<Sqli
 }
 
 /** The versions of `list` not recorded for `table` (all of them when there is no bookkeeping yet). Reads only. */
-export function missingSqliteMigrations(database: SqliteDatabase, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly Pick<ResolvedSqliteMigration, 'version'>[]): Promise<number[]> {
+export function missingSqliteMigrations(
+  database: SqliteDatabase,
+  names: Pick<SqliteTableNames, 'migrations'>,
+  table: string,
+  list: readonly Pick<ResolvedSqliteMigration, 'version'>[],
+): Promise<number[]> {
   return database.read(() => {
     const bookkeeping = database.get(`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'outboxer_migrations'`);
     if (bookkeeping === undefined) return list.map((m) => m.version);
@@ -54,7 +64,12 @@ function appliedVersions(database: SqliteDatabase, names: Pick<SqliteTableNames,
  * between two transactions, only where it is missing (`addColumnScript`), and the version is recorded only when the
  * column is there.
  */
-export function sqliteMigrationScript(title: string, names: Pick<SqliteTableNames, 'migrations'>, table: string, list: readonly ResolvedSqliteMigration[]): string {
+export function sqliteMigrationScript(
+  title: string,
+  names: Pick<SqliteTableNames, 'migrations'>,
+  table: string,
+  list: readonly ResolvedSqliteMigration[],
+): string {
   const parts = [`-- ${title} for ${table} (SQLite 3.31+)`, 'BEGIN IMMEDIATE;', sqliteBookkeepingSql(names)];
   for (const migration of list) {
     parts.push(`-- version ${migration.version}: ${migration.description}`);
@@ -72,9 +87,11 @@ export function sqliteMigrationScript(title: string, names: Pick<SqliteTableName
       );
       added.push(columnPresentSql(segment.table, segment.column));
     }
-    parts.push(added.length === 0
-      ? `INSERT OR IGNORE INTO ${names.migrations} (table_name, version) VALUES ('${table}', ${migration.version});`
-      : `INSERT OR IGNORE INTO ${names.migrations} (table_name, version) SELECT '${table}', ${migration.version} WHERE ${added.join(' AND ')};`);
+    parts.push(
+      added.length === 0
+        ? `INSERT OR IGNORE INTO ${names.migrations} (table_name, version) VALUES ('${table}', ${migration.version});`
+        : `INSERT OR IGNORE INTO ${names.migrations} (table_name, version) SELECT '${table}', ${migration.version} WHERE ${added.join(' AND ')};`,
+    );
   }
   parts.push('COMMIT;');
   return `${parts.join('\n')}\n`;

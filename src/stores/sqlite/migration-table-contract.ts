@@ -52,8 +52,12 @@ function checks(destination: boolean): string {
   // The usual row passes on one pass over its headers (json_extract would parse the text again at each call); the
   // CASE below, which names the rule, runs only for the rest.
   const usual = `NOT (${idBad('NEW.id')} OR ${topicBad('NEW.topic')} OR ${textBad('NEW.type', MAX_TYPE_BYTES)}
-      OR (NEW."key" IS NOT NULL AND (${textBad('NEW."key"', MAX_KEY_BYTES)}))${destination ? `
-      OR (NEW.destination IS NOT NULL AND (${destinationBad('NEW.destination')}))` : ''})
+      OR (NEW."key" IS NOT NULL AND (${textBad('NEW."key"', MAX_KEY_BYTES)}))${
+        destination
+          ? `
+      OR (NEW.destination IS NOT NULL AND (${destinationBad('NEW.destination')}))`
+          : ''
+      })
     AND (NOT (${withHeaders}) OR (SELECT count(*) <= ${MAX_HEADERS} AND NOT coalesce(max(${HEADER_NAME_BAD} OR type <> 'text' OR ${HEADER_VALUE_BAD}
         OR (key = 'traceparent' AND NOT (${traceparentSql('value', `value NOT GLOB '*[^0-9a-f-]*'`)}))), 0)
       FROM json_each(NEW.headers)))`;
@@ -63,7 +67,9 @@ ${[
   refuse(topicBad('NEW.topic'), `outbox topic is invalid: ${MessageRules.topic}`),
   refuse(textBad('NEW.type', MAX_TYPE_BYTES), `outbox type is invalid: ${MessageRules.type}`),
   refuse(`NEW."key" IS NOT NULL AND (${textBad('NEW."key"', MAX_KEY_BYTES)})`, `outbox key is invalid: ${MessageRules.key}`),
-  ...(destination ? [refuse(`NEW.destination IS NOT NULL AND (${destinationBad('NEW.destination')})`, `outbox destination is invalid: ${MessageRules.destination}`)] : []),
+  ...(destination
+    ? [refuse(`NEW.destination IS NOT NULL AND (${destinationBad('NEW.destination')})`, `outbox destination is invalid: ${MessageRules.destination}`)]
+    : []),
   refuse(`${withHeaders} AND (SELECT count(*) FROM json_each(NEW.headers)) > ${MAX_HEADERS}`, `outbox headers are invalid: ${MessageRules.headerCount}`),
   refuse(anyHeader(HEADER_NAME_BAD), `outbox header name is invalid: ${MessageRules.headerName}`),
   // The words of migration 1's trigger <t>_headers_are_strings, which refuses the same on insert.

@@ -178,7 +178,8 @@ CREATE TABLE IF NOT EXISTS ${n.pausedTopics} (
   },
   {
     version: 2,
-    description: 'the table contract at INSERT: the id, topic, type, key and header rules of the library, refused in its words by triggers (rows stored before stay; publishers park them dead)',
+    description:
+      'the table contract at INSERT: the id, topic, type, key and header rules of the library, refused in its words by triggers (rows stored before stay; publishers park them dead)',
     sql: (n) => tableContractSql(n),
   },
   {
@@ -194,12 +195,13 @@ CREATE TABLE IF NOT EXISTS ${n.relayTrouble} (
   },
   {
     version: 4,
-    description: 'fan-out, expand only: the nullable destination column (NULL: the relay\'s own publisher), and the destination rule in the table contract',
+    description: "fan-out, expand only: the nullable destination column (NULL: the relay's own publisher), and the destination rule in the table contract",
     sql: (n) => destinationMigrationSql(n),
   },
   {
     version: 5,
-    description: 'destination pauses, expand only: <table>_paused_destinations, the destinations operators paused as a whole, held by every relay until resumed',
+    description:
+      'destination pauses, expand only: <table>_paused_destinations, the destinations operators paused as a whole, held by every relay until resumed',
     // CREATE TABLE IF NOT EXISTS: the `outboxer sql` script stays safe to apply twice. GLOB for the destination rule
     // (SQLite has no REGEXP by default): a letter or digit first, no character outside letters, digits, _ and -
     sql: (n) => `

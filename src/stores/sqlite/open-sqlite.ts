@@ -27,7 +27,9 @@ export function fromBetterSqlite3(handle: SqliteHandle, options: { readonly owns
 export async function openSqliteStore(path: string, options: OpenSqliteOptions = {}): Promise<SqliteOutboxStore> {
   const { busyWaitMs, ...storeOptions } = options;
   if (typeof path !== 'string' || path === '') {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'openSqliteStore needs the path of a SQLite file (or ":memory:" for one connection only)', { options: ['path'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'openSqliteStore needs the path of a SQLite file (or ":memory:" for one connection only)', {
+      options: ['path'],
+    });
   }
   const Database = await loadBetterSqlite3();
   let handle: SqliteHandle;
@@ -50,7 +52,9 @@ async function loadBetterSqlite3(): Promise<BetterSqlite3Constructor> {
     return loaded.default;
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND') {
-      throw new OutboxerError('OUTBOXER_INVALID_OPTION', "the SQLite store needs the 'better-sqlite3' package next to outboxer: npm install better-sqlite3", { cause: error });
+      throw new OutboxerError('OUTBOXER_INVALID_OPTION', "the SQLite store needs the 'better-sqlite3' package next to outboxer: npm install better-sqlite3", {
+        cause: error,
+      });
     }
     throw error;
   }
@@ -59,8 +63,14 @@ async function loadBetterSqlite3(): Promise<BetterSqlite3Constructor> {
 function openError(path: string, error: unknown): OutboxerError {
   const directory = dirname(resolve(path));
   if (!existsSync(directory) || !statSync(directory).isDirectory()) {
-    return new OutboxerError('OUTBOXER_DATABASE_NOT_FOUND', `cannot open SQLite file ${path}: the directory ${directory} does not exist; create it first`, { cause: error });
+    return new OutboxerError('OUTBOXER_DATABASE_NOT_FOUND', `cannot open SQLite file ${path}: the directory ${directory} does not exist; create it first`, {
+      cause: error,
+    });
   }
   const detail = error instanceof Error ? error.message : String(error);
-  return new OutboxerError('OUTBOXER_DATABASE_UNAVAILABLE', `cannot open SQLite file ${path} (${detail}): check that it is a SQLite database this process may read and write`, { cause: error });
+  return new OutboxerError(
+    'OUTBOXER_DATABASE_UNAVAILABLE',
+    `cannot open SQLite file ${path} (${detail}): check that it is a SQLite database this process may read and write`,
+    { cause: error },
+  );
 }

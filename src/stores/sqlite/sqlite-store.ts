@@ -1,7 +1,19 @@
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
-  DestinationFilter, DestinationPause, OutboxGauges, OutboxOperator, OutboxSchema, OutboxStats, OutboxWriter, PartitionReader, RelayGroup, RelayLeases, RelayStore, TopicLag, TopicPause,
+  DestinationFilter,
+  DestinationPause,
+  OutboxGauges,
+  OutboxOperator,
+  OutboxSchema,
+  OutboxStats,
+  OutboxWriter,
+  PartitionReader,
+  RelayGroup,
+  RelayLeases,
+  RelayStore,
+  TopicLag,
+  TopicPause,
 } from '../../core/ports.js';
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
@@ -57,7 +69,11 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
   constructor(database: SqliteDatabase, options: SqliteStoreOptions = {}) {
     const unknown = Object.keys(options).filter((key) => !OPTIONS.includes(key));
     if (unknown.length > 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `unknown SQLite store option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${OPTIONS.join(', ')}`, { options: unknown });
+      throw new ConfigurationError(
+        'OUTBOXER_INVALID_OPTION',
+        `unknown SQLite store option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${OPTIONS.join(', ')}`,
+        { options: unknown },
+      );
     }
     this.database = database;
     this.tableNames = sqliteTableNames(options.table ?? 'outbox');
@@ -67,7 +83,9 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
       throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
     }
     if (!Number.isSafeInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', { options: ['retainPublishedMs'] });
+      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', {
+        options: ['retainPublishedMs'],
+      });
     }
     this.partitionCount = checkPartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
     const settings = { partitionCount: this.partitionCount };
@@ -184,7 +202,10 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
       await this.#checkWritable();
       return;
     }
-    const what = missing.length === this.#migrations.length ? 'no outboxer table or migrations found' : `versions ${missing.join(', ')} of ${this.#migrations.length} are missing`;
+    const what =
+      missing.length === this.#migrations.length
+        ? 'no outboxer table or migrations found'
+        : `versions ${missing.join(', ')} of ${this.#migrations.length} are missing`;
     throw new OutboxerError(
       'OUTBOXER_NOT_MIGRATED',
       `SQLite outbox table ${this.tableNames.table} in ${this.database.handle.name} is not migrated (${what}): run 'outboxer migrate' with the same file and table (or store.migrate(), or apply 'outboxer sql')`,
@@ -199,7 +220,11 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       if (typeof code === 'string' && code.startsWith('SQLITE_READONLY')) {
-        throw new OutboxerError('OUTBOXER_PERMISSION_DENIED', `SQLite file ${this.database.handle.name} is read-only for this process (${code}): a relay writes every outcome; give it write access to the file and its directory (WAL files live beside it)`, { cause: error });
+        throw new OutboxerError(
+          'OUTBOXER_PERMISSION_DENIED',
+          `SQLite file ${this.database.handle.name} is read-only for this process (${code}): a relay writes every outcome; give it write access to the file and its directory (WAL files live beside it)`,
+          { cause: error },
+        );
       }
       throw error;
     }

@@ -34,7 +34,7 @@ export function betterSqlite3Transaction(db: SqliteHandle, describe: { readonly 
     query(sql, params, options) {
       // synchronous: nothing can run between this check and the statement
       if (options?.vouched === true && !db.inTransaction) {
-        return Promise.reject(notInTransaction(describe, 'whose transaction ended before the enqueue\'s statements ran (an enqueue not awaited?)'));
+        return Promise.reject(notInTransaction(describe, "whose transaction ended before the enqueue's statements ran (an enqueue not awaited?)"));
       }
       const prepared = statement(db, sql);
       if (prepared.reader === true) return Promise.resolve({ rows: prepared.all(...params) as Record<string, unknown>[], affectedRows: 0 });
@@ -49,7 +49,10 @@ export function toSqliteTransaction(input: unknown): OutboxTransaction<'sqlite'>
     if (isOutboxTransaction(input)) return checkDialect(input, 'sqlite');
     if (isBetterSqlite3(input)) return betterSqlite3Transaction(input, { source: 'a better-sqlite3 connection', fix: SQLITE_FIX });
   }
-  throw new OutboxerError('OUTBOXER_NOT_IN_TRANSACTION', `enqueue into SQLite needs a better-sqlite3 connection inside BEGIN ... COMMIT or an adapter's transaction. ${SQLITE_FIX}`);
+  throw new OutboxerError(
+    'OUTBOXER_NOT_IN_TRANSACTION',
+    `enqueue into SQLite needs a better-sqlite3 connection inside BEGIN ... COMMIT or an adapter's transaction. ${SQLITE_FIX}`,
+  );
 }
 
 /**

@@ -70,7 +70,9 @@ async function generate(provider: PrismaProvider, output: string): Promise<void>
 
 /** What a generated client depends on: its schema (output aside) and the versions of the CLI and the runtime. */
 async function stampOf(provider: PrismaProvider): Promise<string> {
-  const versions = await Promise.all(['prisma/package.json', '@prisma/client/package.json'].map(async (name) => JSON.parse(await readFile(require.resolve(name), 'utf8')).version as string));
+  const versions = await Promise.all(
+    ['prisma/package.json', '@prisma/client/package.json'].map(async (name) => JSON.parse(await readFile(require.resolve(name), 'utf8')).version as string),
+  );
   return createHash('sha256').update(schemaText(provider, '')).update(versions.join(' ')).digest('hex');
 }
 

@@ -5,7 +5,15 @@ import type { PartitionEntry } from '../../../src/core/partition-relay/partition
 import type { LiveRelay, Membership } from '../../../src/core/ports.js';
 
 const timing = { leaseMs: 3000, publishTimeoutMs: 1000 };
-const relay = (id: string, held: number, fields: Partial<LiveRelay> = {}): LiveRelay => ({ id, name: id, leaving: false, held, expiresInMs: 3000, trouble: null, ...fields });
+const relay = (id: string, held: number, fields: Partial<LiveRelay> = {}): LiveRelay => ({
+  id,
+  name: id,
+  leaving: false,
+  held,
+  expiresInMs: 3000,
+  trouble: null,
+  ...fields,
+});
 const membership = (fields: Partial<Membership> = {}): Membership => ({
   relayId: 'b',
   alive: true,
@@ -15,7 +23,13 @@ const membership = (fields: Partial<Membership> = {}): Membership => ({
   config: { partitionCount: 8, generation: 1, resizeTo: null, grantsOpen: true },
   ...fields,
 });
-const book = (...partitions: number[]) => new Map(partitions.map((p): [number, PartitionEntry] => [p, { partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false }]));
+const book = (...partitions: number[]) =>
+  new Map(
+    partitions.map((p): [number, PartitionEntry] => [
+      p,
+      { partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false },
+    ]),
+  );
 
 describe('beatVerdict', () => {
   it('rejoins when the lease ran out, trusts a reply back before 0.8 of the lease from its send, not after', () => {
@@ -39,7 +53,10 @@ describe('nextShareStep', () => {
   });
 
   it('drains the highest partitions above the share', () => {
-    expect(nextShareStep(membership({ relays: [relay('a', 0), relay('b', 8)], grantable: 0 }), book(0, 1, 2, 3, 4, 5, 6, 7))).toEqual({ kind: 'drain', partitions: [7, 6, 5, 4] });
+    expect(nextShareStep(membership({ relays: [relay('a', 0), relay('b', 8)], grantable: 0 }), book(0, 1, 2, 3, 4, 5, 6, 7))).toEqual({
+      kind: 'drain',
+      partitions: [7, 6, 5, 4],
+    });
   });
 
   it('leaves relays that are leaving out of the shares, and counts my own holding from memory', () => {
@@ -48,7 +65,12 @@ describe('nextShareStep', () => {
   });
 
   it('takes no step while grants are closed, or when I am not among the live relays', () => {
-    expect(nextShareStep(membership({ relays: [relay('b', 0)], grantable: 8, config: { partitionCount: 8, generation: 1, resizeTo: 16, grantsOpen: false } }), book())).toEqual({ kind: 'none' });
+    expect(
+      nextShareStep(
+        membership({ relays: [relay('b', 0)], grantable: 8, config: { partitionCount: 8, generation: 1, resizeTo: 16, grantsOpen: false } }),
+        book(),
+      ),
+    ).toEqual({ kind: 'none' });
     expect(nextShareStep(membership({ relays: [relay('a', 0)], grantable: 8 }), book())).toEqual({ kind: 'none' });
   });
 });

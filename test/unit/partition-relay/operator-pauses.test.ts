@@ -38,8 +38,16 @@ function batch(
   destinations?: Destinations,
 ) {
   return publishBatch(messages, entries, {
-    relayId: 'relay', publisher, reader, options, pauses, publishDeadline: performance.now() + 60_000, isStopping: () => false,
-    limitOf: () => 100, statementMs: 2000, permits: new PublishWindow(64).permits(0),
+    relayId: 'relay',
+    publisher,
+    reader,
+    options,
+    pauses,
+    publishDeadline: performance.now() + 60_000,
+    isStopping: () => false,
+    limitOf: () => 100,
+    statementMs: 2000,
+    permits: new PublishWindow(64).permits(0),
     ...(destinations === undefined ? {} : { destinations }),
   });
 }
@@ -125,7 +133,10 @@ describe('a relay batch under an operator pause of a whole destination', () => {
 
   it('holds rows without a destination under a pause of `default`, and a destination this relay lacks under its own pause', async () => {
     const pauses = new TopicPauses(options.errorBackoffMs, options.maxErrorBackoffMs);
-    pauses.setOperatorPauses([], performance.now(), [{ destination: 'default', reason: '' }, { destination: 'ledger', reason: 'closing the books' }]);
+    pauses.setOperatorPauses([], performance.now(), [
+      { destination: 'default', reason: '' },
+      { destination: 'ledger', reason: 'closing the books' },
+    ]);
     const { own, partner, destinations } = fanOut();
     const messages = [
       partitionMessage(1, { topic: 'orders', key: 'a', destination: null }),
@@ -136,7 +147,12 @@ describe('a relay batch under an operator pause of a whole destination', () => {
     expect(own.delivered).toEqual([]);
     expect(partner.delivered.map((m) => m.seq)).toEqual(['2']);
     const held = new Map(results[0]?.completion.held.map((h) => [h.id, h.reason]));
-    expect(held).toEqual(new Map([[messages[0]?.id, 'paused by an operator'], [messages[2]?.id, 'paused by an operator: closing the books']]));
+    expect(held).toEqual(
+      new Map([
+        [messages[0]?.id, 'paused by an operator'],
+        [messages[2]?.id, 'paused by an operator: closing the books'],
+      ]),
+    );
   });
 
   it('counts no attempt for a message of a paused destination in a partition whose owners keep dying', async () => {
@@ -174,7 +190,11 @@ describe('operatorHolds', () => {
   it('gives waiting messages of a paused topic its reason and at least its window, and leaves the others as they were', () => {
     const pauses = new TopicPauses(500, 4000);
     pauses.setOperatorPauses([{ topic: 'paused', reason: 'r' }], 0);
-    const messages = [partitionMessage(1, { topic: 'paused', key: 'k' }), partitionMessage(2, { topic: 'other', key: 'j' }), partitionMessage(3, { topic: 'paused', key: 'm' })];
+    const messages = [
+      partitionMessage(1, { topic: 'paused', key: 'k' }),
+      partitionMessage(2, { topic: 'other', key: 'j' }),
+      partitionMessage(3, { topic: 'paused', key: 'm' }),
+    ];
     const waiting = [
       { id: messages[0]?.id as string, partition: 0, delayMs: 50, reason: 'waits for an earlier message' },
       { id: messages[1]?.id as string, partition: 0, delayMs: 50, reason: 'waits for an earlier message' },
@@ -209,7 +229,11 @@ describe('OperatorPauseRefresh', () => {
     const pauses = new TopicPauses(500, 4000);
     const { reader, calls } = source([[pause('a')], new Error('connection reset'), [pause('b')]]);
     const logged: string[] = [];
-    const logger: Logger = { ...quiet, warn: (fields) => logged.push(`paused ${String(fields.topic)}`), info: (fields) => logged.push(`resumed ${String(fields.topic)}`) };
+    const logger: Logger = {
+      ...quiet,
+      warn: (fields) => logged.push(`paused ${String(fields.topic)}`),
+      info: (fields) => logged.push(`resumed ${String(fields.topic)}`),
+    };
     const refresh = new OperatorPauseRefresh(reader, pauses, { periodMs: 60_000, statementMs: 1000 }, { logger, owner: 'me' });
     await refresh.refreshIfDue(performance.now());
     expect(pauses.topics()).toEqual(['a']);

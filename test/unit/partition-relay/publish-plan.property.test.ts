@@ -54,7 +54,9 @@ describe('splitWaiting over random reads', () => {
 
 describe('splitWaiting with a full due branch', () => {
   it("lets a key's due rows go out one after another in one batch, and holds a fresh row behind them", () => {
-    const due = [1, 2, 3].map((seq) => partitionMessage(seq, { key: 'k', partition: 0, source: 'due', waitsFor: seq === 1 ? null : { seq: String(seq - 1), dueInMs: 0 } }));
+    const due = [1, 2, 3].map((seq) =>
+      partitionMessage(seq, { key: 'k', partition: 0, source: 'due', waitsFor: seq === 1 ? null : { seq: String(seq - 1), dueInMs: 0 } }),
+    );
     const fresh = partitionMessage(9, { key: 'k', partition: 0, source: 'fresh', waitsFor: { seq: '3', dueInMs: 0 } });
     const { ready, held } = splitWaiting([...due, fresh], () => true);
     expect(ready.map((m) => m.seq)).toEqual(['1', '2', '3']);

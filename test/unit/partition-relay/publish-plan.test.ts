@@ -21,7 +21,10 @@ describe('splitWaiting: a key waits for its earlier scheduled row', () => {
     const other = m(7, { key: 'o' });
     const { ready, held } = splitWaiting([waiting, later, other], never);
     expect(ready).toEqual([other]);
-    expect(held.map((h) => [h.id, h.delayMs])).toEqual([[waiting.id, 800], [later.id, 800]]);
+    expect(held.map((h) => [h.id, h.delayMs])).toEqual([
+      [waiting.id, 800],
+      [later.id, 800],
+    ]);
     expect(held[0]?.reason).toContain('seq 1');
   });
 
@@ -56,7 +59,16 @@ describe('completionsFrom: one completion per partition', () => {
     const results = completionsFrom([a, b, c], outcome, [], (p) => `e${p}`);
     expect(results).toEqual([
       { completion: { partition: 0, epoch: 'e0', published: [a.id], failed: [], held: [] }, reread: false },
-      { completion: { partition: 3, epoch: 'e3', published: [], failed: [{ id: c.id, error: 'nack', dead: true }], held: [{ id: b.id, delayMs: 500, reason: 'no route' }] }, reread: false },
+      {
+        completion: {
+          partition: 3,
+          epoch: 'e3',
+          published: [],
+          failed: [{ id: c.id, error: 'nack', dead: true }],
+          held: [{ id: b.id, delayMs: 500, reason: 'no route' }],
+        },
+        reread: false,
+      },
     ]);
   });
 
@@ -92,14 +104,24 @@ describe('completionsFrom: one completion per partition', () => {
 describe('uncounted', () => {
   it('writes retried failures as holds for their backoff with their error, keeps parked ones, and changes nothing else', () => {
     const completion = {
-      partition: 1, epoch: '2', published: ['p'],
-      failed: [{ id: 'r', error: 'nack', retryInMs: 900 }, { id: 'd', error: 'too large', dead: true as const }],
+      partition: 1,
+      epoch: '2',
+      published: ['p'],
+      failed: [
+        { id: 'r', error: 'nack', retryInMs: 900 },
+        { id: 'd', error: 'too large', dead: true as const },
+      ],
       held: [{ id: 'h', delayMs: 50, reason: null }],
     };
     expect(uncounted(completion)).toEqual({
-      partition: 1, epoch: '2', published: ['p'],
+      partition: 1,
+      epoch: '2',
+      published: ['p'],
       failed: [{ id: 'd', error: 'too large', dead: true }],
-      held: [{ id: 'h', delayMs: 50, reason: null }, { id: 'r', delayMs: 900, reason: 'nack' }],
+      held: [
+        { id: 'h', delayMs: 50, reason: null },
+        { id: 'r', delayMs: 900, reason: 'nack' },
+      ],
     });
     const clean = { partition: 1, epoch: '2', published: ['p'], failed: [], held: [] };
     expect(uncounted(clean)).toBe(clean);

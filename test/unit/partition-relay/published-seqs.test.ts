@@ -28,7 +28,10 @@ describe('withPublishedSeqs: the store takes published rows by the seq the read 
 
   it('keeps the seqs when a retried completion writes its failures as holds (uncounted)', () => {
     const [a, b] = [m(1), m(2)];
-    const completion = withPublishedSeqs({ partition: 0, epoch: '1', published: [a.id], failed: [{ id: b.id, error: 'nack', retryInMs: 90 }], held: [] }, [a, b]);
+    const completion = withPublishedSeqs({ partition: 0, epoch: '1', published: [a.id], failed: [{ id: b.id, error: 'nack', retryInMs: 90 }], held: [] }, [
+      a,
+      b,
+    ]);
     expect(uncounted(completion)).toMatchObject({ published: [a.id], publishedSeqs: ['1'], failed: [], held: [{ id: b.id, delayMs: 90 }] });
   });
 
@@ -40,8 +43,16 @@ describe('withPublishedSeqs: the store takes published rows by the seq the read 
       countAttempt: () => Promise.resolve(true),
     };
     const { results } = await publishBatch(messages, new Map([1, 2].map((p) => [p, adoptEntry({ partition: p, epoch: '3', unclean: 0 })])), {
-      relayId: 'relay', publisher: new RecordingPublisher(), reader, options, pauses: new TopicPauses(options.errorBackoffMs, options.maxErrorBackoffMs),
-      publishDeadline: performance.now() + 60_000, isStopping: () => false, limitOf: () => 100, statementMs: 2000, permits: new PublishWindow(64).permits(0),
+      relayId: 'relay',
+      publisher: new RecordingPublisher(),
+      reader,
+      options,
+      pauses: new TopicPauses(options.errorBackoffMs, options.maxErrorBackoffMs),
+      publishDeadline: performance.now() + 60_000,
+      isStopping: () => false,
+      limitOf: () => 100,
+      statementMs: 2000,
+      permits: new PublishWindow(64).permits(0),
     });
     const byPartition = new Map(results.map((r) => [r.completion.partition, r.completion]));
     expect(byPartition.get(1)).toMatchObject({ epoch: '3', published: [messages[0]?.id, messages[2]?.id], publishedSeqs: ['4', '11'] });

@@ -39,7 +39,17 @@ function simulate(seed: number, mode: Mode): { skipped: number; inversions: numb
   const partitions = 1 + int(2);
   const take = 1 + int(3);
   const partitionOf = (key: string) => Number(key.slice(1)) % partitions;
-  const entries: PartitionEntry[] = Array.from({ length: partitions }, (_, p) => ({ partition: p, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false }));
+  const entries: PartitionEntry[] = Array.from({ length: partitions }, (_, p) => ({
+    partition: p,
+    epoch: '1',
+    unclean: 0,
+    draining: false,
+    settlement: newOwner,
+    unwritten: new Map(),
+    unwrittenRetryAt: 0,
+    readAt: 0,
+    backlog: false,
+  }));
   const assign = (txn: Txn) => {
     txn.xid = nextXid++;
     running.add(txn);
@@ -51,7 +61,9 @@ function simulate(seed: number, mode: Mode): { skipped: number; inversions: numb
   };
   const xmin = () => [...running].reduce((least, txn) => (txn.xid !== null && txn.xid < least ? txn.xid : least), latestCompleted + 1n);
   const visible = (partition: number, from: bigint | null, to: bigint | null) =>
-    rows.filter((r) => r.partition === partition && r.txn.ended && !r.delivered && (from === null || r.seq > from) && (to === null || r.seq <= to)).sort((a, b) => (a.seq < b.seq ? -1 : 1));
+    rows
+      .filter((r) => r.partition === partition && r.txn.ended && !r.delivered && (from === null || r.seq > from) && (to === null || r.seq <= to))
+      .sort((a, b) => (a.seq < b.seq ? -1 : 1));
 
   const read = (entry: PartitionEntry): void => {
     const sent = readRequest(entry, take);
@@ -60,7 +72,7 @@ function simulate(seed: number, mode: Mode): { skipped: number; inversions: numb
     const horizon = xmin();
     const fresh = visible(entry.partition, after, null).slice(0, take);
     const settled = range !== null && range.tag <= horizon;
-    const capped = range === null || after === null ? null : (range.to < after ? range.to : after);
+    const capped = range === null || after === null ? null : range.to < after ? range.to : after;
     const rechecked = settled && capped !== null ? visible(entry.partition, range.from, capped).slice(0, take) : [];
     let tag: bigint | null = null;
     if (fresh.length > 0) {
@@ -77,12 +89,18 @@ function simulate(seed: number, mode: Mode): { skipped: number; inversions: numb
     if (mode === 'position') {
       const state: Settlement = entry.settlement;
       entry.settlement = afterRead(state, {
-        xmin: horizon, tag: tag ?? state.ranges.at(-1)?.tag ?? horizon, reached,
+        xmin: horizon,
+        tag: tag ?? state.ranges.at(-1)?.tag ?? horizon,
+        reached,
         ...(range === null || !settled ? {} : { recheck: { range, last: rechecked.at(-1)?.seq ?? null, full: rechecked.length === take } }),
       });
       return;
     }
-    const outcome = { partition: entry.partition, reached: reached?.toString() ?? null, recheck: range === null ? null : { applied: settled, last: null, full: false } };
+    const outcome = {
+      partition: entry.partition,
+      reached: reached?.toString() ?? null,
+      recheck: range === null ? null : { applied: settled, last: null, full: false },
+    };
     entry.settlement = foldRead(entry.settlement, sent, outcome, { horizon: horizon.toString(), tag: tag?.toString() ?? null }, fresh.length);
   };
 

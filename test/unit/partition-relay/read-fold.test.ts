@@ -5,7 +5,17 @@ import { foldRead, readFrom, readRequest } from '../../../src/core/partition-rel
 import type { PartitionReadOutcome } from '../../../src/core/ports.js';
 import { seeded } from '../../support/seeded-random.js';
 
-const entry = (settlement: Settlement): PartitionEntry => ({ partition: 2, epoch: '4', unclean: 0, draining: false, settlement, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false });
+const entry = (settlement: Settlement): PartitionEntry => ({
+  partition: 2,
+  epoch: '4',
+  unclean: 0,
+  draining: false,
+  settlement,
+  unwritten: new Map(),
+  unwrittenRetryAt: 0,
+  readAt: 0,
+  backlog: false,
+});
 const outcome = (reached: string | null, recheck: PartitionReadOutcome['recheck'] = null): PartitionReadOutcome => ({ partition: 2, reached, recheck });
 
 describe('readRequest', () => {
@@ -14,7 +24,14 @@ describe('readRequest', () => {
   });
 
   it('reads fresh rows from the oldest unsettled seq, and sends the oldest range as decimal strings', () => {
-    const settlement: Settlement = { position: 20n, ranges: [{ from: 5n, to: 10n, tag: 100n }, { from: 10n, to: 20n, tag: 105n }], horizon: 90n };
+    const settlement: Settlement = {
+      position: 20n,
+      ranges: [
+        { from: 5n, to: 10n, tag: 100n },
+        { from: 10n, to: 20n, tag: 105n },
+      ],
+      horizon: 90n,
+    };
     const { request, recheck } = readRequest(entry(settlement), 8);
     expect(request.after).toBe('5');
     expect(request.recheck).toEqual({ from: '5', to: '10', tag: '100' });
@@ -38,7 +55,9 @@ describe('foldRead', () => {
     const settlement: Settlement = { position: 12n, ranges: [{ from: null, to: 12n, tag: 101n }], horizon: 95n };
     const sent = readRequest(entry(settlement), 16);
     expect(foldRead(settlement, sent, outcome(null, { applied: true, last: null, full: false }), { horizon: '102', tag: null }, 0).ranges).toEqual([]);
-    expect(foldRead(settlement, sent, outcome(null, { applied: false, last: null, full: false }), { horizon: '100', tag: null }, 0).ranges).toEqual(settlement.ranges);
+    expect(foldRead(settlement, sent, outcome(null, { applied: false, last: null, full: false }), { horizon: '100', tag: null }, 0).ranges).toEqual(
+      settlement.ranges,
+    );
   });
 
   it('with no tag (no fresh rows anywhere) pushes no range and never mistakes it for a restore', () => {
@@ -53,14 +72,26 @@ describe('foldRead', () => {
 
   it('keeps the rest of a settled range when the fresh rows filled their take below its end', () => {
     const settlement: Settlement = { position: 30n, ranges: [{ from: null, to: 30n, tag: 101n }], horizon: 95n };
-    const after = foldRead(settlement, readRequest(entry(settlement), 4), outcome('9', { applied: true, last: null, full: false }), { horizon: '110', tag: '120' }, 4);
+    const after = foldRead(
+      settlement,
+      readRequest(entry(settlement), 4),
+      outcome('9', { applied: true, last: null, full: false }),
+      { horizon: '110', tag: '120' },
+      4,
+    );
     expect(after.ranges).toEqual([{ from: 9n, to: 30n, tag: 101n }]);
     expect(after.position).toBe(30n);
   });
 
   it('drops a settled range the fresh rows covered, even when they filled their take beyond it', () => {
     const settlement: Settlement = { position: 30n, ranges: [{ from: null, to: 30n, tag: 101n }], horizon: 95n };
-    const after = foldRead(settlement, readRequest(entry(settlement), 4), outcome('40', { applied: true, last: null, full: false }), { horizon: '110', tag: '120' }, 4);
+    const after = foldRead(
+      settlement,
+      readRequest(entry(settlement), 4),
+      outcome('40', { applied: true, last: null, full: false }),
+      { horizon: '110', tag: '120' },
+      4,
+    );
     expect(after).toEqual({ position: 40n, ranges: [{ from: 30n, to: 40n, tag: 120n }], horizon: 110n });
   });
 
@@ -80,7 +111,13 @@ describe('foldRead', () => {
         const before = settlement;
         if (fresh) seq += BigInt(1 + Math.floor(random() * 10));
         const recheck = sent.recheck === null ? null : { applied: sent.recheck.tag <= horizon, last: null, full: false };
-        settlement = foldRead(settlement, sent, outcome(fresh ? seq.toString() : null, recheck), { horizon: horizon.toString(), tag: fresh ? (xid + 1n).toString() : null }, fresh ? 1 : 0);
+        settlement = foldRead(
+          settlement,
+          sent,
+          outcome(fresh ? seq.toString() : null, recheck),
+          { horizon: horizon.toString(), tag: fresh ? (xid + 1n).toString() : null },
+          fresh ? 1 : 0,
+        );
         xid += 1n;
         if (!fresh) {
           expect(settlement.position).toBe(before.position);

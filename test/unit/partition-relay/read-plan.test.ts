@@ -5,7 +5,16 @@ import { cameBackFull, MIN_TAKE, planRead, rowsByBranch } from '../../../src/cor
 import type { PartitionMessage } from '../../../src/core/ports.js';
 
 const entry = (partition: number, fields: Partial<PartitionEntry> = {}): PartitionEntry => ({
-  partition, epoch: '1', unclean: 0, draining: false, settlement: newOwner, unwritten: new Map(), unwrittenRetryAt: 0, readAt: 0, backlog: false, ...fields,
+  partition,
+  epoch: '1',
+  unclean: 0,
+  draining: false,
+  settlement: newOwner,
+  unwritten: new Map(),
+  unwrittenRetryAt: 0,
+  readAt: 0,
+  backlog: false,
+  ...fields,
 });
 const settings = { batchSize: 500, lanes: 3 };
 const none = () => false;
@@ -15,33 +24,49 @@ describe('planRead', () => {
   it('reads every quiet partition in one statement, sharing the batch size', () => {
     const held = Array.from({ length: 8 }, (_, p) => entry(p));
     expect(planned(planRead(held, none, settings))).toEqual(held.map((e) => [e.partition, Math.ceil(500 / 8)]));
-    expect(planRead(Array.from({ length: 64 }, (_, p) => entry(p)), none, settings).every((s) => s.limit === MIN_TAKE)).toBe(true);
+    expect(
+      planRead(
+        Array.from({ length: 64 }, (_, p) => entry(p)),
+        none,
+        settings,
+      ).every((s) => s.limit === MIN_TAKE),
+    ).toBe(true);
   });
 
   it('reads a lane share of the backlogged partitions, least recently read first, beside every quiet one at the minimum', () => {
-    const held = [
-      ...Array.from({ length: 6 }, (_, p) => entry(p, { backlog: true, readAt: 100 - p })),
-      entry(6),
-      entry(7),
-    ];
+    const held = [...Array.from({ length: 6 }, (_, p) => entry(p, { backlog: true, readAt: 100 - p })), entry(6), entry(7)];
     // 6 backlogged over 3 lanes: 2 a read, the two read longest ago (5 and 4), splitting the batch size
-    expect(planned(planRead(held, none, settings))).toEqual([[5, 250], [4, 250], [6, MIN_TAKE], [7, MIN_TAKE]]);
+    expect(planned(planRead(held, none, settings))).toEqual([
+      [5, 250],
+      [4, 250],
+      [6, MIN_TAKE],
+      [7, MIN_TAKE],
+    ]);
   });
 
   it('gives a last backlogged partition the whole batch size', () => {
-    expect(planned(planRead([entry(3, { backlog: true }), entry(4)], none, settings))).toEqual([[3, 500], [4, MIN_TAKE]]);
+    expect(planned(planRead([entry(3, { backlog: true }), entry(4)], none, settings))).toEqual([
+      [3, 500],
+      [4, MIN_TAKE],
+    ]);
   });
 
   it('skips busy and draining partitions; the share counts busy backlogged partitions too', () => {
     const held = [entry(0, { backlog: true }), entry(1, { backlog: true }), entry(2, { backlog: true }), entry(3, { draining: true }), entry(4)];
     const busy = (p: number) => p === 0;
     // share = ceil(3 backlogged / 3 lanes) = 1
-    expect(planned(planRead(held, busy, settings))).toEqual([[1, 500], [4, MIN_TAKE]]);
+    expect(planned(planRead(held, busy, settings))).toEqual([
+      [1, 500],
+      [4, MIN_TAKE],
+    ]);
     expect(planRead(held, () => true, settings)).toEqual([]);
   });
 
   it('reads one row at a time from an unclean partition', () => {
-    expect(planned(planRead([entry(0, { unclean: 3, backlog: true }), entry(1, { unclean: 3 })], none, settings))).toEqual([[0, 1], [1, 1]]);
+    expect(planned(planRead([entry(0, { unclean: 3, backlog: true }), entry(1, { unclean: 3 })], none, settings))).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
   });
 });
 

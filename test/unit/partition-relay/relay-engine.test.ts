@@ -31,14 +31,18 @@ describe('Relay', () => {
   });
 
   it("refuses engine 'v1', which was removed, saying so", () => {
-    const error = refusal(() => new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { engine: 'v1' } as unknown as RelayOptionsInput));
+    const error = refusal(
+      () => new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { engine: 'v1' } as unknown as RelayOptionsInput),
+    );
     expect(error.code).toBe('OUTBOXER_INVALID_OPTION');
     expect(error.options).toEqual(['engine']);
     expect(error.message).toContain('engine v1 was removed before any release');
   });
 
   it.each(['maxHandoff', 'fullSweepIntervalMs'])('refuses %s, an option of engine v1, saying so', (option) => {
-    const error = refusal(() => new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { [option]: 1000 } as unknown as RelayOptionsInput));
+    const error = refusal(
+      () => new Relay(new PostgresOutboxStore(fromPgPool(pool)), new RecordingPublisher(), { [option]: 1000 } as unknown as RelayOptionsInput),
+    );
     expect(error.code).toBe('OUTBOXER_INVALID_OPTION');
     expect(error.options).toEqual([option]);
     expect(error.message).toContain('engine v1');

@@ -80,13 +80,30 @@ describe('fairShares', () => {
       expect(sum(capped.values()), `seed ${seed}`).toBe(Math.min(partitions, relays.length * maxPerRelay));
       const uncapped = [...fairShares(partitions, relays, Number.MAX_SAFE_INTEGER).values()];
       expect(Math.max(...uncapped) - Math.min(...uncapped), `seed ${seed}`).toBeLessThanOrEqual(1);
-      expect([...capped.values()].every((share) => share <= maxPerRelay), `seed ${seed}`).toBe(true);
+      expect(
+        [...capped.values()].every((share) => share <= maxPerRelay),
+        `seed ${seed}`,
+      ).toBe(true);
     }
   });
 
   it('gives the remainder to relays already above the floor, so a joiner is not starved (P=4, three relays)', () => {
-    const shares = fairShares(4, [{ id: 'a', held: 2 }, { id: 'b', held: 2 }, { id: 'c', held: 0 }], 64);
-    expect(shares).toEqual(new Map([['a', 2], ['b', 1], ['c', 1]]));
+    const shares = fairShares(
+      4,
+      [
+        { id: 'a', held: 2 },
+        { id: 'b', held: 2 },
+        { id: 'c', held: 0 },
+      ],
+      64,
+    );
+    expect(shares).toEqual(
+      new Map([
+        ['a', 2],
+        ['b', 1],
+        ['c', 1],
+      ]),
+    );
   });
 
   it('gives nothing and divides nothing when no relay is live', () => {

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../src/core/errors.js';
-import {
-  mayStartPublish,
-  nextHeartbeatAt,
-  publishDeadline,
-  resolveLeaseTiming,
-  validUntil,
-} from '../../../src/core/partitions/lease-clock.js';
+import { mayStartPublish, nextHeartbeatAt, publishDeadline, resolveLeaseTiming, validUntil } from '../../../src/core/partitions/lease-clock.js';
 import { seeded } from '../../support/seeded-random.js';
 
 describe('resolveLeaseTiming', () => {
@@ -28,7 +22,12 @@ describe('resolveLeaseTiming', () => {
   });
 
   it('refuses durations that are not positive whole milliseconds', () => {
-    for (const [leaseMs, publishTimeoutMs] of [[0, 0], [30_000, -1], [30_000.5, 100], [Number.NaN, 10]] as const) {
+    for (const [leaseMs, publishTimeoutMs] of [
+      [0, 0],
+      [30_000, -1],
+      [30_000.5, 100],
+      [Number.NaN, 10],
+    ] as const) {
       expect(() => resolveLeaseTiming({ leaseMs, publishTimeoutMs })).toThrow(/must be positive whole milliseconds/);
     }
   });

@@ -95,12 +95,16 @@ function simulate(seed: number, order: Order, tagSource: TagSource): Run {
     for (const row of fresh) row.delivered = 'fresh';
     for (const row of rechecked) row.delivered = 'recheck';
     const tag = tagSource === 'own-xid' ? db.drawTag() : snapshot.xmax;
-    states[partition] = afterRead(state, {
-      xmin: snapshot.xmin,
-      tag,
-      reached: fresh.at(-1)?.seq ?? null,
-      ...(recheck === null ? {} : { recheck: { range: recheck, last: rechecked.at(-1)?.seq ?? null, full: rechecked.length === take } }),
-    }, maxRanges);
+    states[partition] = afterRead(
+      state,
+      {
+        xmin: snapshot.xmin,
+        tag,
+        reached: fresh.at(-1)?.seq ?? null,
+        ...(recheck === null ? {} : { recheck: { range: recheck, last: rechecked.at(-1)?.seq ?? null, full: rechecked.length === take } }),
+      },
+      maxRanges,
+    );
   };
 
   const step = (txn: Txn): void => {
@@ -149,7 +153,10 @@ describe('settlement over a simulated database with late commits', () => {
     let rechecked = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const run = simulate(seed, 'xid-first', 'own-xid');
-      expect(run.skipped.map((row) => row.seq), `seed ${seed}`).toEqual([]);
+      expect(
+        run.skipped.map((row) => row.seq),
+        `seed ${seed}`,
+      ).toEqual([]);
       rechecked += run.recheckDeliveries;
     }
     expect(rechecked).toBeGreaterThan(0); // late commits happened and only the recheck found them

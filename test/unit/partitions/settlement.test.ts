@@ -15,7 +15,10 @@ describe('settlement of one partition', () => {
     const sent = range ?? { from: null, to: 0n, tag: 0n };
     // xmin 99 < tag 100: a transaction that drew a seq <= 5 may still run, so the statement skipped the recheck.
     state = afterRead(state, { xmin: 99n, tag: 101n, reached: 9n, recheck: { range: sent, last: null, full: false } });
-    expect(state.ranges).toEqual([{ from: null, to: 5n, tag: 100n }, { from: 5n, to: 9n, tag: 101n }]);
+    expect(state.ranges).toEqual([
+      { from: null, to: 5n, tag: 100n },
+      { from: 5n, to: 9n, tag: 101n },
+    ]);
     state = afterRead(state, { xmin: 100n, tag: 102n, reached: null, recheck: { range: sent, last: 3n, full: false } });
     expect(state.ranges).toEqual([{ from: 5n, to: 9n, tag: 101n }]);
     expect(recheckRange(state)).toEqual({ from: 5n, to: 9n, tag: 101n });
@@ -23,12 +26,20 @@ describe('settlement of one partition', () => {
 
   it('merges the ranges the horizon settled into one recheck, and keeps the rest of a recheck that filled its take', () => {
     let state = newOwner;
-    for (const [tag, reached] of [[10n, 4n], [11n, 8n], [12n, 12n]] as const) state = afterRead(state, { xmin: 1n, tag, reached });
+    for (const [tag, reached] of [
+      [10n, 4n],
+      [11n, 8n],
+      [12n, 12n],
+    ] as const)
+      state = afterRead(state, { xmin: 1n, tag, reached });
     state = afterRead(state, { xmin: 11n, tag: 13n, reached: null });
     const range = recheckRange(state);
     expect(range).toEqual({ from: null, to: 8n, tag: 11n });
     state = afterRead(state, { xmin: 11n, tag: 14n, reached: null, recheck: { range: range ?? { from: null, to: 0n, tag: 0n }, last: 6n, full: true } });
-    expect(state.ranges).toEqual([{ from: 6n, to: 8n, tag: 11n }, { from: 8n, to: 12n, tag: 12n }]);
+    expect(state.ranges).toEqual([
+      { from: 6n, to: 8n, tag: 11n },
+      { from: 8n, to: 12n, tag: 12n },
+    ]);
     expect(recheckRange(state)).toEqual({ from: 6n, to: 8n, tag: 11n });
   });
 

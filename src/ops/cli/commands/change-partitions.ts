@@ -30,7 +30,13 @@ function describeResizeProgress(progress: ResizeProgress): [string, boolean] {
   }
 }
 
-async function resizeTo(database: PgDatabase, tableName: TableName, settings: MigrateSettings & { partitions: number }, io: CliIo, name: string): Promise<void> {
+async function resizeTo(
+  database: PgDatabase,
+  tableName: TableName,
+  settings: MigrateSettings & { partitions: number },
+  io: CliIo,
+  name: string,
+): Promise<void> {
   const print = progressPrinter(io);
   const result = await resizePartitions(database, tableName, {
     partitions: settings.partitions,
@@ -54,7 +60,11 @@ export async function changePartitions(database: PgDatabase, tableName: TableNam
   if (settings.cancelResize) {
     const { cancelled, droppedIndexes } = await cancelResize(database, tableName);
     const dropped = droppedIndexes.length === 0 ? '' : ` (dropped ${droppedIndexes.join(', ')})`;
-    io.out(cancelled === null ? `${name} has no resize waiting; nothing to cancel${dropped}\n` : `${name}: cancelled the resize to ${cancelled} partitions; grants are open again${dropped}\n`);
+    io.out(
+      cancelled === null
+        ? `${name} has no resize waiting; nothing to cancel${dropped}\n`
+        : `${name}: cancelled the resize to ${cancelled} partitions; grants are open again${dropped}\n`,
+    );
   }
   const { partitions } = settings;
   if (partitions !== undefined) await resizeTo(database, tableName, { ...settings, partitions }, io, name);

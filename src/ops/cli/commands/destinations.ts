@@ -65,9 +65,17 @@ export async function destinationPauseCommand(config: CliConfig, io: CliIo): Pro
     const found: DestinationPause | undefined = inserted ? undefined : (await store.pausedDestinations()).find((pause) => pause.destination === destination);
     return { paused: inserted, existing: found };
   });
-  writeAuditLine(config, io, 'destinations.pause', { destination, reason: config.reason, changed: paused ? 1 : 0 }, paused ? 'destination paused' : 'destination was paused already');
+  writeAuditLine(
+    config,
+    io,
+    'destinations.pause',
+    { destination, reason: config.reason, changed: paused ? 1 : 0 },
+    paused ? 'destination paused' : 'destination was paused already',
+  );
   if (paused) {
-    io.out(`destination ${destination} paused for every relay (relays hold its messages, every topic, within about 5 s; the other destinations keep flowing)\n`);
+    io.out(
+      `destination ${destination} paused for every relay (relays hold its messages, every topic, within about 5 s; the other destinations keep flowing)\n`,
+    );
   } else if (existing === undefined) {
     // resumed between the pause and the read of the list
     io.out(`destination ${destination} was already paused\n`);

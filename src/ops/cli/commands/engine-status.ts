@@ -13,7 +13,11 @@ export interface EngineStatusJson {
   /** The count a waiting resize moves to (grants closed), or null. */
   readonly resizeTo: number | null;
   readonly relays: readonly {
-    readonly id: string; readonly name: string; readonly leaving: boolean; readonly partitions: number; readonly leaseLeftMs: number;
+    readonly id: string;
+    readonly name: string;
+    readonly leaving: boolean;
+    readonly partitions: number;
+    readonly leaseLeftMs: number;
     /** Why it cannot publish (its broker unreachable) and since when (ISO), or null. */
     readonly trouble: { readonly reason: string; readonly since: string } | null;
   }[];
@@ -46,7 +50,14 @@ export function engineStatusJson(status: EngineStatus | undefined): EngineStatus
     partitionCount: state.partitionCount,
     generation: state.generation,
     resizeTo: state.resizeTo,
-    relays: group.relays.map(({ id, name, leaving, held, leaseLeftMs, trouble }) => ({ id, name, leaving, partitions: held, leaseLeftMs, trouble: troubleJson(trouble) })),
+    relays: group.relays.map(({ id, name, leaving, held, leaseLeftMs, trouble }) => ({
+      id,
+      name,
+      leaving,
+      partitions: held,
+      leaseLeftMs,
+      trouble: troubleJson(trouble),
+    })),
     unownedPartitions: group.unowned,
     lapsedPartitions: group.lapsed,
   };
@@ -58,10 +69,18 @@ export function engineStatusText(status: EngineStatus | undefined, now = new Dat
   const { state, group } = status;
   const lines = [`engine v2: ${state.partitionCount} partitions, generation ${state.generation}`];
   if (state.resizeTo !== null) {
-    lines.push(`resize: to ${state.resizeTo} partitions, waiting (grants closed): 'outboxer migrate --partitions ${state.resizeTo}' finishes it, --cancel-resize abandons it`);
+    lines.push(
+      `resize: to ${state.resizeTo} partitions, waiting (grants closed): 'outboxer migrate --partitions ${state.resizeTo}' finishes it, --cancel-resize abandons it`,
+    );
   }
   let text = `${lines.join('\n')}\n`;
-  const rows = group.relays.map((relay) => [printable(relay.name, 60), relay.id.slice(0, 8), String(relay.held), `${(relay.leaseLeftMs / 1000).toFixed(1)} s`, relayState(relay, now)]);
+  const rows = group.relays.map((relay) => [
+    printable(relay.name, 60),
+    relay.id.slice(0, 8),
+    String(relay.held),
+    `${(relay.leaseLeftMs / 1000).toFixed(1)} s`,
+    relayState(relay, now),
+  ]);
   text += rows.length === 0 ? 'live relays: none\n' : renderTable(['relay', 'id', 'partitions', 'lease left', 'state'], rows, new Set([2, 3]));
   const lapsed = group.lapsed === 0 ? '' : ` (${group.lapsed} still named by a relay whose lease ran out)`;
   return `${text}unowned partitions: ${group.unowned}${lapsed}\n`;
@@ -73,7 +92,14 @@ export function groupStatusJson(group: StoreRelayGroup): EngineStatusJson {
     partitionCount: group.partitionCount,
     generation: 1,
     resizeTo: null,
-    relays: group.relays.map(({ id, name, leaving, partitions, expiresInMs, trouble }) => ({ id, name, leaving, partitions: partitions.length, leaseLeftMs: expiresInMs, trouble: troubleJson(trouble) })),
+    relays: group.relays.map(({ id, name, leaving, partitions, expiresInMs, trouble }) => ({
+      id,
+      name,
+      leaving,
+      partitions: partitions.length,
+      leaseLeftMs: expiresInMs,
+      trouble: troubleJson(trouble),
+    })),
     unownedPartitions: group.unowned.length,
     lapsedPartitions: 0,
   };
@@ -82,7 +108,13 @@ export function groupStatusJson(group: StoreRelayGroup): EngineStatusJson {
 /** The engine block of `outboxer status` for MariaDB/MySQL and SQLite tables. */
 export function groupStatusText(group: StoreRelayGroup): string {
   const now = new Date();
-  const rows = group.relays.map((relay) => [printable(relay.name, 60), relay.id.slice(0, 8), String(relay.partitions.length), `${(relay.expiresInMs / 1000).toFixed(1)} s`, relayState(relay, now)]);
+  const rows = group.relays.map((relay) => [
+    printable(relay.name, 60),
+    relay.id.slice(0, 8),
+    String(relay.partitions.length),
+    `${(relay.expiresInMs / 1000).toFixed(1)} s`,
+    relayState(relay, now),
+  ]);
   const relays = rows.length === 0 ? 'live relays: none\n' : renderTable(['relay', 'id', 'partitions', 'lease left', 'state'], rows, new Set([2, 3]));
   return `engine v2: ${group.partitionCount} partitions\n${relays}unowned partitions: ${group.unowned.length}\n`;
 }

@@ -33,6 +33,8 @@ export function destinationPausesText(pauses: readonly DestinationPause[], table
     pause.pausedAt.toISOString(),
     pause.reason === '' ? '-' : printable(pause.reason, SHOWN_MAX_LENGTH),
   ]);
-  return `${renderTable(['destination', 'topic', 'paused at', 'reason'], rows)}${pauses.length} destination(s) paused by an operator: every relay of ${table} `
-    + "holds their messages, every topic, until 'outboxer destinations resume <name>'\n";
+  return (
+    `${renderTable(['destination', 'topic', 'paused at', 'reason'], rows)}${pauses.length} destination(s) paused by an operator: every relay of ${table} ` +
+    "holds their messages, every topic, until 'outboxer destinations resume <name>'\n"
+  );
 }

@@ -47,9 +47,17 @@ export async function readPauses(store: Pick<OutboxOperator, 'pausedTopics' | 't
   for (const topic of lag) {
     const pause = topic.relayPause;
     if (pause === undefined || pause === null) continue;
-    relay.push({ topic: topic.topic, pausedBy: 'relay', reason: pause.reason, pausedAt: pause.since, held: pause.held, destination: topic.destination ?? null });
+    relay.push({
+      topic: topic.topic,
+      pausedBy: 'relay',
+      reason: pause.reason,
+      pausedAt: pause.since,
+      held: pause.held,
+      destination: topic.destination ?? null,
+    });
   }
-  const byName = (a: ListedPause, b: ListedPause) => (a.topic === b.topic ? shownDestination(a.destination) < shownDestination(b.destination) : a.topic < b.topic) ? -1 : 1;
+  const byName = (a: ListedPause, b: ListedPause) =>
+    (a.topic === b.topic ? shownDestination(a.destination) < shownDestination(b.destination) : a.topic < b.topic) ? -1 : 1;
   relay.sort((a, b) => a.pausedAt.getTime() - b.pausedAt.getTime() || byName(a, b));
   return {
     pauses: [...operator.map((pause): ListedPause => ({ topic: pause.topic, pausedBy: 'operator', reason: pause.reason, pausedAt: pause.pausedAt })), ...relay],
@@ -79,16 +87,20 @@ export function pausesText(listing: PauseListing, table: string): string {
     pause.pausedAt.toISOString(),
     pause.pausedBy === 'relay'
       ? `destination missing: ${printable(pause.reason, SHOWN_MAX_LENGTH)} (${pause.held ?? 0} message(s) held)`
-      : pause.reason === '' ? '-' : printable(pause.reason, SHOWN_MAX_LENGTH),
+      : pause.reason === ''
+        ? '-'
+        : printable(pause.reason, SHOWN_MAX_LENGTH),
   ]);
   let text = renderTable(['topic', 'destination', 'paused by', 'paused at', 'reason'], rows);
   const byOperator = pauses.filter((pause) => pause.pausedBy === 'operator').length;
   const byRelay = pauses.length - byOperator;
-  if (byOperator > 0) text += `${byOperator} topic(s) paused by an operator: every relay of ${table} holds their messages until 'outboxer topics resume <topic>'\n`;
+  if (byOperator > 0)
+    text += `${byOperator} topic(s) paused by an operator: every relay of ${table} holds their messages until 'outboxer topics resume <topic>'\n`;
   if (byRelay > 0) {
     const more = listing.relayListComplete ? '' : ` (the first ${byRelay} read; more may be held)`;
-    text += `${byRelay} topic(s) held by the relays${more}: their destination is missing (no queue bound, no exchange or stream); `
-      + 'each relay probes it with backoff and publishes by itself once it exists\n';
+    text +=
+      `${byRelay} topic(s) held by the relays${more}: their destination is missing (no queue bound, no exchange or stream); ` +
+      'each relay probes it with backoff and publishes by itself once it exists\n';
   }
   return text;
 }

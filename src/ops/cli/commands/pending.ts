@@ -111,7 +111,10 @@ export async function pendingShowCommand(config: CliConfig, io: CliIo): Promise<
 
 /** The message as `name  value` lines, then its headers and body when shown. */
 function describe(message: PendingMessageDetail): string {
-  const due = message.dueAt === null ? 'due (published in its key\'s turn)' : `scheduled until ${message.dueAt.toISOString()} (${dueText(message) === 'now' ? 'due now' : dueText(message)})`;
+  const due =
+    message.dueAt === null
+      ? "due (published in its key's turn)"
+      : `scheduled until ${message.dueAt.toISOString()} (${dueText(message) === 'now' ? 'due now' : dueText(message)})`;
   const fields: [string, string][] = [
     ['id', message.id],
     ['seq', message.seq],
@@ -134,9 +137,7 @@ function describe(message: PendingMessageDetail): string {
   const headers = Object.entries(content.headers);
   if (headers.length > 0) text += `\nheaders:\n${headers.map(([name, value]) => `  ${escapeUnprintable(name)}: ${escapeUnprintable(value)}`).join('\n')}\n`;
   // A JSON body as stored, line by line, control characters escaped; a binary body as base64.
-  const body = typeof content.body === 'string'
-    ? content.body.split('\n').map(escapeUnprintable).join('\n')
-    : Buffer.from(content.body).toString('base64');
+  const body = typeof content.body === 'string' ? content.body.split('\n').map(escapeUnprintable).join('\n') : Buffer.from(content.body).toString('base64');
   return `${text}\nbody${typeof content.body === 'string' ? '' : ' (base64)'}:\n${body}\n`;
 }
 
@@ -147,7 +148,9 @@ export async function pendingDeleteCommand(config: CliConfig, io: CliIo): Promis
   writeAuditLine(config, io, 'pending.delete', { requested: ids.length, ids: ids.slice(0, AUDIT_MAX_IDS), changed: deleted }, 'pending messages deleted');
   io.out(`${deleted} of ${ids.length} requested pending message(s) deleted\n`);
   if (deleted < ids.length) {
-    io.err(`outboxer pending delete: ${ids.length - deleted} of the given ids are not pending messages in ${where(config)} (unknown, published, dead, or deleted already)\n`);
+    io.err(
+      `outboxer pending delete: ${ids.length - deleted} of the given ids are not pending messages in ${where(config)} (unknown, published, dead, or deleted already)\n`,
+    );
   }
   return EXIT_OK;
 }

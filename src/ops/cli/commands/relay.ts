@@ -124,7 +124,8 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     // After the relay stopped: /health/ready answers until the graceful stop is over.
     if (ops !== undefined) await closeQuietly('http server', () => ops?.close() ?? Promise.resolve(), logger);
     if (publisher !== undefined) await closeQuietly('publisher', publisher.close.bind(publisher), logger);
-    for (const [name, { publisher: made }] of Object.entries(destinations)) await closeQuietly(`publisher of destination ${name}`, made.close.bind(made), logger);
+    for (const [name, { publisher: made }] of Object.entries(destinations))
+      await closeQuietly(`publisher of destination ${name}`, made.close.bind(made), logger);
     if (tracer !== undefined) await closeQuietly('tracing (flushing its spans)', () => tracer?.flush() ?? Promise.resolve(), logger);
     if (opened !== undefined) await closeQuietly('database pool', () => opened?.store.close() ?? Promise.resolve(), logger);
     logger.info({ owner }, 'outboxer relay exited');
@@ -134,10 +135,15 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
 
 /** The destinations for the start log: publisher, redacted URLs, flags that are not secret, envelope. */
 function loggedDestinations(destinations: readonly DestinationSettings[]): Record<string, unknown> {
-  return Object.fromEntries(destinations.map((d) => [d.name, {
-    publisher: d.publisher,
-    ...(d.brokerUrls.length === 0 ? {} : { broker: d.brokerUrls.map(redactUrl).join(',') }),
-    ...loggedPublisherFlags(d),
-    envelope: d.envelope,
-  }]));
+  return Object.fromEntries(
+    destinations.map((d) => [
+      d.name,
+      {
+        publisher: d.publisher,
+        ...(d.brokerUrls.length === 0 ? {} : { broker: d.brokerUrls.map(redactUrl).join(',') }),
+        ...loggedPublisherFlags(d),
+        envelope: d.envelope,
+      },
+    ]),
+  );
 }

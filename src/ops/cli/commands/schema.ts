@@ -40,7 +40,10 @@ export async function migrateCommand(config: CliConfig, io: CliIo): Promise<numb
   const dialect = config.databaseUrl === undefined ? 'postgres' : dialectOf(config.databaseUrl);
   const settings = config.migrate;
   if (dialect !== 'postgres' && (settings?.cancelResize === true || settings?.resizeTimeoutMs !== undefined)) {
-    throw new UsageError('--cancel-resize and --resize-timeout-ms are for PostgreSQL tables; MariaDB/MySQL and SQLite tables keep the partition count they were created with', 'migrate');
+    throw new UsageError(
+      '--cancel-resize and --resize-timeout-ms are for PostgreSQL tables; MariaDB/MySQL and SQLite tables keep the partition count they were created with',
+      'migrate',
+    );
   }
   const opened = await openStore(config, logger, { max: 1, ...(settings?.partitions === undefined ? {} : { partitionCount: settings.partitions }) });
   try {

@@ -39,7 +39,9 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   if (config.json) {
     const { pending, scheduled, published, dead, oldestPendingAgeSeconds } = stats;
     const engineJson = group === undefined ? engineStatusJson(engine) : groupStatusJson(group);
-    io.out(`${JSON.stringify({ pending, scheduled, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses), pausedDestinations: destinationPausesJson(pausedDestinations) })}\n`);
+    io.out(
+      `${JSON.stringify({ pending, scheduled, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses), pausedDestinations: destinationPausesJson(pausedDestinations) })}\n`,
+    );
     return EXIT_OK;
   }
   const age = stats.oldestPendingAgeSeconds;

@@ -2,7 +2,7 @@ import { definePublisher, loadPublisherModule, singleUrl, textFlag } from './cli
 
 export const amqp10Publisher = definePublisher({
   name: 'amqp10',
-  summary: 'AMQP 1.0 (Service Bus, Artemis, Qpid; tested on RabbitMQ\'s plugin), confirmed by the Accepted outcome',
+  summary: "AMQP 1.0 (Service Bus, Artemis, Qpid; tested on RabbitMQ's plugin), confirmed by the Accepted outcome",
   peers: 'rhea',
   brokerUrl: { protocols: ['amqp:', 'amqps:'] },
   flags: ['address'],

@@ -2,7 +2,7 @@ import { definePublisher, loadPublisherModule, singleUrl, textFlag } from './cli
 
 export const pubSubPublisher = definePublisher({
   name: 'pubsub',
-  summary: 'Google Cloud Pub/Sub (tested on Google\'s emulator), the key as ordering key',
+  summary: "Google Cloud Pub/Sub (tested on Google's emulator), the key as ordering key",
   peers: '@google-cloud/pubsub',
   brokerUrl: { protocols: ['pubsub:'] },
   flags: ['topic-prefix'],

@@ -8,6 +8,11 @@ export const rabbitMqPublisher = definePublisher({
   flags: ['exchange'],
   async create(settings, { logger, publishTimeoutMs }) {
     const { createRabbitMqPublisher } = await loadPublisherModule(this, () => import('../../../publishers/rabbitmq/index.js'));
-    return createRabbitMqPublisher({ url: singleUrl(settings, this.name), exchange: textFlag(settings, 'exchange'), confirmTimeoutMs: publishTimeoutMs, logger });
+    return createRabbitMqPublisher({
+      url: singleUrl(settings, this.name),
+      exchange: textFlag(settings, 'exchange'),
+      confirmTimeoutMs: publishTimeoutMs,
+      logger,
+    });
   },
 });

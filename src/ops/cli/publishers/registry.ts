@@ -10,7 +10,18 @@ import { redisPublisher } from './redis.js';
 import { webhookPublisher } from './webhook.js';
 
 /** Every publisher `outboxer relay --publisher <name>` runs, in the order the help lists them. */
-export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([consolePublisher, rabbitMqPublisher, natsPublisher, redisPublisher, mqttPublisher, webhookPublisher, pubSubPublisher, sqsPublisher, snsPublisher, amqp10Publisher]);
+export const CLI_PUBLISHERS: readonly CliPublisher[] = Object.freeze([
+  consolePublisher,
+  rabbitMqPublisher,
+  natsPublisher,
+  redisPublisher,
+  mqttPublisher,
+  webhookPublisher,
+  pubSubPublisher,
+  sqsPublisher,
+  snsPublisher,
+  amqp10Publisher,
+]);
 
 export const PUBLISHER_NAMES: readonly string[] = Object.freeze(CLI_PUBLISHERS.map((entry) => entry.name));
 

@@ -9,8 +9,15 @@ export const webhookPublisher = definePublisher({
   secretFlags: ['webhook-secret'],
   async create(settings, { logger, publishTimeoutMs }) {
     const { createWebhookPublisher } = await loadPublisherModule(this, () => import('../../../publishers/webhook/index.js'));
-    const secrets = (textFlag(settings, 'webhook-secret') ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '');
-    if (secrets.length === 0) throw new CliFailure('OUTBOXER_INVALID_OPTION', '--publisher webhook needs --webhook-secret or OUTBOXER_WEBHOOK_SECRET (whsec_…; several, comma-separated, during a rotation)');
+    const secrets = (textFlag(settings, 'webhook-secret') ?? '')
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part !== '');
+    if (secrets.length === 0)
+      throw new CliFailure(
+        'OUTBOXER_INVALID_OPTION',
+        '--publisher webhook needs --webhook-secret or OUTBOXER_WEBHOOK_SECRET (whsec_…; several, comma-separated, during a rotation)',
+      );
     const concurrency = settings.flags['webhook-max-concurrency'];
     return createWebhookPublisher({
       url: singleUrl(settings, this.name),

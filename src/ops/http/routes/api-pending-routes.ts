@@ -20,7 +20,8 @@ function checked<T>(check: () => T): T {
   try {
     return check();
   } catch (error) {
-    if (error instanceof ConfigurationError) throw new OpsHttpError(400, error.code === 'OUTBOXER_INVALID_ID' ? 'OUTBOXER_INVALID_ID' : 'OUTBOXER_INVALID_QUERY', `${error.code}: ${error.message}`);
+    if (error instanceof ConfigurationError)
+      throw new OpsHttpError(400, error.code === 'OUTBOXER_INVALID_ID' ? 'OUTBOXER_INVALID_ID' : 'OUTBOXER_INVALID_QUERY', `${error.code}: ${error.message}`);
     throw error;
   }
 }

@@ -17,7 +17,10 @@ export const topicsRoutes: readonly Route[] = [
       // One read every 5 s serves every limit (OperatorAccess): what a client asks does not change what it costs.
       const { at, topics } = await store.topicLag(query.limit ?? 50);
       // one entry per topic and destination (null: the relay's own publisher, `default`)
-      return json({ at: at.toISOString(), topics: topics.map((topic) => ({ ...topic, destination: topic.destination ?? null, relayPause: topic.relayPause ?? null })) });
+      return json({
+        at: at.toISOString(),
+        topics: topics.map((topic) => ({ ...topic, destination: topic.destination ?? null, relayPause: topic.relayPause ?? null })),
+      });
     },
   },
   {

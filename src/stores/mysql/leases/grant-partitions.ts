@@ -18,14 +18,11 @@ import type { MysqlTableNames } from '../table-names.js';
  */
 export async function grantPartitions(tx: MysqlExecutor, names: MysqlTableNames, relayId: string, max: number): Promise<PartitionLease[]> {
   if (max === 0) return [];
-  const me = await tx.query(
-    `SELECT relay_id FROM ${names.relays} WHERE relay_id = ? AND expires_at > ${MYSQL_NOW} AND leaving = 0 LOCK IN SHARE MODE`,
-    [relayId],
-  );
+  const me = await tx.query(`SELECT relay_id FROM ${names.relays} WHERE relay_id = ? AND expires_at > ${MYSQL_NOW} AND leaving = 0 LOCK IN SHARE MODE`, [
+    relayId,
+  ]);
   if (me.rows.length === 0) return [];
-  const config = await tx.query(
-    `SELECT generation FROM ${names.partitioning} WHERE engine = 'v2' AND fence_until <= ${MYSQL_NOW} AND resize_to IS NULL`,
-  );
+  const config = await tx.query(`SELECT generation FROM ${names.partitioning} WHERE engine = 'v2' AND fence_until <= ${MYSQL_NOW} AND resize_to IS NULL`);
   const generation = config.rows[0]?.generation;
   if (generation === undefined) return [];
   const picked = await tx.query(
@@ -35,10 +32,10 @@ export async function grantPartitions(tx: MysqlExecutor, names: MysqlTableNames,
   );
   if (picked.rows.length === 0) return [];
   const partitions = picked.rows.map((row) => Number(row.partition_no));
-  await tx.query(
-    `UPDATE ${names.partitions} SET owner = ?, state = 'owned', epoch = epoch + 1, granted_at = ${MYSQL_NOW} WHERE partition_no IN (?)`,
-    [relayId, partitions],
-  );
+  await tx.query(`UPDATE ${names.partitions} SET owner = ?, state = 'owned', epoch = epoch + 1, granted_at = ${MYSQL_NOW} WHERE partition_no IN (?)`, [
+    relayId,
+    partitions,
+  ]);
   return picked.rows.map((row) => ({
     partition: Number(row.partition_no),
     epoch: (BigInt(String(row.epoch)) + 1n).toString(),

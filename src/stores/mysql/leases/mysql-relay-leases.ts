@@ -12,7 +12,6 @@ import { reapRelays, removeRelays } from './reap-relays.js';
 import { writeTrouble } from './relay-trouble.js';
 import { checkJoin, troubleOf } from '../../shared/join-checks.js';
 
-
 /**
  * The partition leases of one outbox table on MariaDB or MySQL; reached as `store.leases`. Every time is the
  * database's (`UTC_TIMESTAMP(6)`); relay ids are fresh UUIDs, never reused.

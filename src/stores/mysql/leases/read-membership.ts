@@ -31,13 +31,25 @@ export async function readMembership(executor: MysqlExecutor, names: MysqlTableN
   const { rows } = await executor.query(membershipSql(names), [relayId, relayId]);
   const row = rows[0];
   if (row === undefined) {
-    throw new OutboxerError('OUTBOXER_NOT_MIGRATED', `outbox table ${names.outbox} is not migrated (its partitioning row is missing): run 'outboxer migrate' with the same database and table (or store.migrate(), or apply 'outboxer sql')`);
+    throw new OutboxerError(
+      'OUTBOXER_NOT_MIGRATED',
+      `outbox table ${names.outbox} is not migrated (its partitioning row is missing): run 'outboxer migrate' with the same database and table (or store.migrate(), or apply 'outboxer sql')`,
+    );
   }
   const relays = jsonList<LiveRelay>(row.relays).map((r) => ({
-    id: String(r.id), name: String(r.name), leaving: Boolean(r.leaving), held: Number(r.held), expiresInMs: Number(r.expiresInMs),
+    id: String(r.id),
+    name: String(r.name),
+    leaving: Boolean(r.leaving),
+    held: Number(r.held),
+    expiresInMs: Number(r.expiresInMs),
     trouble: typeof r.trouble === 'string' ? r.trouble : null,
   }));
-  const owned = jsonList<HeldPartition>(row.owned).map((p) => ({ partition: Number(p.partition), epoch: String(p.epoch), state: p.state, unclean: Number(p.unclean) }));
+  const owned = jsonList<HeldPartition>(row.owned).map((p) => ({
+    partition: Number(p.partition),
+    epoch: String(p.epoch),
+    state: p.state,
+    unclean: Number(p.unclean),
+  }));
   return {
     relayId,
     alive: Number(row.alive) === 1,

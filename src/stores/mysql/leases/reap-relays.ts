@@ -12,11 +12,15 @@ import type { MysqlTableNames } from '../table-names.js';
 export async function reapRelays(tx: MysqlExecutor, names: MysqlTableNames): Promise<number> {
   const expired = await tx.query(`SELECT relay_id FROM ${names.relays} WHERE expires_at <= ${MYSQL_NOW}`);
   if (expired.rows.length === 0) return 0;
-  const locked = await tx.query(
-    `SELECT relay_id FROM ${names.relays} WHERE relay_id IN (?) AND expires_at <= ${MYSQL_NOW} ORDER BY relay_id FOR UPDATE`,
-    [expired.rows.map((row) => String(row.relay_id))],
+  const locked = await tx.query(`SELECT relay_id FROM ${names.relays} WHERE relay_id IN (?) AND expires_at <= ${MYSQL_NOW} ORDER BY relay_id FOR UPDATE`, [
+    expired.rows.map((row) => String(row.relay_id)),
+  ]);
+  return removeRelays(
+    tx,
+    names,
+    locked.rows.map((row) => String(row.relay_id)),
+    1,
   );
-  return removeRelays(tx, names, locked.rows.map((row) => String(row.relay_id)), 1);
 }
 
 /**
@@ -31,9 +35,6 @@ export async function removeRelays(tx: MysqlExecutor, names: MysqlTableNames, re
   if (deleted.affectedRows === 0) return 0;
   // with any report a beat wrote while the reap waited for its row
   await tx.query(`DELETE FROM ${names.relayTrouble} WHERE relay_id IN (?) OR relay_id NOT IN (SELECT relay_id FROM ${names.relays})`, [relayIds]);
-  const freed = await tx.query(
-    `UPDATE ${names.partitions} SET owner = NULL, state = 'free', unclean = unclean + ? WHERE owner IN (?)`,
-    [unclean, relayIds],
-  );
+  const freed = await tx.query(`UPDATE ${names.partitions} SET owner = NULL, state = 'free', unclean = unclean + ? WHERE owner IN (?)`, [unclean, relayIds]);
   return freed.affectedRows;
 }

@@ -49,14 +49,21 @@ const retrySet = `SET state = 'pending', attempts = 0, due_at = ${MYSQL_NOW}, de
 
 export async function retryDead(executor: MysqlExecutor, names: MysqlTableNames, ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number> {
   const destination = destinationCondition(filter);
-  if (ids === 'all') return inBatches(executor, `UPDATE ${names.outbox} ${retrySet} WHERE state = 'dead'${destination.sql} ORDER BY seq LIMIT ${BULK_BATCH}`, destination.params);
+  if (ids === 'all')
+    return inBatches(
+      executor,
+      `UPDATE ${names.outbox} ${retrySet} WHERE state = 'dead'${destination.sql} ORDER BY seq LIMIT ${BULK_BATCH}`,
+      destination.params,
+    );
   if (ids.length === 0) return 0;
-  return (await executor.query(`UPDATE ${names.outbox} ${retrySet} WHERE state = 'dead' AND id IN (?)${destination.sql}`, [ids, ...destination.params])).affectedRows;
+  return (await executor.query(`UPDATE ${names.outbox} ${retrySet} WHERE state = 'dead' AND id IN (?)${destination.sql}`, [ids, ...destination.params]))
+    .affectedRows;
 }
 
 export async function purgeDead(executor: MysqlExecutor, names: MysqlTableNames, ids: readonly string[] | 'all', filter?: DestinationFilter): Promise<number> {
   const destination = destinationCondition(filter);
-  if (ids === 'all') return inBatches(executor, `DELETE FROM ${names.outbox} WHERE state = 'dead'${destination.sql} ORDER BY seq LIMIT ${BULK_BATCH}`, destination.params);
+  if (ids === 'all')
+    return inBatches(executor, `DELETE FROM ${names.outbox} WHERE state = 'dead'${destination.sql} ORDER BY seq LIMIT ${BULK_BATCH}`, destination.params);
   if (ids.length === 0) return 0;
   return (await executor.query(`DELETE FROM ${names.outbox} WHERE state = 'dead' AND id IN (?)${destination.sql}`, [ids, ...destination.params])).affectedRows;
 }

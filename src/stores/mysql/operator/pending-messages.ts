@@ -50,7 +50,12 @@ export async function listPending(executor: MysqlExecutor, names: MysqlTableName
   return rows.map(toPending);
 }
 
-export async function inspectPending(executor: MysqlExecutor, names: MysqlTableNames, id: string, options: { readonly body?: boolean } = {}): Promise<PendingMessageDetail | undefined> {
+export async function inspectPending(
+  executor: MysqlExecutor,
+  names: MysqlTableNames,
+  id: string,
+  options: { readonly body?: boolean } = {},
+): Promise<PendingMessageDetail | undefined> {
   const checked = checkMessageId(id);
   const withBody = options.body === true;
   const { rows } = await executor.query(
@@ -64,7 +69,12 @@ export async function inspectPending(executor: MysqlExecutor, names: MysqlTableN
   const headers = JSON.parse(String(row.headers)) as Record<string, string>;
   const detail = { ...toPending(row), contentType: String(row.content_type), headerNames: Object.keys(headers).sort(), bodyBytes: Number(row.body_bytes) };
   if (!withBody) return detail;
-  const message = toMessage({ ...(row as unknown as MessageRow), headers, payload_json: (row.payload_json ?? null) as string | null, payload_bytes: (row.payload_bytes ?? null) as MessageRow['payload_bytes'] });
+  const message = toMessage({
+    ...(row as unknown as MessageRow),
+    headers,
+    payload_json: (row.payload_json ?? null) as string | null,
+    payload_bytes: (row.payload_bytes ?? null) as MessageRow['payload_bytes'],
+  });
   return { ...detail, content: { headers: message.headers, body: message.body } };
 }
 

@@ -18,7 +18,9 @@ export const MAX_TOPIC_LAG_LIMIT = 1000;
  */
 export async function readTopicLag(executor: MysqlExecutor, names: MysqlTableNames, limit: number): Promise<TopicLag[]> {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TOPIC_LAG_LIMIT) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, { options: ['limit'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, {
+      options: ['limit'],
+    });
   }
   const held = `COALESCE(last_error LIKE '${RELAY_HOLD_PREFIX}%', 0)`;
   const result = await executor.query(

@@ -100,10 +100,9 @@ export async function completePartitions(
   const skipped = new Map<number, string[]>();
   if (wanted.length > 0) {
     const ids = [...new Set(wanted.map((row) => row.id))];
-    const lockedRows = await tx.query(
-      `SELECT o.id, o.partition_no, o.seq FROM ${listedRows(names)} WHERE o.state = 'pending' FOR UPDATE SKIP LOCKED`,
-      [JSON.stringify(ids)],
-    );
+    const lockedRows = await tx.query(`SELECT o.id, o.partition_no, o.seq FROM ${listedRows(names)} WHERE o.state = 'pending' FOR UPDATE SKIP LOCKED`, [
+      JSON.stringify(ids),
+    ]);
     for (const row of lockedRows.rows) mine.set(String(row.id), storedRow(row));
     const passed = ids.filter((id) => !mine.has(id));
     if (passed.length > 0) {
@@ -160,12 +159,23 @@ async function writeOutcomes(tx: MysqlExecutor, names: MysqlTableNames, rows: re
     const delay = Math.min(row.delayMs, MAX_DELAY_MS);
     const list = JSON.stringify(ids);
     if (row.kind === 'dead') {
-      await tx.query(`UPDATE ${listedRows(names)} SET o.attempts = o.attempts + 1, o.last_error = ?, o.state = 'dead', o.dead_at = ${MYSQL_NOW}, o.due_at = NULL
-        WHERE o.state = 'pending'`, [list, row.error]);
+      await tx.query(
+        `UPDATE ${listedRows(names)} SET o.attempts = o.attempts + 1, o.last_error = ?, o.state = 'dead', o.dead_at = ${MYSQL_NOW}, o.due_at = NULL
+        WHERE o.state = 'pending'`,
+        [list, row.error],
+      );
     } else if (row.kind === 'failed') {
-      await tx.query(`UPDATE ${listedRows(names)} SET o.attempts = o.attempts + 1, o.last_error = ?, o.due_at = ${due} WHERE o.state = 'pending'`, [list, row.error, delay]);
+      await tx.query(`UPDATE ${listedRows(names)} SET o.attempts = o.attempts + 1, o.last_error = ?, o.due_at = ${due} WHERE o.state = 'pending'`, [
+        list,
+        row.error,
+        delay,
+      ]);
     } else {
-      await tx.query(`UPDATE ${listedRows(names)} SET o.last_error = COALESCE(?, o.last_error), o.due_at = ${due} WHERE o.state = 'pending'`, [list, row.error, delay]);
+      await tx.query(`UPDATE ${listedRows(names)} SET o.last_error = COALESCE(?, o.last_error), o.due_at = ${due} WHERE o.state = 'pending'`, [
+        list,
+        row.error,
+        delay,
+      ]);
     }
   }
 }

@@ -16,10 +16,10 @@ export async function countAttempt(
 ): Promise<boolean> {
   const locked = await tx.query(`SELECT partition_no FROM ${names.partitions} WHERE ${FENCED} LOCK IN SHARE MODE`, fenceParams(relayId, [lease]));
   if (locked.rows.length === 0) return false;
-  const counted = await tx.query(
-    `UPDATE ${names.outbox} SET attempts = attempts + 1 WHERE id = ? AND state = 'pending' AND partition_no = ?`,
-    [id, lease.partition],
-  );
+  const counted = await tx.query(`UPDATE ${names.outbox} SET attempts = attempts + 1 WHERE id = ? AND state = 'pending' AND partition_no = ?`, [
+    id,
+    lease.partition,
+  ]);
   return counted.affectedRows === 1;
 }
 

@@ -1,7 +1,15 @@
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOptions,
-  PartitionReadRequest, PartitionReadResult, TopicPause, DestinationPause,
+  CompletionOutcome,
+  PartitionCompletion,
+  PartitionLease,
+  PartitionMessage,
+  PartitionReader,
+  PartitionReadOptions,
+  PartitionReadRequest,
+  PartitionReadResult,
+  TopicPause,
+  DestinationPause,
 } from '../../../core/ports.js';
 import type { MysqlDatabase } from '../database.js';
 import { readCommitted } from '../read-committed.js';
@@ -67,7 +75,13 @@ export class MysqlPartitionReader implements PartitionReader {
     checkCompletions(relayId, completions);
     const rows: OutcomeRow[] = completions.flatMap((c) => [
       ...publishedRows(relayId, c),
-      ...c.failed.map((f) => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? ('dead' as const) : ('failed' as const), delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error })),
+      ...c.failed.map((f) => ({
+        partition: c.partition,
+        id: f.id,
+        kind: 'dead' in f ? ('dead' as const) : ('failed' as const),
+        delayMs: 'dead' in f ? 0 : f.retryInMs,
+        error: f.error,
+      })),
       ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason })),
     ]);
     for (const row of rows) checkDelay(relayId, row.id, row.delayMs);

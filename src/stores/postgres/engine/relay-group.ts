@@ -35,7 +35,15 @@ export const TROUBLE_COLUMNS = `to_jsonb(r) ->> 'trouble' AS trouble,
   floor(extract(epoch FROM (to_jsonb(r) ->> 'trouble_since')::timestamptz) * 1000) AS trouble_since_ms`;
 
 interface GroupRow {
-  relays: { id: string; name: string; leaving: boolean; held: number | string; leaseLeftMs: number | string; trouble: string | null; troubleSinceMs: number | string | null }[];
+  relays: {
+    id: string;
+    name: string;
+    leaving: boolean;
+    held: number | string;
+    leaseLeftMs: number | string;
+    trouble: string | null;
+    troubleSinceMs: number | string | null;
+  }[];
   unowned: number;
   lapsed: number;
 }

@@ -11,12 +11,14 @@ import { lockOptions, positiveInt, resolveOperatorOptions } from './operator-opt
 import { lockedTransaction } from './locked-transaction.js';
 import { dropStalePartitionIndexes } from './stale-partition-indexes.js';
 
-const resizeOptionsSchema = z.object({
-  partitions: z.number().int().min(1).max(1024),
-  waitTimeoutMs: positiveInt.default(300_000),
-  pollMs: positiveInt.max(60_000).default(500),
-  ...lockOptions,
-}).strict();
+const resizeOptionsSchema = z
+  .object({
+    partitions: z.number().int().min(1).max(1024),
+    waitTimeoutMs: positiveInt.default(300_000),
+    pollMs: positiveInt.max(60_000).default(500),
+    ...lockOptions,
+  })
+  .strict();
 
 /** Progress of a resize, for printing. `waiting` comes once per poll while relays still hold partitions. */
 export type ResizeProgress =
@@ -123,13 +125,17 @@ async function moveToNextGeneration(tx: SqlExecutor, name: TableName, to: number
   const state = await engineStateIn(tx, name, true);
   const finishedElsewhere = stillWaiting(state, name, to);
   if (finishedElsewhere !== null) return finishedElsewhere;
-  const locked = await tx.query(`WITH l AS (SELECT epoch FROM ${partitions} ORDER BY partition FOR UPDATE) SELECT COALESCE(max(epoch), 0)::text AS epoch FROM l`);
+  const locked = await tx.query(
+    `WITH l AS (SELECT epoch FROM ${partitions} ORDER BY partition FOR UPDATE) SELECT COALESCE(max(epoch), 0)::text AS epoch FROM l`,
+  );
   if ((await liveHolders(tx, name)).partitions > 0) return null;
   const epoch = (locked.rows[0] as { epoch: string }).epoch;
   const generation = state.generation + 1;
   await tx.query(`DELETE FROM ${partitions}`);
   await tx.query(`INSERT INTO ${partitions} (partition, generation, epoch) SELECT p, $1::int, $2::int8 FROM generate_series(0, $3::int - 1) AS p`, [
-    generation, epoch, to,
+    generation,
+    epoch,
+    to,
   ]);
   await tx.query(`UPDATE ${partitioning} SET partition_count = $1::int, generation = $2::int, resize_to = NULL`, [to, generation]);
   return generation;
@@ -139,7 +145,10 @@ async function moveToNextGeneration(tx: SqlExecutor, name: TableName, to: number
  * Abandons a waiting resize: clears `resize_to` (grants open again at the current count) and drops the indexes
  * it had built. Returns the count it was moving to, or null when none was waiting.
  */
-export async function cancelResize(database: PgDatabase, name: TableName): Promise<{ readonly cancelled: number | null; readonly droppedIndexes: readonly string[] }> {
+export async function cancelResize(
+  database: PgDatabase,
+  name: TableName,
+): Promise<{ readonly cancelled: number | null; readonly droppedIndexes: readonly string[] }> {
   const state = await readEngineState(database, name);
   const result = await database.query(
     `UPDATE ${leaseTables(name).partitioning} c SET resize_to = NULL FROM (SELECT resize_to FROM ${leaseTables(name).partitioning} FOR UPDATE) old

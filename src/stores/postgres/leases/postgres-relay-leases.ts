@@ -24,7 +24,6 @@ interface MembershipRow {
   grants_open: boolean;
 }
 
-
 /** The partition leases of one outbox table on PostgreSQL or PGlite; reached as `store.leases`. */
 export class PostgresRelayLeases implements RelayLeases {
   readonly #database: PgDatabase;
@@ -64,12 +63,28 @@ export class PostgresRelayLeases implements RelayLeases {
 
   async drain(relayId: string, leases: readonly Pick<PartitionLease, 'partition' | 'epoch'>[]): Promise<number> {
     if (leases.length === 0) return 0;
-    return affectedRows(await this.#run(this.#database, drainPartitions, relayId, leases.map((l) => l.partition), leases.map((l) => l.epoch)));
+    return affectedRows(
+      await this.#run(
+        this.#database,
+        drainPartitions,
+        relayId,
+        leases.map((l) => l.partition),
+        leases.map((l) => l.epoch),
+      ),
+    );
   }
 
   async release(relayId: string, leases: readonly Pick<PartitionLease, 'partition' | 'epoch'>[]): Promise<number> {
     if (leases.length === 0) return 0;
-    return affectedRows(await this.#run(this.#database, releasePartitions, relayId, leases.map((l) => l.partition), leases.map((l) => l.epoch)));
+    return affectedRows(
+      await this.#run(
+        this.#database,
+        releasePartitions,
+        relayId,
+        leases.map((l) => l.partition),
+        leases.map((l) => l.epoch),
+      ),
+    );
   }
 
   leave(relayId: string): Promise<number> {
@@ -84,7 +99,14 @@ export class PostgresRelayLeases implements RelayLeases {
   async #remove<A extends readonly unknown[]>(tx: SqlExecutor, remove: LeaseStatement<A>, args: A, unclean: 0 | 1): Promise<number> {
     const removed = (await this.#run(tx, remove, ...args)).rows as { relay_id: string }[];
     if (removed.length === 0) return 0;
-    return affectedRows(await this.#run(tx, freePartitions, removed.map((row) => row.relay_id), unclean));
+    return affectedRows(
+      await this.#run(
+        tx,
+        freePartitions,
+        removed.map((row) => row.relay_id),
+        unclean,
+      ),
+    );
   }
 
   #membership(relayId: string, result: QueryResultLike): Membership {
@@ -107,7 +129,14 @@ function toMembership(relayId: string, row: MembershipRow): Membership {
   return {
     relayId,
     alive: row.alive,
-    relays: row.relays.map((r) => ({ id: r.id, name: r.name, leaving: r.leaving, held: Number(r.held), expiresInMs: Number(r.expiresInMs), trouble: r.trouble ?? null })),
+    relays: row.relays.map((r) => ({
+      id: r.id,
+      name: r.name,
+      leaving: r.leaving,
+      held: Number(r.held),
+      expiresInMs: Number(r.expiresInMs),
+      trouble: r.trouble ?? null,
+    })),
     owned: row.owned.map((p) => ({ partition: p.partition, epoch: p.epoch, state: p.state, unclean: p.unclean })),
     grantable: Number(row.grantable),
     config: { partitionCount: row.partition_count, generation: row.generation, resizeTo: row.resize_to, grantsOpen: row.grants_open },

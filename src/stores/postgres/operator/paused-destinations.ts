@@ -34,7 +34,13 @@ export function pausedDestinationStatements(name: TableName): PausedDestinationS
 }
 
 /** Pauses `destination` (every topic of it) for every relay; false when it was paused already (the first reason and time stay). */
-export async function pauseDestination(executor: SqlExecutor, statements: PausedDestinationStatements, prepare: boolean, destination: string, reason: string): Promise<boolean> {
+export async function pauseDestination(
+  executor: SqlExecutor,
+  statements: PausedDestinationStatements,
+  prepare: boolean,
+  destination: string,
+  reason: string,
+): Promise<boolean> {
   const input = checkDestinationPause(destination, reason);
   const inserted = await runStatement(executor, statements.pause, [input.destination, input.reason], prepare);
   if (inserted.rows.length === 1) return true;
@@ -44,7 +50,12 @@ export async function pauseDestination(executor: SqlExecutor, statements: Paused
 }
 
 /** Ends the pause of `destination`; false when it was not paused. */
-export async function resumeDestination(executor: SqlExecutor, statements: PausedDestinationStatements, prepare: boolean, destination: string): Promise<boolean> {
+export async function resumeDestination(
+  executor: SqlExecutor,
+  statements: PausedDestinationStatements,
+  prepare: boolean,
+  destination: string,
+): Promise<boolean> {
   const input = checkDestinationPause(destination);
   const deleted = await runStatement(executor, statements.resume, [input.destination], prepare);
   return deleted.rows.length === 1;
@@ -54,4 +65,3 @@ export async function listPausedDestinations(executor: SqlExecutor, statements: 
   const result = await runStatement(executor, statements.list, [], prepare);
   return (result.rows as PauseRow[]).map((row) => ({ destination: row.destination, reason: row.reason, pausedAt: new Date(row.paused_at) }));
 }
-

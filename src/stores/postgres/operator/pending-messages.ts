@@ -85,14 +85,20 @@ export function pendingMessageStatements(name: TableName): PendingMessageStateme
   });
 }
 
-export async function listPending(executor: SqlExecutor, statements: PendingMessageStatements, prepare: boolean, query: PendingQuery): Promise<PendingMessage[]> {
+export async function listPending(
+  executor: SqlExecutor,
+  statements: PendingMessageStatements,
+  prepare: boolean,
+  query: PendingQuery,
+): Promise<PendingMessage[]> {
   const checked = checkPendingQuery(query);
   const { limit, topic, key, olderThanSeconds } = checked;
   const { destination } = checked;
   const params: unknown[] = [topic ?? null, olderThanSeconds ?? null, limit, ...destinationParams(destination)];
-  const result = key === undefined
-    ? await runStatement(executor, statements.list, params, prepare)
-    : await runStatement(executor, statements.listOfKey(await partitionCountOf(executor, statements, prepare)), [...params, key], prepare);
+  const result =
+    key === undefined
+      ? await runStatement(executor, statements.list, params, prepare)
+      : await runStatement(executor, statements.listOfKey(await partitionCountOf(executor, statements, prepare)), [...params, key], prepare);
   return (result.rows as PendingRow[]).map(toPending);
 }
 

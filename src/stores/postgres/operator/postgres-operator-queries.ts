@@ -4,7 +4,13 @@ import type { PgDatabase } from '../database.js';
 import type { NamedStatement } from '../named-statement.js';
 import type { TableName } from '../sql.js';
 import { deletePending, inspectPending, listPending, pendingMessageStatements, type PendingMessageStatements } from './pending-messages.js';
-import { listPausedDestinations, pauseDestination, pausedDestinationStatements, type PausedDestinationStatements, resumeDestination } from './paused-destinations.js';
+import {
+  listPausedDestinations,
+  pauseDestination,
+  pausedDestinationStatements,
+  type PausedDestinationStatements,
+  resumeDestination,
+} from './paused-destinations.js';
 import { listPausedTopics, pauseTopic, pausedTopicStatements, type PausedTopicStatements, resumeTopic } from './paused-topics.js';
 import { readRelayGroupPartitions, relayGroupStatement } from './relay-group-partitions.js';
 import { readTopicLag, topicLagStatement } from './topic-lag.js';

@@ -27,11 +27,25 @@ export function relayGroupStatement(name: TableName): NamedStatement {
 
 export async function readRelayGroupPartitions(executor: SqlExecutor, statement: NamedStatement, prepare: boolean): Promise<RelayGroup> {
   const rows = (await runStatement(executor, statement, [], prepare)).rows as Record<string, unknown>[];
-  return relayGroupOf(rows.map((row): RelayGroupRow => row.kind === 'relay'
-    ? {
-        kind: 'relay', partitionCount: Number(row.partition_count), relayId: String(row.relay_id), name: String(row.name ?? ''),
-        leaving: row.leaving === true, expiresInMs: Number(row.expires_in_ms), trouble: typeof row.trouble === 'string' ? row.trouble : null,
-        troubleSinceMs: numberOrNull(row.trouble_since_ms),
-      }
-    : { kind: 'partition', partitionCount: Number(row.partition_count), owner: typeof row.relay_id === 'string' ? row.relay_id : null, partition: Number(row.partition) }));
+  return relayGroupOf(
+    rows.map((row): RelayGroupRow =>
+      row.kind === 'relay'
+        ? {
+            kind: 'relay',
+            partitionCount: Number(row.partition_count),
+            relayId: String(row.relay_id),
+            name: String(row.name ?? ''),
+            leaving: row.leaving === true,
+            expiresInMs: Number(row.expires_in_ms),
+            trouble: typeof row.trouble === 'string' ? row.trouble : null,
+            troubleSinceMs: numberOrNull(row.trouble_since_ms),
+          }
+        : {
+            kind: 'partition',
+            partitionCount: Number(row.partition_count),
+            owner: typeof row.relay_id === 'string' ? row.relay_id : null,
+            partition: Number(row.partition),
+          },
+    ),
+  );
 }

@@ -52,7 +52,9 @@ export function topicLagStatement(name: TableName): NamedStatement {
 
 export async function readTopicLag(executor: SqlExecutor, statement: NamedStatement, prepare: boolean, limit: number): Promise<TopicLag[]> {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TOPIC_LAG_LIMIT) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, { options: ['limit'] });
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, {
+      options: ['limit'],
+    });
   }
   const result = await runStatement(executor, statement, [limit], prepare);
   return (result.rows as LagRow[]).map((row) => ({

@@ -163,7 +163,15 @@ function completeOutcomes(retain: boolean): ReaderStatement<OutcomeArgs> {
     )
     ${perPartition('SELECT partition, count(*) FILTER (WHERE published) AS published, count(*) FILTER (WHERE NOT published) AS scheduled FROM written GROUP BY partition')}`,
     params: (relayId, partitions, epochs, rowPartitions, ids, kinds, delays, errors, seqs) => [
-      relayId, partitions, epochs, rowPartitions, ids, kinds, delays, errors, seqs,
+      relayId,
+      partitions,
+      epochs,
+      rowPartitions,
+      ids,
+      kinds,
+      delays,
+      errors,
+      seqs,
     ],
   };
 }

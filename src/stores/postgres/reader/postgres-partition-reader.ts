@@ -1,7 +1,15 @@
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionMessage, PartitionReader, PartitionReadOptions,
-  PartitionReadRequest, PartitionReadResult, TopicPause, DestinationPause,
+  CompletionOutcome,
+  PartitionCompletion,
+  PartitionLease,
+  PartitionMessage,
+  PartitionReader,
+  PartitionReadOptions,
+  PartitionReadRequest,
+  PartitionReadResult,
+  TopicPause,
+  DestinationPause,
 } from '../../../core/ports.js';
 import { affectedRows, type PgDatabase, type QueryResultLike } from '../database.js';
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
@@ -92,7 +100,14 @@ export class PostgresPartitionReader implements PartitionReader {
       const seqs = checkPublishedSeqs(relayId, c);
       return [
         ...c.published.map((id, i) => ({ partition: c.partition, id, kind: 'published' as const, delayMs: 0, error: null, seq: seqs?.[i] ?? null })),
-        ...c.failed.map((f) => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? ('dead' as const) : ('failed' as const), delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error, seq: null })),
+        ...c.failed.map((f) => ({
+          partition: c.partition,
+          id: f.id,
+          kind: 'dead' in f ? ('dead' as const) : ('failed' as const),
+          delayMs: 'dead' in f ? 0 : f.retryInMs,
+          error: f.error,
+          seq: null,
+        })),
         ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason, seq: null })),
       ];
     });
@@ -101,12 +116,24 @@ export class PostgresPartitionReader implements PartitionReader {
     const epochs = completions.map((c) => c.epoch);
     const result = rows.every((r) => r.kind === 'published' && r.seq !== null)
       ? await this.#run(this.#retain ? completePublishedRetaining : completePublishedDeleting, 0, 'completePublished', [
-        relayId, partitions, epochs, rows.map((r) => r.partition), rows.map((r) => r.seq as string), rows.map((r) => r.id),
-      ])
+          relayId,
+          partitions,
+          epochs,
+          rows.map((r) => r.partition),
+          rows.map((r) => r.seq as string),
+          rows.map((r) => r.id),
+        ])
       : await this.#run(this.#retain ? completeRetaining : completeDeleting, 0, 'complete', [
-        relayId, partitions, epochs,
-        rows.map((r) => r.partition), rows.map((r) => r.id), rows.map((r) => r.kind), rows.map((r) => r.delayMs), rows.map((r) => r.error), rows.map((r) => r.seq),
-      ]);
+          relayId,
+          partitions,
+          epochs,
+          rows.map((r) => r.partition),
+          rows.map((r) => r.id),
+          rows.map((r) => r.kind),
+          rows.map((r) => r.delayMs),
+          rows.map((r) => r.error),
+          rows.map((r) => r.seq),
+        ]);
     const outcomes = result.rows as CompleteRow[];
     const progressed = outcomes.filter((o) => o.applied && o.unclean > 0 && o.published > 0);
     if (progressed.length > 0) {
@@ -171,7 +198,7 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
  */
 export function limitClasses(requested: readonly number[]): { classes: number[]; limits: number[] } {
   const distinct = [...new Set(requested)].sort((a, b) => a - b);
-  const picked = distinct.length <= LIMIT_CLASSES ? distinct : [distinct[0], distinct[Math.floor(distinct.length / 2)], distinct.at(-1)] as number[];
+  const picked = distinct.length <= LIMIT_CLASSES ? distinct : ([distinct[0], distinct[Math.floor(distinct.length / 2)], distinct.at(-1)] as number[]);
   const limits = Array.from({ length: LIMIT_CLASSES }, (_, i) => picked[i] ?? 1);
   const classes = requested.map((limit) => {
     let best = 0;

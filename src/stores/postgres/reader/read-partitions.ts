@@ -115,6 +115,14 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
     ) w ON true
     ORDER BY f.partition, f.seq`;
   },
-  params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits, dueDestinations) =>
-    [partitions, after, recheckFrom, recheckTo, recheckTag, classes, ...limits, dueDestinations ?? null],
+  params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits, dueDestinations) => [
+    partitions,
+    after,
+    recheckFrom,
+    recheckTo,
+    recheckTag,
+    classes,
+    ...limits,
+    dueDestinations ?? null,
+  ],
 };

@@ -18,21 +18,36 @@ interface ConfigRow {
  */
 export function readMembership(database: SqliteDatabase, names: SqliteTableNames, relayId: string, now: number, alive?: boolean): Membership {
   const { relays, partitions, partitioning } = names;
-  const config = database.get(`SELECT engine, partition_count, generation, resize_to,
+  const config = database.get(
+    `SELECT engine, partition_count, generation, resize_to,
       (engine = 'v2' AND fence_until <= ? AND resize_to IS NULL) AS grants_open
-    FROM ${partitioning}`, [now]) as ConfigRow | undefined;
+    FROM ${partitioning}`,
+    [now],
+  ) as ConfigRow | undefined;
   if (config === undefined) {
-    throw new OutboxerError('OUTBOXER_NOT_MIGRATED', `SQLite outbox table ${names.outbox} is not migrated (its partitioning row is missing): run 'outboxer migrate' with the same file and table (or store.migrate())`);
+    throw new OutboxerError(
+      'OUTBOXER_NOT_MIGRATED',
+      `SQLite outbox table ${names.outbox} is not migrated (its partitioning row is missing): run 'outboxer migrate' with the same file and table (or store.migrate())`,
+    );
   }
-  const live = database.all(`SELECT r.relay_id AS id, r.name, r.leaving, r.expires_at,
+  const live = database.all(
+    `SELECT r.relay_id AS id, r.name, r.leaving, r.expires_at,
       (SELECT t.trouble FROM ${names.relayTrouble} t WHERE t.relay_id = r.relay_id) AS trouble,
       (SELECT count(*) FROM ${partitions} p WHERE p.owner = r.relay_id) AS held
-    FROM ${relays} r WHERE r.expires_at > ? ORDER BY r.relay_id`, [now]);
-  const owned = database.all(`SELECT partition_no AS partition, CAST(epoch AS TEXT) AS epoch, state, unclean
-    FROM ${partitions} WHERE owner = ? ORDER BY partition_no`, [relayId]);
-  const grantable = database.get(`SELECT count(*) AS n FROM ${partitions} p, ${partitioning} c
+    FROM ${relays} r WHERE r.expires_at > ? ORDER BY r.relay_id`,
+    [now],
+  );
+  const owned = database.all(
+    `SELECT partition_no AS partition, CAST(epoch AS TEXT) AS epoch, state, unclean
+    FROM ${partitions} WHERE owner = ? ORDER BY partition_no`,
+    [relayId],
+  );
+  const grantable = database.get(
+    `SELECT count(*) AS n FROM ${partitions} p, ${partitioning} c
     WHERE p.generation = c.generation
-      AND (p.owner IS NULL OR p.owner NOT IN (SELECT relay_id FROM ${relays} WHERE expires_at > ?))`, [now]);
+      AND (p.owner IS NULL OR p.owner NOT IN (SELECT relay_id FROM ${relays} WHERE expires_at > ?))`,
+    [now],
+  );
   const relayViews: LiveRelay[] = live.map((r) => ({
     id: String(r.id),
     name: String(r.name),

@@ -57,7 +57,9 @@ export class SqliteRelayLeases implements RelayLeases {
 
   acquire(relayId: string, max: number): Promise<readonly PartitionLease[]> {
     if (!Number.isSafeInteger(max) || max < 0) {
-      return Promise.reject(new ConfigurationError('OUTBOXER_INVALID_OPTION', `acquire for relay ${relayId}: max must be a whole number >= 0; got ${String(max)}`));
+      return Promise.reject(
+        new ConfigurationError('OUTBOXER_INVALID_OPTION', `acquire for relay ${relayId}: max must be a whole number >= 0; got ${String(max)}`),
+      );
     }
     return this.#database.write(() => {
       const now = this.#now();

@@ -43,21 +43,39 @@ export function listDeadMessages(database: SqliteDatabase, names: SqliteTableNam
  * below every relay's position, so only a read's due branch finds it. `filter.destination`, when given, limits
  * both `'all'` and the listed ids to that destination's rows.
  */
-export function retryDeadMessages(database: SqliteDatabase, names: SqliteTableNames, ids: readonly string[] | 'all', filter: DestinationFilter = {}): Promise<number> {
+export function retryDeadMessages(
+  database: SqliteDatabase,
+  names: SqliteTableNames,
+  ids: readonly string[] | 'all',
+  filter: DestinationFilter = {},
+): Promise<number> {
   const set = `SET state = 'pending', attempts = 0, due_at = ${SQLITE_NOW_MS}, dead_at = NULL`;
   const only = destinationParams(filter.destination);
   if (ids === 'all') {
-    return inBatches(database, `UPDATE ${names.outbox} ${set} WHERE seq IN (SELECT seq FROM ${names.outbox} WHERE state = 'dead' AND ${DESTINATION_IS} ORDER BY seq LIMIT ?)`, only);
+    return inBatches(
+      database,
+      `UPDATE ${names.outbox} ${set} WHERE seq IN (SELECT seq FROM ${names.outbox} WHERE state = 'dead' AND ${DESTINATION_IS} ORDER BY seq LIMIT ?)`,
+      only,
+    );
   }
   const sql = `UPDATE ${names.outbox} ${set} WHERE state = 'dead' AND id IN (SELECT value FROM json_each(?)) AND ${DESTINATION_IS}`;
   return database.write(() => database.run(sql, [JSON.stringify(ids), ...only]));
 }
 
 /** Deletes dead messages; `filter.destination`, when given, limits both `'all'` and the listed ids to that destination's rows. */
-export function purgeDeadMessages(database: SqliteDatabase, names: SqliteTableNames, ids: readonly string[] | 'all', filter: DestinationFilter = {}): Promise<number> {
+export function purgeDeadMessages(
+  database: SqliteDatabase,
+  names: SqliteTableNames,
+  ids: readonly string[] | 'all',
+  filter: DestinationFilter = {},
+): Promise<number> {
   const only = destinationParams(filter.destination);
   if (ids === 'all') {
-    return inBatches(database, `DELETE FROM ${names.outbox} WHERE seq IN (SELECT seq FROM ${names.outbox} WHERE state = 'dead' AND ${DESTINATION_IS} ORDER BY seq LIMIT ?)`, only);
+    return inBatches(
+      database,
+      `DELETE FROM ${names.outbox} WHERE seq IN (SELECT seq FROM ${names.outbox} WHERE state = 'dead' AND ${DESTINATION_IS} ORDER BY seq LIMIT ?)`,
+      only,
+    );
   }
   const sql = `DELETE FROM ${names.outbox} WHERE state = 'dead' AND id IN (SELECT value FROM json_each(?)) AND ${DESTINATION_IS}`;
   return database.write(() => database.run(sql, [JSON.stringify(ids), ...only]));

@@ -18,7 +18,8 @@ interface GaugesRow {
  */
 export function readSqliteGauges(database: SqliteDatabase, names: SqliteTableNames): Promise<OutboxGauges> {
   const t = names.outbox;
-  const capped = (state: string, order: string) => `(SELECT count(*) FROM (SELECT 1 FROM ${t} WHERE state = '${state}' ORDER BY ${order} LIMIT ${GAUGE_EXACT_LIMIT + 1}))`;
+  const capped = (state: string, order: string) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM ${t} WHERE state = '${state}' ORDER BY ${order} LIMIT ${GAUGE_EXACT_LIMIT + 1}))`;
   const sql = `SELECT ${capped('pending', 'seq')} AS pending, ${capped('dead', 'dead_at, seq')} AS dead,
       COALESCE((SELECT (${SQLITE_NOW_MS} - created_at) / 1000.0 FROM ${t} WHERE state = 'pending' ORDER BY seq LIMIT 1), 0) AS oldest_pending_age_seconds`;
   return database.read(() => {

@@ -57,7 +57,12 @@ export function listSqlitePending(database: SqliteDatabase, names: SqliteTableNa
   return database.read(() => (database.all(sql, params) as unknown as PendingRow[]).map(toPending));
 }
 
-export function inspectSqlitePending(database: SqliteDatabase, names: SqliteTableNames, id: string, options: { readonly body?: boolean } = {}): Promise<PendingMessageDetail | undefined> {
+export function inspectSqlitePending(
+  database: SqliteDatabase,
+  names: SqliteTableNames,
+  id: string,
+  options: { readonly body?: boolean } = {},
+): Promise<PendingMessageDetail | undefined> {
   let checked: string;
   try {
     checked = checkMessageId(id);
@@ -75,7 +80,13 @@ export function inspectSqlitePending(database: SqliteDatabase, names: SqliteTabl
     const headers = JSON.parse(row.headers) as Record<string, string>;
     const detail = { ...toPending(row), contentType: row.content_type, headerNames: Object.keys(headers).sort(), bodyBytes: Number(row.body_bytes) };
     if (!withBody) return detail;
-    const message = toMessage({ ...(row as unknown as MessageRow), headers, created_at: new Date(row.created_at), payload_json: row.payload_json ?? null, payload_bytes: row.payload_bytes ?? null });
+    const message = toMessage({
+      ...(row as unknown as MessageRow),
+      headers,
+      created_at: new Date(row.created_at),
+      payload_json: row.payload_json ?? null,
+      payload_bytes: row.payload_bytes ?? null,
+    });
     return { ...detail, content: { headers: message.headers, body: message.body } };
   });
 }

@@ -17,11 +17,27 @@ export function readSqliteRelayGroup(database: SqliteDatabase, names: SqliteTabl
     UNION ALL
     SELECT 'partition', c.partition_count, p.owner, NULL, NULL, NULL, p.partition_no, NULL, NULL
       FROM ${names.partitions} p JOIN ${names.partitioning} c ON p.generation = c.generation`;
-  return database.read(() => relayGroupOf(database.all(sql).map((row): RelayGroupRow => row.kind === 'relay'
-    ? {
-        kind: 'relay', partitionCount: Number(row.partition_count), relayId: String(row.relay_id), name: String(row.name ?? ''),
-        leaving: Number(row.leaving) === 1, expiresInMs: Number(row.expires_in_ms), trouble: typeof row.trouble === 'string' ? row.trouble : null,
-        troubleSinceMs: numberOrNull(row.trouble_since),
-      }
-    : { kind: 'partition', partitionCount: Number(row.partition_count), owner: typeof row.relay_id === 'string' ? row.relay_id : null, partition: Number(row.partition_no) })));
+  return database.read(() =>
+    relayGroupOf(
+      database.all(sql).map((row): RelayGroupRow =>
+        row.kind === 'relay'
+          ? {
+              kind: 'relay',
+              partitionCount: Number(row.partition_count),
+              relayId: String(row.relay_id),
+              name: String(row.name ?? ''),
+              leaving: Number(row.leaving) === 1,
+              expiresInMs: Number(row.expires_in_ms),
+              trouble: typeof row.trouble === 'string' ? row.trouble : null,
+              troubleSinceMs: numberOrNull(row.trouble_since),
+            }
+          : {
+              kind: 'partition',
+              partitionCount: Number(row.partition_count),
+              owner: typeof row.relay_id === 'string' ? row.relay_id : null,
+              partition: Number(row.partition_no),
+            },
+      ),
+    ),
+  );
 }

@@ -27,7 +27,11 @@ const HELD = `substr(last_error, 1, ${RELAY_HOLD_PREFIX.length}) = '${RELAY_HOLD
  */
 export function readTopicLag(database: SqliteDatabase, names: SqliteTableNames, limit: number): Promise<TopicLag[]> {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TOPIC_LAG_LIMIT) {
-    return Promise.reject(new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, { options: ['limit'] }));
+    return Promise.reject(
+      new ConfigurationError('OUTBOXER_INVALID_OPTION', `topicLag limit must be a whole number from 1 to ${MAX_TOPIC_LAG_LIMIT}; got ${String(limit)}`, {
+        options: ['limit'],
+      }),
+    );
   }
   const sql = `SELECT topic, destination, count(*) AS pending, max(0, (${SQLITE_NOW_MS} - min(created_at)) / 1000.0) AS oldest_pending_age_seconds,
       count(*) FILTER (WHERE ${HELD}) AS held, min(last_error) FILTER (WHERE ${HELD}) AS first_hold, max(last_error) FILTER (WHERE ${HELD}) AS last_hold

@@ -29,9 +29,8 @@ export interface SqliteCompleteStatements {
 
 export function sqliteCompleteStatements({ outbox, partitions }: SqliteTableNames, retainPublished: boolean): SqliteCompleteStatements {
   const row = `WHERE id = @id AND partition_no = @partition AND state = 'pending'`;
-  const publish = (where: string) => (retainPublished
-    ? `UPDATE ${outbox} SET state = 'published', published_at = @now, due_at = NULL ${where}`
-    : `DELETE FROM ${outbox} ${where}`);
+  const publish = (where: string) =>
+    retainPublished ? `UPDATE ${outbox} SET state = 'published', published_at = @now, due_at = NULL ${where}` : `DELETE FROM ${outbox} ${where}`;
   return Object.freeze({
     lease: `SELECT unclean FROM ${partitions} WHERE partition_no = @partition AND epoch = CAST(@epoch AS INTEGER) AND owner = @relayId`,
     publish: publish(row),

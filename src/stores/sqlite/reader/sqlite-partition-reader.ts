@@ -1,5 +1,13 @@
 import type {
-  CompletionOutcome, PartitionCompletion, PartitionLease, PartitionReader, PartitionReadOptions, PartitionReadRequest, PartitionReadResult, TopicPause, DestinationPause,
+  CompletionOutcome,
+  PartitionCompletion,
+  PartitionLease,
+  PartitionReader,
+  PartitionReadOptions,
+  PartitionReadRequest,
+  PartitionReadResult,
+  TopicPause,
+  DestinationPause,
 } from '../../../core/ports.js';
 import { checkCompletions, checkDelay, checkDueDestinations, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import type { SqliteDatabase } from '../database.js';
@@ -22,7 +30,11 @@ const HORIZON = 1n;
 const TAG = '0';
 
 interface OutcomeRow {
-  readonly partition: number; readonly id: string; readonly kind: 'publish' | 'publishSeq' | 'fail' | 'dead' | 'hold'; readonly delayMs: number; readonly error: string | null;
+  readonly partition: number;
+  readonly id: string;
+  readonly kind: 'publish' | 'publishSeq' | 'fail' | 'dead' | 'hold';
+  readonly delayMs: number;
+  readonly error: string | null;
   readonly seq?: string;
 }
 
@@ -49,23 +61,30 @@ export class SqlitePartitionReader implements PartitionReader {
     checkRead(relayId, partitionCount, requests);
     const dueDestinations = checkDueDestinations(options);
     const database = this.#database;
-    return database.read(() => inReadSnapshot(database, () => {
-      const now = Number(database.get(NOW)?.now);
-      const current = Number(database.get(this.#read.partitionCount)?.partition_count);
-      const settled = new Set<number>();
-      const found = current !== partitionCount ? [] : [...requests].sort((a, b) => a.partition - b.partition).map((request) => {
-        const applies = request.recheck !== null && BigInt(request.recheck.tag) <= HORIZON;
-        if (applies) settled.add(request.partition);
-        return readPartition(database, this.#read, request, applies, now, dueDestinations);
-      });
-      const messages = found.flat();
-      return {
-        horizon: HORIZON.toString(),
-        tag: messages.some((m) => m.source === 'fresh') ? TAG : null,
-        partitions: outcomesOf(requests, messages, settled, (index) => requests[index]?.limit ?? 0),
-        messages,
-      };
-    }));
+    return database.read(() =>
+      inReadSnapshot(database, () => {
+        const now = Number(database.get(NOW)?.now);
+        const current = Number(database.get(this.#read.partitionCount)?.partition_count);
+        const settled = new Set<number>();
+        const found =
+          current !== partitionCount
+            ? []
+            : [...requests]
+                .sort((a, b) => a.partition - b.partition)
+                .map((request) => {
+                  const applies = request.recheck !== null && BigInt(request.recheck.tag) <= HORIZON;
+                  if (applies) settled.add(request.partition);
+                  return readPartition(database, this.#read, request, applies, now, dueDestinations);
+                });
+        const messages = found.flat();
+        return {
+          horizon: HORIZON.toString(),
+          tag: messages.some((m) => m.source === 'fresh') ? TAG : null,
+          partitions: outcomesOf(requests, messages, settled, (index) => requests[index]?.limit ?? 0),
+          messages,
+        };
+      }),
+    );
   }
 
   async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {
@@ -75,7 +94,13 @@ export class SqlitePartitionReader implements PartitionReader {
         const row = { partition: c.partition, id: c.published[i] as string, delayMs: 0, error: null };
         return seq === undefined ? { ...row, kind: 'publish' } : { ...row, kind: 'publishSeq', seq };
       }),
-      ...c.failed.map((f): OutcomeRow => ({ partition: c.partition, id: f.id, kind: 'dead' in f ? 'dead' : 'fail', delayMs: 'dead' in f ? 0 : f.retryInMs, error: f.error })),
+      ...c.failed.map((f): OutcomeRow => ({
+        partition: c.partition,
+        id: f.id,
+        kind: 'dead' in f ? 'dead' : 'fail',
+        delayMs: 'dead' in f ? 0 : f.retryInMs,
+        error: f.error,
+      })),
       ...c.held.map((h): OutcomeRow => ({ partition: c.partition, id: h.id, kind: 'hold', delayMs: h.delayMs, error: h.reason })),
     ]);
     checkCompletions(relayId, completions);

@@ -31,10 +31,14 @@ export function readPartition(
     ...(recheck && request.recheck !== null
       ? branch('recheck', sql.recheck, { from: request.recheck.from === null ? 0n : BigInt(request.recheck.from), to: min(BigInt(request.recheck.to), after) })
       : []),
-    ...(dueDestinations === undefined ? branch('due', sql.due, { now }) : dueDestinations.flatMap((destination) => branch('due', sql.dueOf, { now, destination }))),
+    ...(dueDestinations === undefined
+      ? branch('due', sql.due, { now })
+      : dueDestinations.flatMap((destination) => branch('due', sql.dueOf, { now, destination }))),
   ].sort((a, b) => compareSeq(a.row.seq, b.row.seq));
   return rows.map(({ row, source }) => {
-    const message = toMessage({ ...row, created_at: new Date(row.created_at) }) as OutboxMessage & { -readonly [K in 'partition' | 'source' | 'waitsFor']: PartitionMessage[K] };
+    const message = toMessage({ ...row, created_at: new Date(row.created_at) }) as OutboxMessage & {
+      -readonly [K in 'partition' | 'source' | 'waitsFor']: PartitionMessage[K];
+    };
     message.partition = partition;
     message.source = source;
     message.waitsFor = null;
