@@ -22,6 +22,7 @@ import { completePartitions, type OutcomeRow, publishedRows } from './complete-p
 import { countAttempt, resetUnclean } from './count-attempt.js';
 import { HorizonProbe, readTag } from './horizon-probe.js';
 import { readPartitionsSql } from './read-partitions.js';
+import { byPartitionAndSeq } from '../../shared/partition-message-order.js';
 
 interface ReadRow extends MessageRow {
   partition_no: number | string;
@@ -146,9 +147,4 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
   const [seq, dueInMs] = row.waits === null ? [] : row.waits.split(' ');
   message.waitsFor = seq === undefined ? null : { seq, dueInMs: Number(dueInMs) };
   return message;
-}
-
-function byPartitionAndSeq(a: PartitionMessage, b: PartitionMessage): number {
-  if (a.partition !== b.partition) return a.partition - b.partition;
-  return a.seq.length - b.seq.length || (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0);
 }

@@ -23,6 +23,7 @@ import { LIMIT_CLASSES, readPartitions } from './read-partitions.js';
 import { checkCompletions, checkDelay, checkDueDestinations, checkPublishedSeqs, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import { readerTables, type ReaderStatement, type ReaderTables } from './reader-tables.js';
 import { resetUnclean } from './reset-unclean.js';
+import { byPartitionAndSeq } from '../../shared/partition-message-order.js';
 
 interface ReadRow extends MessageRow {
   horizon: string | null;
@@ -83,7 +84,10 @@ export class PostgresPartitionReader implements PartitionReader {
     const rows = result.rows as ReadRow[];
     // the statement starts from its one snapshot row, so even an empty read returns the horizon, on one of its rows
     const head = rows.find((row) => row.horizon !== null) as ReadRow;
-    const messages = rows.filter((row) => row.partition !== null).map(toPartitionMessage);
+    const messages = rows
+      .filter((row) => row.partition !== null)
+      .map(toPartitionMessage)
+      .sort(byPartitionAndSeq);
     const settled = new Set(head.settled);
     return {
       horizon: head.horizon as string,

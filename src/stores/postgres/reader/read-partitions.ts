@@ -39,7 +39,9 @@ type ReadArgs = [
  * 30-450 ms at 10M). With the limit known, a custom plan's cost stays small at any table size.
  *
  * The outer query starts from `snap`, so an empty read still returns one row: the horizon. One row, whichever comes
- * first, carries the horizon, the tag and the settled partitions; the others carry nulls there. The tag
+ * first, carries the horizon, the tag and the settled partitions; the others carry nulls there. The rows come
+ * unsorted: the reader sorts them by partition and seq in the relay's process (`byPartitionAndSeq`), which saves the
+ * database a sort of whole rows, bodies included (about a fifth of the read's time for a thousand rows). The tag
  * (`pg_current_xact_id()`, drawn after the snapshot) is taken only when a fresh branch returned rows, so an
  * idle relay assigns no xid. A read with another count than the table's (a relay that has not seen a resize end)
  * reads nothing: its rows would map to other partitions. Every returned keyed row carries the hold probe: the
@@ -112,8 +114,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       WHERE f.held AND h.key = f.key AND h.state = 'pending' AND h.due_at IS NOT NULL AND h.seq < f.seq
         AND h.destination IS NOT DISTINCT FROM f.destination
       ORDER BY h.seq DESC LIMIT 1
-    ) w ON true
-    ORDER BY f.partition, f.seq`;
+    ) w ON true`;
   },
   params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits, dueDestinations) => [
     partitions,
