@@ -106,6 +106,21 @@ describe.each([
     ]);
   });
 
+  it('keeps the delay of a row that a switch to v2 left unscanned (fence_until infinity)', async () => {
+    db = await open('halfv2');
+    const name = resolveTableName(db.schema, 'outbox');
+    await tableAt13WithV1(db, name, 'v1');
+    const [delayed] = await db.sql(
+      `INSERT INTO "${db.schema}".outbox (topic, type, payload, available_at) VALUES ('t', 'x', '1', now() + interval '1 hour') RETURNING id::text AS id`,
+    );
+    // what the switch's first transaction left when its process ended before the scan
+    await db.sql(`UPDATE "${db.schema}".outbox_partitioning SET engine = 'v2', fence_until = 'infinity'`);
+    expect(await applyMigrations(db.database, name, migrations)).toEqual([14]);
+    expect(await db.sql(`SELECT id::text AS id, due_at > now() + interval '59 minutes' AS later FROM "${db.schema}".outbox`)).toEqual([
+      { id: delayed?.id, later: true },
+    ]);
+  });
+
   it('keeps the fence function while another table of the schema still has triggers on it, and drops it with the last', async () => {
     db = await open('twov1');
     const first = resolveTableName(db.schema, 'outbox');

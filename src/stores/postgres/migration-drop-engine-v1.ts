@@ -9,8 +9,10 @@ import type { TableName } from './sql.js';
  * v1 fence triggers and 30 % free space per page for v1's in-place claims: measured, a plain-SQL bulk insert cost 16.5 µs per row with them against
  * 13.2 without, and the heap was 1.4 times the size.
  *
- * - A table still at engine v1 (one no `migrate` created since engine v2, never switched) moves to v2 here, as the
- *   switch did: a row delayed through `available_at` alone gets `due_at`, and grants open. No v1 relay can run on it.
+ * - A table still at engine v1 (one no `migrate` created since engine v2, never switched), or one whose switch to v2
+ *   ended before its scan of the pending rows (`fence_until = 'infinity'`), moves to v2 here as the switch did: a
+ *   row delayed through `available_at` alone gets `due_at`, and grants open. Grants do not wait for leases a v1
+ *   relay may still hold: no released version runs engine v1.
  * - The fence triggers go, then the fence function once no other table of the schema uses it.
  * - The v1 claim indexes (`<t>_pending_key_idx`, `<t>_pending_unkeyed_idx`), the row lease (`lease_owner`,
  *   `lease_token`, `lease_until`) and `available_at` go; so do `engine`, `fence_until` and `v1_fenced_at` of the
@@ -28,13 +30,14 @@ export function dropEngineV1Migration(name: TableName): string {
   return `
 DO $v1$
 DECLARE
-  engine text;
+  unswitched boolean;
 BEGIN
   -- the columns are gone once this ran: the printed script, applied again, must find nothing to do
   IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${partitioning}') AND attname = 'engine' AND NOT attisdropped)
     AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${t}') AND attname = 'available_at' AND NOT attisdropped) THEN
-    EXECUTE 'SELECT engine FROM ${partitioning}' INTO engine;
-    IF engine = 'v1' THEN
+    -- still at v1, or a switch to v2 that ended before its scan of the pending rows (fence_until 'infinity')
+    EXECUTE 'SELECT engine = ''v1'' OR fence_until = ''infinity'' FROM ${partitioning}' INTO unswitched;
+    IF unswitched THEN
       EXECUTE 'UPDATE ${t} SET due_at = available_at
         WHERE state = ''pending'' AND available_at > now() AND (due_at IS NULL OR due_at < available_at)';
     END IF;
