@@ -1,11 +1,11 @@
-import type { InboxStore } from '../src/consumer/inbox-store.js';
+import type { InboxStore } from '../src/core/ports/inbox-store.js';
 import type { OutboxStore } from '../src/core/ports.js';
 import { OutboxerError, redactUrl } from '../src/index.js';
 import { databaseCheckError } from '../src/stores/postgres/connection-errors.js';
 import { fromPgPool, type PgDatabase, type SqlExecutor } from '../src/stores/postgres/database.js';
 import { fromPglite } from '../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
-import { PostgresInboxStore } from '../src/consumer/postgres/inbox-postgres-store.js';
+import { PostgresInboxStore } from '../src/stores/postgres/inbox/postgres-inbox-store.js';
 
 /**
  * One run's database: the outbox and inbox stores, the two services' business tables, and the little SQL the

@@ -1,4 +1,4 @@
-import { MysqlInboxStore } from '../src/consumer/mysql/mysql-inbox-store.js';
+import { MysqlInboxStore } from '../src/stores/mysql/inbox/mysql-inbox-store.js';
 import { ConfigurationError, redactUrl } from '../src/index.js';
 import { mysqlCheckError } from '../src/stores/mysql/connection-errors.js';
 import { fromMysqlPool, type MysqlExecutor, type MysqlQueryable } from '../src/stores/mysql/database.js';

@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { SqliteInboxStore } from '../src/consumer/sqlite/sqlite-inbox-store.js';
+import { SqliteInboxStore } from '../src/stores/sqlite/inbox/sqlite-inbox-store.js';
 import { quoteIdentifier } from '../src/core/identifiers.js';
 import type { SqliteHandle } from '../src/stores/sqlite/database.js';
 import { openSqliteStore } from '../src/stores/sqlite/open-sqlite.js';

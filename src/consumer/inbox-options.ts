@@ -3,7 +3,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { Logger } from '../core/ports.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
-import type { InboxEntryRef } from './inbox-store.js';
+import type { InboxEntryRef } from '../core/ports/inbox-store.js';
 import type { MessageRegistry } from './message-registry.js';
 
 const positiveInt = z.number().int().positive();

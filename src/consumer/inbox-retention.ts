@@ -1,7 +1,7 @@
 import { ConfigurationError, describeError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { Logger } from '../core/ports.js';
-import type { InboxStore } from './inbox-store.js';
+import type { InboxStore } from '../core/ports/inbox-store.js';
 
 export interface InboxRetentionOptions {
   /**

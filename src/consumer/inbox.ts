@@ -1,7 +1,7 @@
 import { ConfigurationError, describeError, MessageValidationError } from '../core/errors.js';
 import { retryDelayMs } from '../core/retry-policy.js';
 import { resolveInboxOptions, type InboxOptions, type InboxOptionsInput } from './inbox-options.js';
-import type { InboxEntryRef, InboxStore } from './inbox-store.js';
+import type { InboxEntryRef, InboxStore } from '../core/ports/inbox-store.js';
 import type { MessageHandler } from './message-registry.js';
 import { identify, payloadOf, type RawDelivery, type ReceivedMessage } from './received-message.js';
 

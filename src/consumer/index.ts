@@ -2,7 +2,7 @@ export { MalformedMessageError, UnknownMessageTypeError, type ConsumerErrorCode 
 export { Inbox, type HandleOutcome } from './inbox.js';
 export { resolveInboxOptions, type InboxHooks, type InboxOptions, type InboxOptionsInput } from './inbox-options.js';
 export { INBOX_RETENTION_DEFAULTS, InboxRetention, type InboxRetentionOptions } from './inbox-retention.js';
-export type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from './inbox-store.js';
+export type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../core/ports/inbox-store.js';
 export { MessageRegistry, validateOutgoing, type MessageHandler, type OutgoingValidator } from './message-registry.js';
 export { parsePayloadJson, rebuildMessage, type RawDelivery, type ReceivedMessage } from './received-message.js';
 export { isStandardSchema, type StandardSchemaV1 } from './standard-schema.js';
@@ -18,4 +18,4 @@ export {
   runInboxMigrations,
   type InboxMigration,
   type PostgresInboxStoreOptions,
-} from './postgres/index.js';
+} from '../stores/postgres/inbox/index.js';

@@ -1,7 +1,7 @@
 import { ConfigurationError, OutboxerError } from '../core/errors.js';
 import { isOutboxTransaction, type OutboxTransaction } from '../core/ports/outbox-transaction.js';
-import { INBOX_TRANSACTION_FIX } from './claim-in-transaction.js';
-import type { InboxClaim, InboxEntryRef, InboxStore } from './inbox-store.js';
+import { INBOX_TRANSACTION_FIX } from '../core/inbox-claim.js';
+import type { InboxClaim, InboxEntryRef, InboxStore } from '../core/ports/inbox-store.js';
 
 /**
  * An inbox store whose `claim` also runs in a transaction of the port: `PostgresInboxStore`, `MysqlInboxStore`

@@ -6,7 +6,7 @@ import { Inbox } from '../../src/consumer/inbox.js';
 import { InboxRetention } from '../../src/consumer/inbox-retention.js';
 import { MessageRegistry } from '../../src/consumer/message-registry.js';
 import type { RawDelivery, ReceivedMessage } from '../../src/consumer/received-message.js';
-import type { InboxStore } from '../../src/consumer/inbox-store.js';
+import type { InboxStore } from '../../src/core/ports/inbox-store.js';
 import type { SqlExecutor } from '../../src/stores/postgres/database.js';
 
 /** What the suite's own SQL (its scratch table, its reads of the inbox table) needs from a database. */

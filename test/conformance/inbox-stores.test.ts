@@ -1,4 +1,4 @@
-import { PostgresInboxStore } from '../../src/consumer/postgres/inbox-postgres-store.js';
+import { PostgresInboxStore } from '../../src/stores/postgres/inbox/postgres-inbox-store.js';
 import { pgliteSchema, postgresSchema, type SchemaDatabase } from '../support/schema-databases.js';
 import { describeInboxConformance, type InboxHarness } from './inbox-conformance.js';
 

@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { MysqlInboxStore } from '../../src/consumer/mysql/mysql-inbox-store.js';
+import { MysqlInboxStore } from '../../src/stores/mysql/inbox/mysql-inbox-store.js';
 import type { MysqlQueryable } from '../../src/stores/mysql/database.js';
 import { quoteMysql } from '../../src/stores/mysql/table-names.js';
 import { freshMysqlDatabase } from '../support/mysql-database.js';

@@ -1,4 +1,4 @@
-import { SqliteInboxStore } from '../../src/consumer/sqlite/sqlite-inbox-store.js';
+import { SqliteInboxStore } from '../../src/stores/sqlite/inbox/sqlite-inbox-store.js';
 import type { SqliteHandle } from '../../src/stores/sqlite/database.js';
 import { SQLITE_NOW_MS } from '../../src/stores/sqlite/migrations.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';

@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from '../../src/stores/sqlite/database.js';
-import { SQLITE_NOW_MS, sqliteTableNames } from '../../src/stores/sqlite/migrations.js';
+import { SQLITE_NOW_MS } from '../../src/stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
 import type { LeaseControls } from './lease-harness.js';
 
 /**

@@ -1,5 +1,6 @@
 import { applySqliteMigrations } from '../../src/stores/sqlite/migration-runner.js';
-import { sqliteMigrations, sqliteTableNames } from '../../src/stores/sqlite/migrations.js';
+import { sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
 import { SqliteRelayLeases } from '../../src/stores/sqlite/leases/sqlite-relay-leases.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeLeaseConformance } from './lease-conformance.js';

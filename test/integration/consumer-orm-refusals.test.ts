@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fromKysely } from '../../src/adapters/kysely/index.js';
 import { Inbox } from '../../src/consumer/inbox.js';
-import { PostgresInboxStore } from '../../src/consumer/postgres/inbox-postgres-store.js';
+import { PostgresInboxStore } from '../../src/stores/postgres/inbox/postgres-inbox-store.js';
 import { withOrmTransactions } from '../../src/consumer/with-orm-transactions.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import type { OutboxTransaction, SqlDialect, TransactionStatus } from '../../src/core/ports/outbox-transaction.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PostgresInboxStore } from '../../src/consumer/postgres/inbox-postgres-store.js';
+import { PostgresInboxStore } from '../../src/stores/postgres/inbox/postgres-inbox-store.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { services, uniqueName } from '../support/services.js';

@@ -1,7 +1,7 @@
 import mysql from 'mysql2/promise';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Inbox } from '../../src/consumer/inbox.js';
-import { MysqlInboxStore } from '../../src/consumer/mysql/mysql-inbox-store.js';
+import { MysqlInboxStore } from '../../src/stores/mysql/inbox/mysql-inbox-store.js';
 import type { ReceivedMessage } from '../../src/consumer/received-message.js';
 import { fromMysqlPool, type MysqlPoolLike, type MysqlQueryable } from '../../src/stores/mysql/database.js';
 import { freshMysqlDatabase, type FreshMysqlDatabase } from '../support/mysql-database.js';

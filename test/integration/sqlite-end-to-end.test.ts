@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
 import type { SqliteHandle } from '../../src/stores/sqlite/database.js';
-import { sqliteTableNames } from '../../src/stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
 import { SqliteOutboxStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { type BrokerRig, natsRig, rabbitMqRig } from '../support/broker-rigs.js';
 import { startWriters, type WriteTransaction } from '../support/keyed-writers.js';

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { Inbox } from '../../src/consumer/inbox.js';
 import { createNatsConsumer } from '../../src/consumer/nats/index.js';
-import { PostgresInboxStore } from '../../src/consumer/postgres/inbox-postgres-store.js';
+import { PostgresInboxStore } from '../../src/stores/postgres/inbox/postgres-inbox-store.js';
 import { createRabbitMqConsumer } from '../../src/consumer/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 

@@ -1,6 +1,6 @@
 import { newMessageId } from '../../src/core/ids.js';
 import type { OutboxMessage } from '../../src/core/message.js';
-import { PostgresInboxStore } from '../../src/consumer/postgres/inbox-postgres-store.js';
+import { PostgresInboxStore } from '../../src/stores/postgres/inbox/postgres-inbox-store.js';
 import type { ReceivedMessage } from '../../src/consumer/received-message.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { createPostgresFixture, type PostgresFixture } from './postgres-fixture.js';

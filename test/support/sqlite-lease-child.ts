@@ -8,7 +8,7 @@
 import Database from 'better-sqlite3';
 import { prepareConnection, SqliteDatabase } from '../../src/stores/sqlite/database.js';
 import { SqliteRelayLeases } from '../../src/stores/sqlite/leases/sqlite-relay-leases.js';
-import { sqliteTableNames } from '../../src/stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
 
 const [path, name, leaseMs] = process.argv.slice(2);
 if (path === undefined || name === undefined || leaseMs === undefined) throw new Error('usage: sqlite-lease-child.ts <file> <name> <leaseMs>');

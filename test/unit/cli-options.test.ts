@@ -7,7 +7,8 @@ import type { OptionValues } from '../../src/ops/cli/args.js';
 import { resolveConfig } from '../../src/ops/cli/config.js';
 import { UsageError } from '../../src/ops/cli/errors.js';
 import { helpText } from '../../src/ops/cli/help.js';
-import { MAX_TIMER_MS, OPTION_DEFINITIONS, type OptionDefinition, type OptionTarget } from '../../src/ops/cli/option-definitions.js';
+import { OPTION_DEFINITIONS } from '../../src/ops/cli/option-definitions.js';
+import { MAX_TIMER_MS, type OptionDefinition, type OptionTarget } from '../../src/ops/cli/option-definition.js';
 import { withCurrentReference } from '../../src/ops/cli/option-reference.js';
 
 const run = promisify(execFile);

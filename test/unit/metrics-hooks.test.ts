@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InboxEntryRef } from '../../src/consumer/inbox-store.js';
+import type { InboxEntryRef } from '../../src/core/ports/inbox-store.js';
 import type { RelayHooks } from '../../src/core/relay-options.js';
 import { MAX_TOPIC_LABELS, OTHER_TOPIC, OutboxerMetrics } from '../../src/ops/metrics/index.js';
 

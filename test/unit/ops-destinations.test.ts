@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PendingMessage } from '../../src/core/ports/pending-messages.js';
-import { parseCommandLine, type CommandName, type OptionValues } from '../../src/ops/cli/args.js';
+import { parseCommandLine, type OptionValues } from '../../src/ops/cli/args.js';
+import type { CommandName } from '../../src/ops/cli/command-names.js';
 import { pausesJson, pausesText, readPauses } from '../../src/ops/cli/commands/paused-topic-list.js';
 import { resolveConfig } from '../../src/ops/cli/config.js';
 import { UsageError } from '../../src/ops/cli/errors.js';

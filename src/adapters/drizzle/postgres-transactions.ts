@@ -1,6 +1,6 @@
 import { OutboxerError } from '../../core/errors.js';
 import { defineTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
-import { pgClientTransaction, type PgClientLike } from '../drivers/pg-client.js';
+import { pgClientTransaction, type PgClientLike } from '../../stores/postgres/pg-client.js';
 
 /** What a message says of the handle and how to pass an open transaction instead. */
 export interface TransactionDescription {

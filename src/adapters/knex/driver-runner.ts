@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
 import type { SqlDialect, SqlQueryOptions, SqlRows, TransactionStatus } from '../../core/ports/outbox-transaction.js';
-import { pgClientStatus, type PgClientLike } from '../drivers/pg-client.js';
+import { pgClientStatus, type PgClientLike } from '../../stores/postgres/pg-client.js';
 
 /**
  * One statement on the driver connection a Knex transaction holds, past Knex's `raw()` (which rewrites `?` and

@@ -1,4 +1,4 @@
-import { isPgClient, pgClientStatus, type PgClientLike } from '../drivers/pg-client.js';
+import { isPgClient, pgClientStatus, type PgClientLike } from '../../stores/postgres/pg-client.js';
 import type { SqlDialect, SqlQueryOptions, SqlRows, TransactionStatus } from '../../core/ports/outbox-transaction.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { SqlDialect, SqlQueryOptions, SqlRows, TransactionStatus } from '../../core/ports/outbox-transaction.js';
 import { isConnectionLost, mysqlExecutor, type MysqlQueryOptions } from '../../stores/mysql/database.js';
-import { pgClientStatus, type PgClientLike } from '../drivers/pg-client.js';
+import { pgClientStatus, type PgClientLike } from '../../stores/postgres/pg-client.js';
 
 /** The Sequelize dialects the adapter speaks, and the outboxer dialect of each. */
 export const DIALECT_OF_SEQUELIZE: Readonly<Record<string, SqlDialect>> = { postgres: 'postgres', mysql: 'mysql', mariadb: 'mysql' };

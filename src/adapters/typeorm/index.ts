@@ -21,7 +21,7 @@ import {
   type TransactionStatus,
 } from '../../core/ports/outbox-transaction.js';
 import { mysqlExecutor } from '../../stores/mysql/database.js';
-import { pgClientStatus } from '../drivers/pg-client.js';
+import { pgClientStatus } from '../../stores/postgres/pg-client.js';
 import { isMysqlCallbackConnection, type TypeOrmDataSourceView, type TypeOrmManagerView, type TypeOrmQueryRunnerView } from './typeorm-views.js';
 import { betterSqliteConnectionOf, betterSqliteVouchedQuery, isActive, pgClientOf, pgVouchedQuery, type VouchedDriverQuery } from './vouched-driver-query.js';
 

@@ -1,5 +1,5 @@
 import type { SqlQueryOptions, SqlRows } from '../../core/ports/outbox-transaction.js';
-import { isPgClient, pgClientStatus, type PgClientLike } from '../drivers/pg-client.js';
+import { isPgClient, pgClientStatus, type PgClientLike } from '../../stores/postgres/pg-client.js';
 import type { TypeOrmDataSourceView, TypeOrmQueryRunnerView } from './typeorm-views.js';
 
 /** A better-sqlite3 Database, as TypeORM's better-sqlite3 driver holds its one connection. */

@@ -1,26 +1,11 @@
+import type { CommandName, HelpTopic } from './command-names.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
 import { didYouMean } from './did-you-mean.js';
-import { helpPointer, type HelpTopic } from './help.js';
-import { flagSpelling, OPTION_DEFINITIONS, optionDefinition } from './option-definitions.js';
+import { helpPointer } from './help.js';
+import { OPTION_DEFINITIONS, optionDefinition } from './option-definitions.js';
+import { flagSpelling } from './option-definition.js';
 
-export type CommandName =
-  | 'sql'
-  | 'migrate'
-  | 'status'
-  | 'relay'
-  | 'dead list'
-  | 'dead retry'
-  | 'dead purge'
-  | 'topics list'
-  | 'topics pause'
-  | 'topics resume'
-  | 'destinations list'
-  | 'destinations pause'
-  | 'destinations resume'
-  | 'pending list'
-  | 'pending show'
-  | 'pending delete';
 export type OptionName = string;
 export type OptionValues = Readonly<Partial<Record<OptionName, string | boolean>>>;
 

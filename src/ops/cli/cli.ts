@@ -1,4 +1,5 @@
-import { parseCommandLine, type CommandName } from './args.js';
+import { parseCommandLine } from './args.js';
+import type { CommandName } from './command-names.js';
 import { deadListCommand, deadMutationCommand } from './commands/dead.js';
 import { pendingDeleteCommand, pendingListCommand, pendingShowCommand } from './commands/pending.js';
 import { relayCommand } from './commands/relay.js';

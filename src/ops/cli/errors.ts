@@ -1,16 +1,10 @@
+import type { UsageShown, HelpTopic } from './command-names.js';
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
 import { redactUrl } from '../../core/redact.js';
-import type { HelpTopic } from './help.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
-
-/**
- * What follows a usage error's message on stderr: the usage line of its command and where its options are
- * listed (`line`), the whole help (`full`), or nothing, the message naming the help itself (`none`).
- */
-export type UsageShown = 'line' | 'full' | 'none';
 
 /** Wrong command line or configuration: exit 2, with the usage of `topic`. Its code: `OUTBOXER_USAGE`. */
 export class UsageError extends OutboxerError {

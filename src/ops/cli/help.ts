@@ -1,32 +1,8 @@
 /** Usage texts: `outboxer help [command]`, `<command> --help`, and their usage line after a usage error. */
 
-import type { CommandName } from './args.js';
-import type { UsageShown } from './errors.js';
+import type { HelpTopic, CommandName, UsageShown } from './command-names.js';
 import { helpBlock } from './option-reference.js';
 import { PUBLISHER_NAMES } from './publishers/registry.js';
-
-export type HelpTopic =
-  | 'main'
-  | 'sql'
-  | 'migrate'
-  | 'status'
-  | 'relay'
-  | 'dead'
-  | 'dead list'
-  | 'dead retry'
-  | 'dead purge'
-  | 'topics'
-  | 'topics list'
-  | 'topics pause'
-  | 'topics resume'
-  | 'destinations'
-  | 'destinations list'
-  | 'destinations pause'
-  | 'destinations resume'
-  | 'pending'
-  | 'pending list'
-  | 'pending show'
-  | 'pending delete';
 
 /** The connection options as a command takes them (`sql` only `--schema` and `--table`). */
 const connection = (command: CommandName) => `Connection options (flags win over the environment):

@@ -3,85 +3,17 @@
  * (config.ts), the `--help` texts (help.ts) and the option reference in docs/cli.md (option-reference.ts,
  * `npm run docs:cli`) are all made from it, so that none of them can drift from the others.
  */
-import type { RelayOptionsInput } from '../../core/relay-options.js';
-import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
 import { MAX_OLDER_THAN_SECONDS } from '../../core/pending-message-input.js';
-import type { CommandName } from './args.js';
+import { ALL_COMMANDS, CONNECTED_COMMANDS, MAX_TIMER_MS, MIGRATE_COMMAND, type OptionDefinition, RELAY_COMMAND } from './option-definition.js';
 import { PUBLISHER_OPTION_DEFINITIONS } from './publisher-option-definitions.js';
-
-/** Which table of docs/cli.md and which block of the help an option belongs to. */
-export type OptionSection = 'connection' | 'relay' | 'tuning' | 'store' | 'http' | 'command';
-
-type RelayKey = Exclude<keyof RelayOptionsInput, 'retry' | 'logger' | 'hooks' | 'wakeSignal'>;
-type RetryKey = keyof NonNullable<RelayOptionsInput['retry']>;
-type StoreKey = Exclude<keyof PostgresStoreOptions, 'schema' | 'table'>;
-
-/** Where a value goes: a relay option, one of the relay's retry policy, or a store option. */
-export type OptionTarget = { readonly relay: RelayKey } | { readonly retry: RetryKey } | { readonly store: StoreKey };
-
-interface Common {
-  /** The flag without its dashes: `lease-ms`. */
-  readonly flag: string;
-  readonly short?: 'h';
-  readonly env?: string;
-  readonly section: OptionSection;
-  readonly commands: readonly CommandName[];
-  /** One line for `--help`. */
-  readonly summary: string;
-  /** Added to the summary in docs/cli.md (Markdown). */
-  readonly details?: string;
-  /** The default as shown; for relay options it is read from `resolveRelayOptions()` when absent. */
-  readonly defaultText?: string;
-  readonly target?: OptionTarget;
-  /**
-   * How the option reads for a command that uses it otherwise than `commands[0]` does: its own summary and
-   * default, and, when `flagOnly`, flag only (its variable is not read there, so a relay's environment cannot
-   * act on the table).
-   */
-  readonly asUsedBy?: Partial<Record<CommandName, { readonly summary: string; readonly defaultText: string; readonly flagOnly?: true }>>;
-}
-
-export type OptionDefinition = Common &
-  (
-    | { readonly kind: 'text'; readonly placeholder: string }
-    | { readonly kind: 'integer' | 'decimal'; readonly placeholder: string; readonly min: number; readonly max: number }
-    /** `--flag true|false`, and the environment variable the same. */
-    | { readonly kind: 'boolean'; readonly placeholder: '<true|false>' }
-    /** `--flag` alone; its environment variable, if any, takes true or false. */
-    | { readonly kind: 'switch' }
-  );
-
-/** The longest delay Node's timers take; longer ones would fire at once. */
-export const MAX_TIMER_MS = 2_147_483_647;
-
-const ALL: readonly CommandName[] = [
-  'sql',
-  'migrate',
-  'status',
-  'relay',
-  'dead list',
-  'dead retry',
-  'dead purge',
-  'topics list',
-  'topics pause',
-  'topics resume',
-  'destinations list',
-  'destinations pause',
-  'destinations resume',
-  'pending list',
-  'pending show',
-  'pending delete',
-];
-const CONNECTED: readonly CommandName[] = ALL.filter((command) => command !== 'sql');
-const RELAY: readonly CommandName[] = ['relay'];
-const MIGRATE: readonly CommandName[] = ['migrate'];
+import { TUNING_OPTION_DEFINITIONS } from './tuning-option-definitions.js';
 
 const connection: readonly OptionDefinition[] = [
   {
     flag: 'database-url',
     env: 'OUTBOXER_DATABASE_URL',
     section: 'connection',
-    commands: ALL,
+    commands: ALL_COMMANDS,
     kind: 'text',
     placeholder: '<url>',
     summary: 'the database: `postgres://…`, `mysql://…` (MariaDB or MySQL; `mariadb://` too) or `sqlite:<file>`',
@@ -99,7 +31,7 @@ const connection: readonly OptionDefinition[] = [
     flag: 'schema',
     env: 'OUTBOXER_SCHEMA',
     section: 'connection',
-    commands: ALL,
+    commands: ALL_COMMANDS,
     kind: 'text',
     placeholder: '<name>',
     summary: "schema of the outbox table (PostgreSQL; MariaDB/MySQL take the URL's database, SQLite the file)",
@@ -109,7 +41,7 @@ const connection: readonly OptionDefinition[] = [
     flag: 'table',
     env: 'OUTBOXER_TABLE',
     section: 'connection',
-    commands: ALL,
+    commands: ALL_COMMANDS,
     kind: 'text',
     placeholder: '<name>',
     summary: 'outbox table name',
@@ -120,7 +52,7 @@ const connection: readonly OptionDefinition[] = [
     flag: 'log-level',
     env: 'OUTBOXER_LOG_LEVEL',
     section: 'connection',
-    commands: CONNECTED,
+    commands: CONNECTED_COMMANDS,
     kind: 'text',
     placeholder: '<level>',
     summary: '`debug`, `info`, `warn` or `error`, for the JSON logs on stderr',
@@ -133,7 +65,7 @@ const relay: readonly OptionDefinition[] = [
     flag: 'publisher',
     env: 'OUTBOXER_PUBLISHER',
     section: 'relay',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'text',
     placeholder: '<name>',
     summary: '`console`, `rabbitmq`, `nats`, `redis`, `mqtt`, `webhook`, `pubsub`, `sqs`, `sns`, `amqp10`: where the relay publishes',
@@ -145,7 +77,7 @@ const relay: readonly OptionDefinition[] = [
     flag: 'broker-url',
     env: 'OUTBOXER_BROKER_URL',
     section: 'relay',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'text',
     placeholder: '<url>',
     summary: 'where to publish; for nats a comma-separated list of servers',
@@ -158,7 +90,7 @@ const relay: readonly OptionDefinition[] = [
     flag: 'config',
     env: 'OUTBOXER_CONFIG',
     section: 'relay',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'text',
     placeholder: '<file>',
     summary: 'JSON file naming the destinations this relay fans out to, besides its own publisher',
@@ -170,7 +102,7 @@ const relay: readonly OptionDefinition[] = [
     flag: 'engine',
     env: 'OUTBOXER_ENGINE',
     section: 'relay',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'text',
     placeholder: '<engine>',
     summary: '`v2`, the only engine: relays lease partitions',
@@ -182,7 +114,7 @@ const relay: readonly OptionDefinition[] = [
     flag: 'migrate',
     env: 'OUTBOXER_MIGRATE',
     section: 'relay',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'switch',
     summary: 'apply migrations before starting',
     defaultText: 'off',
@@ -192,7 +124,7 @@ const relay: readonly OptionDefinition[] = [
     flag: 'tracing',
     env: 'OUTBOXER_TRACING',
     section: 'relay',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'switch',
     summary: 'an OpenTelemetry `publish` span per publish, to the SDK registered with `node --import`',
     defaultText: 'off',
@@ -201,234 +133,12 @@ const relay: readonly OptionDefinition[] = [
   },
 ];
 
-const tuning: readonly OptionDefinition[] = [
-  {
-    flag: 'owner',
-    env: 'OUTBOXER_OWNER',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'text',
-    placeholder: '<name>',
-    summary: "the relay's name in leases and logs",
-    defaultText: '`host/pid/random`',
-    target: { relay: 'owner' },
-  },
-  {
-    flag: 'batch-size',
-    env: 'OUTBOXER_BATCH_SIZE',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<n>',
-    min: 1,
-    max: 10_000,
-    summary: 'messages per read, shared by its partitions',
-    target: { relay: 'batchSize' },
-  },
-  {
-    flag: 'max-in-flight',
-    env: 'OUTBOXER_MAX_IN_FLIGHT',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<n>',
-    min: 1,
-    max: 10_000,
-    summary: "publishes awaiting confirmation at once, across the relay's batches",
-    target: { relay: 'maxInFlight' },
-  },
-  {
-    flag: 'lanes',
-    env: 'OUTBOXER_LANES',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<n>',
-    min: 1,
-    max: 16,
-    summary: 'batches in flight at once while a backlog lasts',
-    target: { relay: 'lanes' },
-  },
-  {
-    flag: 'lease-ms',
-    env: 'OUTBOXER_LEASE_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1000,
-    max: MAX_TIMER_MS,
-    summary: "how long a relay's lease is held, on the database clock; >= 3 x publish timeout",
-    target: { relay: 'leaseMs' },
-  },
-  {
-    flag: 'publish-timeout-ms',
-    env: 'OUTBOXER_PUBLISH_TIMEOUT_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: Math.floor(MAX_TIMER_MS / 3),
-    summary: "longest wait for the broker's confirmation; <= lease / 3",
-    target: { relay: 'publishTimeoutMs' },
-    details: 'Given to the publisher too. The lease must be at least 3 x this timeout.',
-  },
-  {
-    flag: 'handover-check-ms',
-    env: 'OUTBOXER_HANDOVER_CHECK_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 0,
-    max: 60_000,
-    summary: 'between heartbeats, how often the relay reads the group and acts at once on a join, leave or broker trouble; 0: off',
-    defaultText: '250',
-    target: { relay: 'handoverCheckMs' },
-  },
-  {
-    flag: 'broker-trouble-after-ms',
-    env: 'OUTBOXER_BROKER_TROUBLE_AFTER_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'how long the broker may be unreachable before the relay gives its partitions to relays that can publish',
-    defaultText: 'lease / 3',
-    target: { relay: 'brokerTroubleAfterMs' },
-  },
-  {
-    flag: 'poll-interval-ms',
-    env: 'OUTBOXER_POLL_INTERVAL_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'first idle poll delay; idle polls double up to the max',
-    target: { relay: 'pollIntervalMs' },
-  },
-  {
-    flag: 'max-poll-interval-ms',
-    env: 'OUTBOXER_MAX_POLL_INTERVAL_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'longest idle poll delay',
-    defaultText: '2000, or the poll interval if higher',
-    target: { relay: 'maxPollIntervalMs' },
-  },
-  {
-    flag: 'error-backoff-ms',
-    env: 'OUTBOXER_ERROR_BACKOFF_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'wait after a failed round (database down), doubling',
-    target: { relay: 'errorBackoffMs' },
-  },
-  {
-    flag: 'max-error-backoff-ms',
-    env: 'OUTBOXER_MAX_ERROR_BACKOFF_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'longest wait after failed rounds',
-    target: { relay: 'maxErrorBackoffMs' },
-  },
-  {
-    flag: 'max-attempts',
-    env: 'OUTBOXER_MAX_ATTEMPTS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<n>',
-    min: 1,
-    max: 1000,
-    summary: 'publish attempts before a message is parked as dead',
-    target: { retry: 'maxAttempts' },
-  },
-  {
-    flag: 'retry-base-delay-ms',
-    env: 'OUTBOXER_RETRY_BASE_DELAY_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'delay after the first failed publish, doubling',
-    target: { retry: 'baseDelayMs' },
-  },
-  {
-    flag: 'retry-max-delay-ms',
-    env: 'OUTBOXER_RETRY_MAX_DELAY_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'longest delay between publish attempts',
-    target: { retry: 'maxDelayMs' },
-  },
-  {
-    flag: 'retry-jitter',
-    env: 'OUTBOXER_RETRY_JITTER',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'decimal',
-    placeholder: '<0..1>',
-    min: 0,
-    max: 1,
-    summary: 'share of each retry delay that is random',
-    target: { retry: 'jitter' },
-  },
-  {
-    flag: 'housekeeping-interval-ms',
-    env: 'OUTBOXER_HOUSEKEEPING_INTERVAL_MS',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<ms>',
-    min: 1,
-    max: MAX_TIMER_MS,
-    summary: 'how often retained rows and old idempotency keys are purged',
-    target: { relay: 'housekeepingIntervalMs' },
-  },
-  {
-    flag: 'housekeeping-batch-size',
-    env: 'OUTBOXER_HOUSEKEEPING_BATCH_SIZE',
-    section: 'tuning',
-    commands: RELAY,
-    kind: 'integer',
-    placeholder: '<n>',
-    min: 1,
-    max: 100_000,
-    summary: 'rows deleted per housekeeping statement',
-    target: { relay: 'housekeepingBatchSize' },
-  },
-];
-
 const store: readonly OptionDefinition[] = [
   {
     flag: 'retain-published-ms',
     env: 'OUTBOXER_RETAIN_PUBLISHED_MS',
     section: 'store',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'integer',
     placeholder: '<ms>',
     min: 0,
@@ -442,7 +152,7 @@ const store: readonly OptionDefinition[] = [
     flag: 'idempotency-window-ms',
     env: 'OUTBOXER_IDEMPOTENCY_WINDOW_MS',
     section: 'store',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'integer',
     placeholder: '<ms>',
     min: 1,
@@ -456,7 +166,7 @@ const store: readonly OptionDefinition[] = [
     flag: 'prepared-statements',
     env: 'OUTBOXER_PREPARED_STATEMENTS',
     section: 'store',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'boolean',
     placeholder: '<true|false>',
     summary: "run the store's statements as named prepared statements",
@@ -472,7 +182,7 @@ const http: readonly OptionDefinition[] = [
     flag: 'http-port',
     env: 'OUTBOXER_HTTP_PORT',
     section: 'http',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'integer',
     placeholder: '<port>',
     min: 0,
@@ -485,7 +195,7 @@ const http: readonly OptionDefinition[] = [
     flag: 'http-host',
     env: 'OUTBOXER_HTTP_HOST',
     section: 'http',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'text',
     placeholder: '<address>',
     summary: 'address the HTTP server listens on',
@@ -496,7 +206,7 @@ const http: readonly OptionDefinition[] = [
     flag: 'admin-token',
     env: 'OUTBOXER_ADMIN_TOKEN',
     section: 'http',
-    commands: RELAY,
+    commands: RELAY_COMMAND,
     kind: 'text',
     placeholder: '<token>',
     summary: 'bearer token for changes (retry, purge, pause, resume); at least 16 visible characters',
@@ -541,7 +251,7 @@ const command: readonly OptionDefinition[] = [
   {
     flag: 'partitions',
     section: 'command',
-    commands: MIGRATE,
+    commands: MIGRATE_COMMAND,
     kind: 'integer',
     placeholder: '<n>',
     min: 1,
@@ -552,7 +262,7 @@ const command: readonly OptionDefinition[] = [
   {
     flag: 'resize-timeout-ms',
     section: 'command',
-    commands: MIGRATE,
+    commands: MIGRATE_COMMAND,
     kind: 'integer',
     placeholder: '<ms>',
     min: 1,
@@ -563,14 +273,14 @@ const command: readonly OptionDefinition[] = [
   {
     flag: 'cancel-resize',
     section: 'command',
-    commands: MIGRATE,
+    commands: MIGRATE_COMMAND,
     kind: 'switch',
     summary: 'cancel a resize left waiting (grants open again at the old count)',
   },
   {
     flag: 'lock-timeout-ms',
     section: 'command',
-    commands: MIGRATE,
+    commands: MIGRATE_COMMAND,
     kind: 'integer',
     placeholder: '<ms>',
     min: 1,
@@ -581,7 +291,7 @@ const command: readonly OptionDefinition[] = [
   {
     flag: 'lock-attempts',
     section: 'command',
-    commands: MIGRATE,
+    commands: MIGRATE_COMMAND,
     kind: 'integer',
     placeholder: '<n>',
     min: 1,
@@ -627,37 +337,21 @@ const command: readonly OptionDefinition[] = [
     defaultText: 'none',
   },
   ...pendingOptions,
-  { flag: 'help', short: 'h', section: 'command', commands: ALL, kind: 'switch', summary: 'show this help' },
+  { flag: 'help', short: 'h', section: 'command', commands: ALL_COMMANDS, kind: 'switch', summary: 'show this help' },
   { flag: 'version', section: 'command', commands: [], kind: 'switch', summary: 'print the version' },
 ];
 
-export const OPTION_DEFINITIONS: readonly OptionDefinition[] = Object.freeze([...connection, ...relay, ...tuning, ...store, ...http, ...command]);
+export const OPTION_DEFINITIONS: readonly OptionDefinition[] = Object.freeze([
+  ...connection,
+  ...relay,
+  ...TUNING_OPTION_DEFINITIONS,
+  ...store,
+  ...http,
+  ...command,
+]);
 
 export function optionDefinition(flag: string): OptionDefinition {
   const found = OPTION_DEFINITIONS.find((definition) => definition.flag === flag);
   if (found === undefined) throw new Error(`no option --${flag}`);
   return found;
-}
-
-/** The one-line summary of an option as `command` uses it. */
-export function summaryFor(definition: OptionDefinition, command: CommandName): string {
-  return definition.asUsedBy?.[command]?.summary ?? definition.summary;
-}
-
-/** The option's variable as `command` reads it: none where the option is flag only. */
-export function envFor(definition: OptionDefinition, command: CommandName): string | undefined {
-  return definition.asUsedBy?.[command]?.flagOnly === true ? undefined : definition.env;
-}
-
-/** `--lease-ms <ms>` */
-export function flagSpelling(definition: OptionDefinition): string {
-  const value = definition.kind === 'switch' ? '' : ` ${definition.placeholder}`;
-  return `${definition.short === undefined ? '' : `-${definition.short}, `}--${definition.flag}${value}`;
-}
-
-/** `relay` or `retry.maxAttempts` or `store.retainPublishedMs`: the option's name where it ends up. */
-export function targetPath(target: OptionTarget): string {
-  if ('relay' in target) return target.relay;
-  if ('retry' in target) return `retry.${target.retry}`;
-  return target.store;
 }

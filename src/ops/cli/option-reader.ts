@@ -1,7 +1,9 @@
 import { redactUrl } from '../../core/redact.js';
-import type { CommandName, OptionValues } from './args.js';
+import type { OptionValues } from './args.js';
+import type { CommandName } from './command-names.js';
 import { UsageError } from './errors.js';
-import { envFor, type OptionDefinition, optionDefinition } from './option-definitions.js';
+import { optionDefinition } from './option-definitions.js';
+import { envFor, type OptionDefinition } from './option-definition.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

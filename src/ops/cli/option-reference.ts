@@ -1,7 +1,8 @@
 /** The option table rendered for people: blocks of `--help`, and the reference section of docs/cli.md. */
 import { resolveRelayOptions } from '../../core/relay-options.js';
-import type { CommandName } from './args.js';
-import { envFor, flagSpelling, MAX_TIMER_MS, OPTION_DEFINITIONS, type OptionDefinition, type OptionSection, summaryFor } from './option-definitions.js';
+import type { CommandName } from './command-names.js';
+import { OPTION_DEFINITIONS } from './option-definitions.js';
+import { envFor, flagSpelling, MAX_TIMER_MS, type OptionDefinition, type OptionSection, summaryFor } from './option-definition.js';
 
 /** The default as documented: the table's own text, or the library's default for a relay option. */
 export function defaultText(definition: OptionDefinition): string {

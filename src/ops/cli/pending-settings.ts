@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { checkPendingQuery } from '../../core/pending-message-input.js';
-import type { CommandName } from './args.js';
+import type { CommandName } from './command-names.js';
 import type { OptionReader } from './option-reader.js';
 
 /** What `outboxer pending list|show|delete` was asked, checked as the store checks it. */

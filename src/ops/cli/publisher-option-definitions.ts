@@ -2,7 +2,7 @@
  * The flags that only some publishers read (the registry in publishers/ says which), in the relay section of
  * the option table; option-definitions.ts places them after `--broker-url`.
  */
-import type { OptionDefinition } from './option-definitions.js';
+import type { OptionDefinition } from './option-definition.js';
 
 const RELAY = ['relay'] as const;
 

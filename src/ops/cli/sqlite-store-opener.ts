@@ -1,7 +1,8 @@
 import { OutboxerError } from '../../core/errors.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../../stores/shared/partition-count.js';
 import { applySqliteMigrations } from '../../stores/sqlite/migration-runner.js';
-import { sqliteMigrations, sqliteTableNames } from '../../stores/sqlite/migrations.js';
+import { sqliteMigrations } from '../../stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../stores/sqlite/table-names.js';
 import { openSqliteStore } from '../../stores/sqlite/open-sqlite.js';
 import type { SqliteOutboxStore } from '../../stores/sqlite/sqlite-store.js';
 import type { CliConfig } from './config.js';

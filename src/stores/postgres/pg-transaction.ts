@@ -1,6 +1,6 @@
 import { OutboxerError } from '../../core/errors.js';
 import { defineTransaction, isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
-import { isPgClient, pgClientTransaction } from '../../adapters/drivers/pg-client.js';
+import { isPgClient, pgClientTransaction } from './pg-client.js';
 import { checkDialect } from '../shared/open-transaction.js';
 import type { QueryResultLike, SqlExecutor } from './database.js';
 

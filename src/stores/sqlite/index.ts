@@ -27,7 +27,8 @@
  */
 export { DEFAULT_BUSY_WAIT_MS, isBusy, prepareConnection, SqliteDatabase, type SqliteHandle, type SqliteStatementLike } from './database.js';
 export { applySqliteMigrations, missingSqliteMigrations, sqliteMigrationScript, type ResolvedSqliteMigration } from './migration-runner.js';
-export { SQLITE_NOW_MS, sqliteMigrations, sqliteTableNames, type SqliteMigration, type SqliteSchemaSettings, type SqliteTableNames } from './migrations.js';
+export { SQLITE_NOW_MS, sqliteMigrations, type SqliteMigration, type SqliteSchemaSettings } from './migrations.js';
+export { sqliteTableNames, type SqliteTableNames } from './table-names.js';
 export { fromBetterSqlite3, openSqliteStore, type OpenSqliteOptions } from './open-sqlite.js';
 export { SqliteOutboxStore, type SqliteStoreOptions } from './sqlite-store.js';
 export { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';

@@ -1,6 +1,7 @@
 import { bodyBytes, type NewOutboxMessage } from '../../core/message.js';
 import type { OutboxTransaction } from '../../core/ports/outbox-transaction.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from './migrations.js';
+import { SQLITE_NOW_MS } from './migrations.js';
+import type { SqliteTableNames } from './table-names.js';
 
 /**
  * Inserts in the caller's open transaction: reserves each idempotency key (a repeated key, also within the batch,

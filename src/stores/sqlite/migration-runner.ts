@@ -1,6 +1,7 @@
 import type { SqliteDatabase } from './database.js';
 import { addColumnScript, columnPresentSql, migrationSegments } from './migration-add-column.js';
-import { sqliteBookkeepingSql, type SqliteTableNames } from './migrations.js';
+import { sqliteBookkeepingSql } from './migrations.js';
+import type { SqliteTableNames } from './table-names.js';
 
 /** A migration with its DDL resolved for one table (outbox or inbox). */
 export interface ResolvedSqliteMigration {

@@ -11,7 +11,7 @@ import {
 } from '../../core/message-rules.js';
 import { traceparentSql } from '../shared/traceparent-sql.js';
 import { addColumnSql } from './migration-add-column.js';
-import type { SqliteTableNames } from './migrations.js';
+import type { SqliteTableNames } from './table-names.js';
 
 /** UTF-8 bytes of a text value. */
 const bytes = (value: string) => `length(CAST(${value} AS BLOB))`;

@@ -1,42 +1,9 @@
-import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+import { quoteIdentifier } from '../../core/identifiers.js';
 import { MAX_DESTINATION_BYTES } from '../../core/message-rules.js';
 import { MAX_TROUBLE_BYTES } from '../../core/relay-trouble.js';
 import { MAX_PAUSE_REASON_BYTES, MAX_PAUSED_TOPIC_BYTES } from '../../core/topic-pause-input.js';
 import { destinationMigrationSql, tableContractSql } from './migration-table-contract.js';
-
-/** Every table of one outbox in a SQLite file, quoted. */
-export interface SqliteTableNames {
-  readonly table: string;
-  readonly outbox: string;
-  readonly idempotency: string;
-  readonly relays: string;
-  readonly partitions: string;
-  readonly partitioning: string;
-  readonly pausedTopics: string;
-  /** The destinations operators paused as a whole (migration 5). */
-  readonly pausedDestinations: string;
-  /** Each relay's broker trouble, one row while it lasts (docs/design.md, "Hand-over and broker trouble"). */
-  readonly relayTrouble: string;
-  /** The bookkeeping of applied migrations, shared by every outboxer table of the file (outbox and inbox). */
-  readonly migrations: string;
-}
-
-export function sqliteTableNames(table = 'outbox'): SqliteTableNames {
-  validateIdentifier(table, 'table', 40);
-  const q = (suffix: string) => quoteIdentifier(`${table}${suffix}`);
-  return Object.freeze({
-    table,
-    outbox: q(''),
-    idempotency: q('_idempotency'),
-    relays: q('_relays'),
-    partitions: q('_partitions'),
-    partitioning: q('_partitioning'),
-    pausedTopics: q('_paused_topics'),
-    pausedDestinations: q('_paused_destinations'),
-    relayTrouble: q('_relay_trouble'),
-    migrations: quoteIdentifier('outboxer_migrations'),
-  });
-}
+import type { SqliteTableNames } from './table-names.js';
 
 /** What a migration's DDL depends on besides the names: fixed when the table is created. */
 export interface SqliteSchemaSettings {

@@ -5,7 +5,8 @@ import { mysqlMigrationScript } from '../../../stores/mysql/migration-runner.js'
 import { mysqlMigrations } from '../../../stores/mysql/migrations.js';
 import { DEFAULT_PARTITION_COUNT, mysqlTableNames } from '../../../stores/mysql/table-names.js';
 import { sqliteMigrationScript } from '../../../stores/sqlite/migration-runner.js';
-import { sqliteMigrations, sqliteTableNames } from '../../../stores/sqlite/migrations.js';
+import { sqliteMigrations } from '../../../stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../../stores/sqlite/table-names.js';
 import type { CliConfig } from '../config.js';
 import { dialectOf, openStore } from '../database.js';
 import { EXIT_OK, UsageError } from '../errors.js';

@@ -1,4 +1,4 @@
-import type { SqliteTableNames } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 /**
  * The SQL of the SQLite partition leases, one statement per operation. Every statement runs inside one

@@ -1,7 +1,7 @@
 import { OutboxerError } from '../../../core/errors.js';
 import type { HeldPartition, LiveRelay, Membership } from '../../../core/ports.js';
 import type { SqliteDatabase } from '../database.js';
-import type { SqliteTableNames } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 interface ConfigRow {
   partition_count: number;

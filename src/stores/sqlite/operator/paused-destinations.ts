@@ -1,7 +1,7 @@
 import type { DestinationPause } from '../../../core/ports.js';
 import { checkDestinationPause, MAX_PAUSED_DESTINATIONS, tooManyPausedDestinations } from '../../../core/topic-pause-input.js';
 import type { SqliteDatabase } from '../database.js';
-import type { SqliteTableNames } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 interface PauseRow {
   destination: string;

@@ -2,7 +2,7 @@ import { ConfigurationError } from '../../../core/errors.js';
 import type { TopicPause } from '../../../core/ports.js';
 import { checkTopicPause, MAX_PAUSED_TOPICS } from '../../../core/topic-pause-input.js';
 import type { SqliteDatabase } from '../database.js';
-import type { SqliteTableNames } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 interface PauseRow {
   topic: string;

@@ -1,7 +1,8 @@
 import type { DeadMessage } from '../../../core/message.js';
 import type { DestinationFilter } from '../../../core/ports/outbox-operator.js';
 import type { SqliteDatabase } from '../database.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 import { DESTINATION_IS, destinationParams } from './sqlite-destination-filter.js';
 
 /** `retryDead('all')` and `purgeDead('all')` change this many rows per write, so other writers get their turn between batches. */

@@ -1,7 +1,8 @@
 import type { OutboxGauges } from '../../../core/ports.js';
 import { GAUGE_EXACT_LIMIT } from '../../postgres/gauges-sql.js';
 import type { SqliteDatabase } from '../database.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 interface GaugesRow {
   pending: number;

@@ -2,7 +2,8 @@ import { checkMessageId, checkMessageIds, checkPendingQuery } from '../../../cor
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../../core/ports/pending-messages.js';
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import type { SqliteDatabase } from '../database.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 import { DESTINATION_IS, destinationParams } from './sqlite-destination-filter.js';
 
 /** Ids per delete statement: a long list is deleted in batches of this many, each its own write. */

@@ -1,7 +1,8 @@
 import type { RelayGroup } from '../../../core/ports.js';
 import { numberOrNull, relayGroupOf, type RelayGroupRow } from '../../shared/relay-group-rows.js';
 import type { SqliteDatabase } from '../database.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 /**
  * The live relays (`expires_at` after now on the database clock, the leases' own definition), each with the

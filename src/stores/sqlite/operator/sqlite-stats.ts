@@ -1,6 +1,7 @@
 import type { OutboxStats } from '../../../core/ports.js';
 import type { SqliteDatabase } from '../database.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 interface StatsRow {
   pending: number;

@@ -3,7 +3,8 @@ import type { TopicLag } from '../../../core/ports.js';
 import { RELAY_HOLD_PREFIX, relayPauseOf } from '../../../core/topic-pauses.js';
 import { MAX_TOPIC_LAG_LIMIT } from '../../postgres/operator/topic-lag.js';
 import type { SqliteDatabase } from '../database.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 interface LagRow {
   topic: string;

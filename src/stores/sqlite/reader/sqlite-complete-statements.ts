@@ -1,6 +1,6 @@
 import { checkPublishedSeqs } from '../../shared/partition-read-checks.js';
 import type { PartitionCompletion } from '../../../core/ports.js';
-import type { SqliteTableNames } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 /**
  * The statements of a fenced completion, all in one `BEGIN IMMEDIATE` write: `lease` first finds the partition

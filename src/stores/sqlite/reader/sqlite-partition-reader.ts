@@ -12,7 +12,8 @@ import type {
 import { checkCompletions, checkDelay, checkDueDestinations, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import type { SqliteDatabase } from '../database.js';
 import { inReadSnapshot } from '../leases/sqlite-read-snapshot.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../migrations.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 import { listPausedDestinations } from '../operator/paused-destinations.js';
 import { listPausedTopics } from '../operator/paused-topics.js';
 import { publishedSeqs, sqliteCompleteStatements, type SqliteCompleteStatements } from './sqlite-complete-statements.js';

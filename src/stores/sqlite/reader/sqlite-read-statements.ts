@@ -1,4 +1,4 @@
-import type { SqliteTableNames } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 /** The columns a read returns, as `toMessage` takes them (`attempts` counts the coming publish). */
 const COLUMNS = `CAST(o.seq AS TEXT) AS seq, o.id, o.topic, o.type, o."key" AS "key", o.payload AS payload_json, o.payload_bytes,

@@ -1,7 +1,8 @@
-import { quoteIdentifier } from '../../core/identifiers.js';
-import type { SqliteDatabase } from '../../stores/sqlite/database.js';
-import { applySqliteMigrations, sqliteMigrationScript, type ResolvedSqliteMigration } from '../../stores/sqlite/migration-runner.js';
-import { SQLITE_NOW_MS, type SqliteTableNames } from '../../stores/sqlite/migrations.js';
+import { quoteIdentifier } from '../../../core/identifiers.js';
+import type { SqliteDatabase } from '../database.js';
+import { applySqliteMigrations, sqliteMigrationScript, type ResolvedSqliteMigration } from '../migration-runner.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import type { SqliteTableNames } from '../table-names.js';
 
 /** One versioned change of the inbox table on SQLite. */
 export interface SqliteInboxMigration {

@@ -1,4 +1,4 @@
-import type { InboxDeadEntry } from './inbox-store.js';
+import type { InboxDeadEntry } from '../../core/ports/inbox-store.js';
 
 /**
  * A dead inbox row as every SQL inbox store selects it (`consumer, id, type, topic, key, attempts, reason,

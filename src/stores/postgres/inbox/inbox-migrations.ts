@@ -1,7 +1,7 @@
-import { quoteIdentifier } from '../../core/identifiers.js';
-import type { PgDatabase } from '../../stores/postgres/database.js';
-import { applyMigrations, type Migration, migrationScriptOf } from '../../stores/postgres/migration-runner.js';
-import type { TableName } from '../../stores/postgres/sql.js';
+import { quoteIdentifier } from '../../../core/identifiers.js';
+import type { PgDatabase } from '../database.js';
+import { applyMigrations, type Migration, migrationScriptOf } from '../migration-runner.js';
+import type { TableName } from '../sql.js';
 
 /** One versioned change of the inbox table. */
 export type InboxMigration = Migration;

@@ -1,5 +1,5 @@
-import { ConfigurationError, OutboxerError } from '../core/errors.js';
-import type { InboxEntryRef } from './inbox-store.js';
+import { ConfigurationError, OutboxerError } from './errors.js';
+import type { InboxEntryRef } from './ports/inbox-store.js';
 
 /** How to give a handler the ORM's transaction: named in every refusal of a claim's handle. */
 export const INBOX_TRANSACTION_FIX =

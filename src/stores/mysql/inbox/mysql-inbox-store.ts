@@ -1,14 +1,14 @@
-import { ConfigurationError } from '../../core/errors.js';
-import { isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
-import { mysqlExecutor, type MysqlDatabase, type MysqlExecutor, type MysqlQueryable } from '../../stores/mysql/database.js';
-import { MYSQL_NOW } from '../../stores/mysql/migrations.js';
-import { toMysqlTransaction } from '../../stores/mysql/mysql-transaction.js';
-import { proveMysqlTransaction } from '../../stores/mysql/prove-transaction.js';
-import { mysqlTableNames } from '../../stores/mysql/table-names.js';
-import { claimInTransaction } from '../claim-in-transaction.js';
-import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
+import { ConfigurationError } from '../../../core/errors.js';
+import { isOutboxTransaction, type OutboxTransaction } from '../../../core/ports/outbox-transaction.js';
+import { mysqlExecutor, type MysqlDatabase, type MysqlExecutor, type MysqlQueryable } from '../database.js';
+import { MYSQL_NOW } from '../migrations.js';
+import { toMysqlTransaction } from '../mysql-transaction.js';
+import { proveMysqlTransaction } from '../prove-transaction.js';
+import { mysqlTableNames } from '../table-names.js';
+import { claimInTransaction } from '../../../core/inbox-claim.js';
+import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../../../core/ports/inbox-store.js';
 import { mysqlInboxMigrationScript, runMysqlInboxMigrations, type MysqlInboxTableNames } from './inbox-migrations.js';
-import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
+import { inboxDeadEntryOf } from '../../shared/inbox-dead-entry.js';
 
 export interface MysqlInboxStoreOptions {
   /** Database of the inbox table (qualifies its name). Default: the connection's current database. */

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigurationError } from '../../core/errors.js';
-import { isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
-import { affectedRows, type PgDatabase, type SqlExecutor } from '../../stores/postgres/database.js';
-import { toPgTransaction } from '../../stores/postgres/pg-transaction.js';
-import type { TableName } from '../../stores/postgres/sql.js';
-import { PROBE_SQL } from '../../stores/postgres/writer-statements.js';
-import { notInTransaction, vouchedOpen } from '../../stores/shared/open-transaction.js';
-import { claimInTransaction } from '../claim-in-transaction.js';
-import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
+import { ConfigurationError } from '../../../core/errors.js';
+import { isOutboxTransaction, type OutboxTransaction } from '../../../core/ports/outbox-transaction.js';
+import { affectedRows, type PgDatabase, type SqlExecutor } from '../database.js';
+import { toPgTransaction } from '../pg-transaction.js';
+import type { TableName } from '../sql.js';
+import { PROBE_SQL } from '../writer-statements.js';
+import { notInTransaction, vouchedOpen } from '../../shared/open-transaction.js';
+import { claimInTransaction } from '../../../core/inbox-claim.js';
+import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../../../core/ports/inbox-store.js';
 import { inboxMigrationScript, runInboxMigrations } from './inbox-migrations.js';
 import { buildInboxStatements, resolveInboxTableName, type InboxStatements } from './inbox-sql.js';
-import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
+import { inboxDeadEntryOf } from '../../shared/inbox-dead-entry.js';
 
 export interface PostgresInboxStoreOptions {
   /** Schema of the inbox table; created by `migrate` if missing. Default `public`. */

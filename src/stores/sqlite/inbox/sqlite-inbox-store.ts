@@ -1,12 +1,13 @@
-import { ConfigurationError } from '../../core/errors.js';
-import { isOutboxTransaction, type OutboxTransaction } from '../../core/ports/outbox-transaction.js';
-import type { SqliteDatabase, SqliteHandle, SqliteStatementLike } from '../../stores/sqlite/database.js';
-import { SQLITE_NOW_MS, sqliteTableNames } from '../../stores/sqlite/migrations.js';
-import { proveSqliteTransaction, toSqliteTransaction } from '../../stores/sqlite/sqlite-transaction.js';
-import { claimInTransaction } from '../claim-in-transaction.js';
-import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../inbox-store.js';
+import { ConfigurationError } from '../../../core/errors.js';
+import { isOutboxTransaction, type OutboxTransaction } from '../../../core/ports/outbox-transaction.js';
+import type { SqliteDatabase, SqliteHandle, SqliteStatementLike } from '../database.js';
+import { SQLITE_NOW_MS } from '../migrations.js';
+import { sqliteTableNames } from '../table-names.js';
+import { proveSqliteTransaction, toSqliteTransaction } from '../sqlite-transaction.js';
+import { claimInTransaction } from '../../../core/inbox-claim.js';
+import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../../../core/ports/inbox-store.js';
 import { runSqliteInboxMigrations, sqliteInboxMigrationScript, type SqliteInboxTableNames } from './inbox-migrations.js';
-import { inboxDeadEntryOf } from '../inbox-dead-entry.js';
+import { inboxDeadEntryOf } from '../../shared/inbox-dead-entry.js';
 
 export interface SqliteInboxStoreOptions {
   /** Name of the inbox table. Default `outbox_inbox`. */

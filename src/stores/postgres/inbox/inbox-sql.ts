@@ -1,6 +1,6 @@
-import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
-import type { TableName } from '../../stores/postgres/sql.js';
-import { IN_TRANSACTION_SETTING } from '../../stores/postgres/writer-statements.js';
+import { quoteIdentifier, validateIdentifier } from '../../../core/identifiers.js';
+import type { TableName } from '../sql.js';
+import { IN_TRANSACTION_SETTING } from '../writer-statements.js';
 
 /** Table names leave room for the index names derived from them within Postgres's 63 bytes. */
 const MAX_TABLE_BYTES = 40;

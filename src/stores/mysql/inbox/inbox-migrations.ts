@@ -1,7 +1,7 @@
-import type { MysqlDatabase } from '../../stores/mysql/database.js';
-import { applyMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from '../../stores/mysql/migration-runner.js';
-import { MYSQL_NOW } from '../../stores/mysql/migrations.js';
-import { quoteMysql, type MysqlTableNames } from '../../stores/mysql/table-names.js';
+import type { MysqlDatabase } from '../database.js';
+import { applyMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from '../migration-runner.js';
+import { MYSQL_NOW } from '../migrations.js';
+import { quoteMysql, type MysqlTableNames } from '../table-names.js';
 
 /** One versioned change of the inbox table on MariaDB/MySQL (each statement on its own: DDL commits at once). */
 export interface MysqlInboxMigration {
