@@ -117,7 +117,7 @@ describe.each([
     const { db, env } = await setup();
     const refused = await runCli(['migrate', '--cancel-resize'], env);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('--cancel-resize and --resize-timeout-ms are for PostgreSQL tables');
+    expect(refused.stderr).toContain("--cancel-resize and --resize-timeout-ms are for tables that resize live (PostgreSQL's)");
     const relay = startCli(['relay', '--publisher', 'console', '--migrate', '--poll-interval-ms', '50', '--max-poll-interval-ms', '100'], env);
     running.push(relay);
     await relay.waitForOutput((out) => out.stderr.includes('outboxer relay starting'), 'the relay to start');

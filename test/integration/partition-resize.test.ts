@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { cancelResize, resizePartitions, type ResizeProgress } from '../../src/stores/postgres/engine/resize-partitions.js';
+import type { ResizeProgress } from '../../src/core/ports/partition-engine.js';
+import { cancelResize, resizePartitions } from '../../src/stores/postgres/engine/resize-partitions.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { PortRelay, type PortDelivery } from '../conformance/lease-port-relay.js';
 import { msg } from '../conformance/store-conformance.js';

@@ -101,6 +101,9 @@ export interface RelayGroup {
   readonly unowned: readonly number[];
 }
 
+/** The most groups (topic and destination) one `topicLag` call returns, on every store. */
+export const MAX_TOPIC_LAG_LIMIT = 1000;
+
 /**
  * The operator role: what `outboxer status`, `outboxer dead` and the admin API need from a store.
  *

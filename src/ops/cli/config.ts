@@ -2,6 +2,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import { checkDestinationPause, checkTopicPause } from '../../core/topic-pause-input.js';
 import { destinationFilterFault } from '../destination-filter.js';
+import { DATABASE_SCHEMES } from '../../stores/dialects.js';
 import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { OptionValues } from './args.js';
 import type { CommandName } from './command-names.js';
@@ -45,9 +46,6 @@ export interface CliConfig {
   readonly pending: PendingSettings | undefined;
 }
 
-/** PostgreSQL, MariaDB/MySQL (`mariadb:` is the same) and SQLite (`sqlite:./file.db`). */
-const DATABASE_PROTOCOLS = ['postgres:', 'postgresql:', 'mysql:', 'mariadb:', 'sqlite:'];
-
 /** Resolves and validates the configuration of one command; throws UsageError (exit 2) on bad input. */
 export function resolveConfig(command: CommandName, values: OptionValues, operands: readonly string[], env: Env): CliConfig {
   const reader = new OptionReader(values, env, command);
@@ -61,7 +59,7 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
   let databaseUrl: string | undefined;
   const source = reader.source('database-url');
   if (source === undefined && command !== 'sql') throw reader.error('--database-url or OUTBOXER_DATABASE_URL is required');
-  if (source !== undefined) databaseUrl = reader.url('database-url', source, DATABASE_PROTOCOLS);
+  if (source !== undefined) databaseUrl = reader.url('database-url', source, DATABASE_SCHEMES);
   const all = values.all === true;
   if ((command === 'dead retry' || command === 'dead purge') && all === operands.length > 0) {
     throw reader.error(all ? 'give either message ids or --all, not both' : 'give the ids of the dead messages, or --all');

@@ -2,7 +2,7 @@ import { describeError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
 import type { Relay } from '../../core/relay.js';
 import type { CliConfig } from './config.js';
-import type { OpenStore } from './database.js';
+import type { OpenedStore } from '../../core/ports/store-dialect.js';
 import type { OutboxerMetrics } from '../metrics/index.js';
 import { TargetedFailure } from './errors.js';
 import { OPS_POOL, openOpsStore } from './ops-store.js';
@@ -43,7 +43,7 @@ export async function startDaemonOpsServer(
   settings: HttpSettings,
   parts: {
     readonly config: CliConfig;
-    readonly opened: OpenStore;
+    readonly opened: OpenedStore;
     readonly relay: Relay;
     readonly metrics: OutboxerMetrics | undefined;
     readonly logger: Logger;

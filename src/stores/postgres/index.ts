@@ -11,6 +11,15 @@ export {
   type PgCommitNotifierOptions,
   type PgListenWakeSignalOptions,
 } from './wakeup.js';
-export { readEngineState, type EngineState } from './engine/engine-state.js';
-export { cancelResize, resizePartitions, type ResizeOptions, type ResizeProgress, type ResizeResult } from './engine/resize-partitions.js';
-export { readRelayGroup, type GroupRelay, type RelayGroup } from './engine/relay-group.js';
+export { readEngineState } from './engine/engine-state.js';
+export { cancelResize, resizePartitions, type ResizeOptions } from './engine/resize-partitions.js';
+export { readEngineRelays } from './engine/engine-relays.js';
+export type {
+  EngineRelay,
+  EngineRelays,
+  EngineState,
+  PartitionEngine,
+  ResizeCancellation,
+  ResizeProgress,
+  ResizeResult,
+} from '../../core/ports/partition-engine.js';

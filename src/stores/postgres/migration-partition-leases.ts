@@ -1,5 +1,6 @@
 import { quoteIdentifier } from '../../core/identifiers.js';
-import { DEFAULT_PARTITION_COUNT, leaseTables } from './leases/lease-tables.js';
+import { DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
+import { leaseTables } from './leases/lease-tables.js';
 import type { TableName } from './sql.js';
 
 /**

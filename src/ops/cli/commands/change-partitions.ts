@@ -1,6 +1,4 @@
-import { cancelResize, resizePartitions, type ResizeProgress } from '../../../stores/postgres/engine/resize-partitions.js';
-import type { PgDatabase } from '../../../stores/postgres/database.js';
-import type { TableName } from '../../../stores/postgres/sql.js';
+import type { PartitionEngine, ResizeProgress } from '../../../core/ports/partition-engine.js';
 import type { CliIo } from '../io.js';
 import type { MigrateSettings } from '../migrate-settings.js';
 
@@ -30,15 +28,9 @@ function describeResizeProgress(progress: ResizeProgress): [string, boolean] {
   }
 }
 
-async function resizeTo(
-  database: PgDatabase,
-  tableName: TableName,
-  settings: MigrateSettings & { partitions: number },
-  io: CliIo,
-  name: string,
-): Promise<void> {
+async function resizeTo(engine: PartitionEngine, settings: MigrateSettings & { partitions: number }, io: CliIo, name: string): Promise<void> {
   const print = progressPrinter(io);
-  const result = await resizePartitions(database, tableName, {
+  const result = await engine.resize({
     partitions: settings.partitions,
     ...settings.lock,
     ...(settings.resizeTimeoutMs === undefined ? {} : { waitTimeoutMs: settings.resizeTimeoutMs }),
@@ -55,10 +47,9 @@ async function resizeTo(
  * The partition steps of `outboxer migrate`, after the migrations: a cancel and a resize, as asked. Each step is
  * the store's, idempotent; a refusal ends the command with its code (exit 1).
  */
-export async function changePartitions(database: PgDatabase, tableName: TableName, settings: MigrateSettings, io: CliIo): Promise<void> {
-  const name = `${tableName.schema}.${tableName.table}`;
+export async function changePartitions(engine: PartitionEngine, name: string, settings: MigrateSettings, io: CliIo): Promise<void> {
   if (settings.cancelResize) {
-    const { cancelled, droppedIndexes } = await cancelResize(database, tableName);
+    const { cancelled, droppedIndexes } = await engine.cancelResize();
     const dropped = droppedIndexes.length === 0 ? '' : ` (dropped ${droppedIndexes.join(', ')})`;
     io.out(
       cancelled === null
@@ -67,5 +58,5 @@ export async function changePartitions(database: PgDatabase, tableName: TableNam
     );
   }
   const { partitions } = settings;
-  if (partitions !== undefined) await resizeTo(database, tableName, { ...settings, partitions }, io, name);
+  if (partitions !== undefined) await resizeTo(engine, { ...settings, partitions }, io, name);
 }

@@ -1,8 +1,5 @@
 import { OutboxerError } from '../../../core/errors.js';
-import type { PgDatabase } from '../../../stores/postgres/database.js';
-import { type EngineState, readEngineState } from '../../../stores/postgres/engine/engine-state.js';
-import { readRelayGroup, type RelayGroup } from '../../../stores/postgres/engine/relay-group.js';
-import type { TableName } from '../../../stores/postgres/sql.js';
+import type { EngineRelays, EngineState, PartitionEngine } from '../../../core/ports/partition-engine.js';
 import type { RelayGroup as StoreRelayGroup } from '../../../core/ports.js';
 import { humanDuration, printable, renderTable } from '../format.js';
 
@@ -28,19 +25,19 @@ export interface EngineStatusJson {
 
 export interface EngineStatus {
   readonly state: EngineState;
-  readonly group: RelayGroup;
+  readonly group: EngineRelays;
 }
 
 /** Reads the partitioning and the relay group without writing; undefined when a migration is missing. */
-export async function readEngineStatus(database: PgDatabase, name: TableName): Promise<EngineStatus | undefined> {
+export async function readEngineStatus(engine: PartitionEngine): Promise<EngineStatus | undefined> {
   let state: EngineState;
   try {
-    state = await readEngineState(database, name);
+    state = await engine.readState();
   } catch (error) {
     if (error instanceof OutboxerError && error.code === 'OUTBOXER_NOT_MIGRATED') return undefined;
     throw error;
   }
-  return { state, group: await readRelayGroup(database, name) };
+  return { state, group: await engine.readRelays() };
 }
 
 export function engineStatusJson(status: EngineStatus | undefined): EngineStatusJson | null {

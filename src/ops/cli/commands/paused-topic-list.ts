@@ -1,5 +1,5 @@
 import type { OutboxOperator } from '../../../core/ports/outbox-operator.js';
-import { MAX_TOPIC_LAG_LIMIT } from '../../../stores/postgres/operator/topic-lag.js';
+import { MAX_TOPIC_LAG_LIMIT } from '../../../core/ports/outbox-operator.js';
 import { shownDestination } from '../../destination-filter.js';
 import { printable, renderTable } from '../format.js';
 

@@ -6,7 +6,8 @@ import { redactUrl } from '../../../core/redact.js';
 import { Relay } from '../../../core/relay.js';
 import { resolveRelayOptions } from '../../../core/relay-options.js';
 import type { CliConfig } from '../config.js';
-import { openStore, type OpenStore, outboxLocation } from '../database.js';
+import type { OpenedStore } from '../../../core/ports/store-dialect.js';
+import { openStore, targetOf } from '../database.js';
 import { CliFailure, describeFailure, EXIT_OK, EXIT_USAGE, TargetedFailure } from '../errors.js';
 import { loadPublisherTracer, type PublisherTracer } from '../publisher-tracer.js';
 import type { CliIo } from '../io.js';
@@ -55,7 +56,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
     return EXIT_USAGE;
   }
   const stop = watchStopSignals(io, logger);
-  let opened: OpenStore | undefined;
+  let opened: OpenedStore | undefined;
   let publisher: Publisher | undefined;
   const destinations: Record<string, DestinationInput> = {};
   let ops: DaemonOpsServer | undefined;
@@ -106,11 +107,10 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         ...loggedPublisherFlags(settings),
         ...(settings.destinations.length === 0 ? {} : { destinations: loggedDestinations(settings.destinations) }),
         ...(settings.tracing ? { tracing: true } : {}),
-        ...(await outboxLocation(opened.dialect, config)),
         table: config.table,
         retainPublishedMs: opened.store.retainPublishedMs,
         idempotencyWindowMs: opened.store.idempotencyWindowMs,
-        ...(opened.dialect === 'postgres' ? { preparedStatements: settings.store.preparedStatements ?? true } : { dialect: opened.dialect }),
+        ...opened.dialect.startLogFields(targetOf(config), settings.store),
         ...(ops === undefined ? {} : { http: ops.url }),
         ...effective,
       },

@@ -1,12 +1,4 @@
 import { createJsonLogger } from '../../../core/logger.js';
-import { migrationScript } from '../../../stores/postgres/migrations.js';
-import { resolveTableName } from '../../../stores/postgres/sql.js';
-import { mysqlMigrationScript } from '../../../stores/mysql/migration-runner.js';
-import { mysqlMigrations } from '../../../stores/mysql/migrations.js';
-import { DEFAULT_PARTITION_COUNT, mysqlTableNames } from '../../../stores/mysql/table-names.js';
-import { sqliteMigrationScript } from '../../../stores/sqlite/migration-runner.js';
-import { sqliteMigrations } from '../../../stores/sqlite/migrations.js';
-import { sqliteTableNames } from '../../../stores/sqlite/table-names.js';
 import type { CliConfig } from '../config.js';
 import { dialectOf, openStore } from '../database.js';
 import { EXIT_OK, UsageError } from '../errors.js';
@@ -14,20 +6,9 @@ import type { CliIo } from '../io.js';
 import { changePartitions } from './change-partitions.js';
 
 /** `outboxer sql [--database-url URL]`: the DDL `migrate` would apply, for the URL's dialect (PostgreSQL without one), on stdout; connects to nothing. */
-export function sqlCommand(config: CliConfig, io: CliIo): number {
-  const dialect = config.databaseUrl === undefined ? 'postgres' : dialectOf(config.databaseUrl);
-  const partitionCount = config.migrate?.partitions ?? DEFAULT_PARTITION_COUNT;
-  if (dialect === 'mysql') {
-    const names = mysqlTableNames(config.table);
-    const list = mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, { partitionCount }) }));
-    io.out(mysqlMigrationScript('outboxer schema', names, config.table, list));
-  } else if (dialect === 'sqlite') {
-    const names = sqliteTableNames(config.table);
-    const list = sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(names, { partitionCount }) }));
-    io.out(sqliteMigrationScript('outboxer schema', names, config.table, list));
-  } else {
-    io.out(migrationScript(resolveTableName(config.schema, config.table)));
-  }
+export async function sqlCommand(config: CliConfig, io: CliIo): Promise<number> {
+  const dialect = await dialectOf(config);
+  io.out(dialect.migrationScript({ url: config.databaseUrl ?? '', schema: config.schema, table: config.table }, config.migrate?.partitions));
   return EXIT_OK;
 }
 
@@ -38,11 +19,11 @@ export function sqlCommand(config: CliConfig, io: CliIo): number {
  */
 export async function migrateCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
-  const dialect = config.databaseUrl === undefined ? 'postgres' : dialectOf(config.databaseUrl);
+  const dialect = await dialectOf(config);
   const settings = config.migrate;
-  if (dialect !== 'postgres' && (settings?.cancelResize === true || settings?.resizeTimeoutMs !== undefined)) {
+  if (!dialect.capabilities.resize && (settings?.cancelResize === true || settings?.resizeTimeoutMs !== undefined)) {
     throw new UsageError(
-      '--cancel-resize and --resize-timeout-ms are for PostgreSQL tables; MariaDB/MySQL and SQLite tables keep the partition count they were created with',
+      `--cancel-resize and --resize-timeout-ms are for tables that resize live (PostgreSQL's); ${dialect.title} tables keep the partition count they were created with`,
       'migrate',
     );
   }
@@ -59,15 +40,15 @@ export async function migrateCommand(config: CliConfig, io: CliIo): Promise<numb
       }
       io.out(`${opened.label} is now at schema version ${latest}\n`);
     }
-    const pg = opened.postgres;
-    if (pg === undefined) {
+    const { engine } = opened;
+    if (engine === undefined) {
       const group = await opened.store.relayGroup();
       if (settings?.partitions !== undefined && group.partitionCount !== settings.partitions) {
-        io.out(`${opened.label} keeps its ${group.partitionCount} partitions: the count is fixed when a MariaDB/MySQL or SQLite table is created\n`);
+        io.out(`${opened.label} keeps its ${group.partitionCount} partitions: the count is fixed when a ${dialect.title} table is created\n`);
       }
       return EXIT_OK;
     }
-    if (settings !== undefined) await changePartitions(pg.database, pg.tableName, settings, io);
+    if (settings !== undefined) await changePartitions(engine, opened.label, settings, io);
     return EXIT_OK;
   } finally {
     await opened.store.close();

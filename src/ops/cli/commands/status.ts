@@ -17,15 +17,15 @@ import type { DestinationPause, RelayGroup } from '../../../core/ports.js';
  */
 export async function statusCommand(config: CliConfig, io: CliIo): Promise<number> {
   const logger = createJsonLogger(config.logLevel, io.err);
-  const { store, postgres, label } = await openStore(config, logger, { max: 1 });
+  const { store, engine, label } = await openStore(config, logger, { max: 1 });
   let stats: OutboxStats;
-  let engine: EngineStatus | undefined;
+  let engineStatus: EngineStatus | undefined;
   let group: RelayGroup | undefined;
   let paused: PauseListing;
   let pausedDestinations: DestinationPause[];
   try {
     stats = await store.stats();
-    if (postgres !== undefined) engine = await readEngineStatus(postgres.database, postgres.tableName);
+    if (engine !== undefined) engineStatus = await readEngineStatus(engine);
     else group = await store.relayGroup();
     paused = await readPauses(store).catch((error: unknown) => {
       // a table without the list of operator pauses (schema version 9 on PostgreSQL) still shows the relays' pauses
@@ -38,7 +38,7 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   }
   if (config.json) {
     const { pending, scheduled, published, dead, oldestPendingAgeSeconds } = stats;
-    const engineJson = group === undefined ? engineStatusJson(engine) : groupStatusJson(group);
+    const engineJson = group === undefined ? engineStatusJson(engineStatus) : groupStatusJson(group);
     io.out(
       `${JSON.stringify({ pending, scheduled, published, dead, oldestPendingAgeSeconds, engine: engineJson, pausedTopics: pausesJson(paused.pauses), pausedDestinations: destinationPausesJson(pausedDestinations) })}\n`,
     );
@@ -55,7 +55,7 @@ export async function statusCommand(config: CliConfig, io: CliIo): Promise<numbe
   io.out(renderTable(['state', 'count', ''], rows, new Set([1])));
   const waiting = stats.pending + stats.scheduled;
   io.out(`oldest pending message: ${waiting > 0 ? `${humanDuration(age)} old (${age.toFixed(1)} s)` : 'none'}\n`);
-  io.out(group === undefined ? engineStatusText(engine) : groupStatusText(group));
+  io.out(group === undefined ? engineStatusText(engineStatus) : groupStatusText(group));
   io.out(paused.pauses.length === 0 ? 'paused topics: none\n' : `paused topics:\n${pausesText(paused, label)}`);
   io.out(pausedDestinations.length === 0 ? 'paused destinations: none\n' : `paused destinations:\n${destinationPausesText(pausedDestinations, label)}`);
   return EXIT_OK;

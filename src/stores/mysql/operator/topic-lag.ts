@@ -1,12 +1,10 @@
+import { MAX_TOPIC_LAG_LIMIT } from '../../../core/ports/outbox-operator.js';
 import { ConfigurationError } from '../../../core/errors.js';
 import type { TopicLag } from '../../../core/ports.js';
 import { RELAY_HOLD_PREFIX, relayPauseOf } from '../../../core/topic-pauses.js';
 import type { MysqlExecutor } from '../database.js';
 import type { MysqlTableNames } from '../table-names.js';
 import { secondsSince } from './mysql-time.js';
-
-/** The most topics one call returns (as on PostgreSQL). */
-export const MAX_TOPIC_LAG_LIMIT = 1000;
 
 /**
  * Pending messages (due or scheduled) per topic and destination (a topic fanned out has one entry per destination,

@@ -5,14 +5,7 @@ import { missingMigrations } from '../migration-runner.js';
 import { migrations } from '../migrations.js';
 import type { TableName } from '../sql.js';
 import { quoteIdentifier } from '../../../core/identifiers.js';
-
-/** The partitioning of one outbox table, as an operator reads it (`outboxer status`, a resize). */
-export interface EngineState {
-  readonly partitionCount: number;
-  readonly generation: number;
-  /** The count a resize waits to move to (grants closed), or null. */
-  readonly resizeTo: number | null;
-}
+import type { EngineState } from '../../../core/ports/partition-engine.js';
 
 interface StateRow {
   partition_count: number;

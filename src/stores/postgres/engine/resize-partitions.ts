@@ -1,12 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { OutboxerError } from '../../../core/errors.js';
+import type { ResizeCancellation, ResizeProgress, ResizeResult } from '../../../core/ports/partition-engine.js';
 import { buildIndexes } from '../concurrent-indexes.js';
 import type { PgDatabase, SqlExecutor } from '../database.js';
 import { leaseTables } from '../leases/lease-tables.js';
 import { partitionIndexes } from '../migration-read-path.js';
 import type { TableName } from '../sql.js';
-import { engineStateIn, type EngineState, liveHolders, readEngineState } from './engine-state.js';
+import type { EngineState } from '../../../core/ports/partition-engine.js';
+import { engineStateIn, liveHolders, readEngineState } from './engine-state.js';
 import { lockOptions, positiveInt, resolveOperatorOptions } from './operator-options.js';
 import { lockedTransaction } from './locked-transaction.js';
 import { dropStalePartitionIndexes } from './stale-partition-indexes.js';
@@ -20,27 +22,9 @@ const resizeOptionsSchema = z
   })
   .strict();
 
-/** Progress of a resize, for printing. `waiting` comes once per poll while relays still hold partitions. */
-export type ResizeProgress =
-  | { readonly step: 'indexes'; readonly partitions: number }
-  | { readonly step: 'waiting'; readonly relays: number; readonly held: number; readonly waitedMs: number }
-  | { readonly step: 'switched'; readonly partitions: number; readonly generation: number }
-  | { readonly step: 'dropped'; readonly indexes: readonly string[] };
-
 export type ResizeOptions = z.input<typeof resizeOptionsSchema> & {
   readonly onProgress?: ((progress: ResizeProgress) => void) | undefined;
 };
-
-export interface ResizeResult {
-  readonly from: number;
-  readonly to: number;
-  readonly generation: number;
-  /** False when the table already had that count and no resize was waiting. */
-  readonly changed: boolean;
-  /** A resize to the same count had been left waiting (its process ended) and this one finished it. */
-  readonly resumed: boolean;
-  readonly droppedIndexes: readonly string[];
-}
 
 const inProgress = (name: TableName, to: number, asked: number) =>
   new OutboxerError(
@@ -145,10 +129,7 @@ async function moveToNextGeneration(tx: SqlExecutor, name: TableName, to: number
  * Abandons a waiting resize: clears `resize_to` (grants open again at the current count) and drops the indexes
  * it had built. Returns the count it was moving to, or null when none was waiting.
  */
-export async function cancelResize(
-  database: PgDatabase,
-  name: TableName,
-): Promise<{ readonly cancelled: number | null; readonly droppedIndexes: readonly string[] }> {
+export async function cancelResize(database: PgDatabase, name: TableName): Promise<ResizeCancellation> {
   const state = await readEngineState(database, name);
   const result = await database.query(
     `UPDATE ${leaseTables(name).partitioning} c SET resize_to = NULL FROM (SELECT resize_to FROM ${leaseTables(name).partitioning} FOR UPDATE) old

@@ -19,9 +19,6 @@ export function leaseTables({ schema, table }: TableName): LeaseTables {
   return Object.freeze({ partitioning: qualified('partitioning'), relays: qualified('relays'), partitions: qualified('partitions') });
 }
 
-/** The partition count a fresh migration configures (`outboxer_partition(key, id, 64)`). */
-export const DEFAULT_PARTITION_COUNT = 64;
-
 /**
  * One lease statement: its SQL for a table's side tables and its parameters in placeholder order, kept together
  * in one file with the reasoning (graphile-worker style).

@@ -1,6 +1,6 @@
 import type { RelayGroup } from '../../../core/ports.js';
 import type { SqlExecutor } from '../database.js';
-import { TROUBLE_COLUMNS } from '../engine/relay-group.js';
+import { TROUBLE_COLUMNS } from '../engine/engine-relays.js';
 import { leaseTables } from '../leases/lease-tables.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
 import type { TableName } from '../sql.js';

@@ -1,3 +1,4 @@
+import { MAX_TOPIC_LAG_LIMIT } from '../../../core/ports/outbox-operator.js';
 import { ConfigurationError } from '../../../core/errors.js';
 import type { TopicLag } from '../../../core/ports.js';
 import { quoteIdentifier } from '../../../core/identifiers.js';
@@ -5,9 +6,6 @@ import { RELAY_HOLD_PREFIX, relayPauseOf } from '../../../core/topic-pauses.js';
 import type { SqlExecutor } from '../database.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
 import type { TableName } from '../sql.js';
-
-/** The most groups (topic and destination) one call returns. */
-export const MAX_TOPIC_LAG_LIMIT = 1000;
 
 interface LagRow {
   topic: string;

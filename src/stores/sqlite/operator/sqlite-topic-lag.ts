@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../../../core/errors.js';
 import type { TopicLag } from '../../../core/ports.js';
 import { RELAY_HOLD_PREFIX, relayPauseOf } from '../../../core/topic-pauses.js';
-import { MAX_TOPIC_LAG_LIMIT } from '../../postgres/operator/topic-lag.js';
+import { MAX_TOPIC_LAG_LIMIT } from '../../../core/ports/outbox-operator.js';
 import type { SqliteDatabase } from '../database.js';
 import { SQLITE_NOW_MS } from '../migrations.js';
 import type { SqliteTableNames } from '../table-names.js';

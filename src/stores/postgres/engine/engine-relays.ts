@@ -1,31 +1,7 @@
+import type { EngineRelays } from '../../../core/ports/partition-engine.js';
 import type { SqlExecutor } from '../database.js';
 import { leaseTables } from '../leases/lease-tables.js';
 import type { TableName } from '../sql.js';
-
-/** A relay of engine v2 whose lease still runs, as an operator sees it. */
-export interface GroupRelay {
-  readonly id: string;
-  /** What the relay called itself at join (its owner name). */
-  readonly name: string;
-  /** It announced it is leaving: it takes nothing more. */
-  readonly leaving: boolean;
-  /** Partitions it owns or is draining. */
-  readonly held: number;
-  /** Time left on its lease, by the database clock. */
-  readonly leaseLeftMs: number;
-  /** What it reported with its last beat about its broker, or null while it can publish. */
-  readonly trouble: { readonly reason: string; readonly since: Date } | null;
-}
-
-/** The relays of a table and who holds its partitions, read without writing (`outboxer status`). */
-export interface RelayGroup {
-  /** Live relays, by name then id. */
-  readonly relays: readonly GroupRelay[];
-  /** Partitions of the current generation no live relay holds: free, or named by a relay whose lease ran out. */
-  readonly unowned: number;
-  /** Of those, the ones still named by a relay whose lease ran out (the next acquire reaps it). */
-  readonly lapsed: number;
-}
 
 /**
  * A relay's reported trouble (migration 11), read through the row as JSON so that `status` also reads a table
@@ -52,7 +28,7 @@ interface GroupRow {
  * Reads the live relays and the partitions nobody live holds, in one statement that writes nothing (no relays row:
  * unlike `RelayLeases.membership`, it needs no relay of its own). Needs migration 6 (the side tables).
  */
-export async function readRelayGroup(executor: SqlExecutor, name: TableName): Promise<RelayGroup> {
+export async function readEngineRelays(executor: SqlExecutor, name: TableName): Promise<EngineRelays> {
   const { relays, partitions, partitioning } = leaseTables(name);
   const result = await executor.query(
     `WITH live AS (SELECT relay_id, name, leaving, expires_at, ${TROUBLE_COLUMNS} FROM ${relays} r WHERE expires_at > now())
