@@ -1,6 +1,6 @@
 import { DASHBOARD_CSS } from './dashboard/dashboard-css.js';
 import { DASHBOARD_HTML } from './dashboard/dashboard-html.js';
-import { DASHBOARD_SCRIPT } from './dashboard/dashboard-script.js';
+import { DASHBOARD_SCRIPT } from './dashboard/dashboard-script.generated.js';
 
 interface Asset {
   readonly contentType: string;
