@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
+import { parseOptions } from '../core/parse-options.js';
 import type { Logger } from '../core/ports.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
 import type { InboxEntryRef } from '../core/ports/inbox-store.js';
@@ -39,10 +40,17 @@ export interface InboxHooks {
   onDead?(event: InboxEntryRef & { attempts: number; reason: string; durationMs?: number }): void;
 }
 
+/**
+ * The inbox's options. `consumer` (required): the name the inbox's entries are kept under, 1 to 200 characters.
+ * `retry`: how a failed handling is tried again; defaults `baseDelayMs` 1000, `maxDelayMs` 60000 (both at most
+ * 1 h, `maxDelayMs >= baseDelayMs`), `maxAttempts` 10 (at most 1000), `jitter` 0.5 (0 to 1).
+ */
 export type InboxOptionsInput<Tx> = z.input<typeof inboxOptionsSchema> & {
   /** Types, schemas and handlers; needed by `handle(message)` without an explicit handler. */
   readonly registry?: MessageRegistry<Tx> | undefined;
+  /** pino-compatible logger. Default: silent. */
   readonly logger?: Logger | undefined;
+  /** Observers of what the inbox decides. Default none. */
   readonly hooks?: InboxHooks | undefined;
 };
 
@@ -57,15 +65,13 @@ export interface InboxOptions<Tx> {
 /** Resolves the inbox options once: documented defaults, validated, frozen. Throws ConfigurationError. */
 export function resolveInboxOptions<Tx>(input: InboxOptionsInput<Tx>): InboxOptions<Tx> {
   const { registry, logger, hooks, ...rest } = input ?? ({} as InboxOptionsInput<Tx>);
-  const parsed = inboxOptionsSchema.safeParse(rest);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue?.path.join('.') ?? '';
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox option ${path || '(root)'}: ${issue?.message ?? 'invalid'}`);
-  }
-  const { consumer, retry } = parsed.data;
+  const { consumer, retry } = parseOptions(inboxOptionsSchema, rest, 'inbox', { alsoKnown: ['registry', 'logger', 'hooks'] });
   if (retry.maxDelayMs < retry.baseDelayMs) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'inbox option retry.maxDelayMs must be >= retry.baseDelayMs');
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `inbox option retry.maxDelayMs (${retry.maxDelayMs}) must be >= retry.baseDelayMs (${retry.baseDelayMs}); raise retry.maxDelayMs or lower retry.baseDelayMs`,
+      { options: ['retry.maxDelayMs', 'retry.baseDelayMs'] },
+    );
   }
   return Object.freeze({
     consumer,

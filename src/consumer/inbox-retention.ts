@@ -1,5 +1,7 @@
-import { ConfigurationError, describeError } from '../core/errors.js';
+import { z } from 'zod';
+import { describeError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
+import { parseOptions, wholeNumber } from '../core/parse-options.js';
 import type { Logger } from '../core/ports.js';
 import type { InboxStore } from '../core/ports/inbox-store.js';
 
@@ -21,12 +23,19 @@ export interface InboxRetentionOptions {
 
 export const INBOX_RETENTION_DEFAULTS = Object.freeze({ retainProcessedMs: 7 * 24 * 3_600_000, intervalMs: 60_000, batchSize: 1000, maxBatchesPerRun: 100 });
 
-function whole(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox retention option ${name}: must be an integer from ${min} to ${max}`);
-  }
-  return value;
+export type ResolvedInboxRetentionOptions = Readonly<Required<Omit<InboxRetentionOptions, 'logger'>>>;
+
+// Not strict: retention has always ignored options it does not know.
+const inboxRetentionSchema = z.object({
+  retainProcessedMs: wholeNumber(0, Number.MAX_SAFE_INTEGER, 'ms').default(INBOX_RETENTION_DEFAULTS.retainProcessedMs),
+  intervalMs: wholeNumber(1, 2_147_483_647, 'ms').default(INBOX_RETENTION_DEFAULTS.intervalMs),
+  batchSize: wholeNumber(1, 100_000).default(INBOX_RETENTION_DEFAULTS.batchSize),
+  maxBatchesPerRun: wholeNumber(1, 100_000).default(INBOX_RETENTION_DEFAULTS.maxBatchesPerRun),
+});
+
+/** Resolves the retention options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option. */
+export function resolveInboxRetentionOptions(input: Omit<InboxRetentionOptions, 'logger'> = {}): ResolvedInboxRetentionOptions {
+  return Object.freeze(parseOptions(inboxRetentionSchema, input, 'inbox retention'));
 }
 
 /**
@@ -34,7 +43,7 @@ function whole(name: string, value: number | undefined, fallback: number, min: n
  * `processed_at`), on a timer. Failed and dead entries are never expired: operators settle them.
  */
 export class InboxRetention {
-  readonly options: Readonly<Required<Omit<InboxRetentionOptions, 'logger'>>>;
+  readonly options: ResolvedInboxRetentionOptions;
   readonly #store: Pick<InboxStore, 'purgeProcessed'>;
   readonly #logger: Logger;
   #timer: NodeJS.Timeout | undefined;
@@ -42,13 +51,9 @@ export class InboxRetention {
 
   constructor(store: Pick<InboxStore, 'purgeProcessed'>, options: InboxRetentionOptions = {}) {
     this.#store = store;
-    this.#logger = options.logger ?? silentLogger;
-    this.options = Object.freeze({
-      retainProcessedMs: whole('retainProcessedMs', options.retainProcessedMs, INBOX_RETENTION_DEFAULTS.retainProcessedMs, 0, Number.MAX_SAFE_INTEGER),
-      intervalMs: whole('intervalMs', options.intervalMs, INBOX_RETENTION_DEFAULTS.intervalMs, 1, 2_147_483_647),
-      batchSize: whole('batchSize', options.batchSize, INBOX_RETENTION_DEFAULTS.batchSize, 1, 100_000),
-      maxBatchesPerRun: whole('maxBatchesPerRun', options.maxBatchesPerRun, INBOX_RETENTION_DEFAULTS.maxBatchesPerRun, 1, 100_000),
-    });
+    const { logger, ...settings } = options;
+    this.#logger = logger ?? silentLogger;
+    this.options = resolveInboxRetentionOptions(settings);
   }
 
   /** One cleanup run: at most `maxBatchesPerRun` statements of `batchSize`; returns how many entries went. */

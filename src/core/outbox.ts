@@ -1,36 +1,15 @@
-import { ConfigurationError, OutboxerError } from './errors.js';
+import { OutboxerError } from './errors.js';
 import type { NewOutboxMessage, OutboxMessageInput } from './message.js';
 import type { CommitNotifier, OutboxStore, OutboxWriter, OutgoingValidator, Publisher } from './ports.js';
 import type { EnqueueInstrumentation } from './ports/enqueue-instrumentation.js';
 import { isOutboxTransaction } from './ports/outbox-transaction.js';
 import { Relay, type StoreForRelay } from './relay.js';
-import { type RouteInput, Routes } from './routes.js';
+import type { Routes } from './routes.js';
+import { type OutboxOptions, resolveOutboxOptions } from './outbox-options.js';
 import type { RelayOptionsInput } from './relay-options.js';
 import { validateMessage, type MessageLimits } from './validate-message.js';
 
-export interface OutboxOptions {
-  /** Largest body accepted at enqueue, in the bytes that will be published. Default 256 KiB; keep it at or below your broker's limit. */
-  readonly maxPayloadBytes?: number;
-  /** Also wakes relays in other processes on `notifyCommitted()` (e.g. `pgCommitNotifier`). */
-  readonly commitNotifier?: CommitNotifier;
-  /** Validates every payload against the schema of its type before it is stored (e.g. a `MessageRegistry`). */
-  readonly registry?: OutgoingValidator;
-  /**
-   * Observes every enqueue, e.g. `createOtelInstrumentation(...).enqueue` from `outboxer/otel`: a producer span per
-   * message, its context stored in the message's `traceparent` header. Default none (nothing is added).
-   */
-  readonly instrumentation?: EnqueueInstrumentation;
-  /**
-   * Fan-out: topics to named destinations (`[{ topic: 'orders.*', to: ['default', 'partner'] }]`, first match
-   * wins). `enqueue` writes one row per destination of a message that names none (docs/fan-out.md). Default none:
-   * every message goes to the relay's own publisher.
-   */
-  readonly routes?: readonly RouteInput[];
-}
-
-const OUTBOX_OPTIONS: readonly string[] = ['maxPayloadBytes', 'commitNotifier', 'registry', 'instrumentation', 'routes'];
-
-export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+export { DEFAULT_MAX_PAYLOAD_BYTES, type OutboxOptions } from './outbox-options.js';
 
 /**
  * Handles on which every statement commits on its own: a `pg` Pool, or a database handle that runs
@@ -73,36 +52,13 @@ export class Outbox<Tx, Store extends StoreForOutbox<Tx> = OutboxStore<Tx>> {
   readonly #routes: Routes;
 
   constructor(store: Store & StoreForOutbox<Tx>, options: OutboxOptions = {}) {
-    if ((options as { maxConcurrentHandoffs?: unknown }).maxConcurrentHandoffs !== undefined) {
-      throw new ConfigurationError(
-        'OUTBOXER_INVALID_OPTION',
-        "maxConcurrentHandoffs sized engine v1's in-process hand-off, which this version no longer has: remove it (outbox.transaction wakes the relay after the commit)",
-      );
-    }
-    for (const name of Object.keys(options)) {
-      if (!OUTBOX_OPTIONS.includes(name)) {
-        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `outbox option ${name.slice(0, 60)} is not known (known: ${OUTBOX_OPTIONS.join(', ')})`, {
-          options: [name.slice(0, 60)],
-        });
-      }
-    }
-    if (options.instrumentation !== undefined && typeof (options.instrumentation as Partial<EnqueueInstrumentation> | null)?.enqueue !== 'function') {
-      throw new ConfigurationError(
-        'OUTBOXER_INVALID_OPTION',
-        'outbox option instrumentation must have an enqueue(messages, store) method (e.g. createOtelInstrumentation(...).enqueue from outboxer/otel)',
-        { options: ['instrumentation'] },
-      );
-    }
-    const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'maxPayloadBytes must be a whole number of bytes >= 1');
-    }
+    const resolved = resolveOutboxOptions(options);
     this.store = store;
-    this.#commitNotifier = options.commitNotifier;
-    this.#registry = options.registry;
-    this.#instrumentation = options.instrumentation;
-    this.#routes = new Routes(options.routes);
-    this.limits = Object.freeze({ maxPayloadBytes });
+    this.#commitNotifier = resolved.commitNotifier;
+    this.#registry = resolved.registry;
+    this.#instrumentation = resolved.instrumentation;
+    this.#routes = resolved.routes;
+    this.limits = Object.freeze({ maxPayloadBytes: resolved.maxPayloadBytes });
   }
 
   /**

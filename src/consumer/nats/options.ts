@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { ConfigurationError } from '../../core/errors.js';
+import { parseOptions, wholeNumber } from '../../core/parse-options.js';
 import type { Logger } from '../../core/ports.js';
 import { isValidSubject, resolveNatsPublisherOptions, type ResolvedNatsPublisherOptions } from '../../publishers/nats/options.js';
 import type { DeliveryInstrumentation } from '../delivery-instrumentation.js';
@@ -35,7 +37,9 @@ export interface NatsConsumerOptions<Tx> {
   readonly stopTimeoutMs?: number | undefined;
   /** Client connection name. Default `outboxer-consumer`. */
   readonly name?: string | undefined;
+  /** pino-compatible logger. Default: silent. */
   readonly logger?: Logger | undefined;
+  /** Observers of each delivery's outcome. Default none. */
   readonly hooks?: ConsumerHooks | undefined;
   /** Observes each handling attempt, e.g. `createOtelInstrumentation(...).delivery` from `outboxer/otel`. Default none. */
   readonly instrumentation?: DeliveryInstrumentation | undefined;
@@ -69,46 +73,48 @@ export const NATS_CONSUMER_DEFAULTS = Object.freeze({
   name: 'outboxer-consumer',
 });
 
-const KNOWN = new Set([
-  'servers',
-  'stream',
-  'durable',
-  'inbox',
-  'handler',
-  'filterSubject',
-  'subjectPrefix',
-  'ackWaitMs',
-  'maxDeliver',
-  'maxAckPending',
-  'manageConsumer',
-  'connectTimeoutMs',
-  'stopTimeoutMs',
-  'name',
-  'logger',
-  'hooks',
-  'instrumentation',
-]);
 /** Stream and consumer names: no whitespace, dots, wildcards or path separators. */
 const NAME = /^[A-Za-z0-9_-]{1,200}$/;
 const FILTER_TOKEN = /^([A-Za-z0-9_\-:/]+|\*|>)$/;
+const NAME_RULE = 'is required: 1 to 200 characters of [A-Za-z0-9_-]';
 
-function fail(option: string, problem: string): never {
-  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `nats consumer option ${option}: ${problem}`);
-}
+/** Every option but the connection's (`servers`, `connectTimeoutMs`, `name`, `logger`: the publisher's rules) and `hooks`. */
+const consumerSchema = z
+  .object({
+    stream: z.string({ error: NAME_RULE }).regex(NAME, { error: NAME_RULE }),
+    durable: z.string({ error: NAME_RULE }).regex(NAME, { error: NAME_RULE }),
+    inbox: z.custom<Inbox<unknown>>((value) => typeof (value as Partial<Inbox<unknown>> | null)?.handleDelivery === 'function', {
+      error: 'is required: an Inbox (createInbox(...))',
+    }),
+    handler: z
+      .custom<MessageHandler<unknown>>((value) => typeof value === 'function', { error: 'must be a function (message, tx) => Promise<void>' })
+      .optional(),
+    filterSubject: z
+      .string({ error: 'must be a string' })
+      .refine((filter) => filter.split('.').every((token) => FILTER_TOKEN.test(token)), {
+        error: 'must be dot-separated subject tokens, `*` or a final `>`',
+      })
+      .optional(),
+    subjectPrefix: z.string().refine(isValidSubject, { error: 'must be a NATS subject without wildcards' }).optional(),
+    ackWaitMs: wholeNumber(1000, 3_600_000, 'milliseconds').default(NATS_CONSUMER_DEFAULTS.ackWaitMs),
+    maxDeliver: wholeNumber(-1, 1_000_000)
+      .refine((value) => value !== 0, { error: 'must be -1 (unlimited) or at least 1' })
+      .default(NATS_CONSUMER_DEFAULTS.maxDeliver),
+    maxAckPending: wholeNumber(1, 100_000).default(NATS_CONSUMER_DEFAULTS.maxAckPending),
+    manageConsumer: z.boolean({ error: 'must be a boolean' }).default(NATS_CONSUMER_DEFAULTS.manageConsumer),
+    stopTimeoutMs: wholeNumber(1, 3_600_000, 'milliseconds').default(NATS_CONSUMER_DEFAULTS.stopTimeoutMs),
+    instrumentation: z
+      .custom<DeliveryInstrumentation>((value) => typeof (value as Partial<DeliveryInstrumentation> | null)?.process === 'function', {
+        error: 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)',
+      })
+      .optional(),
+  })
+  .strict();
 
-function int(option: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(option, `must be an integer from ${min} to ${max}`);
-  return value;
-}
-
-/** Resolves the consumer's options once: documented defaults, validated, frozen. Throws ConfigurationError. */
-export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): ResolvedNatsConsumerOptions<Tx> {
-  if (typeof input !== 'object' || input === null) fail('(root)', 'options must be an object');
-  for (const name of Object.keys(input)) if (!KNOWN.has(name)) fail(name.slice(0, 60), `is not a known option (known: ${[...KNOWN].join(', ')})`);
-  let connection: ResolvedNatsPublisherOptions;
+/** The connection is resolved by the publisher's rules; its faults are named as this consumer's options. */
+function resolveConnection<Tx>(input: NatsConsumerOptions<Tx>): ResolvedNatsPublisherOptions {
   try {
-    connection = resolveNatsPublisherOptions({
+    return resolveNatsPublisherOptions({
       servers: input.servers,
       connectTimeoutMs: input.connectTimeoutMs,
       logger: input.logger,
@@ -116,41 +122,28 @@ export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): 
       subjectPrefix: input.subjectPrefix,
     });
   } catch (error) {
-    if (error instanceof ConfigurationError) throw new ConfigurationError(error.code, error.message.replace('nats publisher option', 'nats consumer option'));
-    throw error;
+    if (!(error instanceof ConfigurationError)) throw error;
+    throw new ConfigurationError(error.code, error.message.replace('nats publisher option', 'nats consumer option'), { options: error.options });
   }
-  for (const option of ['stream', 'durable'] as const) {
-    if (typeof input[option] !== 'string' || !NAME.test(input[option])) fail(option, 'is required: 1 to 200 characters of [A-Za-z0-9_-]');
+}
+
+/** Resolves the consumer's options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option and the fix. */
+export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): ResolvedNatsConsumerOptions<Tx> {
+  if (typeof input !== 'object' || input === null) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'nats consumer option (root): options must be an object with servers, stream, durable and inbox');
   }
-  if (typeof input.inbox !== 'object' || input.inbox === null || typeof input.inbox.handleDelivery !== 'function') fail('inbox', 'is required: an Inbox');
-  if (input.handler !== undefined && typeof input.handler !== 'function') fail('handler', 'must be a function (message, tx) => Promise<void>');
-  if (input.instrumentation !== undefined && typeof (input.instrumentation as Partial<DeliveryInstrumentation> | null)?.process !== 'function') {
-    fail('instrumentation', 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)');
-  }
-  const { filterSubject } = input;
-  if (filterSubject !== undefined && (typeof filterSubject !== 'string' || !filterSubject.split('.').every((t) => FILTER_TOKEN.test(t)))) {
-    fail('filterSubject', 'must be dot-separated subject tokens, `*` or a final `>`');
-  }
-  if (input.manageConsumer !== undefined && typeof input.manageConsumer !== 'boolean') fail('manageConsumer', 'must be a boolean');
-  const maxDeliver = int('maxDeliver', input.maxDeliver, NATS_CONSUMER_DEFAULTS.maxDeliver, -1, 1_000_000);
-  if (maxDeliver === 0) fail('maxDeliver', 'must be -1 (unlimited) or at least 1');
-  const subjectPrefix = input.subjectPrefix;
-  if (subjectPrefix !== undefined && !isValidSubject(subjectPrefix)) fail('subjectPrefix', 'must be a NATS subject without wildcards');
+  const connection = resolveConnection(input);
+  const { servers: _servers, connectTimeoutMs: _connectTimeoutMs, name: _name, logger: _logger, hooks, ...rest } = input;
+  const options = parseOptions(consumerSchema, rest, 'nats consumer', { alsoKnown: ['servers', 'connectTimeoutMs', 'name', 'logger', 'hooks'] });
   return Object.freeze({
+    ...options,
     connection,
-    stream: input.stream,
-    durable: input.durable,
-    inbox: input.inbox,
-    handler: input.handler,
-    filterSubject,
-    subjectPrefix,
-    ackWaitMs: int('ackWaitMs', input.ackWaitMs, NATS_CONSUMER_DEFAULTS.ackWaitMs, 1000, 3_600_000),
-    maxDeliver,
-    maxAckPending: int('maxAckPending', input.maxAckPending, NATS_CONSUMER_DEFAULTS.maxAckPending, 1, 100_000),
-    manageConsumer: input.manageConsumer ?? NATS_CONSUMER_DEFAULTS.manageConsumer,
-    stopTimeoutMs: int('stopTimeoutMs', input.stopTimeoutMs, NATS_CONSUMER_DEFAULTS.stopTimeoutMs, 1, 3_600_000),
+    inbox: options.inbox as Inbox<Tx>,
+    handler: options.handler,
+    filterSubject: options.filterSubject,
+    subjectPrefix: options.subjectPrefix,
+    instrumentation: options.instrumentation,
     logger: connection.logger,
-    hooks: Object.freeze({ ...input.hooks }),
-    instrumentation: input.instrumentation,
+    hooks: Object.freeze({ ...hooks }),
   });
 }

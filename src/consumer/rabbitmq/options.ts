@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
+import { z } from 'zod';
 import { ConfigurationError } from '../../core/errors.js';
+import { parseOptions, wholeNumber } from '../../core/parse-options.js';
 import type { Logger } from '../../core/ports.js';
-import { resolveRabbitMqPublisherOptions, type RabbitMqExchangeType } from '../../publishers/rabbitmq/options.js';
+import { resolveRabbitMqPublisherOptions, type RabbitMqExchangeType, type ResolvedRabbitMqPublisherOptions } from '../../publishers/rabbitmq/options.js';
 import type { DeliveryInstrumentation } from '../delivery-instrumentation.js';
 import type { ConsumerHooks } from '../delivery-runner.js';
 import type { Inbox } from '../inbox.js';
@@ -44,7 +46,9 @@ export interface RabbitMqConsumerOptions<Tx> {
   readonly stopTimeoutMs?: number | undefined;
   /** Connection name shown by the management UI. Default `outboxer-consumer@<host>/<pid>`. */
   readonly clientName?: string | undefined;
+  /** pino-compatible logger. Default: silent. */
   readonly logger?: Logger | undefined;
+  /** Observers of each delivery's outcome. Default none. */
   readonly hooks?: ConsumerHooks | undefined;
   /** Observes each handling attempt, e.g. `createOtelInstrumentation(...).delivery` from `outboxer/otel`. Default none. */
   readonly instrumentation?: DeliveryInstrumentation | undefined;
@@ -83,48 +87,60 @@ export const RABBITMQ_CONSUMER_DEFAULTS = Object.freeze({
   stopTimeoutMs: 30_000,
 });
 
-const KNOWN = new Set([
-  'url',
-  'queue',
-  'inbox',
-  'handler',
-  'exchange',
-  'exchangeType',
-  'declareExchange',
-  'bindingKeys',
-  'prefetch',
-  'queueArguments',
-  'singleActiveConsumer',
-  'deadLetter',
-  'heartbeatSeconds',
-  'connectTimeoutMs',
-  'reconnectDelayMs',
-  'maxReconnectDelayMs',
-  'stopTimeoutMs',
-  'clientName',
-  'logger',
-  'hooks',
-  'instrumentation',
-]);
-const SHORT_STRING = /^[^\u0000-\u001f\u007f]{1,255}$/;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+const BINDING_KEYS_RULE = 'must be an array of routing-key patterns of at most 255 bytes, without control characters';
+const QUEUE_RULE = 'is required: 1 to 255 bytes, no control characters, not starting with "amq."';
 
-function fail(option: string, problem: string): never {
-  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `rabbitmq consumer option ${option}: ${problem}`);
+/** Every option but the connection's (the publisher's rules: `url`, exchange, heartbeat, ...) and `hooks`. */
+const consumerSchema = z
+  .object({
+    queue: z
+      .string({ error: QUEUE_RULE })
+      .refine((queue) => queue !== '' && Buffer.byteLength(queue) <= 255 && !queue.startsWith('amq.') && !CONTROL_CHARACTERS.test(queue), {
+        error: QUEUE_RULE,
+      }),
+    inbox: z.custom<Inbox<unknown>>((value) => typeof (value as Partial<Inbox<unknown>> | null)?.handleDelivery === 'function', {
+      error: 'is required: an Inbox (createInbox(...))',
+    }),
+    handler: z
+      .custom<MessageHandler<unknown>>((value) => typeof value === 'function', { error: 'must be a function (message, tx) => Promise<void>' })
+      .optional(),
+    bindingKeys: z
+      .array(
+        z.string({ error: BINDING_KEYS_RULE }).refine((key) => Buffer.byteLength(key) <= 255 && !/[\u0000-\u001f]/.test(key), { error: BINDING_KEYS_RULE }),
+        { error: BINDING_KEYS_RULE },
+      )
+      .readonly()
+      .default(RABBITMQ_CONSUMER_DEFAULTS.bindingKeys),
+    prefetch: wholeNumber(1, 65_535).default(RABBITMQ_CONSUMER_DEFAULTS.prefetch),
+    queueArguments: z
+      .custom<Readonly<Record<string, string | number | boolean>>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+        error: "must be an object of queue arguments, e.g. { 'x-queue-type': 'quorum' }",
+      })
+      .optional(),
+    singleActiveConsumer: z.boolean({ error: 'must be a boolean' }).optional(),
+    deadLetter: z.enum(['reject', 'ack'], { error: "must be 'reject' or 'ack'" }).default(RABBITMQ_CONSUMER_DEFAULTS.deadLetter),
+    reconnectDelayMs: wholeNumber(1, 3_600_000, 'milliseconds').default(RABBITMQ_CONSUMER_DEFAULTS.reconnectDelayMs),
+    maxReconnectDelayMs: wholeNumber(1, 3_600_000, 'milliseconds').optional(),
+    stopTimeoutMs: wholeNumber(1, 3_600_000, 'milliseconds').default(RABBITMQ_CONSUMER_DEFAULTS.stopTimeoutMs),
+    instrumentation: z
+      .custom<DeliveryInstrumentation>((value) => typeof (value as Partial<DeliveryInstrumentation> | null)?.process === 'function', {
+        error: 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)',
+      })
+      .optional(),
+  })
+  .strict();
+
+const CONNECTION_OPTIONS = ['url', 'exchange', 'exchangeType', 'declareExchange', 'heartbeatSeconds', 'connectTimeoutMs', 'clientName', 'logger'] as const;
+
+function fail(option: string, problem: string, options: readonly string[] = [option]): never {
+  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `rabbitmq consumer option ${option}: ${problem}`, { options });
 }
 
-function int(option: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(option, `must be an integer from ${min} to ${max}`);
-  return value;
-}
-
-/** Resolves the consumer's options once: documented defaults, validated, frozen. Throws ConfigurationError. */
-export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOptions<Tx>): ResolvedRabbitMqConsumerOptions<Tx> {
-  if (typeof input !== 'object' || input === null) fail('(root)', 'options must be an object');
-  for (const name of Object.keys(input)) if (!KNOWN.has(name)) fail(name.slice(0, 60), `is not a known option (known: ${[...KNOWN].join(', ')})`);
-  let shared;
+/** The connection is resolved by the publisher's rules; its faults are named as this consumer's options. */
+function resolveConnection<Tx>(input: RabbitMqConsumerOptions<Tx>): ResolvedRabbitMqPublisherOptions {
   try {
-    shared = resolveRabbitMqPublisherOptions({
+    return resolveRabbitMqPublisherOptions({
       url: input.url,
       exchange: input.exchange,
       exchangeType: input.exchangeType,
@@ -135,54 +151,48 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
       clientName: input.clientName ?? `outboxer-consumer@${hostname()}/${process.pid}`,
     });
   } catch (error) {
-    if (error instanceof ConfigurationError)
-      throw new ConfigurationError(error.code, error.message.replace('rabbitmq publisher option', 'rabbitmq consumer option'));
-    throw error;
+    if (!(error instanceof ConfigurationError)) throw error;
+    throw new ConfigurationError(error.code, error.message.replace('rabbitmq publisher option', 'rabbitmq consumer option'), { options: error.options });
   }
-  if (typeof input.queue !== 'string' || !SHORT_STRING.test(input.queue) || Buffer.byteLength(input.queue) > 255 || input.queue.startsWith('amq.')) {
-    fail('queue', 'is required: 1 to 255 bytes, no control characters, not starting with "amq."');
+}
+
+/** Resolves the consumer's options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option and the fix. */
+export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOptions<Tx>): ResolvedRabbitMqConsumerOptions<Tx> {
+  if (typeof input !== 'object' || input === null) fail('(root)', 'options must be an object with url, queue and inbox', []);
+  const shared = resolveConnection(input);
+  const { hooks, ...rest } = input;
+  for (const name of CONNECTION_OPTIONS) delete (rest as Partial<RabbitMqConsumerOptions<Tx>>)[name];
+  const options = parseOptions(consumerSchema, rest, 'rabbitmq consumer', { alsoKnown: [...CONNECTION_OPTIONS, 'hooks'] });
+  const maxReconnectDelayMs = options.maxReconnectDelayMs ?? Math.max(options.reconnectDelayMs, RABBITMQ_CONSUMER_DEFAULTS.maxReconnectDelayMs);
+  if (maxReconnectDelayMs < options.reconnectDelayMs) {
+    fail(
+      'maxReconnectDelayMs',
+      `(${maxReconnectDelayMs}) must be >= reconnectDelayMs (${options.reconnectDelayMs}); raise maxReconnectDelayMs or lower reconnectDelayMs`,
+      ['maxReconnectDelayMs', 'reconnectDelayMs'],
+    );
   }
-  if (typeof input.inbox !== 'object' || input.inbox === null || typeof input.inbox.handleDelivery !== 'function') fail('inbox', 'is required: an Inbox');
-  if (input.handler !== undefined && typeof input.handler !== 'function') fail('handler', 'must be a function (message, tx) => Promise<void>');
-  if (input.instrumentation !== undefined && typeof (input.instrumentation as Partial<DeliveryInstrumentation> | null)?.process !== 'function') {
-    fail('instrumentation', 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)');
-  }
-  const bindingKeys = input.bindingKeys ?? RABBITMQ_CONSUMER_DEFAULTS.bindingKeys;
-  if (!Array.isArray(bindingKeys) || bindingKeys.some((key) => typeof key !== 'string' || Buffer.byteLength(key) > 255 || /[\u0000-\u001f]/.test(key))) {
-    fail('bindingKeys', 'must be an array of routing-key patterns of at most 255 bytes');
-  }
-  const deadLetter = input.deadLetter ?? RABBITMQ_CONSUMER_DEFAULTS.deadLetter;
-  if (deadLetter !== 'reject' && deadLetter !== 'ack') fail('deadLetter', "must be 'reject' or 'ack'");
-  const queueArguments = { ...(input.queueArguments ?? {}) };
-  if (input.singleActiveConsumer !== undefined && typeof input.singleActiveConsumer !== 'boolean') fail('singleActiveConsumer', 'must be a boolean');
-  if (input.singleActiveConsumer === true) queueArguments['x-single-active-consumer'] = true;
-  const reconnectDelayMs = int('reconnectDelayMs', input.reconnectDelayMs, RABBITMQ_CONSUMER_DEFAULTS.reconnectDelayMs, 1, 3_600_000);
+  const queueArguments: Record<string, string | number | boolean> = { ...options.queueArguments };
+  if (options.singleActiveConsumer === true) queueArguments['x-single-active-consumer'] = true;
   const resolved = {
     redactedUrl: shared.redactedUrl,
-    queue: input.queue,
-    inbox: input.inbox,
-    handler: input.handler,
+    queue: options.queue,
+    inbox: options.inbox as Inbox<Tx>,
+    handler: options.handler as MessageHandler<Tx> | undefined,
     exchange: shared.exchange,
     exchangeType: shared.exchangeType,
     declareExchange: shared.declareExchange,
-    bindingKeys: Object.freeze([...(bindingKeys as string[])]),
-    prefetch: int('prefetch', input.prefetch, RABBITMQ_CONSUMER_DEFAULTS.prefetch, 1, 65_535),
+    bindingKeys: Object.freeze([...options.bindingKeys]),
+    prefetch: options.prefetch,
     queueArguments: Object.freeze(queueArguments),
-    deadLetter,
+    deadLetter: options.deadLetter,
     connectTimeoutMs: shared.connectTimeoutMs,
-    reconnectDelayMs,
-    maxReconnectDelayMs: int(
-      'maxReconnectDelayMs',
-      input.maxReconnectDelayMs,
-      Math.max(reconnectDelayMs, RABBITMQ_CONSUMER_DEFAULTS.maxReconnectDelayMs),
-      reconnectDelayMs,
-      3_600_000,
-    ),
-    stopTimeoutMs: int('stopTimeoutMs', input.stopTimeoutMs, RABBITMQ_CONSUMER_DEFAULTS.stopTimeoutMs, 1, 3_600_000),
+    reconnectDelayMs: options.reconnectDelayMs,
+    maxReconnectDelayMs,
+    stopTimeoutMs: options.stopTimeoutMs,
     clientName: shared.clientName,
     logger: shared.logger,
-    hooks: Object.freeze({ ...input.hooks }),
-    instrumentation: input.instrumentation,
+    hooks: Object.freeze({ ...hooks }),
+    instrumentation: options.instrumentation,
   };
   Object.defineProperty(resolved, 'url', { value: shared.url, enumerable: false });
   return Object.freeze(resolved) as ResolvedRabbitMqConsumerOptions<Tx>;

@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import { ConfigurationError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
+import { isLoggerLike, parseOptions, wholeNumber } from '../../core/parse-options.js';
 import type { Logger } from '../../core/ports.js';
 import { redactUrl, scrubSecrets, secretsOfUrl } from '../../core/redact.js';
 import { type CloudEventsOptions, resolveCloudEventsOption, type ResolvedCloudEvents } from '../cloudevents.js';
@@ -62,24 +64,36 @@ export const NATS_DEFAULTS = Object.freeze({ publishTimeoutMs: 10_000, connectTi
 const SUBJECT_TOKEN = /^[A-Za-z0-9_\-:/]+$/;
 const MAX_PREFIX_BYTES = 200;
 const MAX_TIMEOUT_MS = 10 * 60_000;
-const KNOWN_OPTIONS = new Set(['servers', 'subjectPrefix', 'publishTimeoutMs', 'connectTimeoutMs', 'maxMessageBytes', 'logger', 'name', 'cloudEvents']);
-
-function invalid(option: string, problem: string): never {
-  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `nats publisher option ${option}: ${problem}`);
-}
 
 /** True if `subject` is dot-separated tokens of SUBJECT_TOKEN (what both the prefix and the full subject must be). */
 export function isValidSubject(subject: string): boolean {
   return subject !== '' && subject.split('.').every((token) => SUBJECT_TOKEN.test(token));
 }
 
-function positiveMs(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMEOUT_MS) {
-    invalid(option, `must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`);
-  }
-  return value;
-}
+/** Every option but `servers` (a URL parser of its own, which keeps credentials out of messages) and `cloudEvents`. */
+const settingsSchema = z
+  .object({
+    subjectPrefix: z
+      .string({ error: 'must be a string' })
+      .refine((prefix) => isValidSubject(prefix) && Buffer.byteLength(prefix) <= MAX_PREFIX_BYTES, {
+        error: `must be dot-separated NATS subject tokens of [A-Za-z0-9_-:/] (no spaces, wildcards, $ or empty tokens), at most ${MAX_PREFIX_BYTES} bytes`,
+      })
+      .optional(),
+    publishTimeoutMs: wholeNumber(1, MAX_TIMEOUT_MS, 'milliseconds').default(NATS_DEFAULTS.publishTimeoutMs),
+    connectTimeoutMs: wholeNumber(1, MAX_TIMEOUT_MS, 'milliseconds').default(NATS_DEFAULTS.connectTimeoutMs),
+    maxMessageBytes: wholeNumber(1, Number.MAX_SAFE_INTEGER, 'bytes').optional(),
+    logger: z
+      .custom<Logger>((value) => isLoggerLike(value, ['warn']), { error: 'must be a pino-compatible logger (debug, info, warn, error)' })
+      .default(silentLogger),
+    name: z
+      .string({ error: 'must be a string' })
+      .min(1, { error: 'must not be empty' })
+      .max(200, { error: 'must be at most 200 characters' })
+      .regex(/^[^\r\n\0]*$/, { error: 'must not contain line breaks or NUL' })
+      .default(NATS_DEFAULTS.name),
+    cloudEvents: z.unknown().optional(),
+  })
+  .strict();
 
 function parseServer(raw: unknown, index: number): { server: NatsServer; auth: NatsAuth; tls: boolean; secrets: string[] } {
   const option = `servers[${index}]`;
@@ -122,57 +136,38 @@ function sameAuth(a: NatsAuth, b: NatsAuth): boolean {
   return a.user === b.user && a.pass === b.pass && a.token === b.token;
 }
 
+function invalid(option: string, problem: string, options: readonly string[] = [option]): never {
+  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `nats publisher option ${option}: ${problem}`, { options });
+}
+
 /** Resolves the options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option. */
 export function resolveNatsPublisherOptions(input: NatsPublisherOptions): ResolvedNatsPublisherOptions {
-  if (typeof input !== 'object' || input === null) invalid('(root)', 'options object is required');
-  for (const option of Object.keys(input)) {
-    if (!KNOWN_OPTIONS.has(option)) invalid(JSON.stringify(option).slice(0, 60), `is not an option; known: ${[...KNOWN_OPTIONS].join(', ')}`);
-  }
-  const list: readonly unknown[] = typeof input.servers === 'string' ? [input.servers] : Array.isArray(input.servers) ? input.servers : [];
+  if (typeof input !== 'object' || input === null) invalid('(root)', 'an options object with at least servers is required', []);
+  const { servers, ...rest } = input;
+  const settings = parseOptions(settingsSchema, rest, 'nats publisher', { alsoKnown: ['servers'], quoteUnknown: true });
+  const list: readonly unknown[] = typeof servers === 'string' ? [servers] : Array.isArray(servers) ? servers : [];
   if (list.length === 0) invalid('servers', 'is required: a URL such as nats://127.0.0.1:4222, or a non-empty array of them');
   const parsed = list.map((raw, index) => parseServer(raw, index));
   let auth: NatsAuth = {};
   for (const entry of parsed) {
     if (Object.keys(entry.auth).length === 0) continue;
     if (Object.keys(auth).length > 0 && !sameAuth(auth, entry.auth)) {
-      invalid('servers', 'carry different credentials; the client authenticates to every server of a cluster the same way');
+      invalid(
+        'servers',
+        'carry different credentials; the client authenticates to every server of a cluster the same way: give each URL the same user and password',
+      );
     }
     auth = entry.auth;
   }
   const tls = parsed.some((entry) => entry.tls);
   if (tls && !parsed.every((entry) => entry.tls)) invalid('servers', 'mix nats:// and tls://; use one scheme for all');
-
-  const { subjectPrefix } = input;
-  if (subjectPrefix !== undefined) {
-    if (typeof subjectPrefix !== 'string' || !isValidSubject(subjectPrefix) || Buffer.byteLength(subjectPrefix) > MAX_PREFIX_BYTES) {
-      invalid(
-        'subjectPrefix',
-        `must be dot-separated NATS subject tokens of [A-Za-z0-9_-:/] (no spaces, wildcards or empty tokens), at most ${MAX_PREFIX_BYTES} bytes; got ${JSON.stringify(String(subjectPrefix).slice(0, 80))}`,
-      );
-    }
-  }
-  const { maxMessageBytes } = input;
-  if (maxMessageBytes !== undefined && (typeof maxMessageBytes !== 'number' || !Number.isInteger(maxMessageBytes) || maxMessageBytes < 1)) {
-    invalid('maxMessageBytes', 'must be a whole number of bytes >= 1');
-  }
-  const { logger } = input;
-  if (logger !== undefined && (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function')) {
-    invalid('logger', 'must be a pino-compatible logger (debug, info, warn, error)');
-  }
-  const { name } = input;
-  if (name !== undefined && (typeof name !== 'string' || name === '' || name.length > 200 || /[\r\n\0]/.test(name))) {
-    invalid('name', 'must be a non-empty string of at most 200 characters, without line breaks');
-  }
   const resolved = {
+    ...settings,
+    subjectPrefix: settings.subjectPrefix,
+    maxMessageBytes: settings.maxMessageBytes,
     servers: Object.freeze(parsed.map((entry) => Object.freeze(entry.server))),
     tls,
-    subjectPrefix,
-    publishTimeoutMs: positiveMs('publishTimeoutMs', input.publishTimeoutMs, NATS_DEFAULTS.publishTimeoutMs),
-    connectTimeoutMs: positiveMs('connectTimeoutMs', input.connectTimeoutMs, NATS_DEFAULTS.connectTimeoutMs),
-    maxMessageBytes,
-    logger: logger ?? silentLogger,
-    name: name ?? NATS_DEFAULTS.name,
-    cloudEvents: resolveCloudEventsOption(input.cloudEvents, 'nats'),
+    cloudEvents: resolveCloudEventsOption(settings.cloudEvents, 'nats'),
   };
   // Credentials stay off the enumerable surface: JSON.stringify or console.log of the options never shows them.
   Object.defineProperty(resolved, 'auth', { value: Object.freeze(auth), enumerable: false });

@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
+import { z } from 'zod';
 import { ConfigurationError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
+import { isLoggerLike, parseOptions, wholeNumber } from '../../core/parse-options.js';
 import type { Logger } from '../../core/ports.js';
 import { redactUrl } from '../../core/redact.js';
 import { type CloudEventsOptions, resolveCloudEventsOption, type ResolvedCloudEvents } from '../cloudevents.js';
@@ -60,54 +62,53 @@ export const RABBITMQ_PUBLISHER_DEFAULTS = Object.freeze({
   heartbeatSeconds: 10,
 });
 
-const KNOWN_OPTIONS = new Set([
-  'url',
-  'exchange',
-  'exchangeType',
-  'declareExchange',
-  'confirmTimeoutMs',
-  'connectTimeoutMs',
-  'heartbeatSeconds',
-  'maxMessageBytes',
-  'logger',
-  'clientName',
-  'cloudEvents',
-]);
 const MAX_TIMER_MS = 2_147_483_647;
 /** RabbitMQ refuses to configure `max_message_size` above 512 MiB. */
 const MAX_MESSAGE_BYTES = 536_870_912;
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 const PLUGIN_EXCHANGE_TYPE = /^x-[A-Za-z0-9_.-]+$/;
 const BUILT_IN_EXCHANGE_TYPES = new Set(['topic', 'direct', 'fanout', 'headers']);
 
+/** A short AMQP string (exchange, queue, connection name): non-empty, at most 255 bytes, no control characters. */
+function amqpShortString(): z.ZodString {
+  return z
+    .string({ error: 'must be a non-empty string' })
+    .min(1, { error: 'must be a non-empty string' })
+    .refine((value) => Buffer.byteLength(value) <= 255, { error: 'must be at most 255 bytes' })
+    .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'must not contain control characters' });
+}
+
+/** Every option but `url` (parsed apart, so its password never reaches a message) and `cloudEvents`. */
+const settingsSchema = z
+  .object({
+    exchange: amqpShortString().default(RABBITMQ_PUBLISHER_DEFAULTS.exchange),
+    exchangeType: z
+      .custom<RabbitMqExchangeType>((value) => typeof value === 'string' && (BUILT_IN_EXCHANGE_TYPES.has(value) || PLUGIN_EXCHANGE_TYPE.test(value)), {
+        error: 'must be topic, direct, fanout, headers or a plugin type x-...',
+      })
+      .default(RABBITMQ_PUBLISHER_DEFAULTS.exchangeType),
+    declareExchange: z.boolean({ error: 'must be a boolean' }).default(RABBITMQ_PUBLISHER_DEFAULTS.declareExchange),
+    confirmTimeoutMs: wholeNumber(1, MAX_TIMER_MS, 'milliseconds').default(RABBITMQ_PUBLISHER_DEFAULTS.confirmTimeoutMs),
+    connectTimeoutMs: wholeNumber(1, MAX_TIMER_MS, 'milliseconds').default(RABBITMQ_PUBLISHER_DEFAULTS.connectTimeoutMs),
+    heartbeatSeconds: wholeNumber(0, 65_535, 'seconds').optional(),
+    maxMessageBytes: wholeNumber(1, MAX_MESSAGE_BYTES, 'bytes').optional(),
+    logger: z.custom<Logger>((value) => isLoggerLike(value), { error: 'must have debug, info, warn and error methods (pino fits)' }).default(silentLogger),
+    clientName: amqpShortString().default(() => `outboxer@${hostname()}/${process.pid}`),
+    cloudEvents: z.unknown().optional(),
+  })
+  .strict();
+
 function fail(option: string, problem: string): never {
-  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `rabbitmq publisher option ${option}: ${problem}`);
+  throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `rabbitmq publisher option ${option}: ${problem}`, { options: [option] });
 }
 
-function integer(option: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    fail(option, `must be an integer from ${min} to ${max}; got ${typeof value === 'number' ? value : typeof value}`);
-  }
-  return value;
-}
-
-/** A short AMQP string (exchange, connection name): non-empty, at most 255 bytes, no control characters. */
-function shortString(option: string, value: unknown, fallback: string): string {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || value === '') fail(option, 'must be a non-empty string');
-  if (Buffer.byteLength(value) > 255) fail(option, `must be at most 255 bytes; got ${Buffer.byteLength(value)}`);
-  if (CONTROL_CHARS.test(value)) fail(option, 'must not contain control characters');
-  return value;
-}
-
-function resolveUrl(value: unknown, heartbeatOption: unknown): { url: string; redactedUrl: string; heartbeatSeconds: number } {
-  if (typeof value !== 'string' || value === '') fail('url', 'is required: an amqp:// or amqps:// URL');
+/** The heartbeat is the option's, else the URL's `?heartbeat=`, else 10; the driver's URL carries the one in force. */
+function resolveUrl(value: unknown, heartbeatOption: number | undefined): { url: string; redactedUrl: string; heartbeatSeconds: number } {
+  if (typeof value !== 'string' || value === '') fail('url', 'is required: an amqp:// or amqps:// URL such as amqp://user:password@127.0.0.1:5672');
   let parsed: URL;
   try {
     parsed = new URL(value);
   } catch {
-    fail('url', 'is not a valid URL (value hidden, it may hold a password)');
+    fail('url', 'is not a valid URL (value hidden, it may hold a password); expected amqp://user:password@host:5672/vhost');
   }
   const redactedUrl = redactUrl(value);
   if (parsed.protocol !== 'amqp:' && parsed.protocol !== 'amqps:') fail('url', `must start with amqp:// or amqps://; got ${redactedUrl}`);
@@ -115,57 +116,31 @@ function resolveUrl(value: unknown, heartbeatOption: unknown): { url: string; re
   const fromUrl = parsed.searchParams.get('heartbeat');
   let heartbeatSeconds: number;
   if (heartbeatOption !== undefined || fromUrl === null) {
-    heartbeatSeconds = integer('heartbeatSeconds', heartbeatOption, RABBITMQ_PUBLISHER_DEFAULTS.heartbeatSeconds, 0, 65_535);
+    heartbeatSeconds = heartbeatOption ?? RABBITMQ_PUBLISHER_DEFAULTS.heartbeatSeconds;
     parsed.searchParams.set('heartbeat', String(heartbeatSeconds));
   } else {
     if (!/^\d{1,5}$/.test(fromUrl) || Number(fromUrl) > 65_535)
-      fail('url', `query parameter heartbeat must be an integer from 0 to 65535; got ${JSON.stringify(fromUrl.slice(0, 20))}`);
+      fail(
+        'url',
+        `query parameter heartbeat must be an integer from 0 to 65535 (or set heartbeatSeconds instead); got ${JSON.stringify(fromUrl.slice(0, 20))}`,
+      );
     heartbeatSeconds = Number(fromUrl);
   }
   return { url: parsed.toString(), redactedUrl, heartbeatSeconds };
 }
 
-function resolveExchangeType(value: unknown): RabbitMqExchangeType {
-  if (value === undefined) return RABBITMQ_PUBLISHER_DEFAULTS.exchangeType;
-  if (typeof value !== 'string' || !(BUILT_IN_EXCHANGE_TYPES.has(value) || PLUGIN_EXCHANGE_TYPE.test(value))) {
-    fail('exchangeType', `must be topic, direct, fanout, headers or a plugin type x-...; got ${JSON.stringify(String(value).slice(0, 40))}`);
-  }
-  return value as RabbitMqExchangeType;
-}
-
-function resolveLogger(value: unknown): Logger {
-  if (value === undefined) return silentLogger;
-  const candidate: Partial<Record<keyof Logger, unknown>> | null = value;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    !(['debug', 'info', 'warn', 'error'] as const).every((level) => typeof candidate[level] === 'function')
-  ) {
-    fail('logger', 'must have debug, info, warn and error methods (pino fits)');
-  }
-  return value as Logger;
-}
-
-/** Resolves the publisher's options once: documented defaults, validated, frozen. Throws ConfigurationError. */
+/** Resolves the publisher's options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option and the fix. */
 export function resolveRabbitMqPublisherOptions(input: RabbitMqPublisherOptions): ResolvedRabbitMqPublisherOptions {
   if (typeof input !== 'object' || input === null) fail('(root)', 'options must be an object with at least url');
-  for (const name of Object.keys(input)) {
-    if (!KNOWN_OPTIONS.has(name)) fail(name, `is not a known option (known: ${[...KNOWN_OPTIONS].join(', ')})`);
-  }
-  const { url, redactedUrl, heartbeatSeconds } = resolveUrl(input.url, input.heartbeatSeconds);
-  if (input.declareExchange !== undefined && typeof input.declareExchange !== 'boolean') fail('declareExchange', 'must be a boolean');
+  const { url: rawUrl, ...rest } = input;
+  const settings = parseOptions(settingsSchema, rest, 'rabbitmq publisher', { alsoKnown: ['url'] });
+  const { url, redactedUrl, heartbeatSeconds } = resolveUrl(rawUrl, settings.heartbeatSeconds);
   const resolved = {
+    ...settings,
     redactedUrl,
-    exchange: shortString('exchange', input.exchange, RABBITMQ_PUBLISHER_DEFAULTS.exchange),
-    exchangeType: resolveExchangeType(input.exchangeType),
-    declareExchange: input.declareExchange ?? RABBITMQ_PUBLISHER_DEFAULTS.declareExchange,
-    confirmTimeoutMs: integer('confirmTimeoutMs', input.confirmTimeoutMs, RABBITMQ_PUBLISHER_DEFAULTS.confirmTimeoutMs, 1, MAX_TIMER_MS),
-    connectTimeoutMs: integer('connectTimeoutMs', input.connectTimeoutMs, RABBITMQ_PUBLISHER_DEFAULTS.connectTimeoutMs, 1, MAX_TIMER_MS),
     heartbeatSeconds,
-    maxMessageBytes: input.maxMessageBytes === undefined ? undefined : integer('maxMessageBytes', input.maxMessageBytes, 0, 1, MAX_MESSAGE_BYTES),
-    logger: resolveLogger(input.logger),
-    clientName: shortString('clientName', input.clientName, `outboxer@${hostname()}/${process.pid}`),
-    cloudEvents: resolveCloudEventsOption(input.cloudEvents, 'rabbitmq'),
+    maxMessageBytes: settings.maxMessageBytes,
+    cloudEvents: resolveCloudEventsOption(settings.cloudEvents, 'rabbitmq'),
   };
   Object.defineProperty(resolved, 'url', { value: url, enumerable: false });
   return Object.freeze(resolved) as ResolvedRabbitMqPublisherOptions;

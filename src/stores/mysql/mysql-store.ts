@@ -34,23 +34,10 @@ import { readRelayGroup } from './operator/relay-group.js';
 import { readStats } from './operator/stats.js';
 import { readTopicLag } from './operator/topic-lag.js';
 import { MysqlPartitionReader } from './reader/mysql-partition-reader.js';
-import { checkPartitionCount, DEFAULT_PARTITION_COUNT, mysqlTableNames, type MysqlTableNames } from './table-names.js';
+import { type MysqlStoreOptions, resolveMysqlStoreOptions } from './mysql-store-options.js';
+import type { MysqlTableNames } from './table-names.js';
 
-export interface MysqlStoreOptions {
-  /** The database (schema) the tables live in. Default: the connection's current database. */
-  readonly database?: string;
-  /** Name of the outbox table. Default `outbox`. */
-  readonly table?: string;
-  /**
-   * How long published rows are kept, in ms. 0 (the default) deletes a row as soon as its publish is confirmed;
-   * a positive value keeps it with state `published` until `purgePublished` (the relay's housekeeping) removes it.
-   */
-  readonly retainPublishedMs?: number;
-  /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
-  readonly idempotencyWindowMs?: number;
-  /** Partitions of a table `migrate` creates (1 to 1024, default 64); fixed once the table exists. */
-  readonly partitionCount?: number;
-}
+export type { MysqlStoreOptions } from './mysql-store-options.js';
 
 /**
  * The caller's transaction: a mysql2 connection inside `beginTransaction()` (or with autocommit off), or the `tx`
@@ -60,8 +47,6 @@ export type MysqlTransaction = MysqlTransactionInput;
 
 /** A database handle that may know its server's address (for telling a silent foreign server from an outage). */
 type AddressedDatabase = MysqlDatabase & { readonly server?: MysqlServerAddress };
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The MariaDB/MySQL store (MariaDB 10.6+, MySQL 8.0.29+), on the partition engine (v2) only. Times are the
@@ -82,26 +67,12 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
   #writeGuard: MysqlWriteGuard = MARIADB_GUARD;
 
   constructor(database: MysqlDatabase, options: MysqlStoreOptions = {}) {
-    for (const name of Object.keys(options)) {
-      if (!STORE_OPTIONS.includes(name)) {
-        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `store option ${name.slice(0, 60)} is not known (known: ${STORE_OPTIONS.join(', ')})`, {
-          options: [name.slice(0, 60)],
-        });
-      }
-    }
+    const resolved = resolveMysqlStoreOptions(options);
     this.#database = database;
-    this.tableNames = mysqlTableNames(options.table ?? 'outbox', options.database ?? null);
-    this.retainPublishedMs = options.retainPublishedMs ?? 0;
-    this.idempotencyWindowMs = options.idempotencyWindowMs ?? DAY_MS;
-    if (!Number.isSafeInteger(this.idempotencyWindowMs) || this.idempotencyWindowMs < 1) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
-    }
-    if (!Number.isSafeInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', {
-        options: ['retainPublishedMs'],
-      });
-    }
-    this.partitionCount = checkPartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
+    this.tableNames = resolved.tableNames;
+    this.retainPublishedMs = resolved.retainPublishedMs;
+    this.idempotencyWindowMs = resolved.idempotencyWindowMs;
+    this.partitionCount = resolved.partitionCount;
     const names = this.tableNames;
     this.#migrations = mysqlMigrations.map((m) => ({
       version: m.version,
@@ -268,5 +239,3 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
     await this.#database.close();
   }
 }
-
-const STORE_OPTIONS: readonly string[] = ['database', 'table', 'retainPublishedMs', 'idempotencyWindowMs', 'partitionCount'];

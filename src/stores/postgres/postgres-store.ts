@@ -1,4 +1,3 @@
-import { ConfigurationError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
   DestinationPause,
@@ -27,29 +26,10 @@ import { databaseCheckError, notMigrated } from './connection-errors.js';
 import { missingMigrations } from './migration-runner.js';
 import { migrations, migrationScript, runMigrations } from './migrations.js';
 import { nameStatements, runStatement } from './named-statement.js';
-import { buildStatements, destinationParams, resolveTableName, type RunStatement, type TableName } from './sql.js';
+import { type PostgresStoreOptions, resolvePostgresStoreOptions } from './postgres-store-options.js';
+import { buildStatements, destinationParams, type RunStatement, type TableName } from './sql.js';
 
-export interface PostgresStoreOptions {
-  /** Schema of the outbox table; created by `migrate` if missing. Default `public`. */
-  readonly schema?: string;
-  /** Name of the outbox table. Default `outbox`. */
-  readonly table?: string;
-  /**
-   * How long published rows are kept, in ms. 0 (the default) deletes a row as soon as its publish is
-   * confirmed, which keeps the table small; a positive value keeps it with state `published`
-   * until `purgePublished` (the relay's housekeeping) removes it.
-   */
-  readonly retainPublishedMs?: number;
-  /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
-  readonly idempotencyWindowMs?: number;
-  /**
-   * Run the store's statements as named prepared statements on node-postgres connections, so each connection
-   * parses and plans them once. Default `true`. Turn it off behind a pooler that cannot keep prepared
-   * statements across transactions (PgBouncer in transaction mode without `max_prepared_statements`).
-   * PGlite ignores it.
-   */
-  readonly preparedStatements?: boolean;
-}
+export type { PostgresStoreOptions } from './postgres-store-options.js';
 
 interface DeadRow {
   id: string;
@@ -90,21 +70,11 @@ export class PostgresOutboxStore implements OutboxWriter<PgTransactionInput>, Re
 
   constructor(database: PgDatabase, options: PostgresStoreOptions = {}) {
     this.#database = database;
-    this.tableName = resolveTableName(options.schema ?? 'public', options.table ?? 'outbox');
-    this.retainPublishedMs = options.retainPublishedMs ?? 0;
-    this.idempotencyWindowMs = options.idempotencyWindowMs ?? 24 * 60 * 60 * 1000;
-    if (!Number.isSafeInteger(this.idempotencyWindowMs) || this.idempotencyWindowMs < 1) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
-    }
-    if (!Number.isInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', {
-        options: ['retainPublishedMs'],
-      });
-    }
-    this.preparedStatements = options.preparedStatements ?? true;
-    if (typeof this.preparedStatements !== 'boolean') {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'preparedStatements must be true or false', { options: ['preparedStatements'] });
-    }
+    const resolved = resolvePostgresStoreOptions(options);
+    this.tableName = resolved.tableName;
+    this.retainPublishedMs = resolved.retainPublishedMs;
+    this.idempotencyWindowMs = resolved.idempotencyWindowMs;
+    this.preparedStatements = resolved.preparedStatements;
     this.leases = new PostgresRelayLeases(database, this.tableName, this.preparedStatements);
     this.reader = new PostgresPartitionReader(database, this.tableName, {
       preparedStatements: this.preparedStatements,

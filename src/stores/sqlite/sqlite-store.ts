@@ -1,4 +1,4 @@
-import { ConfigurationError, OutboxerError } from '../../core/errors.js';
+import { OutboxerError } from '../../core/errors.js';
 import type { DeadMessage, NewOutboxMessage } from '../../core/message.js';
 import type {
   DestinationFilter,
@@ -16,14 +16,14 @@ import type {
   TopicPause,
 } from '../../core/ports.js';
 import type { PendingMessage, PendingMessageDetail, PendingQuery } from '../../core/ports/pending-messages.js';
-import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
+import { resolveSqliteStoreOptions, type SqliteStoreOptions } from './sqlite-store-options.js';
 import type { SqliteDatabase } from './database.js';
 import { insertSqliteMessages } from './insert-messages.js';
 import { proveSqliteTransaction, toSqliteTransaction, type SqliteTransactionInput } from './sqlite-transaction.js';
 import { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';
 import { applySqliteMigrations, missingSqliteMigrations, type ResolvedSqliteMigration, sqliteMigrationScript } from './migration-runner.js';
 import { SQLITE_NOW_MS, sqliteMigrations } from './migrations.js';
-import { sqliteTableNames, type SqliteTableNames } from './table-names.js';
+import type { SqliteTableNames } from './table-names.js';
 import { listDeadMessages, purgeDeadMessages, retryDeadMessages } from './operator/sqlite-dead-messages.js';
 import { deleteSqlitePending, inspectSqlitePending, listSqlitePending } from './operator/sqlite-pending-messages.js';
 import { readSqliteGauges } from './operator/sqlite-gauges.js';
@@ -34,21 +34,7 @@ import { readStats } from './operator/sqlite-stats.js';
 import { readTopicLag } from './operator/sqlite-topic-lag.js';
 import { SqlitePartitionReader } from './reader/sqlite-partition-reader.js';
 
-export interface SqliteStoreOptions {
-  /** Name of the outbox table (its side tables are named after it). Default `outbox`. */
-  readonly table?: string;
-  /**
-   * How long published rows are kept, in ms. 0 (the default) deletes a row as soon as its publish is confirmed;
-   * a positive value keeps it with state `published` until `purgePublished` (the relay's housekeeping) removes it.
-   */
-  readonly retainPublishedMs?: number;
-  /** How long an enqueue's idempotency key is remembered, in ms. Default 24 h. */
-  readonly idempotencyWindowMs?: number;
-  /** The partitions of a table `migrate` creates (1 to 1024, default 64); fixed from then on, ignored for an existing table. */
-  readonly partitionCount?: number;
-}
-
-const OPTIONS: readonly string[] = ['table', 'retainPublishedMs', 'idempotencyWindowMs', 'partitionCount'];
+export type { SqliteStoreOptions } from './sqlite-store-options.js';
 
 /**
  * The SQLite store (better-sqlite3), on the partition engine. Producers insert synchronously on their own
@@ -68,27 +54,12 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
   readonly #migrations: readonly ResolvedSqliteMigration[];
 
   constructor(database: SqliteDatabase, options: SqliteStoreOptions = {}) {
-    const unknown = Object.keys(options).filter((key) => !OPTIONS.includes(key));
-    if (unknown.length > 0) {
-      throw new ConfigurationError(
-        'OUTBOXER_INVALID_OPTION',
-        `unknown SQLite store option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${OPTIONS.join(', ')}`,
-        { options: unknown },
-      );
-    }
+    const resolved = resolveSqliteStoreOptions(options);
     this.database = database;
-    this.tableNames = sqliteTableNames(options.table ?? 'outbox');
-    this.retainPublishedMs = options.retainPublishedMs ?? 0;
-    this.idempotencyWindowMs = options.idempotencyWindowMs ?? 24 * 60 * 60 * 1000;
-    if (!Number.isSafeInteger(this.idempotencyWindowMs) || this.idempotencyWindowMs < 1) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'idempotencyWindowMs must be a whole number of ms >= 1', { options: ['idempotencyWindowMs'] });
-    }
-    if (!Number.isSafeInteger(this.retainPublishedMs) || this.retainPublishedMs < 0) {
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', 'retainPublishedMs must be a whole number of ms >= 0 (0 deletes rows once published)', {
-        options: ['retainPublishedMs'],
-      });
-    }
-    this.partitionCount = checkPartitionCount(options.partitionCount ?? DEFAULT_PARTITION_COUNT);
+    this.tableNames = resolved.tableNames;
+    this.retainPublishedMs = resolved.retainPublishedMs;
+    this.idempotencyWindowMs = resolved.idempotencyWindowMs;
+    this.partitionCount = resolved.partitionCount;
     const settings = { partitionCount: this.partitionCount };
     this.#migrations = sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(this.tableNames, settings) }));
     this.leases = new SqliteRelayLeases(database, this.tableNames);
