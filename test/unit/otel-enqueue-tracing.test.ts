@@ -150,8 +150,8 @@ describe('Outbox option instrumentation: resolved once, and a wrapper cannot fak
   it('refuses an unknown option and an instrumentation without enqueue()', () => {
     const { store } = recordingWriter();
     expect(() => new Outbox(store, { instrumentaton: {} } as never)).toThrow(ConfigurationError);
-    expect(() => new Outbox(store, { instrumentaton: {} } as never)).toThrow(/instrumentaton is not known \(known: .*instrumentation/);
-    expect(() => new Outbox(store, { instrumentation: {} as EnqueueInstrumentation })).toThrow(/instrumentation must have an enqueue/);
+    expect(() => new Outbox(store, { instrumentaton: {} } as never)).toThrow(/instrumentaton: is not an option \(known: .*instrumentation/);
+    expect(() => new Outbox(store, { instrumentation: {} as EnqueueInstrumentation })).toThrow(/instrumentation: must have an enqueue/);
   });
 
   it('fails the enqueue when the instrumentation resolves without storing, and stores once when it calls store twice', async () => {
