@@ -27,7 +27,6 @@ export {
 export { DEFAULT_MAX_PAYLOAD_BYTES, Outbox, type OutboxOptions, type StoreForOutbox, type TransactionRunner } from './core/outbox.js';
 export type { EnqueueInstrumentation, EnqueueReceipt } from './core/ports/enqueue-instrumentation.js';
 export type {
-  FailedMessage,
   CommitNotifier,
   Logger,
   OutboxGauges,
@@ -37,7 +36,6 @@ export type {
   PendingQuery,
   RelayGroup,
   RelayGroupMember,
-  RelayReport,
   RelayTopicPause,
   TopicLag,
   TopicPause,
@@ -47,24 +45,8 @@ export type {
   OutgoingValidator,
   OutboxStore,
   OutboxWriter,
-  CompletionOutcome,
-  HeldPartition,
-  HeldMessage,
-  LiveRelay,
-  Membership,
-  PartitionCompletion,
-  PartitioningConfig,
-  PartitionLease,
-  PartitionMessage,
-  PartitionReader,
-  PartitionReadOutcome,
-  PartitionReadRequest,
-  PartitionReadResult,
   Publisher,
   PublisherCapabilities,
-  RecheckRange,
-  RelayLeases,
-  RelayStore,
   WakeSignal,
 } from './core/ports.js';
 export { redactUrl } from './core/redact.js';
