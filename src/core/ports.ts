@@ -22,6 +22,7 @@ export type { OutboxSchema } from './ports/outbox-schema.js';
 export type { OutboxWriter } from './ports/outbox-writer.js';
 export type {
   CompletionOutcome,
+  FailedMessage,
   HeldMessage,
   PartitionCompletion,
   PartitionMessage,
@@ -33,7 +34,7 @@ export type {
   RecheckRange,
 } from './ports/partition-reader.js';
 export type { HeldPartition, LiveRelay, Membership, PartitionLease, PartitioningConfig, RelayLeases, RelayReport } from './ports/relay-leases.js';
-export type { FailedMessage, RelayStore } from './ports/relay-store.js';
+export type { RelayStore } from './ports/relay-store.js';
 
 /**
  * The whole storage port: every role a database implements, each a few atomic operations that every

@@ -148,7 +148,7 @@ describe('engine v2 relay on PostgreSQL', () => {
       `SELECT count(*)::int AS n FROM "${fixture.schema}".outbox WHERE attempts > 0 OR due_at IS NOT NULL OR last_error IS NOT NULL`,
     );
     expect(touched.rows[0]).toEqual({ n: 0 });
-    expect(relay.partitionRelay?.partitions).toHaveLength(64);
+    expect(relay.partitions).toHaveLength(64);
     publisher.failWith = () => undefined;
     await waitFor(() => publisher.delivered.length >= 30, { what: 'everything once the broker is back' });
     expect(

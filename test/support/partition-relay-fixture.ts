@@ -1,9 +1,8 @@
 import type { PartitionMessage, PartitionReader, Publisher } from '../../src/core/ports.js';
-import { PartitionRelay, type StoreForPartitionRelay } from '../../src/core/partition-relay/partition-relay.js';
+import { Relay, type StoreForRelay } from '../../src/core/relay.js';
 import type { RelayOptionsInput } from '../../src/core/relay-options.js';
 import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { afterEach } from 'vitest';
-import type { Relay } from '../../src/core/relay.js';
 import { createPostgresFixture, type PostgresFixture } from './postgres-fixture.js';
 
 /** Short leases so that takeovers happen within seconds: lease 3 s (beats every 1 s), publish timeout 1 s. */
@@ -40,7 +39,7 @@ export class FreezableStore {
   repliesLostAfterCommit = 0;
   /** Completions that reached the gate while it was closed. */
   gated = 0;
-  readonly store: StoreForPartitionRelay;
+  readonly store: StoreForRelay;
 
   constructor(inner: PostgresOutboxStore) {
     const hang = () => new Promise<never>(() => undefined);
@@ -99,13 +98,13 @@ export class FreezableStore {
 
 /** Relays made by a test, stopped after it (a frozen one gives up on its `leave` after its statement bound). */
 export function relayPool(): {
-  make(store: StoreForPartitionRelay, publisher: Publisher, options?: RelayOptionsInput): PartitionRelay;
+  make(store: StoreForRelay, publisher: Publisher, options?: RelayOptionsInput): Relay;
   stopAll(): Promise<void>;
 } {
-  const made: PartitionRelay[] = [];
+  const made: Relay[] = [];
   return {
     make(store, publisher, options = {}) {
-      const relay = new PartitionRelay(store, publisher, { ...v2Timing, ...options });
+      const relay = new Relay(store, publisher, { ...v2Timing, ...options });
       made.push(relay);
       relay.start();
       return relay;

@@ -215,7 +215,7 @@ export async function serveRelay(store: StoreForRelay, config: RelayChildConfig,
   process.stdout.write('ready\n');
   let reported = '';
   const report = setInterval(() => {
-    const { relayId, partitions } = relay.partitionRelay;
+    const { relayId, partitions } = relay;
     const line = `relay ${relayId ?? '-'} ${partitions.length}`;
     if (relayId !== undefined && line !== reported) process.stdout.write(`${(reported = line)}\n`);
   }, 50);

@@ -5,8 +5,19 @@ import { ConfigurationError } from '../../src/core/errors.js';
 import type { NewOutboxMessage, OutboxMessageInput } from '../../src/core/message.js';
 import { Outbox } from '../../src/core/outbox.js';
 import type { EnqueueInstrumentation } from '../../src/core/ports/enqueue-instrumentation.js';
+import type { PartitionReader, RelayLeases } from '../../src/core/ports.js';
 import { createEnqueueTracing } from '../../src/ops/tracing/index.js';
 import { inMemoryTracing, registerGlobals, traceparentOf } from '../support/tracing-harness.js';
+
+/** A port these tests never reach: they enqueue, and no relay runs. */
+const notRelaying = new Proxy(
+  {},
+  {
+    get: (_target, name) => {
+      throw new Error(`this test store does not relay (it was asked for ${String(name)})`);
+    },
+  },
+);
 
 /** The writer role, recording what it would store; repeated idempotency keys answer with the first id, as stores do. */
 function recordingWriter() {
@@ -26,6 +37,8 @@ function recordingWriter() {
     },
     purgePublished: async () => 0,
     purgeIdempotencyKeys: async () => 0,
+    leases: notRelaying as RelayLeases,
+    reader: notRelaying as PartitionReader,
   };
   return { store, stored, fail: (error: Error) => void (failure = error) };
 }

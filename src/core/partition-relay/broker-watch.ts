@@ -1,3 +1,5 @@
+import { DEFAULT_DESTINATION } from '../message-rules.js';
+import type { ClaimOutcome } from '../publish-claim.js';
 import { describeError } from '../errors.js';
 import type { Publisher } from '../ports.js';
 import type { RelayOptions } from '../relay-options.js';
@@ -77,4 +79,11 @@ export class BrokerWatch {
       this.#nextProbeAt = performance.now() + Math.min(this.#options.brokerTroubleAfterMs, PROBE_INTERVAL_MS);
     }
   }
+}
+
+/** What a batch said of the relay's own publisher, when it also publishes to named destinations. */
+export function ownOutcome(outcome: ClaimOutcome): { readonly published: readonly unknown[]; readonly brokerUnavailable?: string } {
+  const published = outcome.published.filter((m) => m.destination === null || m.destination === undefined);
+  const unavailable = outcome.unavailable?.get(DEFAULT_DESTINATION);
+  return unavailable === undefined ? { published } : { published, brokerUnavailable: unavailable };
 }

@@ -1,7 +1,10 @@
 import type { OutboxMessage } from '../message.js';
 import type { DestinationPause, TopicPause } from './outbox-operator.js';
 import type { PartitionLease } from './relay-leases.js';
-import type { FailedMessage } from './relay-store.js';
+
+/** A message whose publish failed, with what to do about it. */
+export type FailedMessage =
+  { readonly id: string; readonly error: string; readonly retryInMs: number } | { readonly id: string; readonly error: string; readonly dead: true };
 
 /** A range of seq passed by an earlier read, `(from, to]`, to read once more when the horizon reaches `tag`. */
 export interface RecheckRange {

@@ -3,7 +3,7 @@ import type { RelayHealth } from '../../core/relay-health.js';
 import { relayReadiness } from '../../core/relay-readiness.js';
 import { GaugeSet } from './gauge-set.js';
 
-/** What `observeRelay` reads: a `Relay` (or `PartitionRelay`), whose `health()` answers from memory. */
+/** What `observeRelay` reads: a `Relay`, whose `health()` answers from memory. */
 export interface HealthSource {
   health(): RelayHealth;
 }
