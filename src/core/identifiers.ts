@@ -2,6 +2,9 @@ import { ConfigurationError } from './errors.js';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The longest outbox (or inbox) table name, in bytes: room for the index names derived from it within 63 bytes. */
+export const MAX_TABLE_NAME_BYTES = 40;
+
 /**
  * Validates a configurable SQL identifier (schema, table) against a strict allow-list and
  * returns it unchanged. Anything that looks pre-quoted, or holds spaces, quotes or dots, is refused:

@@ -1,3 +1,4 @@
+import type { OutboxerError } from '../errors.js';
 import type { Logger, WakeSignal } from '../ports.js';
 import type { OutboxOperator } from './outbox-operator.js';
 import type { OutboxSchema } from './outbox-schema.js';
@@ -24,6 +25,12 @@ export interface StoreDialect {
   startLogFields(target: StoreTarget, tuning: StoreTuning): Readonly<Record<string, string | boolean>>;
   /** The DDL `migrate` would apply to a new table, connecting to nothing (`outboxer sql`). */
   migrationScript(target: StoreTarget, partitionCount: number | undefined): string;
+  /**
+   * A failure of this database's driver or of the network under it, as a stable code with the fix
+   * (`OUTBOXER_AUTH_FAILED`, `OUTBOXER_DATABASE_NOT_FOUND`, `OUTBOXER_WRONG_PROTOCOL`, ...); undefined when
+   * `error` is not one (an outboxer error, a broker's).
+   */
+  explainFailure(error: unknown, target: StoreTarget): OutboxerError | undefined;
   /** A store over connections of its own; closing the store ends them. */
   open(target: StoreTarget, settings: StoreConnectionSettings): Promise<OpenedStore>;
 }

@@ -8,10 +8,9 @@ import { statusCommand } from './commands/status.js';
 import { destinationPauseCommand, destinationResumeCommand, destinationsListCommand } from './commands/destinations.js';
 import { topicPauseCommand, topicResumeCommand, topicsListCommand } from './commands/topics.js';
 import { type CliConfig, resolveConfig } from './config.js';
-import { CliFailure, describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
-import { OutboxerError } from '../../core/errors.js';
+import { dialectOf, targetOf } from './database.js';
+import { describeFailure, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError, TargetedFailure, UsageError } from './errors.js';
 import { helpText, usageAfterError } from './help.js';
-import { databaseCheckError } from '../../stores/postgres/connection-errors.js';
 import type { CliIo } from './io.js';
 import { packageVersion } from '../http/package-version.js';
 
@@ -84,18 +83,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     const database = config?.databaseUrl === undefined ? undefined : { what: 'database', urls: [config.databaseUrl] };
     // A database failure gets the stable code (and fix) that the relay's start check gives it.
-    const failure = config !== undefined && isDatabaseFailure(error) ? databaseCheckError(error, config) : error;
+    const failure = (config?.databaseUrl === undefined ? undefined : await explainedFailure(error, config)) ?? error;
     io.err(`${describeFailure(command, failure, database)}\n`);
     return EXIT_FAILURE;
   }
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH']);
-
-/** A driver error from PostgreSQL (a SQLSTATE), the network under it, or a server that is not PostgreSQL. */
-function isDatabaseFailure(error: unknown): boolean {
-  if (!(error instanceof Error) || error instanceof CliFailure || error instanceof OutboxerError) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (/^[0-9A-Z]{5}$/.test(code) || NETWORK_CODES.has(code))) return true;
-  return /from backend|Connection terminated/i.test(error.message);
+/** The database's own reading of a driver failure, with its stable code and fix; undefined for any other error. */
+async function explainedFailure(error: unknown, config: CliConfig): Promise<unknown> {
+  const dialect = await dialectOf(config).catch(() => undefined);
+  return dialect?.explainFailure(error, targetOf(config));
 }

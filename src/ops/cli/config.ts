@@ -1,9 +1,9 @@
+import { MAX_TABLE_NAME_BYTES, validateIdentifier } from '../../core/identifiers.js';
 import { ConfigurationError } from '../../core/errors.js';
 import { isUuid } from '../../core/ids.js';
 import { checkDestinationPause, checkTopicPause } from '../../core/topic-pause-input.js';
 import { destinationFilterFault } from '../destination-filter.js';
 import { DATABASE_SCHEMES } from '../../stores/dialects.js';
-import { resolveTableName } from '../../stores/postgres/sql.js';
 import type { OptionValues } from './args.js';
 import type { CommandName } from './command-names.js';
 import { type MigrateSettings, resolveMigrateSettings } from './migrate-settings.js';
@@ -52,7 +52,9 @@ export function resolveConfig(command: CommandName, values: OptionValues, operan
   const schema = reader.source('schema')?.value ?? 'public';
   const table = reader.source('table')?.value ?? 'outbox';
   try {
-    resolveTableName(schema, table);
+    // each dialect checks its own limits again when it opens the table
+    validateIdentifier(schema, 'schema');
+    validateIdentifier(table, 'table', MAX_TABLE_NAME_BYTES);
   } catch (error) {
     throw reader.error((error as Error).message);
   }

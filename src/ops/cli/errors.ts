@@ -108,3 +108,11 @@ export function describeFailure(command: string, failure: unknown, fallbackTarge
   const where = target === undefined || target.urls.length === 0 ? '' : ` (${target.what} ${target.urls.map(redactUrl).join(',')})`;
   return `outboxer ${command}: ${code}: ${message}${where}${hint === undefined ? '' : `; ${hint}`}`;
 }
+
+/** The table lacks a migration a command needs (`OUTBOXER_NOT_MIGRATED`): `what` says which, the message how to add it. */
+export function tableNotMigrated(config: { readonly schema: string; readonly table: string }, what: string): OutboxerError {
+  return new OutboxerError(
+    'OUTBOXER_NOT_MIGRATED',
+    `outbox table "${config.schema}"."${config.table}" is not migrated (${what}): run 'outboxer migrate' with the same schema and table (or store.migrate(), or apply 'outboxer sql')`,
+  );
+}

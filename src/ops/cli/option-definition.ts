@@ -1,6 +1,6 @@
 /** One option of the CLI: its flag, variable, section, the commands that take it and where its value goes (option-definitions.ts lists them all). */
 import type { RelayOptionsInput } from '../../core/relay-options.js';
-import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
+import type { StoreTuning } from '../../core/ports/store-dialect.js';
 import type { CommandName } from './command-names.js';
 
 /** Which table of docs/cli.md and which block of the help an option belongs to. */
@@ -8,7 +8,7 @@ export type OptionSection = 'connection' | 'relay' | 'tuning' | 'store' | 'http'
 
 type RelayKey = Exclude<keyof RelayOptionsInput, 'retry' | 'logger' | 'hooks' | 'wakeSignal'>;
 type RetryKey = keyof NonNullable<RelayOptionsInput['retry']>;
-type StoreKey = Exclude<keyof PostgresStoreOptions, 'schema' | 'table'>;
+type StoreKey = keyof StoreTuning;
 
 /** Where a value goes: a relay option, one of the relay's retry policy, or a store option. */
 export type OptionTarget = { readonly relay: RelayKey } | { readonly retry: RetryKey } | { readonly store: StoreKey };

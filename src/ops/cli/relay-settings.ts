@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { resolveRelayOptions, type RelayOptionsInput } from '../../core/relay-options.js';
-import type { PostgresStoreOptions } from '../../stores/postgres/postgres-store.js';
+import type { StoreTuning } from '../../core/ports/store-dialect.js';
 import { checkOpsServerSettings } from '../http/ops-server-options.js';
 import { OPTION_DEFINITIONS, optionDefinition } from './option-definitions.js';
 import { targetPath } from './option-definition.js';
@@ -11,7 +11,7 @@ import { type DestinationSettings, readDestinations } from './relay-destinations
 
 /** A name of the publisher registry (`publishers/registry.ts`). */
 export type PublisherName = string;
-export type StoreSettings = Pick<PostgresStoreOptions, 'retainPublishedMs' | 'idempotencyWindowMs' | 'preparedStatements'>;
+export type StoreSettings = StoreTuning;
 
 export interface RelaySettings {
   readonly publisher: PublisherName;

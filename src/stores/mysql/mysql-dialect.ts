@@ -1,6 +1,8 @@
 import type { Logger } from '../../core/ports.js';
 import type { OpenedStore, StoreConnectionSettings, StoreDialect, StoreTarget } from '../../core/ports/store-dialect.js';
+import { isDriverFailure } from '../shared/driver-failure.js';
 import { loadDriver, logIdleFailure } from '../shared/load-driver.js';
+import { mysqlCheckError } from './connection-errors.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
 import { storeTuning } from '../shared/store-tuning.js';
 import { fromMysqlPool } from './database.js';
@@ -23,6 +25,7 @@ export const mysqlDialect: StoreDialect = Object.freeze({
     const names = mysqlTableNames(target.table);
     return mysqlMigrationScript('outboxer schema', names, target.table, migrationList(names, partitionCount ?? DEFAULT_PARTITION_COUNT));
   },
+  explainFailure: (error: unknown, target: StoreTarget) => (isDriverFailure(error) ? mysqlCheckError(error, mysqlTableNames(target.table)) : undefined),
   open: openMysql,
 });
 

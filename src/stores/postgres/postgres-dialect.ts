@@ -1,5 +1,7 @@
 import type { OpenedStore, StoreConnectionSettings, StoreDialect, StoreTarget, StoreTuning } from '../../core/ports/store-dialect.js';
+import { isDriverFailure } from '../shared/driver-failure.js';
 import { loadDriver, logIdleFailure } from '../shared/load-driver.js';
+import { databaseCheckError } from './connection-errors.js';
 import { storeTuning } from '../shared/store-tuning.js';
 import { fromPgPool } from './database.js';
 import { postgresPartitionEngine } from './engine/postgres-partition-engine.js';
@@ -24,6 +26,8 @@ export const postgresDialect: StoreDialect = Object.freeze({
     preparedStatements: tuning.preparedStatements ?? true,
   }),
   migrationScript: (target: StoreTarget) => migrationScript(resolveTableName(target.schema, target.table)),
+  explainFailure: (error: unknown, target: StoreTarget) =>
+    isDriverFailure(error) ? databaseCheckError(error, resolveTableName(target.schema, target.table)) : undefined,
   open: openPostgres,
 });
 

@@ -1,4 +1,4 @@
-import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+import { MAX_TABLE_NAME_BYTES, quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
 import type { QueryResultLike, SqlExecutor } from './database.js';
 import { checkDestinationFilter } from '../../core/pending-message-input.js';
 
@@ -7,13 +7,10 @@ export interface TableName {
   readonly table: string;
 }
 
-/** Table names leave room for the index names derived from them within Postgres's 63 bytes. */
-const MAX_TABLE_BYTES = 40;
-
 export function resolveTableName(schema: string, table: string): TableName {
   return Object.freeze({
     schema: validateIdentifier(schema, 'schema'),
-    table: validateIdentifier(table, 'table', MAX_TABLE_BYTES),
+    table: validateIdentifier(table, 'table', MAX_TABLE_NAME_BYTES),
   });
 }
 

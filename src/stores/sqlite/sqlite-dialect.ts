@@ -23,6 +23,8 @@ export const sqliteDialect: StoreDialect = Object.freeze({
     const names = sqliteTableNames(target.table);
     return sqliteMigrationScript('outboxer schema', names, target.table, migrationList(names, partitionCount ?? DEFAULT_PARTITION_COUNT));
   },
+  // better-sqlite3 opens a file: its errors (SQLITE_CANTOPEN, ...) already say which and why.
+  explainFailure: () => undefined,
   open: openSqlite,
 });
 

@@ -1,4 +1,4 @@
-import { quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
+import { MAX_TABLE_NAME_BYTES, quoteIdentifier, validateIdentifier } from '../../core/identifiers.js';
 
 /** Every table of one outbox in a SQLite file, quoted. */
 export interface SqliteTableNames {
@@ -18,7 +18,7 @@ export interface SqliteTableNames {
 }
 
 export function sqliteTableNames(table = 'outbox'): SqliteTableNames {
-  validateIdentifier(table, 'table', 40);
+  validateIdentifier(table, 'table', MAX_TABLE_NAME_BYTES);
   const q = (suffix: string) => quoteIdentifier(`${table}${suffix}`);
   return Object.freeze({
     table,

@@ -1,12 +1,10 @@
 import { ConfigurationError } from '../../../core/errors.js';
 import { createJsonLogger } from '../../../core/logger.js';
 import type { DestinationPause } from '../../../core/ports.js';
-import { notMigrated } from '../../../stores/postgres/connection-errors.js';
-import { resolveTableName } from '../../../stores/postgres/sql.js';
 import { writeAuditLine } from '../audit-line.js';
 import type { CliConfig } from '../config.js';
 import { openOperatorStore, type OperatorStore } from '../database.js';
-import { CliFailure, EXIT_OK, UsageError } from '../errors.js';
+import { CliFailure, EXIT_OK, tableNotMigrated, UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { CliIo } from '../io.js';
 import { destinationPausesJson, destinationPausesText } from './paused-destination-list.js';
@@ -26,10 +24,7 @@ async function withOperatorStore<T>(config: CliConfig, io: CliIo, work: (store: 
   } catch (error) {
     if (error instanceof ConfigurationError) throw new UsageError(`${error.code}: ${error.message}`, config.command);
     if (isMissingTable(error)) {
-      throw notMigrated(
-        resolveTableName(config.schema, config.table),
-        'it has no list of paused destinations: schema version 13 adds it on PostgreSQL, 5 on MariaDB/MySQL and SQLite',
-      );
+      throw tableNotMigrated(config, 'it has no list of paused destinations: schema version 13 adds it on PostgreSQL, 5 on MariaDB/MySQL and SQLite');
     }
     throw error;
   } finally {

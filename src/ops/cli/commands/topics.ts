@@ -1,15 +1,13 @@
 import { ConfigurationError } from '../../../core/errors.js';
 import { createJsonLogger } from '../../../core/logger.js';
 import type { TopicPause } from '../../../core/ports.js';
-import { notMigrated } from '../../../stores/postgres/connection-errors.js';
-import { resolveTableName } from '../../../stores/postgres/sql.js';
 import { writeAuditLine } from '../audit-line.js';
 import type { CliConfig } from '../config.js';
 import { openOperatorStore, type OperatorStore } from '../database.js';
-import { CliFailure, EXIT_OK, UsageError } from '../errors.js';
+import { CliFailure, EXIT_OK, tableNotMigrated, UsageError } from '../errors.js';
 import { printable } from '../format.js';
 import type { CliIo } from '../io.js';
-import { pausesJson, pausesText, readPauses } from './paused-topic-list.js';
+import { isMissingTable, pausesJson, pausesText, readPauses } from './paused-topic-list.js';
 
 /** A topic and a reason are bounded by the store (255 and 500 bytes): shown whole. */
 const SHOWN_MAX_LENGTH = 600;
@@ -24,8 +22,8 @@ async function withOperatorStore<T>(config: CliConfig, io: CliIo, work: (store: 
     return await work(store);
   } catch (error) {
     if (error instanceof ConfigurationError) throw new UsageError(`${error.code}: ${error.message}`, config.command);
-    if ((error as { code?: unknown }).code === '42P01') {
-      throw notMigrated(resolveTableName(config.schema, config.table), 'it has no list of paused topics: schema version 9 adds it');
+    if (isMissingTable(error)) {
+      throw tableNotMigrated(config, 'it has no list of paused topics: schema version 9 adds it');
     }
     throw error;
   } finally {

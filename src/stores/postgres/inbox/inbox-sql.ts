@@ -1,14 +1,13 @@
-import { quoteIdentifier, validateIdentifier } from '../../../core/identifiers.js';
+import { MAX_TABLE_NAME_BYTES, quoteIdentifier, validateIdentifier } from '../../../core/identifiers.js';
 import type { TableName } from '../sql.js';
 import { IN_TRANSACTION_SETTING } from '../writer-statements.js';
 
 /** Table names leave room for the index names derived from them within Postgres's 63 bytes. */
-const MAX_TABLE_BYTES = 40;
 
 export function resolveInboxTableName(schema: string, table: string): TableName {
   return Object.freeze({
     schema: validateIdentifier(schema, 'inbox schema'),
-    table: validateIdentifier(table, 'inbox table', MAX_TABLE_BYTES),
+    table: validateIdentifier(table, 'inbox table', MAX_TABLE_NAME_BYTES),
   });
 }
 
