@@ -153,6 +153,14 @@ describe('outboxer CLI: database URLs', () => {
     expect(result.stderr).toContain('OUTBOXER_WRONG_PROTOCOL');
   }, 60_000);
 
+  it('explains a MariaDB URL that cannot connect in MariaDB terms, with the stable code and no password', async () => {
+    const result = await runCli(['status'], cliEnv({ OUTBOXER_DATABASE_URL: 'mysql://app:s3cret@127.0.0.1:1/test' }));
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('OUTBOXER_DATABASE_UNAVAILABLE: cannot reach MariaDB/MySQL');
+    expect(result.stderr).not.toContain('PostgreSQL');
+    expect(result.stderr).not.toContain('s3cret');
+  });
+
   it('says which file it could not open for a SQLite URL in a missing directory', async () => {
     const result = await runCli(['status'], cliEnv({ OUTBOXER_DATABASE_URL: 'sqlite:/nonexistent-dir-outboxer/x.db' }));
     expect(result.code).toBe(1);
