@@ -1,6 +1,6 @@
-import type { SqliteDatabase } from '../../src/stores/sqlite/database.js';
-import { SQLITE_NOW_MS, sqliteTableNames } from '../../src/stores/sqlite/migrations.js';
-import type { ReaderControls } from './reader-harness.js';
+import type { SqliteDatabase } from '../../../../src/stores/sqlite/database.js';
+import { SQLITE_NOW_MS, sqliteTableNames } from '../../../../src/stores/sqlite/migrations.js';
+import type { ReaderControls } from '../../../conformance/reader-harness.js';
 
 /** Every column of the outbox, each quoted, so a NULL, a number and a blob each print their own way. */
 const ROW = `quote(seq) || ':' || quote(id) || ':' || quote(topic) || ':' || quote(type) || ':' || quote("key") || ':' ||
