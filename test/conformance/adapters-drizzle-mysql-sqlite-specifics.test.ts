@@ -11,8 +11,8 @@ import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import { SqliteOutboxStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { freshMysqlDatabase, type FreshMysqlDatabase } from '../support/mysql-database.js';
 import { freshSqliteFile, type FreshSqliteFile } from '../support/sqlite-file.js';
-import { mysqlTestControls } from './mysql-test-controls.js';
-import { sqliteTestControls } from './sqlite-test-controls.js';
+import { mysqlTestControls } from '../support/dialects/mariadb/mysql-test-controls.js';
+import { sqliteTestControls } from '../support/dialects/sqlite/sqlite-test-controls.js';
 import { defined, message, refusedAsNotInTransaction } from './drizzle-adapter-rigs.js';
 
 /** What only Drizzle's adapter does: its type-level refusals, where statements go, and each driver's word on status. */

@@ -19,7 +19,7 @@ import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { fromPglite } from '../../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { services, uniqueName } from '../support/services.js';
-import { postgresTestControls } from './postgres-test-controls.js';
+import { postgresTestControls } from '../support/dialects/postgres/postgres-test-controls.js';
 import { closeSharedPglite, defined, message, pgliteInstance, refusedAsNotInTransaction, type PostgresTx } from './drizzle-adapter-rigs.js';
 
 afterAll(closeSharedPglite);

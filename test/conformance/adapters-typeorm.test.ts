@@ -13,9 +13,9 @@ import { freshSqliteFile } from '../support/sqlite-file.js';
 import { describeAdapterConformance } from './adapter-conformance.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
 import { expectVouchedOnlyWhereOpen, floatingEnqueueCases, microtaskTurns, type FloatingEnqueueRig } from './floating-enqueue.js';
-import { mysqlTestControls } from './mysql-test-controls.js';
-import { postgresTestControls } from './postgres-test-controls.js';
-import { sqliteTestControls } from './sqlite-test-controls.js';
+import { mysqlTestControls } from '../support/dialects/mariadb/mysql-test-controls.js';
+import { postgresTestControls } from '../support/dialects/postgres/postgres-test-controls.js';
+import { sqliteTestControls } from '../support/dialects/sqlite/sqlite-test-controls.js';
 
 interface Order {
   id: number;

@@ -10,9 +10,9 @@ import { freshMysqlDatabase } from '../support/mysql-database.js';
 import { services, uniqueName } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import type { AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
-import { mysqlTestControls } from './mysql-test-controls.js';
-import { postgresTestControls } from './postgres-test-controls.js';
-import { sqliteTestControls } from './sqlite-test-controls.js';
+import { mysqlTestControls } from '../support/dialects/mariadb/mysql-test-controls.js';
+import { postgresTestControls } from '../support/dialects/postgres/postgres-test-controls.js';
+import { sqliteTestControls } from '../support/dialects/sqlite/sqlite-test-controls.js';
 
 /** The rig's side of one database: the Knex instance on it, and what the store and the suite need besides. */
 export interface KnexDatabase {

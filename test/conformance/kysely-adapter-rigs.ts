@@ -15,9 +15,9 @@ import { freshMysqlDatabase } from '../support/mysql-database.js';
 import { services, uniqueName } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
-import { mysqlTestControls } from './mysql-test-controls.js';
-import { postgresTestControls } from './postgres-test-controls.js';
-import { sqliteTestControls } from './sqlite-test-controls.js';
+import { mysqlTestControls } from '../support/dialects/mariadb/mysql-test-controls.js';
+import { postgresTestControls } from '../support/dialects/postgres/postgres-test-controls.js';
+import { sqliteTestControls } from '../support/dialects/sqlite/sqlite-test-controls.js';
 
 /** The application's tables as Kysely sees them. */
 export interface Shop {

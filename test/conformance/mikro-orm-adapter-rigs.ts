@@ -11,9 +11,9 @@ import { createPostgresFixture } from '../support/postgres-fixture.js';
 import { services } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
-import { mysqlTestControls } from './mysql-test-controls.js';
-import { postgresTestControls } from './postgres-test-controls.js';
-import { sqliteTestControls } from './sqlite-test-controls.js';
+import { mysqlTestControls } from '../support/dialects/mariadb/mysql-test-controls.js';
+import { postgresTestControls } from '../support/dialects/postgres/postgres-test-controls.js';
+import { sqliteTestControls } from '../support/dialects/sqlite/sqlite-test-controls.js';
 
 export interface Order {
   id: number;

@@ -19,9 +19,9 @@ import { prismaClientDirectories, type PrismaProvider } from '../support/prisma/
 import { services, uniqueName } from '../support/services.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import type { AdapterDatabase, AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
-import { mysqlTestControls } from './mysql-test-controls.js';
-import { postgresTestControls } from './postgres-test-controls.js';
-import { sqliteTestControls } from './sqlite-test-controls.js';
+import { mysqlTestControls } from '../support/dialects/mariadb/mysql-test-controls.js';
+import { postgresTestControls } from '../support/dialects/postgres/postgres-test-controls.js';
+import { sqliteTestControls } from '../support/dialects/sqlite/sqlite-test-controls.js';
 
 /** The transaction client of the generated `Order (id, note)` schema, as the rigs use it on every provider. */
 export interface ShopTransaction extends PrismaTransactionClient {

@@ -8,8 +8,8 @@ import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js
 import { freshMysqlDatabase } from '../support/mysql-database.js';
 import { services, uniqueName } from '../support/services.js';
 import type { AdapterHarness, AdapterRig, OrmTransactionContext } from './adapter-harness.js';
-import { mysqlTestControls } from './mysql-test-controls.js';
-import { postgresTestControls } from './postgres-test-controls.js';
+import { mysqlTestControls } from '../support/dialects/mariadb/mysql-test-controls.js';
+import { postgresTestControls } from '../support/dialects/postgres/postgres-test-controls.js';
 
 /** The rig's side of one database: Sequelize on it, and what the store and the suite need besides. */
 export interface SequelizeDatabase {

@@ -1,6 +1,6 @@
-import type { MysqlDatabase, MysqlExecutor } from '../../src/stores/mysql/database.js';
-import type { MysqlTableNames } from '../../src/stores/mysql/table-names.js';
-import type { LeaseControls, RelayLock } from './lease-harness.js';
+import type { MysqlDatabase, MysqlExecutor } from '../../../../src/stores/mysql/database.js';
+import type { MysqlTableNames } from '../../../../src/stores/mysql/table-names.js';
+import type { LeaseControls, RelayLock } from '../../../conformance/lease-harness.js';
 
 /**
  * Holds a transaction open on a connection of its own: `work` runs in it and returns the connection id; the

@@ -1,7 +1,7 @@
-import type { SqliteDatabase } from '../../src/stores/sqlite/database.js';
-import { SQLITE_NOW_MS } from '../../src/stores/sqlite/migrations.js';
-import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
-import type { PlainRow, TestControls } from './store-harness.js';
+import type { SqliteDatabase } from '../../../../src/stores/sqlite/database.js';
+import { SQLITE_NOW_MS } from '../../../../src/stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../../../src/stores/sqlite/table-names.js';
+import type { PlainRow, TestControls } from '../../../conformance/store-harness.js';
 
 /** The conformance controls for the SQLite store: plain SQL on its tables, through a connection of their own. */
 export function sqliteTestControls(database: SqliteDatabase, table = 'outbox'): TestControls {

@@ -1,37 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
-import { freshMysqlDatabase } from '../support/mysql-database.js';
+import { MYSQL_GAUGE_EXACT_LIMIT } from '../../src/stores/mysql/operator/gauges.js';
+import { GAUGE_EXACT_LIMIT } from '../../src/stores/postgres/gauges-sql.js';
+import { mariadbReaderHarness } from '../support/dialects/index.js';
 import { waitFor } from '../support/wait-for.js';
-import { mysqlLeaseControls } from './mysql-lease-controls.js';
-import { mysqlReaderControls } from './mysql-reader-controls.js';
-import { describeReaderConformance } from './reader-conformance.js';
-import type { ReaderHarness } from './reader-harness.js';
 import { msg } from './store-conformance.js';
 
-const harnessIn = (timeZone?: string): ReaderHarness => ({
-  name: `MariaDB (mysql2)${timeZone === undefined ? '' : `, session time zone ${timeZone}`}`,
-  concurrent: true,
-  async setup(options = {}) {
-    const fresh = await freshMysqlDatabase('reader', timeZone === undefined ? {} : { timeZone });
-    const store = new MysqlOutboxStore(fresh.database, options);
-    await store.migrate();
-    return {
-      reader: store.reader,
-      leases: store.leases,
-      operator: store,
-      enqueue: (messages) => fresh.database.transaction(async (tx) => void (await store.insert(tx, messages))),
-      controls: mysqlReaderControls(fresh.database, store.tableNames, store),
-      leaseControls: mysqlLeaseControls(fresh.database, store.tableNames),
-      cleanup: fresh.cleanup,
-    };
-  },
+describe('MariaDB gauges limit', () => {
+  it('counts exactly up to the same limit as PostgreSQL', () => {
+    expect(MYSQL_GAUGE_EXACT_LIMIT).toBe(GAUGE_EXACT_LIMIT);
+  });
 });
-
-describeReaderConformance(harnessIn());
 
 // INNODB_TRX shows start times in the server's system zone: a session in another zone must not move the horizon
 describe.each([undefined, '-07:00', '+09:00'])('MariaDB (mysql2) reader horizon, session time zone %s', (timeZone) => {
-  const harness = harnessIn(timeZone);
+  const harness = mariadbReaderHarness(timeZone);
   it('stays below an open transaction across many horizon probes, then passes the tag once it committed', async () => {
     const env = await harness.setup();
     try {

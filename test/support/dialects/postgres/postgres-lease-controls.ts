@@ -1,5 +1,5 @@
-import type { PgDatabase } from '../../src/stores/postgres/database.js';
-import type { LeaseControls, RelayLock } from './lease-harness.js';
+import type { PgDatabase } from '../../../../src/stores/postgres/database.js';
+import type { LeaseControls, RelayLock } from '../../../conformance/lease-harness.js';
 
 type Sql = (text: string, params?: unknown[]) => Promise<readonly Record<string, unknown>[]>;
 

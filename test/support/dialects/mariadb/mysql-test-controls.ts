@@ -1,4 +1,4 @@
-import type { PlainRow, TestControls } from './store-harness.js';
+import type { PlainRow, TestControls } from '../../../conformance/store-harness.js';
 
 type Sql = (text: string, params?: unknown[]) => Promise<readonly Record<string, unknown>[]>;
 

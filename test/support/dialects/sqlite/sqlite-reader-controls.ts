@@ -1,7 +1,7 @@
-import type { SqliteDatabase } from '../../src/stores/sqlite/database.js';
-import { SQLITE_NOW_MS } from '../../src/stores/sqlite/migrations.js';
-import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
-import type { ReaderControls } from './reader-harness.js';
+import type { SqliteDatabase } from '../../../../src/stores/sqlite/database.js';
+import { SQLITE_NOW_MS } from '../../../../src/stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../../../src/stores/sqlite/table-names.js';
+import type { ReaderControls } from '../../../conformance/reader-harness.js';
 
 /** Every column of the outbox, each quoted, so a NULL, a number and a blob each print their own way. */
 const ROW = `quote(seq) || ':' || quote(id) || ':' || quote(topic) || ':' || quote(type) || ':' || quote("key") || ':' ||

@@ -1,7 +1,7 @@
-import type { SqliteDatabase } from '../../src/stores/sqlite/database.js';
-import { SQLITE_NOW_MS } from '../../src/stores/sqlite/migrations.js';
-import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
-import type { LeaseControls } from './lease-harness.js';
+import type { SqliteDatabase } from '../../../../src/stores/sqlite/database.js';
+import { SQLITE_NOW_MS } from '../../../../src/stores/sqlite/migrations.js';
+import { sqliteTableNames } from '../../../../src/stores/sqlite/table-names.js';
+import type { LeaseControls } from '../../../conformance/lease-harness.js';
 
 /**
  * The lease conformance controls for the SQLite store: plain SQL on the side tables, through a connection of

@@ -1,7 +1,7 @@
-import type { NewOutboxMessage } from '../../src/core/message.js';
-import type { PgDatabase } from '../../src/stores/postgres/database.js';
-import type { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
-import type { HeldLock, OpenTransaction, ReaderControls } from './reader-harness.js';
+import type { NewOutboxMessage } from '../../../../src/core/message.js';
+import type { PgDatabase } from '../../../../src/stores/postgres/database.js';
+import type { PostgresOutboxStore } from '../../../../src/stores/postgres/postgres-store.js';
+import type { HeldLock, OpenTransaction, ReaderControls } from '../../../conformance/reader-harness.js';
 
 type Sql = (text: string, params?: unknown[]) => Promise<readonly Record<string, unknown>[]>;
 

@@ -1,9 +1,9 @@
-import type { NewOutboxMessage } from '../../src/core/message.js';
-import type { MysqlDatabase } from '../../src/stores/mysql/database.js';
-import type { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
-import type { MysqlTableNames } from '../../src/stores/mysql/table-names.js';
+import type { NewOutboxMessage } from '../../../../src/core/message.js';
+import type { MysqlDatabase } from '../../../../src/stores/mysql/database.js';
+import type { MysqlOutboxStore } from '../../../../src/stores/mysql/mysql-store.js';
+import type { MysqlTableNames } from '../../../../src/stores/mysql/table-names.js';
 import { blockedBy, holdOpenMysql } from './mysql-lease-controls.js';
-import type { HeldLock, OpenTransaction, ReaderControls } from './reader-harness.js';
+import type { HeldLock, OpenTransaction, ReaderControls } from '../../../conformance/reader-harness.js';
 
 /** Every column of a row, NULLs told apart from text (`QUOTE(NULL)` is the bare word NULL). */
 const ROW_TEXT = `CONCAT_WS('|', seq, QUOTE(id), QUOTE(topic), QUOTE(type), QUOTE(\`key\`), QUOTE(payload), QUOTE(HEX(payload_bytes)),

@@ -1,0 +1,44 @@
+import type { Relay } from '../../../src/core/relay.js';
+import type { BrokerRig } from '../broker-rigs.js';
+import type { WriteTransaction } from '../keyed-writers.js';
+
+/** A broker the shared end-to-end test runs a database's outbox against. */
+export interface EndToEndBroker {
+  readonly name: string;
+  readonly makeRig: () => Promise<BrokerRig>;
+  /** The wire probe reads this broker as our consumers do (RabbitMQ, NATS): the plain-SQL wire test runs on it. */
+  readonly probed: boolean;
+}
+
+/** A fresh, migrated outbox of one database, with the writers and views the end-to-end test drives it by. */
+export interface EndToEndEnvironment {
+  /** What a relay child process opens: a URL or a file path. */
+  readonly database: string;
+  /** Writers, each in its own way of holding a transaction (see the dialect). */
+  readonly write: WriteTransaction;
+  /** An in-process relay on this outbox, with the children's timing. */
+  relay(publisher: ReturnType<BrokerRig['publisher']>): Relay;
+  /** Partitions held per relay id. */
+  holdings(): Promise<Map<string, number>>;
+  /** Rows left in the outbox, in any state. */
+  left(): Promise<number>;
+  /** Inserts one row by plain SQL, as a producer outside the library does, and returns its id. */
+  insertPlain(row: { readonly topic: string; readonly type: string; readonly key: string; readonly payload: unknown }): Promise<string>;
+  cleanup(): Promise<void>;
+}
+
+/** One database under the shared end-to-end test: relays run as child processes of `child`'s entry. */
+export interface EndToEndHarness {
+  /** The label the test names carry: `<label> outbox -> <broker> end to end`. */
+  readonly label: string;
+  readonly child: 'mysql' | 'sqlite';
+  readonly brokers: readonly EndToEndBroker[];
+  setup(): Promise<EndToEndEnvironment>;
+}
+
+/** Thrown inside a transaction that must roll back, carrying what the enqueue returned. */
+export class RolledBack extends Error {
+  constructor(readonly ids: readonly string[]) {
+    super('rolled back by the test');
+  }
+}
