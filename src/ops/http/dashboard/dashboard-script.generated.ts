@@ -84,81 +84,11 @@ export const DASHBOARD_SCRIPT = `'use strict';
 		existing.forEach((row) => row.remove());
 	}
 
-	// src/ops/http/dashboard/client/format.ts
-	var integer = new Intl.NumberFormat(void 0, { maximumFractionDigits: 0 });
-	var decimal = new Intl.NumberFormat(void 0, { maximumFractionDigits: 1 });
-	function age(seconds) {
-		const s = Math.max(0, Math.round(seconds));
-		if (s < 60) return \`\${s} s\`;
-		if (s < 3600) return unitPair(Math.floor(s / 60), 'm', s % 60, 's');
-		if (s < 86400) return unitPair(Math.floor(s / 3600), 'h', Math.floor((s % 3600) / 60), 'm');
-		return unitPair(Math.floor(s / 86400), 'd', Math.floor((s % 86400) / 3600), 'h');
-	}
-	function unitPair(major, majorUnit, minor, minorUnit) {
-		return \`\${major} \${majorUnit}\${minor > 0 ? \` \${minor} \${minorUnit}\` : ''}\`;
-	}
-	function destinationName(destination) {
-		return destination ?? 'default';
-	}
-	function lagKey(t) {
-		return t.destination ? \`\${t.topic} \${t.destination}\` : t.topic;
-	}
-	function since(iso) {
-		const time = make('time', '', age((Date.now() - Date.parse(iso)) / 1e3));
-		time.dateTime = iso;
-		time.title = new Date(iso).toLocaleString();
-		return time;
-	}
-	function plural(count, word) {
-		return \`\${integer.format(count)} \${word}\${count === 1 ? '' : 's'}\`;
-	}
-
-	// src/ops/http/dashboard/client/dead-view.ts
-	function renderDead(data) {
-		state.listedDead = data.dead.length;
-		syncRows(
-			el('dead-body', HTMLTableSectionElement),
-			data.dead,
-			(m) => m.id,
-			deadRow,
-			(row, message) => {
-				cell(row, 0).replaceChildren(make('span', 'type', message.type), make('code', 'id', message.id));
-				cell(row, 1).textContent = message.topic;
-				cell(row, 2).textContent = destinationName(message.destination);
-				cell(row, 3).textContent = message.key ?? '–';
-				cell(row, 4).textContent = integer.format(message.attempts);
-				cell(row, 5).textContent = message.reason;
-				cell(row, 6).replaceChildren(since(message.deadAt));
-			},
-		);
-		show('dead-empty', data.dead.length === 0);
-		deadNotListed();
-	}
-	function deadRow() {
-		const row = document.createElement('tr');
-		cells(row, 8);
-		cell(row, 4).className = 'num';
-		cell(row, 5).className = 'reason';
-		const id = () => row.dataset.key ?? '';
-		const actions = cell(row, 7);
-		actions.appendChild(
-			button('Retry', '', (node) => {
-				void mutate(node, '/api/dead/retry', { ids: [id()] }, (r) => (r.retried ? \`Message \${id()} is pending again.\` : \`Message \${id()} was no longer dead.\`));
-			}),
-		);
-		actions.appendChild(
-			button('Purge', 'danger', (node) => {
-				if (!window.confirm(\`Delete dead message \${id()} for good?\`)) return;
-				void mutate(node, '/api/dead/purge', { ids: [id()] }, (r) => (r.purged ? \`Message \${id()} was purged.\` : \`Message \${id()} was no longer dead.\`));
-			}),
-		);
-		return row;
-	}
-	function deadNotListed() {
-		const hidden = state.deadTotal - state.listedDead;
-		setText('dead-more', hidden > 0 ? \`Showing the first \${integer.format(state.listedDead)}; \${plural(hidden, 'more dead message')} not listed.\` : '');
-		show('dead-more', hidden > 0);
-	}
+	// src/ops/http/dashboard/client/refresh-hooks.ts
+	var refreshHooks = {
+		poll: () => void 0,
+		loadPending: (_asked) => void 0,
+	};
 
 	// src/ops/http/dashboard/client/request.ts
 	var RequestError = class extends Error {
@@ -194,6 +124,112 @@ export const DASHBOARD_SCRIPT = `'use strict';
 		return typeof error.message === 'string' && error.message ? error.message : void 0;
 	}
 
+	// src/ops/http/dashboard/client/controls.ts
+	function button(label, className, onClick) {
+		const node = control(label, className, onClick);
+		node.dataset.mutation = '';
+		allowMutation(node, canMutate());
+		return node;
+	}
+	function control(label, className, onClick) {
+		const node = make('button', className ? \`button \${className}\` : 'button', label);
+		node.type = 'button';
+		node.addEventListener('click', () => onClick(node));
+		return node;
+	}
+	function canMutate() {
+		return !!state.info && state.info.mutations === 'enabled' && state.token !== '';
+	}
+	function updateControls() {
+		const allowed = canMutate();
+		document.querySelectorAll('button[data-mutation]').forEach((node) => allowMutation(node, allowed));
+		let notice = '';
+		if (state.info?.mutations === 'disabled')
+			notice = 'Changes are disabled: this server was started without an admin token (--admin-token or OUTBOXER_ADMIN_TOKEN). The page is read-only.';
+		else if (state.readsNeedToken && !state.token) notice = 'This server needs the admin token to show anything: enter it above.';
+		setText('notice', notice);
+		show('notice', notice !== '');
+	}
+	function allowMutation(node, allowed) {
+		const idle = node.dataset.idle;
+		node.disabled = !allowed || !!idle;
+		node.title = !allowed ? mutationHint() : idle || '';
+	}
+	function mutationHint() {
+		if (!state.info) return 'Waiting for the server';
+		if (state.info.mutations === 'disabled') return 'Changes are disabled on this server';
+		return 'Enter the admin token to make changes';
+	}
+	function flash(message, failed) {
+		const node = el('flash');
+		node.textContent = message;
+		node.classList.toggle('failed', failed);
+	}
+	function mutate(node, path, body, describe) {
+		return change(node, () => request('POST', path, body), describe);
+	}
+	function change(node, send, describe) {
+		if (!canMutate()) return Promise.resolve();
+		node.disabled = true;
+		return send()
+			.then(
+				(result) => flash(describe(result), false),
+				(error) => flash(messageOf(error), true),
+			)
+			.then(() => {
+				updateControls();
+				refreshHooks.poll();
+			});
+	}
+
+	// src/ops/http/dashboard/client/format.ts
+	var integer = new Intl.NumberFormat(void 0, { maximumFractionDigits: 0 });
+	var decimal = new Intl.NumberFormat(void 0, { maximumFractionDigits: 1 });
+	function age(seconds) {
+		const s = Math.max(0, Math.round(seconds));
+		if (s < 60) return \`\${s} s\`;
+		if (s < 3600) return unitPair(Math.floor(s / 60), 'm', s % 60, 's');
+		if (s < 86400) return unitPair(Math.floor(s / 3600), 'h', Math.floor((s % 3600) / 60), 'm');
+		return unitPair(Math.floor(s / 86400), 'd', Math.floor((s % 86400) / 3600), 'h');
+	}
+	function unitPair(major, majorUnit, minor, minorUnit) {
+		return \`\${major} \${majorUnit}\${minor > 0 ? \` \${minor} \${minorUnit}\` : ''}\`;
+	}
+	function destinationName(destination) {
+		return destination ?? 'default';
+	}
+	function lagKey(t) {
+		return t.destination ? \`\${t.topic} \${t.destination}\` : t.topic;
+	}
+	function since(iso) {
+		const time = make('time', '', age((Date.now() - Date.parse(iso)) / 1e3));
+		time.dateTime = iso;
+		time.title = new Date(iso).toLocaleString();
+		return time;
+	}
+	function plural(count, word) {
+		return \`\${integer.format(count)} \${word}\${count === 1 ? '' : 's'}\`;
+	}
+
+	// src/ops/http/dashboard/client/pending-state.ts
+	var pending = {
+		tried: 0,
+		listedAt: 0,
+		path: '',
+		loading: false,
+		again: false,
+		unsupported: false,
+		messages: /* @__PURE__ */ new Map(),
+		selected: /* @__PURE__ */ new Set(),
+		shown: '',
+	};
+	function pendingUnsupported(error) {
+		if (statusOf(error) !== 501) return false;
+		pending.unsupported = true;
+		show('pending-panel', false);
+		return true;
+	}
+
 	// src/ops/http/dashboard/client/pending-detail.ts
 	function showPending(id) {
 		pending.shown = id;
@@ -214,7 +250,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
 					return;
 				}
 				showError('pending-detail-error', { message: \`Message \${id} is no longer pending: it was published, parked dead or deleted.\` });
-				loadPending(true);
+				refreshHooks.loadPending(true);
 			},
 		);
 	}
@@ -295,24 +331,13 @@ export const DASHBOARD_SCRIPT = `'use strict';
 		void change(node, send, describe).then(() => {
 			for (const id of ids) pending.selected.delete(id);
 			if (ids.includes(pending.shown)) closeDetail();
-			loadPending(true);
+			refreshHooks.loadPending(true);
 		});
 	}
 
 	// src/ops/http/dashboard/client/pending-list.ts
 	var PENDING_LIMIT = 100;
 	var PENDING_AUTO_MS = 1e4;
-	var pending = {
-		tried: 0,
-		listedAt: 0,
-		path: '',
-		loading: false,
-		again: false,
-		unsupported: false,
-		messages: /* @__PURE__ */ new Map(),
-		selected: /* @__PURE__ */ new Set(),
-		shown: '',
-	};
 	function pendingQuery() {
 		const parts = [\`limit=\${PENDING_LIMIT}\`];
 		const topic = el('pending-topic', HTMLInputElement).value.trim();
@@ -360,12 +385,6 @@ export const DASHBOARD_SCRIPT = `'use strict';
 					loadPending(true);
 				}
 			});
-	}
-	function pendingUnsupported(error) {
-		if (statusOf(error) !== 501) return false;
-		pending.unsupported = true;
-		show('pending-panel', false);
-		return true;
 	}
 	function pendingAfterPoll() {
 		if (!state.info) return;
@@ -495,72 +514,51 @@ export const DASHBOARD_SCRIPT = `'use strict';
 		return node;
 	}
 
-	// src/ops/http/dashboard/client/topics-view.ts
-	function renderTopics(data) {
-		state.held = /* @__PURE__ */ new Map();
-		for (const t of data.topics) if (t.relayPause) state.held.set(lagKey(t), t.relayPause);
+	// src/ops/http/dashboard/client/dead-view.ts
+	function renderDead(data) {
+		state.listedDead = data.dead.length;
 		syncRows(
-			el('topics-body', HTMLTableSectionElement),
-			data.topics,
-			lagKey,
-			() => {
-				const row = document.createElement('tr');
-				cells(row, 5);
-				cell(row, 0).append(pendingTopicButton(), make('span', 'hold'));
-				cell(row, 2).className = 'num';
-				cell(row, 3).className = 'num';
-				const actions = cell(row, 4);
-				actions.appendChild(make('span', 'tag', 'paused'));
-				actions.appendChild(make('span', 'tag bad', 'destination missing'));
-				actions.appendChild(
-					button('Pause', '', () => {
-						el('pause-topic', HTMLInputElement).value = row.dataset.topic ?? '';
-						el('pause-reason', HTMLInputElement).focus();
-					}),
-				);
-				return row;
-			},
-			(row, topic) => {
-				row.dataset.topic = topic.topic;
-				const name = child(cell(row, 0), 0, HTMLButtonElement);
-				name.textContent = topic.topic;
-				name.dataset.destination = destinationName(topic.destination);
-				const hold = topic.relayPause;
-				const holdNote = child(cell(row, 0), 1, HTMLElement);
-				holdNote.textContent = hold ? \`Destination missing: held by the relay for \${age((Date.now() - Date.parse(hold.since)) / 1e3)}\` : '';
-				holdNote.title = hold ? \`\${hold.reason} (since \${new Date(hold.since).toLocaleString()})\` : '';
-				cell(row, 1).textContent = destinationName(topic.destination);
-				cell(row, 2).textContent = integer.format(topic.pending);
-				cell(row, 3).textContent = age(topic.oldestPendingAgeSeconds);
+			el('dead-body', HTMLTableSectionElement),
+			data.dead,
+			(m) => m.id,
+			deadRow,
+			(row, message) => {
+				cell(row, 0).replaceChildren(make('span', 'type', message.type), make('code', 'id', message.id));
+				cell(row, 1).textContent = message.topic;
+				cell(row, 2).textContent = destinationName(message.destination);
+				cell(row, 3).textContent = message.key ?? '–';
+				cell(row, 4).textContent = integer.format(message.attempts);
+				cell(row, 5).textContent = message.reason;
+				cell(row, 6).replaceChildren(since(message.deadAt));
 			},
 		);
-		markPaused();
-		show('topics-empty', data.topics.length === 0);
-		options(
-			'topic-names',
-			data.topics.map((t) => t.topic),
-		);
-		options('destination-names', ['default', ...data.topics.map((t) => destinationName(t.destination))]);
-		renderHeld(data.topics.filter((t) => !!t.relayPause));
+		show('dead-empty', data.dead.length === 0);
+		deadNotListed();
 	}
-	function options(id, values) {
-		el(id, HTMLDataListElement).replaceChildren(
-			...Array.from(new Set(values), (value) => {
-				const option = make('option');
-				option.value = value;
-				return option;
+	function deadRow() {
+		const row = document.createElement('tr');
+		cells(row, 8);
+		cell(row, 4).className = 'num';
+		cell(row, 5).className = 'reason';
+		const id = () => row.dataset.key ?? '';
+		const actions = cell(row, 7);
+		actions.appendChild(
+			button('Retry', '', (node) => {
+				void mutate(node, '/api/dead/retry', { ids: [id()] }, (r) => (r.retried ? \`Message \${id()} is pending again.\` : \`Message \${id()} was no longer dead.\`));
 			}),
 		);
+		actions.appendChild(
+			button('Purge', 'danger', (node) => {
+				if (!window.confirm(\`Delete dead message \${id()} for good?\`)) return;
+				void mutate(node, '/api/dead/purge', { ids: [id()] }, (r) => (r.purged ? \`Message \${id()} was purged.\` : \`Message \${id()} was no longer dead.\`));
+			}),
+		);
+		return row;
 	}
-	function markPaused() {
-		for (const row of el('topics-body', HTMLTableSectionElement).rows) {
-			const actions = cell(row, 4);
-			const paused = state.paused.has(row.dataset.topic ?? '');
-			const held = !paused && state.held.has(row.dataset.key ?? '');
-			child(actions, 0, HTMLElement).hidden = !paused;
-			child(actions, 1, HTMLElement).hidden = !held;
-			child(actions, 2, HTMLElement).hidden = paused || held;
-		}
+	function deadNotListed() {
+		const hidden = state.deadTotal - state.listedDead;
+		setText('dead-more', hidden > 0 ? \`Showing the first \${integer.format(state.listedDead)}; \${plural(hidden, 'more dead message')} not listed.\` : '');
+		show('dead-more', hidden > 0);
 	}
 
 	// src/ops/http/dashboard/client/paused-view.ts
@@ -655,6 +653,16 @@ export const DASHBOARD_SCRIPT = `'use strict';
 	}
 	function pausedEmpty() {
 		show('paused-empty', state.paused.size === 0 && state.pausedDestinations === 0 && state.heldCount === 0);
+	}
+	function markPaused() {
+		for (const row of el('topics-body', HTMLTableSectionElement).rows) {
+			const actions = cell(row, 4);
+			const paused = state.paused.has(row.dataset.topic ?? '');
+			const held = !paused && state.held.has(row.dataset.key ?? '');
+			child(actions, 0, HTMLElement).hidden = !paused;
+			child(actions, 1, HTMLElement).hidden = !held;
+			child(actions, 2, HTMLElement).hidden = paused || held;
+		}
 	}
 
 	// src/ops/http/dashboard/client/relays-view.ts
@@ -798,6 +806,64 @@ export const DASHBOARD_SCRIPT = `'use strict';
 		host.setAttribute('aria-label', \`Throughput over the last \${(state.rates.length * POLL_MS) / 1e3} seconds, peak \${decimal.format(max)} msg/s\`);
 	}
 
+	// src/ops/http/dashboard/client/topics-view.ts
+	function renderTopics(data) {
+		state.held = /* @__PURE__ */ new Map();
+		for (const t of data.topics) if (t.relayPause) state.held.set(lagKey(t), t.relayPause);
+		syncRows(
+			el('topics-body', HTMLTableSectionElement),
+			data.topics,
+			lagKey,
+			() => {
+				const row = document.createElement('tr');
+				cells(row, 5);
+				cell(row, 0).append(pendingTopicButton(), make('span', 'hold'));
+				cell(row, 2).className = 'num';
+				cell(row, 3).className = 'num';
+				const actions = cell(row, 4);
+				actions.appendChild(make('span', 'tag', 'paused'));
+				actions.appendChild(make('span', 'tag bad', 'destination missing'));
+				actions.appendChild(
+					button('Pause', '', () => {
+						el('pause-topic', HTMLInputElement).value = row.dataset.topic ?? '';
+						el('pause-reason', HTMLInputElement).focus();
+					}),
+				);
+				return row;
+			},
+			(row, topic) => {
+				row.dataset.topic = topic.topic;
+				const name = child(cell(row, 0), 0, HTMLButtonElement);
+				name.textContent = topic.topic;
+				name.dataset.destination = destinationName(topic.destination);
+				const hold = topic.relayPause;
+				const holdNote = child(cell(row, 0), 1, HTMLElement);
+				holdNote.textContent = hold ? \`Destination missing: held by the relay for \${age((Date.now() - Date.parse(hold.since)) / 1e3)}\` : '';
+				holdNote.title = hold ? \`\${hold.reason} (since \${new Date(hold.since).toLocaleString()})\` : '';
+				cell(row, 1).textContent = destinationName(topic.destination);
+				cell(row, 2).textContent = integer.format(topic.pending);
+				cell(row, 3).textContent = age(topic.oldestPendingAgeSeconds);
+			},
+		);
+		markPaused();
+		show('topics-empty', data.topics.length === 0);
+		options(
+			'topic-names',
+			data.topics.map((t) => t.topic),
+		);
+		options('destination-names', ['default', ...data.topics.map((t) => destinationName(t.destination))]);
+		renderHeld(data.topics.filter((t) => !!t.relayPause));
+	}
+	function options(id, values) {
+		el(id, HTMLDataListElement).replaceChildren(
+			...Array.from(new Set(values), (value) => {
+				const option = make('option');
+				option.value = value;
+				return option;
+			}),
+		);
+	}
+
 	// src/ops/http/dashboard/client/poll.ts
 	function section(path, errorId, render, every) {
 		const load = () => request('GET', path).then((data) => () => render(data));
@@ -879,65 +945,9 @@ export const DASHBOARD_SCRIPT = `'use strict';
 			});
 	}
 
-	// src/ops/http/dashboard/client/controls.ts
-	function button(label, className, onClick) {
-		const node = control(label, className, onClick);
-		node.dataset.mutation = '';
-		allowMutation(node, canMutate());
-		return node;
-	}
-	function control(label, className, onClick) {
-		const node = make('button', className ? \`button \${className}\` : 'button', label);
-		node.type = 'button';
-		node.addEventListener('click', () => onClick(node));
-		return node;
-	}
-	function canMutate() {
-		return !!state.info && state.info.mutations === 'enabled' && state.token !== '';
-	}
-	function updateControls() {
-		const allowed = canMutate();
-		document.querySelectorAll('button[data-mutation]').forEach((node) => allowMutation(node, allowed));
-		let notice = '';
-		if (state.info?.mutations === 'disabled')
-			notice = 'Changes are disabled: this server was started without an admin token (--admin-token or OUTBOXER_ADMIN_TOKEN). The page is read-only.';
-		else if (state.readsNeedToken && !state.token) notice = 'This server needs the admin token to show anything: enter it above.';
-		setText('notice', notice);
-		show('notice', notice !== '');
-	}
-	function allowMutation(node, allowed) {
-		const idle = node.dataset.idle;
-		node.disabled = !allowed || !!idle;
-		node.title = !allowed ? mutationHint() : idle || '';
-	}
-	function mutationHint() {
-		if (!state.info) return 'Waiting for the server';
-		if (state.info.mutations === 'disabled') return 'Changes are disabled on this server';
-		return 'Enter the admin token to make changes';
-	}
-	function flash(message, failed) {
-		const node = el('flash');
-		node.textContent = message;
-		node.classList.toggle('failed', failed);
-	}
-	function mutate(node, path, body, describe) {
-		return change(node, () => request('POST', path, body), describe);
-	}
-	function change(node, send, describe) {
-		if (!canMutate()) return Promise.resolve();
-		node.disabled = true;
-		return send()
-			.then(
-				(result) => flash(describe(result), false),
-				(error) => flash(messageOf(error), true),
-			)
-			.then(() => {
-				updateControls();
-				poll();
-			});
-	}
-
 	// src/ops/http/dashboard/client/dashboard-main.ts
+	refreshHooks.poll = poll;
+	refreshHooks.loadPending = loadPending;
 	function submitter(event, form) {
 		const node = event.submitter ?? form.querySelector('button');
 		if (!(node instanceof HTMLButtonElement)) throw new Error(\`The form #\${form.id} has no button\`);

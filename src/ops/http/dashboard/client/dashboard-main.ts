@@ -8,8 +8,13 @@ import { el } from './dom.js';
 import { plural } from './format.js';
 import { closeDetail } from './pending-detail.js';
 import { deletePending } from './pending-delete.js';
-import { loadPending, pending, pickAll } from './pending-list.js';
+import { loadPending, pickAll } from './pending-list.js';
+import { pending } from './pending-state.js';
 import { poll } from './poll.js';
+import { refreshHooks } from './refresh-hooks.js';
+
+refreshHooks.poll = poll;
+refreshHooks.loadPending = loadPending;
 
 /** The button that sent a form, or its first one. */
 function submitter(event: SubmitEvent, form: HTMLFormElement): HTMLButtonElement {

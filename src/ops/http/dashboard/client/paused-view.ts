@@ -3,7 +3,6 @@ import { button, mutate } from './controls.js';
 import { state } from './dashboard-state.js';
 import { cell, cells, child, el, make, show, syncRows } from './dom.js';
 import { destinationName, lagKey, plural, since } from './format.js';
-import { markPaused } from './topics-view.js';
 
 /** Topics an operator paused, each with a Resume button. */
 export function renderPaused(data: PausedTopicsAnswer): void {
@@ -101,4 +100,16 @@ export function renderHeld(held: readonly LagEntry[]): void {
 
 function pausedEmpty(): void {
   show('paused-empty', state.paused.size === 0 && state.pausedDestinations === 0 && state.heldCount === 0);
+}
+
+/** The lag table shows a paused topic's state instead of its Pause button: paused by an operator (every destination), or held by the relay (one). */
+export function markPaused(): void {
+  for (const row of el('topics-body', HTMLTableSectionElement).rows) {
+    const actions = cell(row, 4);
+    const paused = state.paused.has(row.dataset.topic ?? '');
+    const held = !paused && state.held.has(row.dataset.key ?? '');
+    child(actions, 0, HTMLElement).hidden = !paused;
+    child(actions, 1, HTMLElement).hidden = !held;
+    child(actions, 2, HTMLElement).hidden = paused || held;
+  }
 }

@@ -2,7 +2,8 @@ import type { ChangeAnswers } from './api-types.js';
 import { canMutate, change } from './controls.js';
 import { integer, plural } from './format.js';
 import { closeDetail } from './pending-detail.js';
-import { loadPending, pending, pendingUnsupported } from './pending-list.js';
+import { pending, pendingUnsupported } from './pending-state.js';
+import { refreshHooks } from './refresh-hooks.js';
 import { request } from './request.js';
 
 const PENDING_DELETE_MAX = 400;
@@ -33,6 +34,6 @@ export function deletePending(node: HTMLButtonElement, ids: readonly string[]): 
   void change(node, send, describe).then(() => {
     for (const id of ids) pending.selected.delete(id);
     if (ids.includes(pending.shown)) closeDetail();
-    loadPending(true);
+    refreshHooks.loadPending(true);
   });
 }

@@ -1,7 +1,8 @@
 import type { PendingDetail, PendingDetailAnswer } from './api-types.js';
 import { cell, cells, child, el, make, setText, show, showError } from './dom.js';
 import { destinationName, plural } from './format.js';
-import { loadPending, pending, pendingUnsupported } from './pending-list.js';
+import { pending, pendingUnsupported } from './pending-state.js';
+import { refreshHooks } from './refresh-hooks.js';
 import { messageOf, request, statusOf } from './request.js';
 
 /** One message's detail: where it stands, and its headers and body only if this server shows payloads. */
@@ -24,7 +25,7 @@ export function showPending(id: string): void {
         return;
       }
       showError('pending-detail-error', { message: `Message ${id} is no longer pending: it was published, parked dead or deleted.` });
-      loadPending(true);
+      refreshHooks.loadPending(true);
     },
   );
 }

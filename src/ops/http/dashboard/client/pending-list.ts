@@ -5,27 +5,11 @@ import { cell, cells, child, el, make, setText, show, showError, syncRows } from
 import { age, destinationName, integer, plural } from './format.js';
 import { deletePending } from './pending-delete.js';
 import { markShown, showPending } from './pending-detail.js';
-import { request, statusOf } from './request.js';
+import { pending, pendingUnsupported } from './pending-state.js';
+import { request } from './request.js';
 
 const PENDING_LIMIT = 100;
 const PENDING_AUTO_MS = 10000;
-
-/**
- * The pending messages panel: a filtered list, read when the operator asks (a filter, Refresh, a topic of the lag
- * table, a delete) and by itself only when the panel first shows or the tab is shown again, at most every 10 s;
- * never on the 2 s refresh, which only moves the ages and due times it shows. No server cache shares its query.
- */
-export const pending = {
-  tried: 0,
-  listedAt: 0,
-  path: '',
-  loading: false,
-  again: false,
-  unsupported: false,
-  messages: new Map<string, PendingEntry>(),
-  selected: new Set<string>(),
-  shown: '',
-};
 
 /** The list's request for the filters as they are now, and whether any is set. */
 function pendingQuery(): { path: string; filtered: boolean } {
@@ -80,14 +64,6 @@ export function loadPending(asked: boolean): void {
         loadPending(true);
       }
     });
-}
-
-/** A store without the pending-message methods (501): the panel goes, for good. */
-export function pendingUnsupported(error: unknown): boolean {
-  if (statusOf(error) !== 501) return false;
-  pending.unsupported = true;
-  show('pending-panel', false);
-  return true;
 }
 
 /** After each 2 s refresh: the first list once the page can read, and the ages and due times moved on. */

@@ -3,7 +3,7 @@ import { button } from './controls.js';
 import { state } from './dashboard-state.js';
 import { cell, cells, child, el, make, show, syncRows } from './dom.js';
 import { age, destinationName, integer, lagKey } from './format.js';
-import { renderHeld } from './paused-view.js';
+import { markPaused, renderHeld } from './paused-view.js';
 import { pendingTopicButton } from './pending-list.js';
 
 /** The lag per topic and destination: its backlog, a Pause button, or why it is held. */
@@ -64,16 +64,4 @@ function options(id: string, values: readonly string[]): void {
       return option;
     }),
   );
-}
-
-/** The lag table shows a paused topic's state instead of its Pause button: paused by an operator (every destination), or held by the relay (one). */
-export function markPaused(): void {
-  for (const row of el('topics-body', HTMLTableSectionElement).rows) {
-    const actions = cell(row, 4);
-    const paused = state.paused.has(row.dataset.topic ?? '');
-    const held = !paused && state.held.has(row.dataset.key ?? '');
-    child(actions, 0, HTMLElement).hidden = !paused;
-    child(actions, 1, HTMLElement).hidden = !held;
-    child(actions, 2, HTMLElement).hidden = paused || held;
-  }
 }
