@@ -1,5 +1,5 @@
 /**
- * Commit-to-publish latency of the two wake-up paths on a database without NOTIFY (docs/design.md, "MariaDB / MySQL
+ * Commit-to-publish latency of the two wake-up paths on a database without NOTIFY (docs/design/dialects.md, "MariaDB / MySQL
  * and SQLite"): the in-process hand-off (`outbox.transaction` wakes the relay of the same Outbox) and polling (a
  * writer elsewhere: the relay finds the row at its next poll). The publisher is in memory, so the numbers are the
  * outbox's own path, without a broker.

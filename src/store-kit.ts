@@ -1,6 +1,6 @@
 /**
- * `outboxer/store-kit`: the ports a store author implements beyond what applications use (docs/architecture.md,
- * "What a new database or ORM adapter touches"): the relay's role with its partition leases and reader, the
+ * `outboxer/store-kit`: the ports a store author implements beyond what applications use (docs/design.md,
+ * "Layers, and what a new database or ORM adapter touches"): the relay's role with its partition leases and reader, the
  * dialect bundle the CLI opens a store through, and the partition engine of a table that resizes live.
  * Applications need none of these; the package root exports what they use.
  */

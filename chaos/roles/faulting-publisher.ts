@@ -22,7 +22,7 @@ export function killSelf(journal: Journal, point: string): never {
  * to attribute duplicates), injects transient failures asked for by the payload (`fail`: the first n
  * attempts fail), and kills the process after a publish was sent but before its confirmation came.
  * `verify` and `connectionState` are the inner publisher's when it has them: without them the relay cannot
- * tell that its broker is down (broker trouble, docs/design.md) and would be tested on another path than the
+ * tell that its broker is down (broker trouble, docs/design/lease-protocol.md) and would be tested on another path than the
  * real publisher's.
  */
 export function faultingPublisher(inner: Publisher, journal: Journal, tokens: ReadonlyMap<string, string>, plan: FaultPlan): Publisher {

@@ -85,7 +85,7 @@ export interface RelayHooks {
 
 export interface RelayOptions {
   /**
-   * Always `v2`: relays lease partitions (docs/design.md, "Engine v2"), and `leaseMs` must be at least
+   * Always `v2`: relays lease partitions (docs/design/lease-protocol.md), and `leaseMs` must be at least
    * 3 x `publishTimeoutMs`. Engine v1, removed before any release, is refused.
    */
   readonly engine: 'v2';

@@ -38,7 +38,7 @@ const COMPLETION_ATTEMPTS = 4;
 const DUE_MARGIN_MS = 5;
 
 /**
- * Moves committed messages from a store to a publisher (docs/design.md, "The v2 relay loop"): it leases
+ * Moves committed messages from a store to a publisher (docs/design/relay-loop.md): it leases
  * partitions of the outbox table (`LeaseSession`), reads the ones it holds in one statement from a position per
  * partition, publishes per key in seq order with the broker's confirmation, and writes each outcome once, fenced
  * by the partition's epoch. Any number of relays may share a store.

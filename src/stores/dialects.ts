@@ -13,7 +13,7 @@ export interface DialectEntry {
 
 /**
  * Every database of the package. A new one adds its entry here and its folder under src/stores; the CLI, the
- * daemon and the HTTP server read only this list (docs/architecture.md, "What a new database touches").
+ * daemon and the HTTP server read only this list (docs/design.md, "Layers, and what a new database or ORM adapter touches").
  */
 export const STORE_DIALECTS: readonly DialectEntry[] = Object.freeze([
   {

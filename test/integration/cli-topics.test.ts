@@ -84,7 +84,9 @@ describe('outboxer CLI: topics', () => {
     expect((await pausesOf(schema))[0]).toMatchObject({ topic: 'orders.created', reason: 'broker maintenance' });
 
     const resumed = await run(['topics', 'resume', 'orders.created']);
-    expect(resumed.stdout).toBe('topic orders.created resumed: its held messages publish as their holds run out (docs/design.md, Operator pauses)\n');
+    expect(resumed.stdout).toBe(
+      'topic orders.created resumed: its held messages publish as their holds run out (docs/design/failures-and-pauses.md, Operator pauses)\n',
+    );
     expect(auditLine(resumed)).toMatchObject({ ...audit, action: 'topics.resume', topic: 'orders.created', changed: 1, msg: 'topic resumed' });
     const notPaused = await run(['topics', 'resume', 'orders.created']);
     expect(notPaused.stdout).toBe('topic orders.created was not paused\n');

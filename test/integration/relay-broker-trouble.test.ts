@@ -12,8 +12,8 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
 
 /**
- * A relay that cannot reach its broker gives its partitions to one that can (docs/design.md, "Hand-over and
- * broker trouble"), over real PostgreSQL and RabbitMQ, the broker cut off by a TCP proxy for one relay only.
+ * A relay that cannot reach its broker gives its partitions to one that can (docs/design/lease-protocol.md,
+ * "Hand-over and broker trouble"), over real PostgreSQL and RabbitMQ, the broker cut off by a TCP proxy for one relay only.
  */
 describe('relays whose broker is unreachable', () => {
   let fixture: PostgresFixture | undefined;

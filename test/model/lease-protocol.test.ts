@@ -21,7 +21,7 @@ function expectCaught(flags: ModelFlags, invariants: readonly Invariant[]): Expl
   return run as Exploration;
 }
 
-describe('lease protocol model (docs/design.md, Engine v2)', () => {
+describe('lease protocol model (docs/design/lease-protocol.md)', () => {
   it(`holds every invariant over ${DESIGN_SEEDS} seeds of joins, deaths, pauses, leaves, cut-offs, late replies and drift`, () => {
     const totals = { publishes: 0, duplicates: 0, frozenSends: 0, fencedWrites: 0, takeovers: 0, revivals: 0, faults: 0, livenessChecks: 0 };
     for (let seed = 1; seed <= DESIGN_SEEDS; seed += 1) {

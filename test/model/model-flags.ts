@@ -1,6 +1,6 @@
 /**
  * Switches that break one rule of the lease protocol each, so a test can show the checker catches the break.
- * All off is the design in docs/design.md, "Engine v2", the lapsed-relay standby that the model added to it
+ * All off is the design in docs/design/lease-protocol.md, the lapsed-relay standby that the model added to it
  * ("What the model changed") included.
  */
 export interface ModelFlags {

@@ -1,7 +1,7 @@
 import type { BrokerConnectionState } from '../relay-health.js';
 
 /**
- * Whether this relay can publish, as it tells the group with its beats (docs/design.md, "Hand-over and broker
+ * Whether this relay can publish, as it tells the group with its beats (docs/design/lease-protocol.md, "Hand-over and broker
  * trouble"). In trouble: from the start while its first connection attempts fail (`disconnected` before any
  * `connected`), and once the broker was unreachable for `afterMs` without a success in between: the publisher not
  * connected, or every publish finding it unavailable. Out of trouble: when the publisher is connected again, or a

@@ -16,7 +16,7 @@ export interface SessionHooks {
 }
 
 /**
- * One relay's membership of the group, by the lease protocol of docs/design.md: join, heartbeat every lease/3
+ * One relay's membership of the group, by the lease protocol of docs/design/lease-protocol.md: join, heartbeat every lease/3
  * from the send, trust the lease until `send + 0.8 x lease`, take fair-share steps, drain before release. At
  * `validUntil` without a trusted beat the relay lapses: it drops every partition and stands by (beats as
  * leaving, releases by epoch what the database still gives it), and once a reply comes back in time and it

@@ -16,7 +16,7 @@ export interface ReadPlanSettings {
 }
 
 /**
- * Which idle partitions one read covers (docs/design.md, "The v2 relay loop"). Quiet partitions (their last read
+ * Which idle partitions one read covers (docs/design/relay-loop.md). Quiet partitions (their last read
  * came back short) are all read, so a wake-up or a poll sees every partition in one statement. Partitions with a
  * backlog (their last read came back full) are read a lane's share at a time, least recently read first, and split
  * the batch size among them: the next share is read while this one publishes, so the database and the broker

@@ -5,7 +5,7 @@
  * committed later). Reads therefore leave behind the range they passed, tagged with a transaction id drawn
  * after the read's snapshot; once the database's snapshot `xmin` reaches the tag, every transaction that
  * could still have put a row in that range has ended, and one recheck of the range finds all of them. The
- * proof (and why the tag is not the snapshot's `xmax`) is in docs/design.md, "Late commits".
+ * proof (and why the tag is not the snapshot's `xmax`) is in docs/design/read-path.md, "Late commits".
  *
  * Sequence numbers and transaction ids are 64-bit (they arrive as text): bigint throughout. Pure: the relay
  * passes in what each read returned.

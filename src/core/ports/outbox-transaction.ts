@@ -3,7 +3,7 @@
  * an ORM's transaction object). An adapter (`fromKysely`, `fromPrisma`, ..., and the stores' own for raw driver
  * handles) is written once per ORM and works on every database that ORM speaks; the store does the rest.
  *
- * Contract (docs/design.md, "The transaction port"):
+ * Contract (docs/design/ports.md, "The transaction port"):
  * - `query` runs one statement on the transaction's own connection, in the dialect's placeholder style
  *   (`$1` on PostgreSQL, `?` on MariaDB/MySQL and SQLite) with scalar parameters (string, number, bigint,
  *   boolean, null, Uint8Array; on PostgreSQL also arrays of those, bound as arrays), and resolves to plain rows

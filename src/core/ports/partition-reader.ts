@@ -120,7 +120,7 @@ export interface CompletionOutcome extends Pick<PartitionLease, 'partition' | 'e
  *   settled recheck range below it. Only pending rows of the requested partition (hash of the key, or of the id
  *   for unkeyed rows, modulo the configured count) are returned.
  * - **No late commit is lost.** A row that commits with a seq at or below a position a read returned is found
- *   by a later read's recheck of the range, once the horizon reached the range's tag (see docs/design.md,
+ *   by a later read's recheck of the range, once the horizon reached the range's tag (see docs/design/read-path.md,
  *   "Late commits").
  * - **Holds live in the rows.** A scheduled row holds back every later row of its key, for whoever owns the
  *   partition next: reads flag such rows (`waitsFor`) instead of hiding them.

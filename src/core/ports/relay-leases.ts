@@ -27,7 +27,7 @@ export interface LiveRelay {
   readonly expiresInMs: number;
   /**
    * Why it cannot publish (its broker unreachable), as it said with its last beat; `null` while it publishes.
-   * A relay in trouble counts for no share while a healthy relay is live (docs/design.md, "Hand-over and broker trouble").
+   * A relay in trouble counts for no share while a healthy relay is live (docs/design/lease-protocol.md, "Hand-over and broker trouble").
    */
   readonly trouble: string | null;
 }

@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS, type OptionDefinition, RELAY_COMMAND } from './option-definition.js';
 
-/** The relay's tuning options (docs/cli.md, "Tuning"): batch sizes, timers, leases, retries, housekeeping. */
+/** The relay's tuning options (docs/cli.md, "Relay: tuning"): batch sizes, timers, leases, retries, housekeeping. */
 export const TUNING_OPTION_DEFINITIONS: readonly OptionDefinition[] = [
   {
     flag: 'owner',

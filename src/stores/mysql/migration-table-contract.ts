@@ -152,7 +152,7 @@ export function tableContractStatements(n: Pick<MysqlTableNames, 'table' | 'outb
 }
 
 /**
- * Migration 4's half of the contract (docs/design.md, "Fan-out to several destinations"): the same two triggers with
+ * Migration 4's half of the contract (docs/design/fan-out.md): the same two triggers with
  * the destination rule (core/message-rules.ts; NULL, the relay's own publisher, passes), and the update trigger
  * also checking a row whose destination changes. The usual row pays no REGEXP more (see `fieldsOk`). MySQL has no
  * `CREATE OR REPLACE TRIGGER` and commits each DDL statement at once, so the triggers are replaced without a moment

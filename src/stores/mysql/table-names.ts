@@ -14,7 +14,7 @@ export interface MysqlTableNames {
   readonly pausedTopics: string;
   /** The destinations operators paused as a whole (migration 5). */
   readonly pausedDestinations: string;
-  /** Each relay's broker trouble, one row while it lasts (docs/design.md, "Hand-over and broker trouble"). */
+  /** Each relay's broker trouble, one row while it lasts (docs/design/lease-protocol.md, "Hand-over and broker trouble"). */
   readonly relayTrouble: string;
   /** The bookkeeping of applied migrations, shared by every outboxer table of the database (outbox and inbox). */
   readonly migrations: string;

@@ -3,7 +3,7 @@ import { leaseTables } from './leases/lease-tables.js';
 import type { TableName } from './sql.js';
 
 /**
- * Migration 14, contract: what only engine v1 needed leaves the table (docs/design.md, "Engine v1 removed"). Engine
+ * Migration 14, contract: what only engine v1 needed leaves the table (docs/history/engine-v1.md). Engine
  * v1 claimed rows one by one under a lease on the row; no relay of this package runs it, and it was never released.
  * Every pending insert wrote an index no read of engine v2 uses (one of two: keyed or unkeyed rows), and carried the
  * v1 fence triggers and 30 % free space per page for v1's in-place claims: measured, a plain-SQL bulk insert cost 16.5 µs per row with them against

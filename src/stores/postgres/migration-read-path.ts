@@ -3,7 +3,7 @@ import { leaseTables } from './leases/lease-tables.js';
 import type { TableName } from './sql.js';
 
 /**
- * Migration 7, the read path of engine v2 (docs/design.md, "Read path" and "Late commits"), expand only: v1
+ * Migration 7, the read path of engine v2 (docs/design/read-path.md, "Read path" and "Late commits"), expand only: v1
  * relays neither read nor write `due_at`, and the trigger only assigns the inserting transaction its xid a
  * little earlier than its first row would. Each step takes a short lock on the outbox (no row is rewritten);
  * the indexes come after the transaction (`readPathIndexes`).
@@ -20,7 +20,7 @@ ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS due_at timestamptz;
 ALTER TABLE ${t} ALTER COLUMN seq SET CACHE 1;
 
 -- Every inserting transaction takes its xid before it draws its first seq: a row that commits below a read's
--- position then has an xid below the read's tag, and the recheck waits for it (docs/design.md, "Late commits").
+-- position then has an xid below the read's tag, and the recheck waits for it (docs/design/read-path.md, "Late commits").
 CREATE OR REPLACE FUNCTION ${s}.outboxer_xid_first() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN

@@ -3,7 +3,7 @@ import { leaseTables } from './leases/lease-tables.js';
 import type { TableName } from './sql.js';
 
 /**
- * Migration 11: each relay reports broker trouble on its own relays row (docs/design.md, "Hand-over and broker
+ * Migration 11: each relay reports broker trouble on its own relays row (docs/design/lease-protocol.md, "Hand-over and broker
  * trouble"). Expand only: two nullable columns on a table of a few rows; relays of earlier versions never
  * write them, and read as healthy.
  */

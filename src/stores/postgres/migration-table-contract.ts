@@ -65,7 +65,7 @@ export function tableContractMigration(name: TableName): string {
 }
 
 /**
- * Migration 12, fan-out (docs/design.md, "Fan-out to several destinations"), expand only: the nullable
+ * Migration 12, fan-out (docs/design/fan-out.md), expand only: the nullable
  * `destination` column (NULL: the relay's own publisher), and the contract of migration 10 again with the
  * destination rule (core/message-rules.ts) in its function, its `WHEN` clause and its `UPDATE OF` list. Adding a
  * nullable column without a default rewrites no row, and replacing the function and the trigger reads none; the

@@ -102,7 +102,7 @@ END;
 }
 
 /**
- * Migration 4 of SQLite, fan-out (docs/design.md, "Fan-out to several destinations"), expand only: the nullable
+ * Migration 4 of SQLite, fan-out (docs/design/fan-out.md), expand only: the nullable
  * `destination` column (NULL: the relay's own publisher), and the triggers of migration 2 again with the destination
  * rule in their statement and `UPDATE OF` list. Adding a nullable column without a default or a CHECK rewrites and
  * reads no row (SQLite edits the table's schema text); replacing the triggers reads none. The usual row (no

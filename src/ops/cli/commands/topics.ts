@@ -82,7 +82,7 @@ export async function topicResumeCommand(config: CliConfig, io: CliIo): Promise<
   writeAuditLine(config, io, 'topics.resume', { topic, changed: resumed ? 1 : 0 }, resumed ? 'topic resumed' : 'topic was not paused');
   io.out(
     resumed
-      ? `topic ${topic} resumed: its held messages publish as their holds run out (docs/design.md, Operator pauses)\n`
+      ? `topic ${topic} resumed: its held messages publish as their holds run out (docs/design/failures-and-pauses.md, Operator pauses)\n`
       : `topic ${topic} was not paused\n`,
   );
   return EXIT_OK;

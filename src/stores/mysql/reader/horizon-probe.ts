@@ -10,7 +10,7 @@ export async function readTag(executor: MysqlExecutor): Promise<string> {
 /**
  * The oldest start of a running transaction (`information_schema.INNODB_TRX`, whole seconds), minus 1 µs: every
  * transaction that began before it has ended, so a late commit into a range tagged at or below it is visible to
- * a SELECT that starts after this probe (docs/design.md, "Late commits").
+ * a SELECT that starts after this probe (docs/design/read-path.md, "Late commits").
  *
  * InnoDB serves INNODB_TRX from a cache that it refreshes only once the cache has gone unread for 100 ms, and
  * every read restarts that wait (trx0i_s.cc, `can_cache_be_updated`): under reads closer than 100 ms it stays

@@ -48,7 +48,7 @@ export class MysqlPartitionReader implements PartitionReader {
 
   /**
    * The horizon (before the SELECT), the SELECT (its own snapshot), then the tag only when a fresh branch returned
-   * rows: see docs/design.md, "Late commits", and `horizon-probe.ts`. A recheck applies when `horizon >= tag`.
+   * rows: see docs/design/read-path.md, "Late commits", and `horizon-probe.ts`. A recheck applies when `horizon >= tag`.
    * `options.dueDestinations` splits the due branch per destination (the others' due rows are not read).
    */
   async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult> {

@@ -14,7 +14,7 @@ const ISO = '%Y-%m-%dT%H:%i:%s.%fZ';
  * - `due`: scheduled rows whose `due_at` has come, at any seq.
  * Every row carries the hold probe (`waits`): the nearest earlier pending scheduled row of its key, due or not, as
  * `seq dueInMs`, from the `(held_key, seq)` index (held_key is the key of scheduled rows only). Order is per key and
- * destination (docs/design.md, "Fan-out to several destinations"): the probe asks for a row of the same destination,
+ * destination (docs/design/fan-out.md): the probe asks for a row of the same destination,
  * NULL matching NULL (`<=>`), a filter on the rows of that index, which walks past other destinations' scheduled
  * rows of the key. Positions, limits and partitions are written into the text
  * as numbers (`checkRead` allowed only digits), so the server plans each branch with its own constants. The rows come

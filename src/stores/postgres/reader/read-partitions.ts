@@ -45,10 +45,10 @@ type ReadArgs = [
  * (`pg_current_xact_id()`, drawn after the snapshot) is taken only when a fresh branch returned rows, so an
  * idle relay assigns no xid. A read with another count than the table's (a relay that has not seen a resize end)
  * reads nothing: its rows would map to other partitions. Every returned keyed row carries the hold probe: the
- * nearest earlier pending row of its key that is scheduled, due or not (docs/design.md, "Read path"). The nearest,
+ * nearest earlier pending row of its key that is scheduled, due or not (docs/design/read-path.md, "Read path"). The nearest,
  * not the earliest: a row may go right after its blocker only if no other scheduled row of the key lies between
  * them, and with the nearest as blocker that holds link by link (chaos found a key out of order with the earliest).
- * Order is per key and destination (docs/design.md, "Fan-out to several destinations"): the probe asks for a row of
+ * Order is per key and destination (docs/design/fan-out.md): the probe asks for a row of
  * the same destination, NULL matching NULL, so one destination's held rows never hold another's. Its index stays
  * `(key, seq)`; the destination is a filter, which walks past other destinations' scheduled rows of the key.
  * The probe runs only in a partition that has a scheduled row at all (`held`), since a key's rows all lie in its

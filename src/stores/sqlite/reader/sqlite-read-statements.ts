@@ -15,7 +15,7 @@ const COLUMNS = `CAST(o.seq AS TEXT) AS seq, o.id, o.topic, o.type, o."key" AS "
  *   one; no destination is named so), a filter on the same index, run once per destination of a read that splits its
  *   due branch (fan-out); a separate statement, so `due` itself stays as it was;
  * - `blocker` `{ key, destination, seq, now }`: `<t>_due_key_idx` ("key", seq) backwards, the nearest earlier
- *   scheduled row of the key, due or not (docs/design.md, "Read path": the nearest, so a chain of holds stays in key
+ *   scheduled row of the key, due or not (docs/design/read-path.md, "Read path": the nearest, so a chain of holds stays in key
  *   order), of the same destination, NULL matching NULL (`IS`): order is per key and destination, so one
  *   destination's held rows never hold another's ("Fan-out to several destinations"). The destination is a filter
  *   on that index, which walks past other destinations' scheduled rows of the key.
