@@ -34,7 +34,7 @@ for (const harness of endToEndHarnesses) {
 
       it('one of two relay processes SIGKILLed mid-stream: the other takes its partitions after the lease; every commit delivered, no rollback, key order kept', async () => {
         const { env, rig } = await setup();
-        const config = (name: string) => ({ database: env.database, broker: childBrokerOf(rig), name });
+        const config = (name: string) => ({ ...env.childOutbox, broker: childBrokerOf(rig), name });
         const [victim, survivor] = [children.start(config('victim')), children.start(config('survivor'))];
         await Promise.all([victim.ready(), survivor.ready()]);
         await waitFor(
