@@ -1,9 +1,10 @@
 /**
  * A relay in a child process of its own, so that a test can SIGKILL it mid-stream. The parent side is
  * `RelayChild`; the child side is `serveRelay`, called by the store entries (mysql-relay-child.ts,
- * sqlite-relay-child.ts), run with `node --import tsx`. The child reads its configuration from
- * RELAY_CHILD_CONFIG and prints one line per event on stdout: `ready`, then `relay <id> <partitions>` whenever
- * its relay id or partition count changes. Its logs (warnings and up) go to stderr. SIGTERM stops it gracefully.
+ * postgres-relay-child.ts, sqlite-relay-child.ts), run with `node --import tsx`. The child reads its
+ * configuration from RELAY_CHILD_CONFIG and prints one line per event on stdout: `ready`, then
+ * `relay <id> <partitions>` whenever its relay id or partition count changes. Its logs (warnings and up) go to
+ * stderr. SIGTERM stops it gracefully.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -37,10 +38,19 @@ export const childTiming = {
   retry: { baseDelayMs: 100, maxDelayMs: 500, maxAttempts: 100 },
 } as const;
 
-export interface RelayChildConfig {
-  /** A mysql:// URL (mysql entry) or a file path (sqlite entry). */
+/** The store entry a relay child runs: test/support/<entry>-relay-child.ts. */
+export type RelayChildEntry = 'mysql' | 'postgres' | 'sqlite';
+
+/** Where a relay child finds its outbox. */
+export interface ChildOutbox {
+  /** A mysql:// URL (mysql entry), a postgres:// URL (postgres entry) or a file path (sqlite entry). */
   readonly database: string;
+  /** The postgres entry's schema (default public): each test's outbox lives in a schema of its own. */
+  readonly schema?: string;
   readonly table?: string;
+}
+
+export interface RelayChildConfig extends ChildOutbox {
   readonly broker: ChildBroker;
   /** Shown in the relay's owner name and in the test's failure messages. */
   readonly name: string;
@@ -85,7 +95,7 @@ export class RelayChild {
 
   private constructor(
     readonly config: RelayChildConfig,
-    entry: 'mysql' | 'sqlite',
+    entry: RelayChildEntry,
   ) {
     this.#child = spawn(process.execPath, ['--import', 'tsx', `test/support/${entry}-relay-child.ts`], {
       cwd: ROOT,
@@ -112,7 +122,7 @@ export class RelayChild {
     this.#ready.catch(() => undefined);
   }
 
-  static start(entry: 'mysql' | 'sqlite', config: RelayChildConfig): RelayChild {
+  static start(entry: RelayChildEntry, config: RelayChildConfig): RelayChild {
     return new RelayChild(config, entry);
   }
 
@@ -154,7 +164,7 @@ export class RelayChild {
 }
 
 /** The relay children a test starts, stopped after it. */
-export function relayChildren(entry: 'mysql' | 'sqlite'): { start(config: RelayChildConfig): RelayChild; stopAll(): Promise<void> } {
+export function relayChildren(entry: RelayChildEntry): { start(config: RelayChildConfig): RelayChild; stopAll(): Promise<void> } {
   const started: RelayChild[] = [];
   return {
     start(config) {

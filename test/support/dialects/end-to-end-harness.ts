@@ -1,6 +1,9 @@
+import type { DeadMessage } from '../../../src/core/message.js';
 import type { Relay } from '../../../src/core/relay.js';
+import type { RelayOptionsInput } from '../../../src/core/relay-options.js';
 import type { BrokerRig } from '../broker-rigs.js';
 import type { WriteTransaction } from '../keyed-writers.js';
+import type { ChildOutbox, RelayChildEntry } from '../relay-child.js';
 
 /** A broker the shared end-to-end test runs a database's outbox against. */
 export interface EndToEndBroker {
@@ -12,14 +15,16 @@ export interface EndToEndBroker {
 
 /** A fresh, migrated outbox of one database, with the writers and views the end-to-end test drives it by. */
 export interface EndToEndEnvironment {
-  /** What a relay child process opens: a URL or a file path. */
-  readonly database: string;
+  /** What a relay child process opens: a URL or a file path, and PostgreSQL's schema. */
+  readonly childOutbox: ChildOutbox;
   /** Writers, each in its own way of holding a transaction (see the dialect). */
   readonly write: WriteTransaction;
-  /** An in-process relay on this outbox, with the children's timing. */
-  relay(publisher: ReturnType<BrokerRig['publisher']>): Relay;
+  /** An in-process relay on this outbox, with the children's timing overridden by `options`. */
+  relay(publisher: ReturnType<BrokerRig['publisher']>, options?: RelayOptionsInput): Relay;
   /** Partitions held per relay id. */
   holdings(): Promise<Map<string, number>>;
+  /** Messages parked as dead, with why. */
+  dead(): Promise<readonly DeadMessage[]>;
   /** Rows left in the outbox, in any state. */
   left(): Promise<number>;
   /** Inserts one row by plain SQL, as a producer outside the library does, and returns its id. */
@@ -31,7 +36,7 @@ export interface EndToEndEnvironment {
 export interface EndToEndHarness {
   /** The label the test names carry: `<label> outbox -> <broker> end to end`. */
   readonly label: string;
-  readonly child: 'mysql' | 'sqlite';
+  readonly child: RelayChildEntry;
   readonly brokers: readonly EndToEndBroker[];
   setup(): Promise<EndToEndEnvironment>;
 }

@@ -51,13 +51,14 @@ export const mariadbEndToEnd: EndToEndHarness = {
       }
     };
     return {
-      database: fresh.url,
+      childOutbox: { database: fresh.url },
       write,
-      relay: (publisher) => outbox.createRelay(publisher, childTiming),
+      relay: (publisher, options = {}) => outbox.createRelay(publisher, { ...childTiming, ...options }),
       async holdings() {
         const rows = await sql(`SELECT owner, COUNT(*) AS n FROM ${names.partitions} WHERE owner IS NOT NULL GROUP BY owner`);
         return new Map(rows.map((row) => [String(row.owner), Number(row.n)]));
       },
+      dead: () => store.listDead(100),
       left: async () => Number((await sql(`SELECT COUNT(*) AS n FROM ${names.outbox}`))[0]?.n),
       async insertPlain({ topic, type, key, payload }) {
         await sql('INSERT INTO outbox (topic, type, payload, `key`) VALUES (?, ?, ?, ?)', [topic, type, JSON.stringify(payload), key]);

@@ -45,9 +45,9 @@ export const sqliteEndToEnd: EndToEndHarness = {
     };
     const reader = file.connect();
     return {
-      database: file.path,
+      childOutbox: { database: file.path },
       write,
-      relay: (publisher) => outbox.createRelay(publisher, childTiming),
+      relay: (publisher, options = {}) => outbox.createRelay(publisher, { ...childTiming, ...options }),
       async holdings() {
         const rows = reader.prepare(`SELECT owner, count(*) AS n FROM ${names.partitions} WHERE owner IS NOT NULL GROUP BY owner`).all() as {
           owner: string;
@@ -55,6 +55,7 @@ export const sqliteEndToEnd: EndToEndHarness = {
         }[];
         return new Map(rows.map((row) => [row.owner, row.n]));
       },
+      dead: () => store.listDead(100),
       left: async () => (reader.prepare(`SELECT count(*) AS n FROM ${names.outbox}`).get() as { n: number }).n,
       async insertPlain({ topic, type, key, payload }) {
         const inserted = reader
