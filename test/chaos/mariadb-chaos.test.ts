@@ -29,7 +29,7 @@ describe('MariaDB and RabbitMQ under faults', () => {
   let proxy: TcpProxy | undefined;
   let load: WriterLoad | undefined;
   const cleanups: (() => Promise<unknown>)[] = [];
-  const children = relayChildren('mysql');
+  const children = relayChildren('test/support/dialects/mariadb/mysql-relay-child.ts');
   afterEach(async () => {
     await load?.stop();
     await children.stopAll();

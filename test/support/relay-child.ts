@@ -1,7 +1,6 @@
 /**
  * A relay in a child process of its own, so that a test can SIGKILL it mid-stream. The parent side is
- * `RelayChild`; the child side is `serveRelay`, called by the store entries (mysql-relay-child.ts,
- * postgres-relay-child.ts, sqlite-relay-child.ts), run with `node --import tsx`. The child reads its
+ * `RelayChild`; the child side is `serveRelay`, called by each database's entry (test/support/dialects/<db>/<db>-relay-child.ts), run with `node --import tsx`. The child reads its
  * configuration from RELAY_CHILD_CONFIG and prints one line per event on stdout: `ready`, then
  * `relay <id> <partitions>` whenever its relay id or partition count changes. Its logs (warnings and up) go to
  * stderr. SIGTERM stops it gracefully.
@@ -38,8 +37,8 @@ export const childTiming = {
   retry: { baseDelayMs: 100, maxDelayMs: 500, maxAttempts: 100 },
 } as const;
 
-/** The store entry a relay child runs: test/support/<entry>-relay-child.ts. */
-export type RelayChildEntry = 'mysql' | 'postgres' | 'sqlite';
+/** The child's script, from the repository root: each database's entry lives in its test dialect's folder. */
+export type RelayChildEntry = `test/support/dialects/${string}-relay-child.ts`;
 
 /** Where a relay child finds its outbox. */
 export interface ChildOutbox {
@@ -97,7 +96,7 @@ export class RelayChild {
     readonly config: RelayChildConfig,
     entry: RelayChildEntry,
   ) {
-    this.#child = spawn(process.execPath, ['--import', 'tsx', `test/support/${entry}-relay-child.ts`], {
+    this.#child = spawn(process.execPath, ['--import', 'tsx', entry], {
       cwd: ROOT,
       env: { ...process.env, [CONFIG_VARIABLE]: JSON.stringify(config) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,7 +12,7 @@ const names = mysqlTableNames('outbox');
 
 export const mariadbEndToEnd: EndToEndHarness = {
   label: 'MariaDB',
-  child: 'mysql',
+  child: 'test/support/dialects/mariadb/mysql-relay-child.ts',
   brokers: [
     { name: 'RabbitMQ', makeRig: rabbitMqRig, probed: true },
     { name: 'NATS JetStream', makeRig: natsRig, probed: true },

@@ -10,7 +10,7 @@ import { type EndToEndHarness, RolledBack } from '../end-to-end-harness.js';
 
 export const postgresEndToEnd: EndToEndHarness = {
   label: 'PostgreSQL',
-  child: 'postgres',
+  child: 'test/support/dialects/postgres/postgres-relay-child.ts',
   brokers: [
     { name: 'RabbitMQ', makeRig: rabbitMqRig, probed: true },
     { name: 'NATS JetStream', makeRig: natsRig, probed: true },

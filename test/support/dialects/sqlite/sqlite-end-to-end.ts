@@ -14,7 +14,7 @@ const names = sqliteTableNames('outbox');
 
 export const sqliteEndToEnd: EndToEndHarness = {
   label: 'SQLite',
-  child: 'sqlite',
+  child: 'test/support/dialects/sqlite/sqlite-relay-child.ts',
   // The wire probe reads RabbitMQ and NATS as our consumers do; the other brokers' wire is read by clients we did not
   // write in their publishers' own tests.
   brokers: [

@@ -3,10 +3,10 @@
  * settings the relay daemon gives its own pool (safePoolConfig), owned by the store's database handle.
  */
 import pg from 'pg';
-import { fromPgPool } from '../../src/stores/postgres/database.js';
-import { safePoolConfig } from '../../src/stores/postgres/pool.js';
-import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
-import { readChildConfig, serveRelay } from './relay-child.js';
+import { fromPgPool } from '../../../../src/stores/postgres/database.js';
+import { safePoolConfig } from '../../../../src/stores/postgres/pool.js';
+import { PostgresOutboxStore } from '../../../../src/stores/postgres/postgres-store.js';
+import { readChildConfig, serveRelay } from '../../relay-child.js';
 
 const config = readChildConfig();
 const pool = new pg.Pool(safePoolConfig({ connectionString: config.database, max: 3, connectTimeoutMs: 2000 }));

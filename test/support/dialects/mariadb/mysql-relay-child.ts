@@ -3,9 +3,9 @@
  * settings (the store must not depend on them), owned by the store's database handle.
  */
 import mysql from 'mysql2/promise';
-import { fromMysqlPool, type MysqlPoolLike } from '../../src/stores/mysql/database.js';
-import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
-import { readChildConfig, serveRelay } from './relay-child.js';
+import { fromMysqlPool, type MysqlPoolLike } from '../../../../src/stores/mysql/database.js';
+import { MysqlOutboxStore } from '../../../../src/stores/mysql/mysql-store.js';
+import { readChildConfig, serveRelay } from '../../relay-child.js';
 
 const config = readChildConfig();
 const pool = mysql.createPool({ uri: config.database, connectionLimit: 3, connectTimeout: 2000 });
