@@ -20,7 +20,7 @@ export const mysqlDialect: StoreDialect = Object.freeze({
   name: 'mysql',
   title: 'MariaDB/MySQL',
   capabilities: Object.freeze({ crossProcessWake: false, resize: false, separateOperationsStore: true }),
-  startLogFields: (target: StoreTarget) => ({ dialect: 'mysql', databaseName: databaseNameOf(target.url) }),
+  startLogFields: (target: StoreTarget) => ({ databaseName: databaseNameOf(target.url) }),
   migrationScript: (target: StoreTarget, partitionCount: number | undefined) => {
     const names = mysqlTableNames(target.table);
     return mysqlMigrationScript('outboxer schema', names, target.table, migrationList(names, partitionCount ?? DEFAULT_PARTITION_COUNT));

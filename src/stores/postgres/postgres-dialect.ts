@@ -21,7 +21,6 @@ export const postgresDialect: StoreDialect = Object.freeze({
   title: 'PostgreSQL',
   capabilities: Object.freeze({ crossProcessWake: true, resize: true, separateOperationsStore: true }),
   startLogFields: (target: StoreTarget, tuning: StoreTuning) => ({
-    dialect: 'postgres',
     schema: target.schema,
     preparedStatements: tuning.preparedStatements ?? true,
   }),

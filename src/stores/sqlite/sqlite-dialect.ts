@@ -18,7 +18,7 @@ export const sqliteDialect: StoreDialect = Object.freeze({
   name: 'sqlite',
   title: 'SQLite',
   capabilities: Object.freeze({ crossProcessWake: false, resize: false, separateOperationsStore: false }),
-  startLogFields: (target: StoreTarget) => ({ dialect: 'sqlite', file: sqlitePath(target.url) }),
+  startLogFields: (target: StoreTarget) => ({ file: sqlitePath(target.url) }),
   migrationScript: (target: StoreTarget, partitionCount: number | undefined) => {
     const names = sqliteTableNames(target.table);
     return sqliteMigrationScript('outboxer schema', names, target.table, migrationList(names, partitionCount ?? DEFAULT_PARTITION_COUNT));
