@@ -69,7 +69,7 @@ interface PooledConnection {
  * MySQL's `max_execution_time`, which bounds SELECTs; each server ignores the other's variable).
  */
 async function mysqlPool(uri: string, logger: Logger, connections: number, statementTimeoutMs: number | undefined) {
-  const mysql = await loadDriver('mysql2', () => import('mysql2/promise'));
+  const mysql = await loadDriver(mysqlDialect.title, 'mysql2', () => import('mysql2/promise'));
   const pool = mysql.createPool({
     uri,
     connectionLimit: connections,

@@ -31,7 +31,7 @@ export const postgresDialect: StoreDialect = Object.freeze({
 });
 
 async function openPostgres(target: StoreTarget, settings: StoreConnectionSettings): Promise<OpenedStore> {
-  const pg = (await loadDriver('pg', () => import('pg'))).default;
+  const pg = (await loadDriver(postgresDialect.title, 'pg', () => import('pg'))).default;
   const pool = new pg.Pool(
     safePoolConfig({
       connectionString: target.url,

@@ -37,7 +37,7 @@ async function openSqlite(target: StoreTarget, settings: StoreConnectionSettings
     store = await openSqliteStore(path, { table: target.table, ...tuning, partitionCount });
   } catch (error) {
     if (error instanceof OutboxerError && error.code === 'OUTBOXER_INVALID_OPTION' && error.message.includes('better-sqlite3')) {
-      throw missingDriver('better-sqlite3', error);
+      throw missingDriver(sqliteDialect.title, 'better-sqlite3', error);
     }
     throw error;
   }
