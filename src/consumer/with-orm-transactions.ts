@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { ConfigurationError, OutboxerError } from '../core/errors.js';
+import { parseOptions } from '../core/parse-options.js';
 import { isOutboxTransaction, type OutboxTransaction } from '../core/ports/outbox-transaction.js';
 import { INBOX_TRANSACTION_FIX } from '../core/inbox-claim.js';
 import type { InboxClaim, InboxEntryRef, InboxStore } from '../core/ports/inbox-store.js';
@@ -22,7 +24,25 @@ export interface OrmTransactionsOptions<OrmTx> {
   readonly adapt: (tx: NoInfer<OrmTx>) => OutboxTransaction;
 }
 
-const KNOWN_OPTIONS = ['transaction', 'adapt'];
+/** The options as checked, frozen: both are required, with no defaults. */
+export type ResolvedOrmTransactionsOptions<OrmTx> = Readonly<OrmTransactionsOptions<OrmTx>>;
+
+/** Zod sees only that each is a function: their parameters are the ORM's, which it cannot check. */
+const ormTransactionsOptionsSchema = z
+  .object(
+    {
+      transaction: z.custom<(work: (tx: never) => Promise<unknown>) => Promise<unknown>>((value) => typeof value === 'function', {
+        error: (issue) =>
+          `must be a function running work in the ORM's transaction, e.g. (work) => db.transaction().execute(work); got ${describe(issue.input)}`,
+      }),
+      adapt: z.custom<(tx: never) => OutboxTransaction>((value) => typeof value === 'function', {
+        error: (issue) => `must be the ORM's adapter to the transaction port, e.g. fromKysely; got ${describe(issue.input)}`,
+      }),
+    },
+    { error: (issue) => (issue.code === 'invalid_type' ? `must be { transaction, adapt }, got ${describe(issue.input)}` : undefined) },
+  )
+  .strict();
+
 const STORE_METHODS = ['claim', 'recordFailure', 'purgeProcessed', 'stats', 'listDead', 'purgeDead', 'migrate', 'migrationSql', 'close'] as const;
 
 /**
@@ -36,7 +56,7 @@ const STORE_METHODS = ['claim', 'recordFailure', 'purgeProcessed', 'stats', 'lis
  */
 export function withOrmTransactions<OrmTx>(store: PortClaimingInboxStore, options: OrmTransactionsOptions<OrmTx>): InboxStore<OrmTx> {
   checkStore(store);
-  const { transaction, adapt } = checkOptions<OrmTx>(options);
+  const { transaction, adapt } = resolveOrmTransactionsOptions(options);
   return Object.freeze({
     async transaction<T>(work: (tx: OrmTx) => Promise<T>): Promise<T> {
       let outcome: { readonly value: T } | undefined;
@@ -85,32 +105,11 @@ function checkStore(store: unknown): void {
   }
 }
 
-function checkOptions<OrmTx>(options: unknown): OrmTransactionsOptions<OrmTx> {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions: options must be { transaction, adapt }, got ${describe(options)}`);
-  }
-  for (const name of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(name))
-      throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `withOrmTransactions option ${name.slice(0, 60)}: not an option (known: transaction, adapt)`, {
-        options: [name.slice(0, 60)],
-      });
-  }
-  const { transaction, adapt } = options as Partial<Record<'transaction' | 'adapt', unknown>>;
-  if (typeof transaction !== 'function') {
-    throw new ConfigurationError(
-      'OUTBOXER_INVALID_OPTION',
-      `withOrmTransactions option transaction: must be a function running work in the ORM's transaction, e.g. (work) => db.transaction().execute(work); got ${describe(transaction)}`,
-      { options: ['transaction'] },
-    );
-  }
-  if (typeof adapt !== 'function') {
-    throw new ConfigurationError(
-      'OUTBOXER_INVALID_OPTION',
-      `withOrmTransactions option adapt: must be the ORM's adapter to the transaction port, e.g. fromKysely; got ${describe(adapt)}`,
-      { options: ['adapt'] },
-    );
-  }
-  return options as OrmTransactionsOptions<OrmTx>;
+/** Checks the options once (ConfigurationError naming the option and the fix) and freezes them. */
+export function resolveOrmTransactionsOptions<OrmTx>(input: OrmTransactionsOptions<OrmTx>): ResolvedOrmTransactionsOptions<OrmTx> {
+  parseOptions(ormTransactionsOptionsSchema, input, 'withOrmTransactions');
+  // The functions as given, typed by OrmTx: the parsed ones are the same values, typed only as far as zod can check.
+  return Object.freeze({ transaction: input.transaction, adapt: input.adapt });
 }
 
 function describe(value: unknown): string {

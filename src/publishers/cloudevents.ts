@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../core/errors.js';
+import { z } from 'zod';
 import type { OutboxMessage } from '../core/message.js';
 
 /**
@@ -20,25 +20,24 @@ export type CloudEventAttributes = Readonly<Record<'specversion' | 'id' | 'sourc
 const URI_REFERENCE = /^[!-~]+$/;
 const MAX_SOURCE_BYTES = 1024;
 
-/** Validates the `cloudEvents` publisher option once; undefined when it is off. */
-export function resolveCloudEventsOption(value: unknown, publisher: string): ResolvedCloudEvents | undefined {
-  if (value === undefined) return undefined;
-  const shape: { readonly source?: unknown } | null = value;
-  const source = shape?.source;
-  if (typeof value !== 'object' || value === null || Object.keys(value).some((key) => key !== 'source')) {
-    throw new ConfigurationError(
-      'OUTBOXER_INVALID_OPTION',
-      `${publisher} publisher option cloudEvents: must be { source: "<URI-reference>" }, e.g. { source: "/orders-service" }`,
-    );
-  }
-  if (typeof source !== 'string' || !URI_REFERENCE.test(source) || Buffer.byteLength(source) > MAX_SOURCE_BYTES) {
-    throw new ConfigurationError(
-      'OUTBOXER_INVALID_OPTION',
-      `${publisher} publisher option cloudEvents.source: must be a non-empty URI-reference (printable ASCII, no spaces, at most ${MAX_SOURCE_BYTES} bytes), e.g. "/orders-service"`,
-    );
-  }
-  return Object.freeze({ source });
-}
+const SHAPE_FAULT = 'must be { source: "<URI-reference>" }, e.g. { source: "/orders-service" }';
+const SOURCE_FAULT = `must be a non-empty URI-reference (printable ASCII, no spaces, at most ${MAX_SOURCE_BYTES} bytes), e.g. "/orders-service"`;
+
+/**
+ * The `cloudEvents` option of a publisher's options schema (`cloudEventsOptionSchema.optional()`): the publisher's
+ * parseOptions reports its faults as `<publisher> publisher option cloudEvents[.source]: ...`. The shape is checked
+ * first, so an unknown key is named as a fault of `cloudEvents`, not taken for an unknown option of the publisher.
+ */
+export const cloudEventsOptionSchema = z
+  .custom<object>((value) => typeof value === 'object' && value !== null && Object.keys(value).every((key) => key === 'source'), { error: SHAPE_FAULT })
+  .pipe(
+    z.object({
+      source: z
+        .string({ error: SOURCE_FAULT })
+        .refine((source) => URI_REFERENCE.test(source) && Buffer.byteLength(source) <= MAX_SOURCE_BYTES, { error: SOURCE_FAULT }),
+    }),
+  )
+  .transform(({ source }): ResolvedCloudEvents => Object.freeze({ source }));
 
 /**
  * `id` is the outbox id (the same on every copy, as CloudEvents asks of a redelivered event), `type` the

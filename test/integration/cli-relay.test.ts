@@ -42,7 +42,7 @@ describe('outboxer CLI: relay', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const startup = logs.find((line) => line.msg === 'outboxer relay starting');
-    expect(startup).toMatchObject({ publisher: 'console', schema, table: 'outbox', batchSize: 500, pollIntervalMs: 50, version });
+    expect(startup).toMatchObject({ dialect: 'postgres', publisher: 'console', schema, table: 'outbox', batchSize: 500, pollIntervalMs: 50, version });
     expect(startup).toMatchObject({ owner: 'cli-test-relay', lanes: 2, maxInFlight: 32, housekeepingBatchSize: 100, retry: { jitter: 0.2, maxAttempts: 10 } });
     expect(startup).toMatchObject({ preparedStatements: false, idempotencyWindowMs: 3_600_000, retainPublishedMs: 0 });
     expect(startup?.database).toBe(redactUrl(`${services.postgresUrl}?application_name=${appName}`));

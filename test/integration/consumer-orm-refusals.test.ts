@@ -133,9 +133,9 @@ describe('withOrmTransactions options', () => {
     refused(
       () => withOrmTransactions(store, { transaction, adapt, retries: 3 } as never),
       'retries',
-      /option retries: not an option \(known: transaction, adapt\)/,
+      /^withOrmTransactions option retries: is not an option \(known: transaction, adapt\)$/,
     );
-    refused(() => withOrmTransactions(store, null as never), undefined, /options must be \{ transaction, adapt \}, got null/);
+    refused(() => withOrmTransactions(store, null as never), undefined, /^withOrmTransactions option \(root\): must be \{ transaction, adapt \}, got null$/);
     refused(
       () => withOrmTransactions({ claim: () => undefined } as never, { transaction, adapt }),
       undefined,

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { ConfigurationError, MessageValidationError } from '../../src/core/errors.js';
 import { MessageRegistry } from '../../src/consumer/message-registry.js';
 import { payloadOf, type RawDelivery } from '../../src/consumer/received-message.js';
-import { cloudEventAttributes, resolveCloudEventsOption } from '../../src/publishers/cloudevents.js';
+import { cloudEventAttributes, type CloudEventsOptions } from '../../src/publishers/cloudevents.js';
+import { resolveNatsPublisherOptions } from '../../src/publishers/nats/options.js';
+import { resolveRabbitMqPublisherOptions } from '../../src/publishers/rabbitmq/options.js';
 import { decodeHeaderValue, encodeHeaderValue } from '../../src/publishers/header-value.js';
 import type { OutboxMessage } from '../../src/core/message.js';
 
@@ -61,11 +63,46 @@ describe('CloudEvents option and attributes', () => {
     expect(cloudEventAttributes({ ...message, key: null }, { source: 'urn:acme:orders' })).not.toHaveProperty('subject');
   });
 
-  it('is off unless given, and refuses a source that is not a URI-reference', () => {
-    expect(resolveCloudEventsOption(undefined, 'nats')).toBeUndefined();
-    expect(resolveCloudEventsOption({ source: '/orders' }, 'nats')).toEqual({ source: '/orders' });
-    for (const bad of [{}, { source: '' }, { source: 'has space' }, { source: '/ok', extra: 1 }, 'source', null]) {
-      expect(() => resolveCloudEventsOption(bad, 'rabbitmq')).toThrow(ConfigurationError);
+  const nats = (cloudEvents: unknown) =>
+    resolveNatsPublisherOptions({ servers: 'nats://127.0.0.1:4222', cloudEvents: cloudEvents as CloudEventsOptions }).cloudEvents;
+  const rabbitmq = (cloudEvents: unknown) =>
+    resolveRabbitMqPublisherOptions({ url: 'amqp://127.0.0.1', cloudEvents: cloudEvents as CloudEventsOptions }).cloudEvents;
+
+  it('is off unless given, and resolves to a frozen { source }', () => {
+    expect(nats(undefined)).toBeUndefined();
+    expect(rabbitmq(undefined)).toBeUndefined();
+    const resolved = nats({ source: '/orders' });
+    expect(resolved).toEqual({ source: '/orders' });
+    expect(Object.isFrozen(resolved)).toBe(true);
+    expect(rabbitmq({ source: 'urn:acme:orders' })).toEqual({ source: 'urn:acme:orders' });
+  });
+
+  it.each([
+    [{}, 'cloudEvents.source'],
+    [{ source: '' }, 'cloudEvents.source'],
+    [{ source: 'has space' }, 'cloudEvents.source'],
+    [{ source: `/${'x'.repeat(1024)}` }, 'cloudEvents.source'],
+    [{ source: 7 }, 'cloudEvents.source'],
+    [{ source: '/ok', extra: 1 }, 'cloudEvents'],
+    ['source', 'cloudEvents'],
+    [null, 'cloudEvents'],
+  ])('refuses %j, naming %s and the fix', (bad, option) => {
+    const problem =
+      option === 'cloudEvents'
+        ? 'must be { source: "<URI-reference>" }, e.g. { source: "/orders-service" }'
+        : 'must be a non-empty URI-reference (printable ASCII, no spaces, at most 1024 bytes), e.g. "/orders-service"';
+    for (const [publisher, resolve] of [
+      ['nats', nats],
+      ['rabbitmq', rabbitmq],
+    ] as const) {
+      let refusal: unknown;
+      try {
+        resolve(bad);
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toBeInstanceOf(ConfigurationError);
+      expect(refusal).toMatchObject({ code: 'OUTBOXER_INVALID_OPTION', message: `${publisher} publisher option ${option}: ${problem}`, options: [option] });
     }
   });
 });

@@ -20,7 +20,7 @@ export interface StoreDialect {
   readonly capabilities: DialectCapabilities;
   /**
    * What the relay's start log says of the table beyond its name: where it is (PostgreSQL's schema, MariaDB's
-   * database, SQLite's file) and the dialect's own settings.
+   * database, SQLite's file) and the dialect's own settings. The caller adds the dialect's `name`.
    */
   startLogFields(target: StoreTarget, tuning: StoreTuning): Readonly<Record<string, string | boolean>>;
   /** The DDL `migrate` would apply to a new table, connecting to nothing (`outboxer sql`). */

@@ -4,7 +4,7 @@ import { silentLogger } from '../../core/logger.js';
 import { isLoggerLike, parseOptions, wholeNumber } from '../../core/parse-options.js';
 import type { Logger } from '../../core/ports.js';
 import { redactUrl, scrubSecrets, secretsOfUrl } from '../../core/redact.js';
-import { type CloudEventsOptions, resolveCloudEventsOption, type ResolvedCloudEvents } from '../cloudevents.js';
+import { type CloudEventsOptions, cloudEventsOptionSchema, type ResolvedCloudEvents } from '../cloudevents.js';
 
 export interface NatsPublisherOptions {
   /**
@@ -70,7 +70,7 @@ export function isValidSubject(subject: string): boolean {
   return subject !== '' && subject.split('.').every((token) => SUBJECT_TOKEN.test(token));
 }
 
-/** Every option but `servers` (a URL parser of its own, which keeps credentials out of messages) and `cloudEvents`. */
+/** Every option but `servers` (a URL parser of its own, which keeps credentials out of messages). */
 const settingsSchema = z
   .object({
     subjectPrefix: z
@@ -91,7 +91,7 @@ const settingsSchema = z
       .max(200, { error: 'must be at most 200 characters' })
       .regex(/^[^\r\n\0]*$/, { error: 'must not contain line breaks or NUL' })
       .default(NATS_DEFAULTS.name),
-    cloudEvents: z.unknown().optional(),
+    cloudEvents: cloudEventsOptionSchema.optional(),
   })
   .strict();
 
@@ -167,7 +167,7 @@ export function resolveNatsPublisherOptions(input: NatsPublisherOptions): Resolv
     maxMessageBytes: settings.maxMessageBytes,
     servers: Object.freeze(parsed.map((entry) => Object.freeze(entry.server))),
     tls,
-    cloudEvents: resolveCloudEventsOption(settings.cloudEvents, 'nats'),
+    cloudEvents: settings.cloudEvents,
   };
   // Credentials stay off the enumerable surface: JSON.stringify or console.log of the options never shows them.
   Object.defineProperty(resolved, 'auth', { value: Object.freeze(auth), enumerable: false });

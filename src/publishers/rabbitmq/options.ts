@@ -5,7 +5,7 @@ import { silentLogger } from '../../core/logger.js';
 import { isLoggerLike, parseOptions, wholeNumber } from '../../core/parse-options.js';
 import type { Logger } from '../../core/ports.js';
 import { redactUrl } from '../../core/redact.js';
-import { type CloudEventsOptions, resolveCloudEventsOption, type ResolvedCloudEvents } from '../cloudevents.js';
+import { type CloudEventsOptions, cloudEventsOptionSchema, type ResolvedCloudEvents } from '../cloudevents.js';
 
 /** The built-in exchange types, or a plugin type (`x-delayed-message`, `x-consistent-hash`, ...). */
 export type RabbitMqExchangeType = 'topic' | 'direct' | 'fanout' | 'headers' | `x-${string}`;
@@ -77,7 +77,7 @@ function amqpShortString(): z.ZodString {
     .regex(/^[^\u0000-\u001f\u007f]*$/, { error: 'must not contain control characters' });
 }
 
-/** Every option but `url` (parsed apart, so its password never reaches a message) and `cloudEvents`. */
+/** Every option but `url` (parsed apart, so its password never reaches a message). */
 const settingsSchema = z
   .object({
     exchange: amqpShortString().default(RABBITMQ_PUBLISHER_DEFAULTS.exchange),
@@ -93,7 +93,7 @@ const settingsSchema = z
     maxMessageBytes: wholeNumber(1, MAX_MESSAGE_BYTES, 'bytes').optional(),
     logger: z.custom<Logger>((value) => isLoggerLike(value), { error: 'must have debug, info, warn and error methods (pino fits)' }).default(silentLogger),
     clientName: amqpShortString().default(() => `outboxer@${hostname()}/${process.pid}`),
-    cloudEvents: z.unknown().optional(),
+    cloudEvents: cloudEventsOptionSchema.optional(),
   })
   .strict();
 
@@ -140,7 +140,7 @@ export function resolveRabbitMqPublisherOptions(input: RabbitMqPublisherOptions)
     redactedUrl,
     heartbeatSeconds,
     maxMessageBytes: settings.maxMessageBytes,
-    cloudEvents: resolveCloudEventsOption(settings.cloudEvents, 'rabbitmq'),
+    cloudEvents: settings.cloudEvents,
   };
   Object.defineProperty(resolved, 'url', { value: url, enumerable: false });
   return Object.freeze(resolved) as ResolvedRabbitMqPublisherOptions;

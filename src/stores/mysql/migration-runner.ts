@@ -1,14 +1,7 @@
 import { OutboxerError } from '../../core/errors.js';
 import type { MysqlDatabase, MysqlExecutor } from './database.js';
-import { mysqlBookkeepingSql } from './migrations.js';
+import { mysqlBookkeepingSql, type ResolvedMysqlMigration } from './migrations.js';
 import type { MysqlTableNames } from './table-names.js';
-
-/** A migration with its statements resolved for one table (outbox or inbox). */
-export interface ResolvedMysqlMigration {
-  readonly version: number;
-  readonly description: string;
-  readonly statements: readonly string[];
-}
 
 /** How long a migration waits for another process's migration of the same database before it gives up. */
 const LOCK_WAIT_SECONDS = 60;

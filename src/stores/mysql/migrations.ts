@@ -17,6 +17,13 @@ export interface MysqlMigration {
   readonly statements: (names: MysqlTableNames, settings: MysqlSchemaSettings) => readonly string[];
 }
 
+/** A migration with its statements resolved for one table (outbox or inbox). */
+export interface ResolvedMysqlMigration {
+  readonly version: number;
+  readonly description: string;
+  readonly statements: readonly string[];
+}
+
 const TEXT = 'CHARACTER SET utf8mb4 COLLATE utf8mb4_bin';
 const ASCII = 'CHARACTER SET ascii COLLATE ascii_bin';
 /** The time part (48-bit ms, hex) of a version 7 UUID, on the server clock. */
@@ -175,6 +182,11 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
     ],
   },
 ]);
+
+/** The outbox's migrations with their statements for one table and its partition count. */
+export function resolvedMysqlMigrations(names: MysqlTableNames, settings: MysqlSchemaSettings): readonly ResolvedMysqlMigration[] {
+  return mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, settings) }));
+}
 
 /**
  * `ALTER TABLE … ADD COLUMN` only when the column is missing, so that the `outboxer sql` script applies twice: MySQL

@@ -7,7 +7,7 @@ import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partitio
 import { storeTuning } from '../shared/store-tuning.js';
 import { fromMysqlPool } from './database.js';
 import { applyMysqlMigrations, mysqlMigrationScript } from './migration-runner.js';
-import { mysqlMigrations } from './migrations.js';
+import { mysqlMigrations, resolvedMysqlMigrations } from './migrations.js';
 import { MysqlOutboxStore } from './mysql-store.js';
 import { mysqlTableNames } from './table-names.js';
 
@@ -20,10 +20,15 @@ export const mysqlDialect: StoreDialect = Object.freeze({
   name: 'mysql',
   title: 'MariaDB/MySQL',
   capabilities: Object.freeze({ crossProcessWake: false, resize: false, separateOperationsStore: true }),
-  startLogFields: (target: StoreTarget) => ({ dialect: 'mysql', databaseName: databaseNameOf(target.url) }),
+  startLogFields: (target: StoreTarget) => ({ databaseName: databaseNameOf(target.url) }),
   migrationScript: (target: StoreTarget, partitionCount: number | undefined) => {
     const names = mysqlTableNames(target.table);
-    return mysqlMigrationScript('outboxer schema', names, target.table, migrationList(names, partitionCount ?? DEFAULT_PARTITION_COUNT));
+    return mysqlMigrationScript(
+      'outboxer schema',
+      names,
+      target.table,
+      resolvedMysqlMigrations(names, { partitionCount: partitionCount ?? DEFAULT_PARTITION_COUNT }),
+    );
   },
   explainFailure: (error: unknown, target: StoreTarget) => (isDriverFailure(error) ? mysqlCheckError(error, mysqlTableNames(target.table)) : undefined),
   open: openMysql,
@@ -41,13 +46,9 @@ async function openMysql(target: StoreTarget, settings: StoreConnectionSettings)
     wakeSignal: undefined,
     label: `${databaseNameOf(target.url)}.${target.table}`,
     migrations: mysqlMigrations,
-    migrate: () => applyMysqlMigrations(database, names, target.table, migrationList(names, partitionCount)),
+    migrate: () => applyMysqlMigrations(database, names, target.table, resolvedMysqlMigrations(names, { partitionCount })),
     engine: undefined,
   };
-}
-
-function migrationList(names: ReturnType<typeof mysqlTableNames>, partitionCount: number) {
-  return mysqlMigrations.map((m) => ({ version: m.version, description: m.description, statements: m.statements(names, { partitionCount }) }));
 }
 
 function mysqlUri(url: string): string {
@@ -69,7 +70,7 @@ interface PooledConnection {
  * MySQL's `max_execution_time`, which bounds SELECTs; each server ignores the other's variable).
  */
 async function mysqlPool(uri: string, logger: Logger, connections: number, statementTimeoutMs: number | undefined) {
-  const mysql = await loadDriver('mysql2', () => import('mysql2/promise'));
+  const mysql = await loadDriver(mysqlDialect.title, 'mysql2', () => import('mysql2/promise'));
   const pool = mysql.createPool({
     uri,
     connectionLimit: connections,

@@ -23,8 +23,8 @@ import { toMysqlTransaction, type MysqlTransactionInput } from './mysql-transact
 import { isUnknownVariable, proveMysqlTransaction } from './prove-transaction.js';
 import { vouchedOpen } from '../shared/open-transaction.js';
 import { MysqlRelayLeases } from './leases/mysql-relay-leases.js';
-import { applyMysqlMigrations, missingMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from './migration-runner.js';
-import { MYSQL_NOW, mysqlMigrations } from './migrations.js';
+import { applyMysqlMigrations, missingMysqlMigrations, mysqlMigrationScript } from './migration-runner.js';
+import { MYSQL_NOW, resolvedMysqlMigrations, type ResolvedMysqlMigration } from './migrations.js';
 import { listDead, purgeDead, retryDead } from './operator/dead-messages.js';
 import { deletePending, inspectPending, listPending } from './operator/pending-messages.js';
 import { readGauges } from './operator/gauges.js';
@@ -74,11 +74,7 @@ export class MysqlOutboxStore implements OutboxWriter<MysqlTransaction>, RelaySt
     this.idempotencyWindowMs = resolved.idempotencyWindowMs;
     this.partitionCount = resolved.partitionCount;
     const names = this.tableNames;
-    this.#migrations = mysqlMigrations.map((m) => ({
-      version: m.version,
-      description: m.description,
-      statements: m.statements(names, { partitionCount: this.partitionCount }),
-    }));
+    this.#migrations = resolvedMysqlMigrations(names, { partitionCount: this.partitionCount });
     this.leases = new MysqlRelayLeases(database, names);
     this.reader = new MysqlPartitionReader(database, names, { retainPublished: this.retainPublishedMs > 0 });
   }

@@ -21,7 +21,6 @@ export const postgresDialect: StoreDialect = Object.freeze({
   title: 'PostgreSQL',
   capabilities: Object.freeze({ crossProcessWake: true, resize: true, separateOperationsStore: true }),
   startLogFields: (target: StoreTarget, tuning: StoreTuning) => ({
-    dialect: 'postgres',
     schema: target.schema,
     preparedStatements: tuning.preparedStatements ?? true,
   }),
@@ -32,7 +31,7 @@ export const postgresDialect: StoreDialect = Object.freeze({
 });
 
 async function openPostgres(target: StoreTarget, settings: StoreConnectionSettings): Promise<OpenedStore> {
-  const pg = (await loadDriver('pg', () => import('pg'))).default;
+  const pg = (await loadDriver(postgresDialect.title, 'pg', () => import('pg'))).default;
   const pool = new pg.Pool(
     safePoolConfig({
       connectionString: target.url,

@@ -26,8 +26,8 @@
  * `await outbox.enqueue(...)` inside it settles, and an enqueue that fails could no longer roll it back.
  */
 export { DEFAULT_BUSY_WAIT_MS, isBusy, prepareConnection, SqliteDatabase, type SqliteHandle, type SqliteStatementLike } from './database.js';
-export { applySqliteMigrations, missingSqliteMigrations, sqliteMigrationScript, type ResolvedSqliteMigration } from './migration-runner.js';
-export { SQLITE_NOW_MS, sqliteMigrations, type SqliteMigration, type SqliteSchemaSettings } from './migrations.js';
+export { applySqliteMigrations, missingSqliteMigrations, sqliteMigrationScript } from './migration-runner.js';
+export { type ResolvedSqliteMigration, SQLITE_NOW_MS, sqliteMigrations, type SqliteMigration, type SqliteSchemaSettings } from './migrations.js';
 export { sqliteTableNames, type SqliteTableNames } from './table-names.js';
 export { fromBetterSqlite3, openSqliteStore, type OpenSqliteOptions } from './open-sqlite.js';
 export { SqliteOutboxStore, type SqliteStoreOptions } from './sqlite-store.js';

@@ -1,14 +1,7 @@
 import type { SqliteDatabase } from './database.js';
 import { addColumnScript, columnPresentSql, migrationSegments } from './migration-add-column.js';
-import { sqliteBookkeepingSql } from './migrations.js';
+import { type ResolvedSqliteMigration, sqliteBookkeepingSql } from './migrations.js';
 import type { SqliteTableNames } from './table-names.js';
-
-/** A migration with its DDL resolved for one table (outbox or inbox). */
-export interface ResolvedSqliteMigration {
-  readonly version: number;
-  readonly description: string;
-  readonly sql: string;
-}
 
 /**
  * Applies the migrations `table` has not recorded yet in one `BEGIN IMMEDIATE` transaction: SQLite's own write lock

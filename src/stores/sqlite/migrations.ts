@@ -17,6 +17,13 @@ export interface SqliteMigration {
   readonly sql: (names: SqliteTableNames, settings: SqliteSchemaSettings) => string;
 }
 
+/** A migration with its DDL resolved for one table (outbox or inbox). */
+export interface ResolvedSqliteMigration {
+  readonly version: number;
+  readonly description: string;
+  readonly sql: string;
+}
+
 /** The database clock as every time is stored: whole milliseconds since the Unix epoch, UTC (any SQLite 3.x). */
 export const SQLITE_NOW_MS = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`;
 
@@ -180,6 +187,11 @@ CREATE TABLE IF NOT EXISTS ${n.pausedDestinations} (
 `,
   },
 ]);
+
+/** The outbox's migrations with their DDL for one table and its partition count. */
+export function resolvedSqliteMigrations(names: SqliteTableNames, settings: SqliteSchemaSettings): readonly ResolvedSqliteMigration[] {
+  return sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(names, settings) }));
+}
 
 export function sqliteBookkeepingSql(n: Pick<SqliteTableNames, 'migrations'>): string {
   return `CREATE TABLE IF NOT EXISTS ${n.migrations} (

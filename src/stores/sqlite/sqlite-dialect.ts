@@ -4,10 +4,10 @@ import { missingDriver } from '../shared/load-driver.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
 import { storeTuning } from '../shared/store-tuning.js';
 import { applySqliteMigrations, sqliteMigrationScript } from './migration-runner.js';
-import { sqliteMigrations } from './migrations.js';
+import { resolvedSqliteMigrations, sqliteMigrations } from './migrations.js';
 import { openSqliteStore } from './open-sqlite.js';
 import type { SqliteOutboxStore } from './sqlite-store.js';
-import { sqliteTableNames, type SqliteTableNames } from './table-names.js';
+import { sqliteTableNames } from './table-names.js';
 
 /**
  * SQLite: a store on a connection of its own to the file of `sqlite:<path>` (`sqlite:./demo.db`,
@@ -18,10 +18,15 @@ export const sqliteDialect: StoreDialect = Object.freeze({
   name: 'sqlite',
   title: 'SQLite',
   capabilities: Object.freeze({ crossProcessWake: false, resize: false, separateOperationsStore: false }),
-  startLogFields: (target: StoreTarget) => ({ dialect: 'sqlite', file: sqlitePath(target.url) }),
+  startLogFields: (target: StoreTarget) => ({ file: sqlitePath(target.url) }),
   migrationScript: (target: StoreTarget, partitionCount: number | undefined) => {
     const names = sqliteTableNames(target.table);
-    return sqliteMigrationScript('outboxer schema', names, target.table, migrationList(names, partitionCount ?? DEFAULT_PARTITION_COUNT));
+    return sqliteMigrationScript(
+      'outboxer schema',
+      names,
+      target.table,
+      resolvedSqliteMigrations(names, { partitionCount: partitionCount ?? DEFAULT_PARTITION_COUNT }),
+    );
   },
   // better-sqlite3 opens a file: its errors (SQLITE_CANTOPEN, ...) already say which and why.
   explainFailure: () => undefined,
@@ -37,7 +42,7 @@ async function openSqlite(target: StoreTarget, settings: StoreConnectionSettings
     store = await openSqliteStore(path, { table: target.table, ...tuning, partitionCount });
   } catch (error) {
     if (error instanceof OutboxerError && error.code === 'OUTBOXER_INVALID_OPTION' && error.message.includes('better-sqlite3')) {
-      throw missingDriver('better-sqlite3', error);
+      throw missingDriver(sqliteDialect.title, 'better-sqlite3', error);
     }
     throw error;
   }
@@ -48,13 +53,9 @@ async function openSqlite(target: StoreTarget, settings: StoreConnectionSettings
     wakeSignal: undefined,
     label: `${path} ${target.table}`,
     migrations: sqliteMigrations,
-    migrate: () => applySqliteMigrations(store.database, names, target.table, migrationList(names, partitionCount)),
+    migrate: () => applySqliteMigrations(store.database, names, target.table, resolvedSqliteMigrations(names, { partitionCount })),
     engine: undefined,
   };
-}
-
-function migrationList(names: SqliteTableNames, partitionCount: number) {
-  return sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(names, { partitionCount }) }));
 }
 
 /** `sqlite:./a.db` -> `./a.db`, `sqlite:/x/a.db` and `sqlite:///x/a.db` -> `/x/a.db`. */

@@ -21,8 +21,8 @@ import type { SqliteDatabase } from './database.js';
 import { insertSqliteMessages } from './insert-messages.js';
 import { proveSqliteTransaction, toSqliteTransaction, type SqliteTransactionInput } from './sqlite-transaction.js';
 import { SqliteRelayLeases } from './leases/sqlite-relay-leases.js';
-import { applySqliteMigrations, missingSqliteMigrations, type ResolvedSqliteMigration, sqliteMigrationScript } from './migration-runner.js';
-import { SQLITE_NOW_MS, sqliteMigrations } from './migrations.js';
+import { applySqliteMigrations, missingSqliteMigrations, sqliteMigrationScript } from './migration-runner.js';
+import { resolvedSqliteMigrations, type ResolvedSqliteMigration, SQLITE_NOW_MS } from './migrations.js';
 import type { SqliteTableNames } from './table-names.js';
 import { listDeadMessages, purgeDeadMessages, retryDeadMessages } from './operator/sqlite-dead-messages.js';
 import { deleteSqlitePending, inspectSqlitePending, listSqlitePending } from './operator/sqlite-pending-messages.js';
@@ -60,8 +60,7 @@ export class SqliteOutboxStore implements OutboxWriter<SqliteTransactionInput>, 
     this.retainPublishedMs = resolved.retainPublishedMs;
     this.idempotencyWindowMs = resolved.idempotencyWindowMs;
     this.partitionCount = resolved.partitionCount;
-    const settings = { partitionCount: this.partitionCount };
-    this.#migrations = sqliteMigrations.map((m) => ({ version: m.version, description: m.description, sql: m.sql(this.tableNames, settings) }));
+    this.#migrations = resolvedSqliteMigrations(this.tableNames, { partitionCount: this.partitionCount });
     this.leases = new SqliteRelayLeases(database, this.tableNames);
     this.reader = new SqlitePartitionReader(database, this.tableNames, { retainPublished: this.retainPublishedMs > 0 });
   }

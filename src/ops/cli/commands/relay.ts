@@ -110,6 +110,7 @@ export async function relayCommand(config: CliConfig, io: CliIo, version: string
         table: config.table,
         retainPublishedMs: opened.store.retainPublishedMs,
         idempotencyWindowMs: opened.store.idempotencyWindowMs,
+        dialect: opened.dialect.name,
         ...opened.dialect.startLogFields(targetOf(config), settings.store),
         ...(ops === undefined ? {} : { http: ops.url }),
         ...effective,

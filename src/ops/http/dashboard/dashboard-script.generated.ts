@@ -85,10 +85,18 @@ export const DASHBOARD_SCRIPT = `'use strict';
 	}
 
 	// src/ops/http/dashboard/client/refresh-hooks.ts
-	var refreshHooks = {
-		poll: () => void 0,
-		loadPending: (_asked) => void 0,
-	};
+	var pollNow = () => void 0;
+	var loadPendingNow = () => void 0;
+	function wireRefresh(actions) {
+		pollNow = actions.poll;
+		loadPendingNow = actions.loadPending;
+	}
+	function refreshNow() {
+		pollNow();
+	}
+	function reloadPending() {
+		loadPendingNow(true);
+	}
 
 	// src/ops/http/dashboard/client/request.ts
 	var RequestError = class extends Error {
@@ -178,7 +186,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
 			)
 			.then(() => {
 				updateControls();
-				refreshHooks.poll();
+				refreshNow();
 			});
 	}
 
@@ -250,7 +258,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
 					return;
 				}
 				showError('pending-detail-error', { message: \`Message \${id} is no longer pending: it was published, parked dead or deleted.\` });
-				refreshHooks.loadPending(true);
+				reloadPending();
 			},
 		);
 	}
@@ -331,7 +339,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
 		void change(node, send, describe).then(() => {
 			for (const id of ids) pending.selected.delete(id);
 			if (ids.includes(pending.shown)) closeDetail();
-			refreshHooks.loadPending(true);
+			reloadPending();
 		});
 	}
 
@@ -946,8 +954,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
 	}
 
 	// src/ops/http/dashboard/client/dashboard-main.ts
-	refreshHooks.poll = poll;
-	refreshHooks.loadPending = loadPending;
+	wireRefresh({ poll, loadPending });
 	function submitter(event, form) {
 		const node = event.submitter ?? form.querySelector('button');
 		if (!(node instanceof HTMLButtonElement)) throw new Error(\`The form #\${form.id} has no button\`);

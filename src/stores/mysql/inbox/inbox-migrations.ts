@@ -1,5 +1,6 @@
 import type { MysqlDatabase } from '../database.js';
-import { applyMysqlMigrations, mysqlMigrationScript, type ResolvedMysqlMigration } from '../migration-runner.js';
+import { applyMysqlMigrations, mysqlMigrationScript } from '../migration-runner.js';
+import type { ResolvedMysqlMigration } from '../migrations.js';
 import { MYSQL_NOW } from '../migrations.js';
 import { quoteMysql, type MysqlTableNames } from '../table-names.js';
 

@@ -1,7 +1,7 @@
 import { quoteIdentifier } from '../../../core/identifiers.js';
 import type { SqliteDatabase } from '../database.js';
-import { applySqliteMigrations, sqliteMigrationScript, type ResolvedSqliteMigration } from '../migration-runner.js';
-import { SQLITE_NOW_MS } from '../migrations.js';
+import { applySqliteMigrations, sqliteMigrationScript } from '../migration-runner.js';
+import { type ResolvedSqliteMigration, SQLITE_NOW_MS } from '../migrations.js';
 import type { SqliteTableNames } from '../table-names.js';
 
 /** One versioned change of the inbox table on SQLite. */

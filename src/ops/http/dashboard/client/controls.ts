@@ -1,7 +1,7 @@
 import type { ChangeAnswers } from './api-types.js';
 import { state } from './dashboard-state.js';
 import { el, make, setText, show } from './dom.js';
-import { refreshHooks } from './refresh-hooks.js';
+import { refreshNow } from './refresh-hooks.js';
 import { messageOf, request } from './request.js';
 
 /** A button that changes something: enabled by the admin token only (data-mutation). */
@@ -75,6 +75,6 @@ export function change<T>(node: HTMLButtonElement, send: () => Promise<T>, descr
     )
     .then(() => {
       updateControls();
-      refreshHooks.poll();
+      refreshNow();
     });
 }

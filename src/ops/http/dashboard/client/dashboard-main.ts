@@ -11,10 +11,9 @@ import { deletePending } from './pending-delete.js';
 import { loadPending, pickAll } from './pending-list.js';
 import { pending } from './pending-state.js';
 import { poll } from './poll.js';
-import { refreshHooks } from './refresh-hooks.js';
+import { wireRefresh } from './refresh-hooks.js';
 
-refreshHooks.poll = poll;
-refreshHooks.loadPending = loadPending;
+wireRefresh({ poll, loadPending });
 
 /** The button that sent a form, or its first one. */
 function submitter(event: SubmitEvent, form: HTMLFormElement): HTMLButtonElement {

@@ -3,7 +3,7 @@ import { canMutate, change } from './controls.js';
 import { integer, plural } from './format.js';
 import { closeDetail } from './pending-detail.js';
 import { pending, pendingUnsupported } from './pending-state.js';
-import { refreshHooks } from './refresh-hooks.js';
+import { reloadPending } from './refresh-hooks.js';
 import { request } from './request.js';
 
 const PENDING_DELETE_MAX = 400;
@@ -34,6 +34,6 @@ export function deletePending(node: HTMLButtonElement, ids: readonly string[]): 
   void change(node, send, describe).then(() => {
     for (const id of ids) pending.selected.delete(id);
     if (ids.includes(pending.shown)) closeDetail();
-    refreshHooks.loadPending(true);
+    reloadPending();
   });
 }

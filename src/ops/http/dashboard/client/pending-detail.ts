@@ -2,7 +2,7 @@ import type { PendingDetail, PendingDetailAnswer } from './api-types.js';
 import { cell, cells, child, el, make, setText, show, showError } from './dom.js';
 import { destinationName, plural } from './format.js';
 import { pending, pendingUnsupported } from './pending-state.js';
-import { refreshHooks } from './refresh-hooks.js';
+import { reloadPending } from './refresh-hooks.js';
 import { messageOf, request, statusOf } from './request.js';
 
 /** One message's detail: where it stands, and its headers and body only if this server shows payloads. */
@@ -25,7 +25,7 @@ export function showPending(id: string): void {
         return;
       }
       showError('pending-detail-error', { message: `Message ${id} is no longer pending: it was published, parked dead or deleted.` });
-      refreshHooks.loadPending(true);
+      reloadPending();
     },
   );
 }
