@@ -84,8 +84,8 @@ function memoryBroker({ say }: DemoBrokerOptions): DemoBroker {
 }
 
 async function rabbitMqBroker({ url = 'amqp://guest:guest@127.0.0.1:5672', runId, say }: DemoBrokerOptions): Promise<DemoBroker> {
-  const { createRabbitMqPublisher } = await import('../src/publishers/rabbitmq/index.js');
-  const { createRabbitMqConsumer } = await import('../src/consumer/rabbitmq/index.js');
+  const { createRabbitMqPublisher } = await import('../src/brokers/rabbitmq/index.js');
+  const { createRabbitMqConsumer } = await import('../src/brokers/rabbitmq/consumer/index.js');
   const exchange = `outboxer-demo-${runId}`;
   const queue = `outboxer-demo-${runId}-shipping`;
   // the check declares the exchange: from here on, close removes it
@@ -139,8 +139,8 @@ async function deleteRabbitMqRun(url: string, exchange: string, queue: string): 
 }
 
 async function natsBroker({ url = 'nats://127.0.0.1:4222', runId, say }: DemoBrokerOptions): Promise<DemoBroker> {
-  const { createNatsPublisher } = await import('../src/publishers/nats/index.js');
-  const { createNatsConsumer } = await import('../src/consumer/nats/index.js');
+  const { createNatsPublisher } = await import('../src/brokers/nats/index.js');
+  const { createNatsConsumer } = await import('../src/brokers/nats/consumer/index.js');
   const { connect } = await import('@nats-io/transport-node');
   const { jetstreamManager } = await import('@nats-io/jetstream');
   const stream = `OUTBOXER_DEMO_${runId}`;

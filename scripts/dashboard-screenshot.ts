@@ -8,7 +8,7 @@
  */
 import { launchChromium } from '../test/browser/chromium.js';
 import { SIZE_LIMIT_BYTES, startDashboardScenario } from '../test/browser/dashboard-scenario.js';
-import { createRabbitMqPublisher } from '../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../src/brokers/rabbitmq/index.js';
 import { closedPort } from '../test/support/rabbitmq-harness.js';
 import { waitFor } from '../test/support/wait-for.js';
 

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { cpus, loadavg } from 'node:os';
 import { Outbox } from '../src/core/outbox.js';
 import { OutboxerMetrics } from '../src/ops/metrics/index.js';
-import { createConsolePublisher } from '../src/publishers/console/index.js';
+import { createConsolePublisher } from '../src/brokers/console/index.js';
 import { fromPgPool, type SqlExecutor } from '../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../src/stores/postgres/postgres-store.js';
 

@@ -1,6 +1,6 @@
 import { jetstream } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
-import { bodyOf, headersOf, subjectFor } from '../../src/publishers/nats/wire.js';
+import { bodyOf, headersOf, subjectFor } from '../../src/brokers/nats/wire.js';
 import { services } from '../config.js';
 import type { BrokerTarget } from '../support/broker-target.js';
 import { ceilingMessage, type Workload } from '../support/workload.js';

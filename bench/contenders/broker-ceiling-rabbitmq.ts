@@ -1,5 +1,5 @@
 import amqp from 'amqplib';
-import { toAmqpPublication } from '../../src/publishers/rabbitmq/wire.js';
+import { toAmqpPublication } from '../../src/brokers/rabbitmq/wire.js';
 import { services } from '../config.js';
 import type { BrokerTarget } from '../support/broker-target.js';
 import { ceilingMessage, type Workload } from '../support/workload.js';

@@ -5,8 +5,8 @@ import { connect as natsConnect } from '@nats-io/transport-node';
 import amqp from 'amqplib';
 import pg from 'pg';
 import { JSON_CONTENT_TYPE, type OutboxMessage } from '../../src/core/message.js';
-import { bodyOf, headersOf, subjectFor } from '../../src/publishers/nats/wire.js';
-import { toAmqpPublication } from '../../src/publishers/rabbitmq/wire.js';
+import { bodyOf, headersOf, subjectFor } from '../../src/brokers/nats/wire.js';
+import { toAmqpPublication } from '../../src/brokers/rabbitmq/wire.js';
 
 /**
  * The ideal unordered relay of issue 23, the floor of what any relay must spend: one connection reads the next

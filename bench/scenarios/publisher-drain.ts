@@ -1,4 +1,4 @@
-import { resolveWebhookPublisherOptions } from '../../src/publishers/webhook/index.js';
+import { resolveWebhookPublisherOptions } from '../../src/brokers/webhook/index.js';
 import { OUTBOXER_RELAY_SETTINGS, outboxerContender } from '../contenders/outboxer.js';
 import { mqttOwnClient, type OwnClientRun, redisOwnClient, webhookOwnClient } from '../contenders/own-clients.js';
 import { publisherOnly } from '../contenders/publisher-only.js';

@@ -2,8 +2,8 @@ import amqp from 'amqplib';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import type { Publisher } from '../../src/index.js';
-import { createNatsPublisher } from '../../src/publishers/nats/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createNatsPublisher } from '../../src/brokers/nats/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { services } from '../config.js';
 import { uniqueName } from './database.js';
 

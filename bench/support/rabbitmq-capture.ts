@@ -1,5 +1,5 @@
 import amqp from 'amqplib';
-import { OutboxAmqpHeaders } from '../../src/publishers/rabbitmq/index.js';
+import { OutboxAmqpHeaders } from '../../src/brokers/rabbitmq/index.js';
 import { services } from '../config.js';
 import type { Delivery } from '../measure/first-deliveries.js';
 

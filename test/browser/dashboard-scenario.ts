@@ -7,7 +7,7 @@ import type { RelayOptionsInput } from '../../src/core/relay-options.js';
 import type { OutboxOperator } from '../../src/core/ports/outbox-operator.js';
 import { createOpsServer, type OpsServer, type OpsServerOptions } from '../../src/ops/http/index.js';
 import { OutboxerMetrics } from '../../src/ops/metrics/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { v2Timing } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';

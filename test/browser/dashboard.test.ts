@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait-for.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { closedPort } from '../support/rabbitmq-harness.js';
 import { launchChromium } from './chromium.js';
 import { SIZE_LIMIT_BYTES, startDashboardScenario, type DashboardScenario } from './dashboard-scenario.js';

@@ -3,7 +3,7 @@ import rhea, { type EventContext, type Receiver } from 'rhea';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PublishError } from '../../src/core/errors.js';
 import { type FailureAction, failureAction } from '../../src/core/publish-failure.js';
-import { createAmqp10Publisher } from '../../src/publishers/amqp10/index.js';
+import { createAmqp10Publisher } from '../../src/brokers/amqp10/index.js';
 import { testMessage } from '../conformance/publisher-conformance.js';
 import { waitFor } from '../support/wait-for.js';
 

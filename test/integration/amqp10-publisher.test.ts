@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigurationError, OutboxerError, PublishError } from '../../src/core/errors.js';
 import { failureAction } from '../../src/core/publish-failure.js';
 import type { Publisher } from '../../src/core/ports.js';
-import { createAmqp10Publisher } from '../../src/publishers/amqp10/index.js';
+import { createAmqp10Publisher } from '../../src/brokers/amqp10/index.js';
 import { describePublisherConformance, testMessage } from '../conformance/publisher-conformance.js';
 import { amqp10Harness, amqp10Publisher, amqp10Receiver, amqp10Url, isolatedAmqp10Target, toReceived } from '../support/amqp10-harness.js';
 import { faultProxy, recordingLogger } from '../support/rabbitmq-harness.js';

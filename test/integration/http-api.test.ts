@@ -10,7 +10,7 @@ import type { OutboxOperator } from '../../src/core/ports/outbox-operator.js';
 import { Outbox } from '../../src/core/outbox.js';
 import { Relay } from '../../src/core/relay.js';
 import { createOpsServer, type OpsServer } from '../../src/ops/http/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { isolatedExchange, recordingLogger } from '../support/rabbitmq-harness.js';

@@ -4,7 +4,7 @@ import { Outbox } from '../../src/core/outbox.js';
 import type { Publisher } from '../../src/core/ports.js';
 import type { Relay } from '../../src/core/relay.js';
 import { OutboxerMetrics } from '../../src/ops/metrics/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, OutboxerError, PublishError } from '../../src/core/errors.js';
-import { createNatsPublisher, NATS_DEFAULTS, resolveNatsPublisherOptions, type NatsPublisherOptions } from '../../src/publishers/nats/index.js';
+import { createNatsPublisher, NATS_DEFAULTS, resolveNatsPublisherOptions, type NatsPublisherOptions } from '../../src/brokers/nats/index.js';
 import { testMessage } from '../conformance/publisher-conformance.js';
 import { settle } from '../support/captured-errors.js';
 import { freePort, natsAdmin, PrivateNatsServer, recordingLogger } from '../support/nats-harness.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import { Relay } from '../../src/core/relay.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { checkDeliveries } from '../support/order-checker.js';
 import { createPostgresFixture } from '../support/postgres-fixture.js';

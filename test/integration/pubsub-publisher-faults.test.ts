@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { failureAction } from '../../src/core/publish-failure.js';
-import { PubSubAttributeNames } from '../../src/publishers/pubsub/index.js';
+import { PubSubAttributeNames } from '../../src/brokers/pubsub/index.js';
 import { testMessage } from '../conformance/publisher-conformance.js';
 import { failureOf } from '../support/captured-errors.js';
 import { type IsolatedTopic, isolatedTopic, pubsubEmulator, pubsubPublisherPool } from '../support/pubsub-harness.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { createPubSubPublisher, pubSubOptionsFromUrl, resolvePubSubPublisherOptions } from '../../src/publishers/pubsub/index.js';
+import { createPubSubPublisher, pubSubOptionsFromUrl, resolvePubSubPublisherOptions } from '../../src/brokers/pubsub/index.js';
 
 describe('Pub/Sub publisher options', () => {
   const refused = (options: object): ConfigurationError => {

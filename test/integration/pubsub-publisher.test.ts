@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { failureAction } from '../../src/core/publish-failure.js';
-import { createPubSubPublisher, PubSubAttributeNames, resolvePubSubPublisherOptions } from '../../src/publishers/pubsub/index.js';
+import { createPubSubPublisher, PubSubAttributeNames, resolvePubSubPublisherOptions } from '../../src/brokers/pubsub/index.js';
 import { describePublisherConformance, testMessage } from '../conformance/publisher-conformance.js';
 import { failureOf } from '../support/captured-errors.js';
 import { recordingLogger } from '../support/nats-harness.js';

@@ -5,7 +5,7 @@ import {
   RABBITMQ_PUBLISHER_DEFAULTS,
   resolveRabbitMqPublisherOptions,
   type RabbitMqPublisherOptions,
-} from '../../src/publishers/rabbitmq/index.js';
+} from '../../src/brokers/rabbitmq/index.js';
 import { testMessage } from '../conformance/publisher-conformance.js';
 import { captureThrow, failureOf } from '../support/captured-errors.js';
 import { brokerConnectionsNamed, brokerMaxMessageSize, closedPort, faultProxy, recordingLogger, silentServer, waitFor } from '../support/rabbitmq-harness.js';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PublishError } from '../../src/core/errors.js';
 import type { Publisher } from '../../src/core/ports.js';
 import { failureAction } from '../../src/core/publish-failure.js';
-import { createRedisPublisher, type RedisPublisherOptions } from '../../src/publishers/redis/index.js';
+import { createRedisPublisher, type RedisPublisherOptions } from '../../src/brokers/redis/index.js';
 import { testMessage } from '../conformance/publisher-conformance.js';
 import { settle } from '../support/captured-errors.js';
 import { PrivateRedisServer, recordingLogger } from '../support/redis-harness.js';

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { createRedisPublisher, REDIS_PUBLISHER_DEFAULTS, resolveRedisPublisherOptions, type RedisPublisherOptions } from '../../src/publishers/redis/index.js';
+import { createRedisPublisher, REDIS_PUBLISHER_DEFAULTS, resolveRedisPublisherOptions, type RedisPublisherOptions } from '../../src/brokers/redis/index.js';
 import { captureThrow } from '../support/captured-errors.js';
 
 const refusal = (options: unknown): ConfigurationError => {

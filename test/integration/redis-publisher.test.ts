@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PublishError } from '../../src/core/errors.js';
 import type { Publisher } from '../../src/core/ports.js';
 import { failureAction } from '../../src/core/publish-failure.js';
-import { createRedisPublisher, type RedisPublisherOptions } from '../../src/publishers/redis/index.js';
+import { createRedisPublisher, type RedisPublisherOptions } from '../../src/brokers/redis/index.js';
 import { describePublisherConformance, testMessage } from '../conformance/publisher-conformance.js';
 import { settle } from '../support/captured-errors.js';
 import { dropPrefix, received, recordingLogger, redisAdmin, type RedisAdmin, redisHarness, redisUrl, xrange } from '../support/redis-harness.js';

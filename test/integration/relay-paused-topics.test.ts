@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
 import { createOpsServer } from '../../src/ops/http/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { cliEnv, runCli } from '../support/cli-runner.js';
 import { v2Timing } from '../support/partition-relay-fixture.js';

@@ -2,7 +2,7 @@ import { DeleteQueueCommand } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
-import { createSqsPublisher } from '../../src/publishers/sqs/index.js';
+import { createSqsPublisher } from '../../src/brokers/sqs/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { checkDeliveries } from '../support/order-checker.js';
 import { v2Timing } from '../support/partition-relay-fixture.js';

@@ -2,7 +2,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PublishError } from '../../src/core/errors.js';
 import { failureAction } from '../../src/core/publish-failure.js';
-import { retryAfterMs } from '../../src/publishers/webhook/index.js';
+import { retryAfterMs } from '../../src/brokers/webhook/index.js';
 import { testMessage } from '../conformance/publisher-conformance.js';
 import { closedPort, Gate, newSecret, webhookPublishers, WebhookReceiver, type Answer } from '../support/webhook-harness.js';
 import { waitFor } from '../support/wait-for.js';

@@ -1,5 +1,5 @@
 import rhea, { type Connection, type EventContext, type Message } from 'rhea';
-import { createAmqp10Publisher, type Amqp10PublisherOptions } from '../../src/publishers/amqp10/index.js';
+import { createAmqp10Publisher, type Amqp10PublisherOptions } from '../../src/brokers/amqp10/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { closedPort, openAdmin } from './rabbitmq-harness.js';
 import { services, uniqueName } from './services.js';

@@ -2,8 +2,8 @@ import amqp from 'amqplib';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import type { Publisher } from '../../src/core/ports.js';
-import { createNatsPublisher } from '../../src/publishers/nats/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createNatsPublisher } from '../../src/brokers/nats/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { services, uniqueName } from './services.js';
 
 /**

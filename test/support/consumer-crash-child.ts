@@ -5,9 +5,9 @@
  */
 import pg from 'pg';
 import { Inbox } from '../../src/consumer/inbox.js';
-import { createNatsConsumer } from '../../src/consumer/nats/index.js';
+import { createNatsConsumer } from '../../src/brokers/nats/consumer/index.js';
 import { PostgresInboxStore } from '../../src/stores/postgres/inbox/postgres-inbox-store.js';
-import { createRabbitMqConsumer } from '../../src/consumer/rabbitmq/index.js';
+import { createRabbitMqConsumer } from '../../src/brokers/rabbitmq/consumer/index.js';
 import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
 
 export interface CrashChildConfig {

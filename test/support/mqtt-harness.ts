@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { connectAsync, type IPublishPacket, type MqttClient } from 'mqtt';
-import { createMqttPublisher, MqttUserProperties } from '../../src/publishers/mqtt/index.js';
+import { createMqttPublisher, MqttUserProperties } from '../../src/brokers/mqtt/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { freePort } from './nats-harness.js';
 import { uniqueName } from './services.js';

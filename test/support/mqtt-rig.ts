@@ -1,5 +1,5 @@
 import type { Publisher } from '../../src/core/ports.js';
-import { createMqttPublisher } from '../../src/publishers/mqtt/index.js';
+import { createMqttPublisher } from '../../src/brokers/mqtt/index.js';
 import type { BrokerRig } from './broker-rigs.js';
 import { MQTT_URL, recordTopics } from './mqtt-harness.js';
 import { uniqueName } from './services.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import type { Logger, Publisher } from '../../src/core/ports.js';
-import { createNatsPublisher, decodeHeaderValue, type NatsPublisherOptions } from '../../src/publishers/nats/index.js';
+import { createNatsPublisher, decodeHeaderValue, type NatsPublisherOptions } from '../../src/brokers/nats/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { services, uniqueName } from './services.js';
 

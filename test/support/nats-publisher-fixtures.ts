@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { NatsPublisherOptions } from '../../src/publishers/nats/index.js';
+import type { NatsPublisherOptions } from '../../src/brokers/nats/index.js';
 import { addStream, natsAdmin, publisherPool, type NatsAdmin } from './nats-harness.js';
 import { services, uniqueName } from './services.js';
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Publisher } from '../../src/core/ports.js';
-import { createPubSubPublisher, PubSubAttributeNames, type PubSubPublisherOptions } from '../../src/publishers/pubsub/index.js';
+import { createPubSubPublisher, PubSubAttributeNames, type PubSubPublisherOptions } from '../../src/brokers/pubsub/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { freePort } from './nats-harness.js';
 import { uniqueName } from './services.js';

@@ -1,6 +1,6 @@
 import { type Message, PubSub } from '@google-cloud/pubsub';
 import type { Publisher } from '../../src/core/ports.js';
-import { createPubSubPublisher, PubSubAttributeNames } from '../../src/publishers/pubsub/index.js';
+import { createPubSubPublisher, PubSubAttributeNames } from '../../src/brokers/pubsub/index.js';
 import type { BrokerRig } from './broker-rigs.js';
 import { emulatorOptions, isolatedTopic, pubsubEmulator } from './pubsub-harness.js';
 

@@ -3,7 +3,7 @@ import { createServer, connect as tcpConnect, type AddressInfo, type Server, typ
 import { promisify } from 'node:util';
 import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import type { Logger } from '../../src/core/ports.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { services, uniqueName } from './services.js';
 

@@ -1,6 +1,6 @@
 import { afterEach } from 'vitest';
 import type { Publisher } from '../../src/core/ports.js';
-import { createRabbitMqPublisher, type RabbitMqPublisherOptions } from '../../src/publishers/rabbitmq/index.js';
+import { createRabbitMqPublisher, type RabbitMqPublisherOptions } from '../../src/brokers/rabbitmq/index.js';
 import { isolatedExchange } from './rabbitmq-harness.js';
 import { uniqueName } from './services.js';
 

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { createClient, RESP_TYPES } from 'redis';
 import type { Logger } from '../../src/core/ports.js';
-import { createRedisPublisher, REDIS_HEADER_PREFIX, RedisFieldNames } from '../../src/publishers/redis/index.js';
+import { createRedisPublisher, REDIS_HEADER_PREFIX, RedisFieldNames } from '../../src/brokers/redis/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { uniqueName } from './services.js';
 import { waitFor } from './wait-for.js';

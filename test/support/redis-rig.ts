@@ -1,5 +1,5 @@
 import type { Publisher } from '../../src/core/ports.js';
-import { createRedisPublisher } from '../../src/publishers/redis/index.js';
+import { createRedisPublisher } from '../../src/brokers/redis/index.js';
 import type { BrokerRig } from './broker-rigs.js';
 import { dropPrefix, raw, redisAdmin, redisUrl, streamsUnder } from './redis-harness.js';
 import { uniqueName } from './services.js';

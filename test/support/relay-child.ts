@@ -12,8 +12,8 @@ import type { Logger, Publisher } from '../../src/core/ports.js';
 import { resolveConfig } from '../../src/ops/cli/config.js';
 import { cliPublisher } from '../../src/ops/cli/publishers/registry.js';
 import { Relay, type StoreForRelay } from '../../src/core/relay.js';
-import { createNatsPublisher } from '../../src/publishers/nats/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createNatsPublisher } from '../../src/brokers/nats/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import type { BrokerRig } from './broker-rigs.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

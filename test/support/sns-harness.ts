@@ -1,7 +1,7 @@
 import { CreateTopicCommand, DeleteTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { DeleteQueueCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Publisher } from '../../src/core/ports.js';
-import { createSnsPublisher } from '../../src/publishers/sns/index.js';
+import { createSnsPublisher } from '../../src/brokers/sns/index.js';
 import type { PublisherHarness } from '../conformance/publisher-conformance.js';
 import {
   createQueue,

@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import { buildApp } from 'fauxqs';
 import { afterAll, beforeAll } from 'vitest';
 import type { Publisher } from '../../src/core/ports.js';
-import { createSqsPublisher, SqsAttributeNames, type SqsPublisherOptions } from '../../src/publishers/sqs/index.js';
+import { createSqsPublisher, SqsAttributeNames, type SqsPublisherOptions } from '../../src/brokers/sqs/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { uniqueName } from './services.js';
 import { waitFor } from './wait-for.js';

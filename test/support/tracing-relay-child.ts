@@ -7,8 +7,8 @@
 import pg from 'pg';
 import { Outbox } from '../../src/core/outbox.js';
 import { createOtelInstrumentation } from '../../src/ops/tracing/index.js';
-import { createNatsPublisher } from '../../src/publishers/nats/index.js';
-import { createRabbitMqPublisher } from '../../src/publishers/rabbitmq/index.js';
+import { createNatsPublisher } from '../../src/brokers/nats/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
 import { inMemoryTracing, registerGlobals } from './tracing-harness.js';

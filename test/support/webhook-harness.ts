@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import type { Publisher } from '../../src/core/ports.js';
-import { createWebhookPublisher, decodeHeaderValue, type WebhookPublisherOptions } from '../../src/publishers/webhook/index.js';
+import { createWebhookPublisher, decodeHeaderValue, type WebhookPublisherOptions } from '../../src/brokers/webhook/index.js';
 import type { PublisherHarness, ReceivedMessage } from '../conformance/publisher-conformance.js';
 import { uniqueName } from './services.js';
 import { waitFor } from './wait-for.js';

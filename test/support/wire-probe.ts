@@ -1,8 +1,8 @@
 import amqp from 'amqplib';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
-import { rawDeliveryOf as natsDeliveryOf } from '../../src/consumer/nats/wire.js';
-import { rawDeliveryOf as amqpDeliveryOf } from '../../src/consumer/rabbitmq/wire.js';
+import { rawDeliveryOf as natsDeliveryOf } from '../../src/brokers/nats/consumer/wire.js';
+import { rawDeliveryOf as amqpDeliveryOf } from '../../src/brokers/rabbitmq/consumer/wire.js';
 import { rebuildMessage, type ReceivedMessage } from '../../src/consumer/received-message.js';
 import type { BrokerRig } from './broker-rigs.js';
 import { services } from './services.js';

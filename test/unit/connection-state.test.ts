@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionStateTracker } from '../../src/publishers/connection-state.js';
+import { ConnectionStateTracker } from '../../src/brokers/connection-state.js';
 
 describe('ConnectionStateTracker (Publisher.connectionState of the broker publishers)', () => {
   it('is connecting before the first connection, connected once up, disconnected once closed', () => {

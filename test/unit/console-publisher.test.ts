@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OutboxerError } from '../../src/core/errors.js';
-import { createConsolePublisher } from '../../src/publishers/console/index.js';
+import { createConsolePublisher } from '../../src/brokers/console/index.js';
 
 const message = {
   id: '01930000-0000-7000-8000-000000000001',

@@ -3,8 +3,8 @@ import { ConfigurationError } from '../../src/core/errors.js';
 import { resolveInboxOptions } from '../../src/consumer/inbox-options.js';
 import { INBOX_RETENTION_DEFAULTS, resolveInboxRetentionOptions } from '../../src/consumer/inbox-retention.js';
 import type { Inbox } from '../../src/consumer/inbox.js';
-import { NATS_CONSUMER_DEFAULTS, resolveNatsConsumerOptions } from '../../src/consumer/nats/options.js';
-import { RABBITMQ_CONSUMER_DEFAULTS, resolveRabbitMqConsumerOptions } from '../../src/consumer/rabbitmq/options.js';
+import { NATS_CONSUMER_DEFAULTS, resolveNatsConsumerOptions } from '../../src/brokers/nats/consumer/options.js';
+import { RABBITMQ_CONSUMER_DEFAULTS, resolveRabbitMqConsumerOptions } from '../../src/brokers/rabbitmq/consumer/options.js';
 
 const inbox = { handleDelivery: async () => undefined } as unknown as Inbox<unknown>;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { MQTT_PUBLISHER_DEFAULTS, resolveMqttPublisherOptions, type MqttPublisherOptions } from '../../src/publishers/mqtt/index.js';
+import { MQTT_PUBLISHER_DEFAULTS, resolveMqttPublisherOptions, type MqttPublisherOptions } from '../../src/brokers/mqtt/index.js';
 
 const refusal = (input: unknown): { options: readonly string[]; message: string } | undefined => {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { resolveWebhookPublisherOptions, type WebhookPublisherOptions } from '../../src/publishers/webhook/index.js';
+import { resolveWebhookPublisherOptions, type WebhookPublisherOptions } from '../../src/brokers/webhook/index.js';
 
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 

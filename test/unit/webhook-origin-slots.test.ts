@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { OriginSlots } from '../../src/publishers/webhook/origin-slots.js';
-import { timeoutError } from '../../src/publishers/webhook/errors.js';
-import { parseEndpoint, type WebhookEndpoint } from '../../src/publishers/webhook/endpoint.js';
+import { OriginSlots } from '../../src/brokers/webhook/origin-slots.js';
+import { timeoutError } from '../../src/brokers/webhook/errors.js';
+import { parseEndpoint, type WebhookEndpoint } from '../../src/brokers/webhook/endpoint.js';
 
 const never = new AbortController().signal;
 

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { ConfigurationError, MessageValidationError } from '../../src/core/errors.js';
 import { MessageRegistry } from '../../src/consumer/message-registry.js';
 import { payloadOf, type RawDelivery } from '../../src/consumer/received-message.js';
-import { cloudEventAttributes, type CloudEventsOptions } from '../../src/publishers/cloudevents.js';
-import { resolveNatsPublisherOptions } from '../../src/publishers/nats/options.js';
-import { resolveRabbitMqPublisherOptions } from '../../src/publishers/rabbitmq/options.js';
-import { decodeHeaderValue, encodeHeaderValue } from '../../src/publishers/header-value.js';
+import { cloudEventAttributes, type CloudEventsOptions } from '../../src/brokers/cloudevents.js';
+import { resolveNatsPublisherOptions } from '../../src/brokers/nats/options.js';
+import { resolveRabbitMqPublisherOptions } from '../../src/brokers/rabbitmq/options.js';
+import { decodeHeaderValue, encodeHeaderValue } from '../../src/brokers/header-value.js';
 import type { OutboxMessage } from '../../src/core/message.js';
 
 describe('NATS header values: percent-encoding as the CloudEvents NATS binding specifies', () => {

@@ -7,7 +7,7 @@ export const amqp10Publisher = definePublisher({
   brokerUrl: { protocols: ['amqp:', 'amqps:'] },
   flags: ['address'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createAmqp10Publisher } = await loadPublisherModule(this, () => import('../../../publishers/amqp10/index.js'));
+    const { createAmqp10Publisher } = await loadPublisherModule(this, () => import('../../../brokers/amqp10/index.js'));
     const address = textFlag(settings, 'address');
     return createAmqp10Publisher({ url: singleUrl(settings, this.name), publishTimeoutMs, ...(address === undefined ? {} : { address }), logger });
   },

@@ -14,7 +14,7 @@ export const sqsPublisher = definePublisher({
   brokerUrl: { protocols: ['https:', 'http:'] },
   flags: ['aws-region', 'aws-endpoint'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createSqsPublisher } = await loadPublisherModule(this, () => import('../../../publishers/sqs/index.js'));
+    const { createSqsPublisher } = await loadPublisherModule(this, () => import('../../../brokers/sqs/index.js'));
     return createSqsPublisher({ queueUrl: singleUrl(settings, this.name), ...awsFlags(settings), publishTimeoutMs, logger });
   },
 });
@@ -26,7 +26,7 @@ export const snsPublisher = definePublisher({
   brokerUrl: { protocols: ['arn:'] },
   flags: ['aws-region', 'aws-endpoint'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createSnsPublisher } = await loadPublisherModule(this, () => import('../../../publishers/sns/index.js'));
+    const { createSnsPublisher } = await loadPublisherModule(this, () => import('../../../brokers/sns/index.js'));
     return createSnsPublisher({ topicArn: singleUrl(settings, this.name), ...awsFlags(settings), publishTimeoutMs, logger });
   },
 });

@@ -5,7 +5,7 @@ export const consolePublisher = definePublisher({
   summary: 'one line per message on stdout, for development',
   flags: [],
   async create() {
-    const { createConsolePublisher } = await import('../../../publishers/console/index.js');
+    const { createConsolePublisher } = await import('../../../brokers/console/index.js');
     return createConsolePublisher();
   },
 });

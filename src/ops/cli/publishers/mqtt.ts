@@ -7,7 +7,7 @@ export const mqttPublisher = definePublisher({
   brokerUrl: { protocols: ['mqtt:', 'mqtts:', 'ws:', 'wss:'] },
   flags: ['topic-prefix', 'client-id'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createMqttPublisher } = await loadPublisherModule(this, () => import('../../../publishers/mqtt/index.js'));
+    const { createMqttPublisher } = await loadPublisherModule(this, () => import('../../../brokers/mqtt/index.js'));
     const topicPrefix = textFlag(settings, 'topic-prefix');
     const clientId = textFlag(settings, 'client-id');
     return createMqttPublisher({

@@ -7,7 +7,7 @@ export const natsPublisher = definePublisher({
   brokerUrl: { protocols: ['nats:', 'tls:', 'ws:', 'wss:'], list: true },
   flags: ['subject-prefix'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createNatsPublisher } = await loadPublisherModule(this, () => import('../../../publishers/nats/index.js'));
+    const { createNatsPublisher } = await loadPublisherModule(this, () => import('../../../brokers/nats/index.js'));
     return createNatsPublisher({ servers: settings.brokerUrls, subjectPrefix: textFlag(settings, 'subject-prefix'), publishTimeoutMs, logger });
   },
 });

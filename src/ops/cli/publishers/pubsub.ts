@@ -7,7 +7,7 @@ export const pubSubPublisher = definePublisher({
   brokerUrl: { protocols: ['pubsub:'] },
   flags: ['topic-prefix'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createPubSubPublisher, pubSubOptionsFromUrl } = await loadPublisherModule(this, () => import('../../../publishers/pubsub/index.js'));
+    const { createPubSubPublisher, pubSubOptionsFromUrl } = await loadPublisherModule(this, () => import('../../../brokers/pubsub/index.js'));
     const topicPrefix = textFlag(settings, 'topic-prefix');
     return createPubSubPublisher({
       ...pubSubOptionsFromUrl(singleUrl(settings, this.name)),

@@ -7,7 +7,7 @@ export const rabbitMqPublisher = definePublisher({
   brokerUrl: { protocols: ['amqp:', 'amqps:'] },
   flags: ['exchange'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createRabbitMqPublisher } = await loadPublisherModule(this, () => import('../../../publishers/rabbitmq/index.js'));
+    const { createRabbitMqPublisher } = await loadPublisherModule(this, () => import('../../../brokers/rabbitmq/index.js'));
     return createRabbitMqPublisher({
       url: singleUrl(settings, this.name),
       exchange: textFlag(settings, 'exchange'),

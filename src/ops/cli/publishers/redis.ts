@@ -7,7 +7,7 @@ export const redisPublisher = definePublisher({
   brokerUrl: { protocols: ['redis:', 'rediss:'] },
   flags: ['stream-prefix', 'max-len'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createRedisPublisher } = await loadPublisherModule(this, () => import('../../../publishers/redis/index.js'));
+    const { createRedisPublisher } = await loadPublisherModule(this, () => import('../../../brokers/redis/index.js'));
     const streamPrefix = textFlag(settings, 'stream-prefix');
     const maxLen = settings.flags['max-len'];
     return createRedisPublisher({

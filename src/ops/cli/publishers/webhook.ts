@@ -8,7 +8,7 @@ export const webhookPublisher = definePublisher({
   flags: ['webhook-secret', 'webhook-max-concurrency'],
   secretFlags: ['webhook-secret'],
   async create(settings, { logger, publishTimeoutMs }) {
-    const { createWebhookPublisher } = await loadPublisherModule(this, () => import('../../../publishers/webhook/index.js'));
+    const { createWebhookPublisher } = await loadPublisherModule(this, () => import('../../../brokers/webhook/index.js'));
     const secrets = (textFlag(settings, 'webhook-secret') ?? '')
       .split(',')
       .map((part) => part.trim())

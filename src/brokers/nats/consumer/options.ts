@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { ConfigurationError } from '../../core/errors.js';
-import { parseOptions, wholeNumber } from '../../core/parse-options.js';
-import type { Logger } from '../../core/ports.js';
-import { isValidSubject, resolveNatsPublisherOptions, type ResolvedNatsPublisherOptions } from '../../publishers/nats/options.js';
-import type { DeliveryInstrumentation } from '../delivery-instrumentation.js';
-import type { ConsumerHooks } from '../delivery-runner.js';
-import type { Inbox } from '../inbox.js';
-import type { MessageHandler } from '../message-registry.js';
+import { ConfigurationError } from '../../../core/errors.js';
+import { parseOptions, wholeNumber } from '../../../core/parse-options.js';
+import type { Logger } from '../../../core/ports.js';
+import { isValidSubject, resolveNatsPublisherOptions, type ResolvedNatsPublisherOptions } from '../options.js';
+import type { DeliveryInstrumentation } from '../../../consumer/delivery-instrumentation.js';
+import type { ConsumerHooks } from '../../../consumer/delivery-runner.js';
+import type { Inbox } from '../../../consumer/inbox.js';
+import type { MessageHandler } from '../../../consumer/message-registry.js';
 
 export interface NatsConsumerOptions<Tx> {
   /** One server URL or several; credentials may ride in the URL (never logged). Required. */

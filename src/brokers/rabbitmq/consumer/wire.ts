@@ -1,7 +1,7 @@
 import type { Message } from 'amqplib';
-import { OutboxAmqpHeaders } from '../../publishers/rabbitmq/amqp-headers.js';
-import type { DeliverySource } from '../delivery-instrumentation.js';
-import type { RawDelivery } from '../received-message.js';
+import { OutboxAmqpHeaders } from '../amqp-headers.js';
+import type { DeliverySource } from '../../../consumer/delivery-instrumentation.js';
+import type { RawDelivery } from '../../../consumer/received-message.js';
 
 /** Headers RabbitMQ adds when dead-lettering or counting deliveries: not the producer's. */
 const BROKER_HEADER = /^x-(death|first-death-|last-death-|delivery-count|received-from)/i;

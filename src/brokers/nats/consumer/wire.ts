@@ -1,8 +1,8 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { decodeHeaderValue } from '../../publishers/header-value.js';
-import { CLOUD_EVENTS_NATS_PREFIX, NatsHeaderNames } from '../../publishers/nats/wire.js';
-import type { DeliverySource } from '../delivery-instrumentation.js';
-import type { RawDelivery } from '../received-message.js';
+import { decodeHeaderValue } from '../../header-value.js';
+import { CLOUD_EVENTS_NATS_PREFIX, NatsHeaderNames } from '../wire.js';
+import type { DeliverySource } from '../../../consumer/delivery-instrumentation.js';
+import type { RawDelivery } from '../../../consumer/received-message.js';
 
 const OWN_HEADERS = new Set(Object.values(NatsHeaderNames).map((name) => name.toLowerCase()));
 

@@ -1,10 +1,10 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerConfig, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
-import { OutboxerError } from '../../core/errors.js';
-import { driverMessage } from '../../publishers/nats/errors.js';
-import { RECONNECT_TIME_WAIT_MS } from '../../publishers/nats/live-connection.js';
-import { dispatch, pause, type Delivery, type RunnerContext } from '../delivery-runner.js';
-import { KeySerializer } from '../key-serializer.js';
+import { OutboxerError } from '../../../core/errors.js';
+import { driverMessage } from '../errors.js';
+import { RECONNECT_TIME_WAIT_MS } from '../live-connection.js';
+import { dispatch, pause, type Delivery, type RunnerContext } from '../../../consumer/delivery-runner.js';
+import { KeySerializer } from '../../../consumer/key-serializer.js';
 import { resolveNatsConsumerOptions, type NatsConsumerOptions, type ResolvedNatsConsumerOptions } from './options.js';
 import { deliverySourceOf, rawDeliveryOf } from './wire.js';
 

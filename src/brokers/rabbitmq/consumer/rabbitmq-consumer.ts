@@ -1,9 +1,9 @@
 import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'amqplib';
-import { OutboxerError } from '../../core/errors.js';
-import { secretsOfUrl } from '../../core/redact.js';
-import { closeChannelQuietly, closeQuietly, describeDriverError, safeLogger } from '../../publishers/rabbitmq/driver.js';
-import { dispatch, pause, type Delivery, type RunnerContext } from '../delivery-runner.js';
-import { KeySerializer } from '../key-serializer.js';
+import { OutboxerError } from '../../../core/errors.js';
+import { secretsOfUrl } from '../../../core/redact.js';
+import { closeChannelQuietly, closeQuietly, describeDriverError, safeLogger } from '../driver.js';
+import { dispatch, pause, type Delivery, type RunnerContext } from '../../../consumer/delivery-runner.js';
+import { KeySerializer } from '../../../consumer/key-serializer.js';
 import { resolveRabbitMqConsumerOptions, type RabbitMqConsumerOptions, type ResolvedRabbitMqConsumerOptions } from './options.js';
 import { deliverySourceOf, rawDeliveryOf } from './wire.js';
 

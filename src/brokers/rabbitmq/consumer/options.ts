@@ -1,13 +1,13 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { ConfigurationError } from '../../core/errors.js';
-import { parseOptions, wholeNumber } from '../../core/parse-options.js';
-import type { Logger } from '../../core/ports.js';
-import { resolveRabbitMqPublisherOptions, type RabbitMqExchangeType, type ResolvedRabbitMqPublisherOptions } from '../../publishers/rabbitmq/options.js';
-import type { DeliveryInstrumentation } from '../delivery-instrumentation.js';
-import type { ConsumerHooks } from '../delivery-runner.js';
-import type { Inbox } from '../inbox.js';
-import type { MessageHandler } from '../message-registry.js';
+import { ConfigurationError } from '../../../core/errors.js';
+import { parseOptions, wholeNumber } from '../../../core/parse-options.js';
+import type { Logger } from '../../../core/ports.js';
+import { resolveRabbitMqPublisherOptions, type RabbitMqExchangeType, type ResolvedRabbitMqPublisherOptions } from '../options.js';
+import type { DeliveryInstrumentation } from '../../../consumer/delivery-instrumentation.js';
+import type { ConsumerHooks } from '../../../consumer/delivery-runner.js';
+import type { Inbox } from '../../../consumer/inbox.js';
+import type { MessageHandler } from '../../../consumer/message-registry.js';
 
 export interface RabbitMqConsumerOptions<Tx> {
   /** `amqp://user:password@host:5672/vhost`. Required. Only its redacted form is ever logged. */
