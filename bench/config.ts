@@ -61,6 +61,9 @@ export interface Sizes {
   /** (l) backlog each relay process drains, outboxer's CLI relay beside the ideal unordered relay (issue 23), and rounds of both. */
   readonly floorMessages: number;
   readonly floorRounds: number;
+  /** (m) messages each consumer drains (its own preloaded copy), outboxer's consumer with its inbox beside a minimal one (issue 23), and rounds of both. */
+  readonly consumerMessages: number;
+  readonly consumerRounds: number;
   /** Relay engine of the outboxer contender and of (g) (default v2): sets the table's engine, and passes the relay option / CLI flag when it is not the relay's default. */
   readonly engine: Engine;
 }
@@ -97,6 +100,8 @@ const smoke: Sizes = {
   publisherMessages: 2_000,
   floorMessages: 2_000,
   floorRounds: 1,
+  consumerMessages: 500,
+  consumerRounds: 1,
   engine: 'v2',
 };
 
@@ -128,6 +133,8 @@ const full: Sizes = {
   publisherMessages: 100_000,
   floorMessages: 100_000,
   floorRounds: 2,
+  consumerMessages: 20_000,
+  consumerRounds: 2,
   engine: 'v2',
 };
 

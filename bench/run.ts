@@ -15,6 +15,7 @@ import { installQueryCounter } from './measure/query-counter.js';
 import { type BenchResult, renderMarkdown } from './report.js';
 import { backlogDrain } from './scenarios/backlog-drain.js';
 import { claimScaling } from './scenarios/claim-scaling.js';
+import { consumerInbox } from './scenarios/consumer-inbox.js';
 import { heldSnapshot } from './scenarios/held-snapshot.js';
 import { idleQueries } from './scenarios/idle-queries.js';
 import { lateCommit } from './scenarios/late-commit.js';
@@ -42,6 +43,7 @@ const SCENARIOS: Record<string, Scenario> = {
   j: ormAdapters,
   k: publisherDrain,
   l: relayFloor,
+  m: consumerInbox,
 };
 /**
  * Left out of `--scenario all` at `--size smoke` (the CI run): (k) needs Redis, Mosquitto and a receiver; (l) measures
@@ -73,12 +75,13 @@ function contenderTable(sizes: Sizes): Record<string, ContenderEntry> {
   };
 }
 const DEFAULT_CONTENDERS = 'outboxer,outboxer+ops,naive,peer,pgboss,graphile,outboxer-mariadb,outboxer-sqlite';
-const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|i|j|k|l|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
+const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|i|j|k|l|m|all (comma-separated)] [--size smoke|full] [--broker rabbitmq|nats|both]
   [--contenders ${DEFAULT_CONTENDERS}] [--set sizeKey=value ...] [--out bench/results/]
   (k) drains through the Redis Streams, MQTT and webhook publishers beside each one's own client (BENCH_PUBLISHERS=redis,mqtt,webhook narrows it);
   --broker does not apply to it, and at --size smoke "all" leaves it out;
   (l) drains through outboxer's relay process beside the ideal unordered relay of issue 23 (floorMessages, floorRounds);
-  at --size smoke "all" leaves it out too`;
+  at --size smoke "all" leaves it out too;
+  (m) drains preloaded messages through outboxer's consumer with its PostgreSQL inbox beside a minimal consumer (consumerMessages, consumerRounds)`;
 
 function applyOverrides(base: Sizes, sets: readonly string[]): { sizes: Sizes; overrides: Record<string, string> } {
   const sizes: Record<string, unknown> = { ...base };

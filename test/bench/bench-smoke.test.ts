@@ -52,7 +52,7 @@ describe('npm run bench -- --size smoke', () => {
 
   it('runs every scenario without errors and every sanity check passes', () => {
     expect(result.errors).toEqual([]);
-    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']);
+    expect(result.scenarios.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'm']);
     const failed = result.scenarios.flatMap((s) => s.checks.filter((c) => !c.ok).map((c) => `${s.id}: ${c.name} (${c.detail})`));
     expect(failed).toEqual([]);
     expect(exitCode, stderr.slice(-2000)).toBe(0);
@@ -169,5 +169,16 @@ describe('npm run bench -- --size smoke', () => {
       expect(metric(j, row.contender, 'statements')).toBe(row.metrics.status === 'open' ? 1 : 2);
     }
     expect(j.targets.map((t) => t.name)).toEqual(j.rows.slice(1).map((row) => `${row.contender}: enqueue time <= 1.05 x raw pg`));
+  });
+
+  it('(m) drains its preloaded copy through the outboxer consumer with the inbox and through the minimal consumer, on both brokers, with rates and CPU', () => {
+    const m = scenario('m');
+    for (const broker of ['rabbitmq', 'nats']) {
+      for (const name of ['minimal consumer', 'outboxer consumer + inbox']) {
+        expect(metric(m, name, 'perSecond', broker)).toBeGreaterThan(0);
+        expect(Number.isFinite(metric(m, name, 'consumerUsPerMsg', broker))).toBe(true);
+      }
+      expect(Number.isFinite(m.targets.find((t) => t.name === `${broker}: consumer with inbox >= 0.9 x the minimal consumer`)?.value)).toBe(true);
+    }
   });
 });
