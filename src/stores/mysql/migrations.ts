@@ -181,6 +181,13 @@ export const mysqlMigrations: readonly MysqlMigration[] = Object.freeze([
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
     ],
   },
+  {
+    version: 6,
+    description:
+      'engine v1 leftovers, contract: engine and fence_until leave <table>_partitioning (what only engine v1 and its switch to v2 needed; never used on MariaDB/MySQL); grants open while no resize waits',
+    // A CHECK on the dropped column alone goes with it (MariaDB and MySQL alike); fence_until has none.
+    statements: (n) => [...dropColumn(n, 'partitioning', 'engine'), ...dropColumn(n, 'partitioning', 'fence_until')],
+  },
 ]);
 
 /** The outbox's migrations with their statements for one table and its partition count. */
@@ -190,16 +197,34 @@ export function resolvedMysqlMigrations(names: MysqlTableNames, settings: MysqlS
 
 /**
  * `ALTER TABLE … ADD COLUMN` only when the column is missing, so that the `outboxer sql` script applies twice: MySQL
- * has no `ADD COLUMN IF NOT EXISTS` (MariaDB has), so the statement is chosen from `information_schema` and run as a
- * prepared statement (a session variable and a statement name of this connection; the runner keeps one session).
- * A nullable column without a default rewrites no row where the server adds it in place (MariaDB 10.4+, MySQL 8.0.29+).
+ * has no `ADD COLUMN IF NOT EXISTS` (MariaDB has). A nullable column without a default rewrites no row where the
+ * server adds it in place (MariaDB 10.4+, MySQL 8.0.29+).
  */
 function addColumn(n: Pick<MysqlTableNames, 'database' | 'table' | 'outbox'>, column: string, definition: string): readonly string[] {
+  return ddlWhereColumn(n, n.table, column, false, `ALTER TABLE ${n.outbox} ADD COLUMN ${quoteMysql(column)} ${definition}`);
+}
+
+/**
+ * `ALTER TABLE … DROP COLUMN` of a side table only when the column is there, so that the `outboxer sql` script
+ * applies twice: MySQL has no `DROP COLUMN IF EXISTS` (MariaDB has). Both drop a column in place, without a table
+ * copy (MariaDB 10.4+, MySQL 8.0.29+).
+ */
+function dropColumn(n: MysqlTableNames, table: 'partitioning', column: string): readonly string[] {
+  return ddlWhereColumn(n, `${n.table}_${table}`, column, true, `ALTER TABLE ${n[table]} DROP COLUMN ${quoteMysql(column)}`);
+}
+
+/**
+ * `alter` only when `table` has `column` (`present`) or lacks it: the statement is chosen from `information_schema`
+ * and run as a prepared statement (a session variable and a statement name of this connection; the runner keeps
+ * one session), as plain SQL cannot branch outside a stored program.
+ */
+function ddlWhereColumn(n: Pick<MysqlTableNames, 'database'>, table: string, column: string, present: boolean, alter: string): readonly string[] {
   const schema = n.database === null ? 'DATABASE()' : `'${n.database}'`;
-  const alter = `ALTER TABLE ${n.outbox} ADD COLUMN ${quoteMysql(column)} ${definition}`;
+  const found = `EXISTS (SELECT 1 FROM information_schema.COLUMNS
+    WHERE TABLE_SCHEMA = ${schema} AND TABLE_NAME = '${table}' AND COLUMN_NAME = '${column}')`;
+  const run = `'${alter.replaceAll("'", "''")}'`;
   return [
-    `SET @outboxer_ddl = IF(EXISTS (SELECT 1 FROM information_schema.COLUMNS
-    WHERE TABLE_SCHEMA = ${schema} AND TABLE_NAME = '${n.table}' AND COLUMN_NAME = '${column}'), 'DO 0', '${alter.replaceAll("'", "''")}')`,
+    `SET @outboxer_ddl = IF(${found}, ${present ? `${run}, 'DO 0'` : `'DO 0', ${run}`})`,
     'PREPARE outboxer_ddl FROM @outboxer_ddl',
     'EXECUTE outboxer_ddl',
     'DEALLOCATE PREPARE outboxer_ddl',

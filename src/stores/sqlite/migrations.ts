@@ -186,7 +186,38 @@ CREATE TABLE IF NOT EXISTS ${n.pausedDestinations} (
 );
 `,
   },
+  {
+    version: 6,
+    description:
+      'engine v1 leftovers, contract: engine and fence_until leave <table>_partitioning (what only engine v1 and its switch to v2 needed; never used on SQLite); grants open while no resize waits',
+    sql: (n, settings) => dropEngineV1ColumnsSql(n, settings),
+  },
 ]);
+
+/**
+ * Migration 6 rebuilds the one-row `<t>_partitioning` without `engine` and `fence_until`, as SQLite documents for a
+ * change `ALTER TABLE` cannot make (https://www.sqlite.org/lang_altertable.html#otheralter), rather than with
+ * `ALTER TABLE … DROP COLUMN`: that needs SQLite 3.35, and the `outboxer sql` script runs in any `sqlite3` from 3.31.
+ * The copy names only the columns kept, so it runs the same on a table that has lost the two already: the script
+ * applies twice without a guard, and within one transaction (the runner's, the script's) the table is never missing.
+ * The table has no index besides its key, no trigger, no view and no foreign key, so there is nothing to re-create.
+ */
+function dropEngineV1ColumnsSql(n: SqliteTableNames, { partitionCount }: SqliteSchemaSettings): string {
+  const rebuilt = quoteIdentifier(`${n.table}_partitioning_rebuilt`);
+  return `
+DROP TABLE IF EXISTS ${rebuilt};
+CREATE TABLE ${rebuilt} (
+  singleton       INTEGER PRIMARY KEY CHECK (singleton = 1),
+  partition_count INTEGER NOT NULL DEFAULT ${partitionCount} CHECK (partition_count BETWEEN 1 AND 1024),
+  generation      INTEGER NOT NULL DEFAULT 1 CHECK (generation >= 1),
+  resize_to       INTEGER CHECK (resize_to BETWEEN 1 AND 1024)
+);
+INSERT INTO ${rebuilt} (singleton, partition_count, generation, resize_to)
+  SELECT singleton, partition_count, generation, resize_to FROM ${n.partitioning};
+DROP TABLE ${n.partitioning};
+ALTER TABLE ${rebuilt} RENAME TO ${n.partitioning};
+`;
+}
 
 /** The outbox's migrations with their DDL for one table and its partition count. */
 export function resolvedSqliteMigrations(names: SqliteTableNames, settings: SqliteSchemaSettings): readonly ResolvedSqliteMigration[] {

@@ -9,7 +9,7 @@ import type { MysqlTableNames } from '../table-names.js';
  *
  * - The grantee must be alive and not leaving; its row is share-locked until the grant commits, so a reap of it
  *   waits and then frees these grants too, or came first and left no row to lock (nothing is granted).
- * - Nothing is granted under engine v1, before `fence_until`, while a resize waits, or from another generation.
+ * - Nothing is granted while a resize waits, or from another generation.
  * - The pick is a locking read (the latest row versions, never the snapshot): a partition another acquire granted
  *   meanwhile is no longer `owner IS NULL`. `SKIP LOCKED` passes over partitions another acquire, a release, a
  *   reap or a fenced completion holds right now. It walks the primary key in order (`FORCE INDEX`): InnoDB locks
@@ -22,7 +22,7 @@ export async function grantPartitions(tx: MysqlExecutor, names: MysqlTableNames,
     relayId,
   ]);
   if (me.rows.length === 0) return [];
-  const config = await tx.query(`SELECT generation FROM ${names.partitioning} WHERE engine = 'v2' AND fence_until <= ${MYSQL_NOW} AND resize_to IS NULL`);
+  const config = await tx.query(`SELECT generation FROM ${names.partitioning} WHERE resize_to IS NULL`);
   const generation = config.rows[0]?.generation;
   if (generation === undefined) return [];
   const picked = await tx.query(

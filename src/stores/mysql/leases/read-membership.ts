@@ -22,8 +22,7 @@ function membershipSql({ relays, partitions, partitioning, relayTrouble }: Mysql
       FROM ${partitions} p WHERE p.owner = ?) AS owned,
     (SELECT COUNT(*) FROM ${partitions} p WHERE p.generation = c.generation
       AND (p.owner IS NULL OR p.owner NOT IN (SELECT relay_id FROM ${relays} WHERE expires_at > ${MYSQL_NOW}))) AS grantable,
-    c.engine, c.partition_count, c.generation, c.resize_to,
-    (c.engine = 'v2' AND c.fence_until <= ${MYSQL_NOW} AND c.resize_to IS NULL) AS grants_open
+    c.partition_count, c.generation, c.resize_to, c.resize_to IS NULL AS grants_open
   FROM ${partitioning} c`;
 }
 

@@ -55,7 +55,7 @@ export function sqliteLeaseStatements({ relays, partitions, partitioning, relayT
       WHERE partition_no IN (
         SELECT p.partition_no FROM ${partitions} p, ${partitioning} c
         WHERE p.owner IS NULL AND p.generation = c.generation
-          AND c.engine = 'v2' AND c.fence_until <= @now AND c.resize_to IS NULL
+          AND c.resize_to IS NULL
           AND EXISTS (SELECT 1 FROM ${relays} r WHERE r.relay_id = @relayId AND r.expires_at > @now AND NOT r.leaving)
         ORDER BY p.partition_no LIMIT @max)
       RETURNING partition_no AS partition, CAST(epoch AS TEXT) AS epoch, unclean`,

@@ -13,17 +13,12 @@ interface ConfigRow {
 /**
  * Reads one relay's view of the group at `now` (the database clock of the caller's transaction or read): the live
  * relays with their holdings, my partitions, what an acquire could grant (free partitions of the current
- * generation and those of relays whose lease ran out, which the acquire reaps first), and the engine config.
+ * generation and those of relays whose lease ran out, which the acquire reaps first), and the partitioning config.
  * `alive` is decided by the caller when it just wrote my row (a heartbeat), otherwise read here.
  */
 export function readMembership(database: SqliteDatabase, names: SqliteTableNames, relayId: string, now: number, alive?: boolean): Membership {
   const { relays, partitions, partitioning } = names;
-  const config = database.get(
-    `SELECT engine, partition_count, generation, resize_to,
-      (engine = 'v2' AND fence_until <= ? AND resize_to IS NULL) AS grants_open
-    FROM ${partitioning}`,
-    [now],
-  ) as ConfigRow | undefined;
+  const config = database.get(`SELECT partition_count, generation, resize_to, resize_to IS NULL AS grants_open FROM ${partitioning}`) as ConfigRow | undefined;
   if (config === undefined) {
     throw new OutboxerError(
       'OUTBOXER_NOT_MIGRATED',
