@@ -1,3 +1,5 @@
+import { resolveMysqlInboxStoreOptions } from '../../src/stores/mysql/inbox/mysql-inbox-store-options.js';
+import { resolveSqliteInboxStoreOptions } from '../../src/stores/sqlite/inbox/sqlite-inbox-store-options.js';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, resolveOutboxOptions } from '../../src/core/outbox-options.js';
@@ -92,5 +94,22 @@ describe('outbox options', () => {
     expect(removed.options).toEqual(['maxConcurrentHandoffs']);
     expect(removed.message).toMatch(/remove it/);
     expect(refusal(() => resolveOutboxOptions({ instrumentation: {} as never })).message).toMatch(/option instrumentation: must have an enqueue/);
+  });
+});
+
+describe('inbox store options (MariaDB/MySQL, SQLite)', () => {
+  it('resolves the documented defaults, frozen', () => {
+    expect(resolveMysqlInboxStoreOptions()).toEqual({ database: null, table: 'outbox_inbox' });
+    expect(Object.isFrozen(resolveMysqlInboxStoreOptions({ database: 'app' }))).toBe(true);
+    expect(resolveSqliteInboxStoreOptions({ table: 'inbox' })).toEqual({ table: 'inbox' });
+  });
+
+  it.each([
+    [() => resolveMysqlInboxStoreOptions({ tabel: 'x' } as never), 'inbox store option tabel: is not an option (known: database, table)'],
+    [() => resolveMysqlInboxStoreOptions({ database: 7 } as never), 'inbox store option database: must be a string: a database name such as app'],
+    [() => resolveSqliteInboxStoreOptions({ schema: 'x' } as never), 'inbox store option schema: is not an option (known: table)'],
+    [() => resolveSqliteInboxStoreOptions({ table: null } as never), 'inbox store option table: must be a string: an identifier such as outbox_inbox'],
+  ])('refuses a bad option with OUTBOXER_INVALID_OPTION naming it (%#)', (resolve, message) => {
+    expect(resolve).toThrow(expect.objectContaining({ code: 'OUTBOXER_INVALID_OPTION', message }));
   });
 });

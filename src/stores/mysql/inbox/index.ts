@@ -5,4 +5,5 @@ export {
   type MysqlInboxMigration,
   type MysqlInboxTableNames,
 } from './inbox-migrations.js';
-export { MYSQL_INBOX_DEFAULTS, MysqlInboxStore, type MysqlInboxStoreOptions } from './mysql-inbox-store.js';
+export { MysqlInboxStore } from './mysql-inbox-store.js';
+export { MYSQL_INBOX_DEFAULTS, type MysqlInboxStoreOptions } from './mysql-inbox-store-options.js';

@@ -1,4 +1,3 @@
-import { ConfigurationError } from '../../../core/errors.js';
 import { isOutboxTransaction, type OutboxTransaction } from '../../../core/ports/outbox-transaction.js';
 import { mysqlExecutor, type MysqlDatabase, type MysqlExecutor, type MysqlQueryable } from '../database.js';
 import { MYSQL_NOW } from '../migrations.js';
@@ -9,20 +8,11 @@ import { claimInTransaction } from '../../../core/inbox-claim.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../../../core/ports/inbox-store.js';
 import { mysqlInboxMigrationScript, runMysqlInboxMigrations, type MysqlInboxTableNames } from './inbox-migrations.js';
 import { inboxDeadEntryOf } from '../../shared/inbox-dead-entry.js';
-
-export interface MysqlInboxStoreOptions {
-  /** Database of the inbox table (qualifies its name). Default: the connection's current database. */
-  readonly database?: string;
-  /** Name of the inbox table. Default `outbox_inbox`. */
-  readonly table?: string;
-}
-
-export const MYSQL_INBOX_DEFAULTS = Object.freeze({ table: 'outbox_inbox' });
+import { resolveMysqlInboxStoreOptions, type MysqlInboxStoreOptions } from './mysql-inbox-store-options.js';
 
 type EntryState = 'processed' | 'failed' | 'dead';
 
 const BULK_BATCH = 1000;
-const KNOWN_OPTIONS = new Set(['database', 'table']);
 const AS_TEXT = (column: string) => `DATE_FORMAT(${column}, '%Y-%m-%dT%H:%i:%s.%fZ')`;
 
 /**
@@ -35,11 +25,8 @@ export class MysqlInboxStore implements InboxStore<MysqlQueryable> {
   readonly #sql: ReturnType<typeof buildStatements>;
 
   constructor(database: MysqlDatabase, options: MysqlInboxStoreOptions = {}) {
-    for (const name of Object.keys(options)) {
-      if (!KNOWN_OPTIONS.has(name))
-        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: database, table)`);
-    }
-    const names = mysqlTableNames(options.table ?? MYSQL_INBOX_DEFAULTS.table, options.database ?? null);
+    const resolved = resolveMysqlInboxStoreOptions(options);
+    const names = mysqlTableNames(resolved.table, resolved.database);
     this.#database = database;
     this.tableNames = Object.freeze({ table: names.table, inbox: names.outbox, migrations: names.migrations, migrationLock: names.migrationLock });
     this.#sql = buildStatements(this.tableNames.inbox);

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigurationError } from '../../../core/errors.js';
 import { isOutboxTransaction, type OutboxTransaction } from '../../../core/ports/outbox-transaction.js';
 import { affectedRows, type PgDatabase, type SqlExecutor } from '../database.js';
 import { toPgTransaction } from '../pg-transaction.js';
@@ -9,20 +8,15 @@ import { notInTransaction, vouchedOpen } from '../../shared/open-transaction.js'
 import { claimInTransaction } from '../../../core/inbox-claim.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../../../core/ports/inbox-store.js';
 import { inboxMigrationScript, runInboxMigrations } from './inbox-migrations.js';
-import { buildInboxStatements, resolveInboxTableName, type InboxStatements } from './inbox-sql.js';
+import { buildInboxStatements, type InboxStatements } from './inbox-sql.js';
+import { nameStatements, runStatement, type NamedStatement } from '../named-statement.js';
+import { resolvePostgresInboxStoreOptions, type PostgresInboxStoreOptions } from './postgres-inbox-store-options.js';
 import { inboxDeadEntryOf } from '../../shared/inbox-dead-entry.js';
 
-export interface PostgresInboxStoreOptions {
-  /** Schema of the inbox table; created by `migrate` if missing. Default `public`. */
-  readonly schema?: string;
-  /** Name of the inbox table. Default `outbox_inbox`. */
-  readonly table?: string;
-}
-
-export const POSTGRES_INBOX_DEFAULTS = Object.freeze({ schema: 'public', table: 'outbox_inbox' });
-
 const BULK_BATCH = 1000;
-const KNOWN_OPTIONS = new Set(['schema', 'table']);
+
+/** The statements of every delivery, parsed and planned once per connection. */
+type PerDeliveryStatements = Record<'claim' | 'guardedClaim' | 'stateOf' | 'recordFailure', NamedStatement>;
 
 /**
  * The inbox on PostgreSQL, and on PGlite with the same SQL (`fromPgPool` / `fromPglite`).
@@ -32,15 +26,17 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
   readonly tableName: TableName;
   readonly #database: PgDatabase;
   readonly #sql: InboxStatements;
+  readonly #perDelivery: PerDeliveryStatements;
+  readonly #prepared: boolean;
 
   constructor(database: PgDatabase, options: PostgresInboxStoreOptions = {}) {
-    for (const name of Object.keys(options)) {
-      if (!KNOWN_OPTIONS.has(name))
-        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: schema, table)`);
-    }
+    const resolved = resolvePostgresInboxStoreOptions(options);
     this.#database = database;
-    this.tableName = resolveInboxTableName(options.schema ?? POSTGRES_INBOX_DEFAULTS.schema, options.table ?? POSTGRES_INBOX_DEFAULTS.table);
+    this.tableName = resolved.tableName;
+    this.#prepared = resolved.preparedStatements;
     this.#sql = buildInboxStatements(this.tableName);
+    const { claim, guardedClaim, stateOf, recordFailure } = this.#sql;
+    this.#perDelivery = nameStatements({ claim, guardedClaim, stateOf, recordFailure });
   }
 
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -67,7 +63,7 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
       if (vouched) return this.#claim(executor, entry);
       const token = randomUUID();
       await transaction.query(PROBE_SQL, [token]);
-      const proven = await transaction.query(this.#sql.guardedClaim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key, token]);
+      const proven = await this.#run(executor, 'guardedClaim', [entry.consumer, entry.id, entry.type, entry.topic, entry.key, token]);
       const row = proven.rows[0] as { open?: unknown; attempts?: unknown } | undefined;
       if (Number(row?.open) !== 1)
         throw notInTransaction(transaction, 'outside any transaction block (the database ran each statement as a transaction of its own)');
@@ -77,14 +73,14 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
   }
 
   async #claim(tx: SqlExecutor, entry: InboxEntryRef): Promise<InboxClaim> {
-    const claimed = await tx.query(this.#sql.claim, [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
+    const claimed = await this.#run(tx, 'claim', [entry.consumer, entry.id, entry.type, entry.topic, entry.key]);
     const row = claimed.rows[0] as { attempts: number } | undefined;
     if (row !== undefined) return { state: 'claimed', attempts: row.attempts };
     return (await this.#stateOf(tx, entry)) as InboxClaim;
   }
 
   async recordFailure(entry: InboxEntryRef, failure: { reason: string; maxAttempts: number; dead: boolean }): Promise<InboxFailureRecord> {
-    const result = await this.#database.query(this.#sql.recordFailure, [
+    const result = await this.#run(this.#database, 'recordFailure', [
       entry.consumer,
       entry.id,
       entry.type,
@@ -135,8 +131,12 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
     await this.#database.close();
   }
 
+  #run(executor: SqlExecutor, statement: keyof PerDeliveryStatements, params: unknown[]) {
+    return runStatement(executor, this.#perDelivery[statement], params, this.#prepared);
+  }
+
   async #stateOf(executor: SqlExecutor, entry: InboxEntryRef): Promise<{ state: 'processed' | 'dead' | 'failed'; attempts: number }> {
-    const row = (await executor.query(this.#sql.stateOf, [entry.consumer, entry.id])).rows[0] as
+    const row = (await this.#run(executor, 'stateOf', [entry.consumer, entry.id])).rows[0] as
       { state: 'processed' | 'dead' | 'failed'; attempts: number } | undefined;
     // The statements above only skip a row that exists and is settled; a vanished row means a concurrent purge.
     return row ?? { state: 'processed', attempts: 0 };

@@ -5,4 +5,5 @@ export {
   type SqliteInboxMigration,
   type SqliteInboxTableNames,
 } from './inbox-migrations.js';
-export { SQLITE_INBOX_DEFAULTS, SqliteInboxStore, type SqliteInboxStoreOptions } from './sqlite-inbox-store.js';
+export { SqliteInboxStore } from './sqlite-inbox-store.js';
+export { SQLITE_INBOX_DEFAULTS, type SqliteInboxStoreOptions } from './sqlite-inbox-store-options.js';

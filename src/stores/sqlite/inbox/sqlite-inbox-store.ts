@@ -1,4 +1,3 @@
-import { ConfigurationError } from '../../../core/errors.js';
 import { isOutboxTransaction, type OutboxTransaction } from '../../../core/ports/outbox-transaction.js';
 import type { SqliteDatabase, SqliteHandle, SqliteStatementLike } from '../database.js';
 import { SQLITE_NOW_MS } from '../migrations.js';
@@ -8,17 +7,9 @@ import { claimInTransaction } from '../../../core/inbox-claim.js';
 import type { InboxClaim, InboxDeadEntry, InboxEntryRef, InboxFailureRecord, InboxStats, InboxStore } from '../../../core/ports/inbox-store.js';
 import { runSqliteInboxMigrations, sqliteInboxMigrationScript, type SqliteInboxTableNames } from './inbox-migrations.js';
 import { inboxDeadEntryOf } from '../../shared/inbox-dead-entry.js';
-
-export interface SqliteInboxStoreOptions {
-  /** Name of the inbox table. Default `outbox_inbox`. */
-  readonly table?: string;
-}
-
-export const SQLITE_INBOX_DEFAULTS = Object.freeze({ table: 'outbox_inbox' });
+import { resolveSqliteInboxStoreOptions, type SqliteInboxStoreOptions } from './sqlite-inbox-store-options.js';
 
 type EntryState = 'processed' | 'failed' | 'dead';
-
-const KNOWN_OPTIONS = new Set(['table']);
 
 /**
  * The inbox in a SQLite file. Handlers get the better-sqlite3 connection inside the store's `BEGIN IMMEDIATE`
@@ -31,11 +22,7 @@ export class SqliteInboxStore implements InboxStore<SqliteHandle> {
   readonly #sql: ReturnType<typeof buildStatements>;
 
   constructor(database: SqliteDatabase, options: SqliteInboxStoreOptions = {}) {
-    for (const name of Object.keys(options)) {
-      if (!KNOWN_OPTIONS.has(name))
-        throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `inbox store option ${name.slice(0, 60)}: not an option (known: table)`);
-    }
-    const names = sqliteTableNames(options.table ?? SQLITE_INBOX_DEFAULTS.table);
+    const names = sqliteTableNames(resolveSqliteInboxStoreOptions(options).table);
     this.#database = database;
     this.tableNames = Object.freeze({ table: names.table, inbox: names.outbox, migrations: names.migrations });
     this.#sql = buildStatements(this.tableNames.inbox);
