@@ -2,7 +2,8 @@ import { resolveLeaseTiming } from '../../src/core/partitions/lease-clock.js';
 import { seeded } from '../support/seeded-random.js';
 import { LeaseDatabase } from './lease-database.js';
 import { LEASE_MS, PUBLISH_TIMEOUT_MS, STEP_MS, type ModelFlags } from './model-flags.js';
-import { ModelRelay, type Publish, type RelayWorld } from './model-relay.js';
+import { ModelRelay } from './model-relay.js';
+import type { Publish, RelayWorld } from './relay-world.js';
 
 export type Invariant =
   | 'a: one publisher per partition'

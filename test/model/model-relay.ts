@@ -2,36 +2,8 @@ import { fairShares, shareStep } from '../../src/core/partitions/fair-share.js';
 import { mayStartPublish, nextHeartbeatAt, validUntil, type LeaseTiming } from '../../src/core/partitions/lease-clock.js';
 import type { Grant, LeaseDatabase, OutboxRow, View } from './lease-database.js';
 import type { ModelFlags } from './model-flags.js';
-
-/** One publish as the broker sees it: `end` stays null while it is in progress. */
-export interface Publish {
-  readonly relay: ModelRelay;
-  /** The relay id (process and incarnation) that started it. */
-  readonly holder: string;
-  readonly partition: number;
-  readonly row: OutboxRow;
-  readonly start: number;
-  end: number | null;
-  /** A pause froze it between its start and the socket write: its send goes out on resume. */
-  frozen: boolean;
-  transmitted: boolean;
-  readonly transmitLocal: number;
-  readonly endLocal: number;
-}
-
-/** What the relay needs from the world it runs in: a network to the database and a broker. */
-export interface RelayWorld {
-  readonly realNow: number;
-  random(): number;
-  /**
-   * Runs `statement` on the database after a network delay; `onReply` runs on the relay when the reply arrives,
-   * `onError` instead when the statement never reached the database (the connection failed).
-   */
-  send<T>(relay: ModelRelay, heartbeat: boolean, statement: (db: LeaseDatabase) => T, onReply: (reply: T) => void, onError: () => void): void;
-  publishStarted(publish: Publish): void;
-  transmit(publish: Publish): void;
-  publishEnded(publish: Publish): void;
-}
+import { RelayPublishes } from './relay-publishes.js';
+import type { Publish, RelayWorld } from './relay-world.js';
 
 interface Held {
   readonly epoch: number;
@@ -68,8 +40,7 @@ export class ModelRelay {
   /** Its lease ran out while its row may live: out of the shares until a beat's reply comes back in time. */
   private standby = false;
   readonly held = new Map<number, Held>();
-  /** Publishes on the wire; one outlives its partition's memory when the relay drops it (the socket does not care). */
-  private readonly publishes = new Set<Publish>();
+  private readonly publishes: RelayPublishes;
   readonly inbox: { at: number; run: () => void }[] = [];
   private beatSent: number | null = null;
   private joinSent = false;
@@ -89,6 +60,7 @@ export class ModelRelay {
     private readonly flags: ModelFlags,
   ) {
     this.local = world.random() * 1e6;
+    this.publishes = new RelayPublishes(this, world);
   }
 
   get alive(): boolean {
@@ -102,14 +74,14 @@ export class ModelRelay {
 
   step(): void {
     if (!this.alive || this.paused) return;
-    for (const publish of this.publishes) if (publish.frozen && !publish.transmitted) this.transmit(publish);
+    this.publishes.resume();
     const due = this.inbox.filter((m) => m.at <= this.world.realNow);
     this.inbox.splice(0, this.inbox.length, ...this.inbox.filter((m) => m.at > this.world.realNow));
     for (const message of due) message.run();
     if (!this.alive) return;
     // Timers fire in the order they fell due: after a pause the publish's end and the flush come before the
     // lease check, so a zombie's completions reach the database and only the epoch guard stops them.
-    for (const publish of this.publishes) this.progress(publish);
+    this.publishes.progress((publish) => this.settle(publish));
     if (this.local >= this.nextFlush) this.flush();
     if (this.beatSent !== null && !this.leaseValid) {
       this.dropAll();
@@ -123,21 +95,14 @@ export class ModelRelay {
   }
 
   kill(): void {
-    for (const publish of this.publishes) this.ended(publish);
+    this.publishes.kill();
     this.killed = true;
   }
 
   /** SIGSTOP: a publish already written only awaits its confirm; one not yet written goes out on resume. */
   pause(): void {
     this.paused = true;
-    for (const publish of this.publishes) {
-      if (publish.transmitted) this.ended(publish);
-      else publish.frozen = true;
-    }
-  }
-
-  private ended(publish: Publish): void {
-    if (publish.end === null) this.world.publishEnded(publish);
+    this.publishes.pause();
   }
 
   private call<T>(heartbeat: boolean, statement: (db: LeaseDatabase) => T, onReply: (reply: T) => void, onError: () => void = () => undefined): void {
@@ -310,11 +275,8 @@ export class ModelRelay {
     );
   }
 
-  private progress(publish: Publish): void {
-    if (!publish.transmitted && this.local >= publish.transmitLocal) this.transmit(publish);
-    if (this.local < publish.endLocal) return;
-    this.ended(publish);
-    this.publishes.delete(publish);
+  /** A publish ended: its row awaits the next flush, unless the partition was dropped or adopted again meanwhile. */
+  private settle(publish: Publish): void {
     const h = this.held.get(publish.partition);
     if (h?.inflight !== publish) return;
     h.inflight = null;
@@ -325,32 +287,11 @@ export class ModelRelay {
     if (h.inflight === null && !h.draining && h.queue.length > 0 && this.beatSent !== null && mayStartPublish(this.local, this.beatSent, this.timing)) {
       const [row, ...rest] = h.queue as [OutboxRow, ...OutboxRow[]];
       h.queue = rest;
-      const timeout = this.timing.publishTimeoutMs;
-      const slow = this.local < this.slowBrokerUntil;
-      const duration = slow ? timeout : 1 + (this.world.random() < 0.1 ? this.world.random() * (timeout - 1) : this.world.random() * 30);
-      h.inflight = {
-        relay: this,
-        holder: this.id,
-        partition,
-        row,
-        start: this.world.realNow,
-        end: null,
-        frozen: false,
-        transmitted: false,
-        transmitLocal: this.local + this.world.random() * duration,
-        endLocal: this.local + duration,
-      };
-      this.publishes.add(h.inflight);
-      this.world.publishStarted(h.inflight);
+      h.inflight = this.publishes.start(partition, row, this.timing.publishTimeoutMs, this.local < this.slowBrokerUntil);
     }
     const settled = h.inflight === null && h.unflushed.length === 0 && h.flushing === 0;
     if (h.draining && !h.releaseSent && settled) this.release(partition, h);
     if (h.draining && h.releaseSent && this.flags.releaseBeforeDrain && settled) this.held.delete(partition);
-  }
-
-  private transmit(publish: Publish): void {
-    publish.transmitted = true;
-    this.world.transmit(publish);
   }
 
   private flush(): void {
