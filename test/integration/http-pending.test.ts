@@ -7,27 +7,18 @@ import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
 import { recordingLogger } from '../support/rabbitmq-harness.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
+import { type Json, opsHttpCaller } from '../support/ops-http-caller.js';
 import { waitFor } from '../support/wait-for.js';
 
 const token = randomBytes(24).toString('hex');
 const UNKNOWN = '00000000-0000-7000-8000-000000000000';
 
-type Json = Record<string, unknown>;
-
-/** An HTTP call; POST bodies as JSON with the admin token unless told otherwise. */
-async function call(base: string, path: string, init: { method?: string; body?: unknown; auth?: string | null } = {}): Promise<{ status: number; body: Json }> {
-  const headers: Record<string, string> = {};
-  if (init.body !== undefined) headers['Content-Type'] = 'application/json';
-  const auth = init.auth === undefined ? (init.method === 'POST' ? token : null) : init.auth;
-  if (auth !== null) headers.Authorization = `Bearer ${auth}`;
-  const response = await fetch(`${base}${path}`, {
-    method: init.method ?? 'GET',
-    headers,
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Json) };
-}
+const caller = opsHttpCaller(token);
+/** Status and body only: the assertions below compare the answer whole. */
+const call = async (...args: Parameters<typeof caller>): Promise<{ status: number; body: Json }> => {
+  const { status, body } = await caller(...args);
+  return { status, body };
+};
 
 describe('outboxer/http: pending messages on a PostgreSQL store', () => {
   const closeLater: (() => Promise<void>)[] = [];
