@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import mysql from 'mysql2/promise';
 import { type CliProcess, cliEnv, runCli, startCli } from '../support/cli-runner.js';
 import { freshMysqlDatabase } from '../support/mysql-database.js';
-import { mysqlClientStatements } from '../support/mysql-script.js';
+import { applyMysqlScript } from '../support/mysql-script.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
 import { mysqlMigrations } from '../../src/stores/mysql/migrations.js';
 import { sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
@@ -23,14 +22,7 @@ async function mariadb(): Promise<CliDatabase> {
     url: fresh.url,
     key: '`key`',
     sql: (text) => fresh.sql(text),
-    async applyScript(script) {
-      const connection = await mysql.createConnection({ uri: fresh.url });
-      try {
-        for (const statement of mysqlClientStatements(script)) await connection.query(statement);
-      } finally {
-        await connection.end();
-      }
-    },
+    applyScript: (script) => applyMysqlScript(fresh.url, script),
     cleanup: fresh.cleanup,
   };
 }

@@ -3,7 +3,6 @@
  * on these databases). A table at version 5 with a live partitioning row and pending rows upgrades through `migrate`
  * and through the printed script applied twice: the columns go, the row keeps its values, relays then lease and drain.
  */
-import mysql from 'mysql2/promise';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
 import { applyMysqlMigrations } from '../../src/stores/mysql/migration-runner.js';
@@ -15,7 +14,7 @@ import { resolvedSqliteMigrations, sqliteMigrations } from '../../src/stores/sql
 import { SqliteOutboxStore } from '../../src/stores/sqlite/sqlite-store.js';
 import { sqliteTableNames } from '../../src/stores/sqlite/table-names.js';
 import { freshMysqlDatabase } from '../support/mysql-database.js';
-import { mysqlClientStatements } from '../support/mysql-script.js';
+import { applyMysqlScript } from '../support/mysql-script.js';
 import { v2Timing } from '../support/partition-relay-fixture.js';
 import { RecordingPublisher } from '../support/recording-publisher.js';
 import { freshSqliteFile } from '../support/sqlite-file.js';
@@ -51,14 +50,7 @@ async function mariadbAt5(): Promise<TableAt5> {
         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'outbox_partitioning' ORDER BY ORDINAL_POSITION`);
       return rows.map((row) => String(row.name));
     },
-    async applyScript(script) {
-      const connection = await mysql.createConnection({ uri: fresh.url });
-      try {
-        for (const statement of mysqlClientStatements(script)) await connection.query(statement);
-      } finally {
-        await connection.end();
-      }
-    },
+    applyScript: (script) => applyMysqlScript(fresh.url, script),
     cleanup: fresh.cleanup,
   };
 }

@@ -1,3 +1,5 @@
+import mysql from 'mysql2/promise';
+
 /**
  * The statements a `mysql`/`mariadb` client sends for a script: it ends a statement at the current delimiter (`;`
  * until a `DELIMITER //` line changes it), outside quotes, and drops the `DELIMITER` lines themselves. Enough for
@@ -39,4 +41,14 @@ function endOf(text: string, delimiter: string): number | undefined {
     else if (text.startsWith(delimiter, i)) return i;
   }
   return undefined;
+}
+
+/** Applies a script as a DBA's `mysql` client would: statement by statement, on a connection of its own. */
+export async function applyMysqlScript(url: string, script: string): Promise<void> {
+  const connection = await mysql.createConnection({ uri: url });
+  try {
+    for (const statement of mysqlClientStatements(script)) await connection.query(statement);
+  } finally {
+    await connection.end();
+  }
 }
