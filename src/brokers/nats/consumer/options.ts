@@ -3,6 +3,7 @@ import { ConfigurationError } from '../../../core/errors.js';
 import { parseOptions, wholeNumber } from '../../../core/parse-options.js';
 import type { Logger } from '../../../core/ports.js';
 import { isValidSubject, resolveNatsPublisherOptions, type ResolvedNatsPublisherOptions } from '../options.js';
+import { brokerConsumerShape, connectionByPublisherRules, DEFAULT_STOP_TIMEOUT_MS } from '../../../consumer/broker-consumer-options.js';
 import type { DeliveryInstrumentation } from '../../../consumer/delivery-instrumentation.js';
 import type { ConsumerHooks } from '../../../consumer/delivery-runner.js';
 import type { Inbox } from '../../../consumer/inbox.js';
@@ -69,7 +70,7 @@ export const NATS_CONSUMER_DEFAULTS = Object.freeze({
   maxDeliver: -1,
   maxAckPending: 16,
   manageConsumer: true,
-  stopTimeoutMs: 30_000,
+  stopTimeoutMs: DEFAULT_STOP_TIMEOUT_MS,
   name: 'outboxer-consumer',
 });
 
@@ -83,12 +84,7 @@ const consumerSchema = z
   .object({
     stream: z.string({ error: NAME_RULE }).regex(NAME, { error: NAME_RULE }),
     durable: z.string({ error: NAME_RULE }).regex(NAME, { error: NAME_RULE }),
-    inbox: z.custom<Inbox<unknown>>((value) => typeof (value as Partial<Inbox<unknown>> | null)?.handleDelivery === 'function', {
-      error: 'is required: an Inbox (createInbox(...))',
-    }),
-    handler: z
-      .custom<MessageHandler<unknown>>((value) => typeof value === 'function', { error: 'must be a function (message, tx) => Promise<void>' })
-      .optional(),
+    ...brokerConsumerShape,
     filterSubject: z
       .string({ error: 'must be a string' })
       .refine((filter) => filter.split('.').every((token) => FILTER_TOKEN.test(token)), {
@@ -102,29 +98,20 @@ const consumerSchema = z
       .default(NATS_CONSUMER_DEFAULTS.maxDeliver),
     maxAckPending: wholeNumber(1, 100_000).default(NATS_CONSUMER_DEFAULTS.maxAckPending),
     manageConsumer: z.boolean({ error: 'must be a boolean' }).default(NATS_CONSUMER_DEFAULTS.manageConsumer),
-    stopTimeoutMs: wholeNumber(1, 3_600_000, 'milliseconds').default(NATS_CONSUMER_DEFAULTS.stopTimeoutMs),
-    instrumentation: z
-      .custom<DeliveryInstrumentation>((value) => typeof (value as Partial<DeliveryInstrumentation> | null)?.process === 'function', {
-        error: 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)',
-      })
-      .optional(),
   })
   .strict();
 
 /** The connection is resolved by the publisher's rules; its faults are named as this consumer's options. */
 function resolveConnection<Tx>(input: NatsConsumerOptions<Tx>): ResolvedNatsPublisherOptions {
-  try {
-    return resolveNatsPublisherOptions({
+  return connectionByPublisherRules('nats', () =>
+    resolveNatsPublisherOptions({
       servers: input.servers,
       connectTimeoutMs: input.connectTimeoutMs,
       logger: input.logger,
       name: input.name ?? NATS_CONSUMER_DEFAULTS.name,
       subjectPrefix: input.subjectPrefix,
-    });
-  } catch (error) {
-    if (!(error instanceof ConfigurationError)) throw error;
-    throw new ConfigurationError(error.code, error.message.replace('nats publisher option', 'nats consumer option'), { options: error.options });
-  }
+    }),
+  );
 }
 
 /** Resolves the consumer's options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option and the fix. */

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../../../core/errors.js';
 import { parseOptions, wholeNumber } from '../../../core/parse-options.js';
 import type { Logger } from '../../../core/ports.js';
 import { resolveRabbitMqPublisherOptions, type RabbitMqExchangeType, type ResolvedRabbitMqPublisherOptions } from '../options.js';
+import { brokerConsumerShape, connectionByPublisherRules, DEFAULT_STOP_TIMEOUT_MS } from '../../../consumer/broker-consumer-options.js';
 import type { DeliveryInstrumentation } from '../../../consumer/delivery-instrumentation.js';
 import type { ConsumerHooks } from '../../../consumer/delivery-runner.js';
 import type { Inbox } from '../../../consumer/inbox.js';
@@ -84,7 +85,7 @@ export const RABBITMQ_CONSUMER_DEFAULTS = Object.freeze({
   deadLetter: 'reject' as const,
   reconnectDelayMs: 1000,
   maxReconnectDelayMs: 30_000,
-  stopTimeoutMs: 30_000,
+  stopTimeoutMs: DEFAULT_STOP_TIMEOUT_MS,
 });
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
@@ -99,12 +100,7 @@ const consumerSchema = z
       .refine((queue) => queue !== '' && Buffer.byteLength(queue) <= 255 && !queue.startsWith('amq.') && !CONTROL_CHARACTERS.test(queue), {
         error: QUEUE_RULE,
       }),
-    inbox: z.custom<Inbox<unknown>>((value) => typeof (value as Partial<Inbox<unknown>> | null)?.handleDelivery === 'function', {
-      error: 'is required: an Inbox (createInbox(...))',
-    }),
-    handler: z
-      .custom<MessageHandler<unknown>>((value) => typeof value === 'function', { error: 'must be a function (message, tx) => Promise<void>' })
-      .optional(),
+    ...brokerConsumerShape,
     bindingKeys: z
       .array(
         z.string({ error: BINDING_KEYS_RULE }).refine((key) => Buffer.byteLength(key) <= 255 && !/[\u0000-\u001f]/.test(key), { error: BINDING_KEYS_RULE }),
@@ -122,12 +118,6 @@ const consumerSchema = z
     deadLetter: z.enum(['reject', 'ack'], { error: "must be 'reject' or 'ack'" }).default(RABBITMQ_CONSUMER_DEFAULTS.deadLetter),
     reconnectDelayMs: wholeNumber(1, 3_600_000, 'milliseconds').default(RABBITMQ_CONSUMER_DEFAULTS.reconnectDelayMs),
     maxReconnectDelayMs: wholeNumber(1, 3_600_000, 'milliseconds').optional(),
-    stopTimeoutMs: wholeNumber(1, 3_600_000, 'milliseconds').default(RABBITMQ_CONSUMER_DEFAULTS.stopTimeoutMs),
-    instrumentation: z
-      .custom<DeliveryInstrumentation>((value) => typeof (value as Partial<DeliveryInstrumentation> | null)?.process === 'function', {
-        error: 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)',
-      })
-      .optional(),
   })
   .strict();
 
@@ -139,8 +129,8 @@ function fail(option: string, problem: string, options: readonly string[] = [opt
 
 /** The connection is resolved by the publisher's rules; its faults are named as this consumer's options. */
 function resolveConnection<Tx>(input: RabbitMqConsumerOptions<Tx>): ResolvedRabbitMqPublisherOptions {
-  try {
-    return resolveRabbitMqPublisherOptions({
+  return connectionByPublisherRules('rabbitmq', () =>
+    resolveRabbitMqPublisherOptions({
       url: input.url,
       exchange: input.exchange,
       exchangeType: input.exchangeType,
@@ -149,11 +139,8 @@ function resolveConnection<Tx>(input: RabbitMqConsumerOptions<Tx>): ResolvedRabb
       connectTimeoutMs: input.connectTimeoutMs,
       logger: input.logger,
       clientName: input.clientName ?? `outboxer-consumer@${hostname()}/${process.pid}`,
-    });
-  } catch (error) {
-    if (!(error instanceof ConfigurationError)) throw error;
-    throw new ConfigurationError(error.code, error.message.replace('rabbitmq publisher option', 'rabbitmq consumer option'), { options: error.options });
-  }
+    }),
+  );
 }
 
 /** Resolves the consumer's options once: documented defaults, validated, frozen. Invalid → ConfigurationError naming the option and the fix. */
