@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigurationError, OutboxerError } from '../../core/errors.js';
+import { loadDriver } from '../shared/load-driver.js';
 import { prepareConnection, SqliteDatabase, type SqliteHandle } from './database.js';
 import { SqliteOutboxStore, type SqliteStoreOptions } from './sqlite-store.js';
 
@@ -47,17 +48,8 @@ export async function openSqliteStore(path: string, options: OpenSqliteOptions =
 }
 
 async function loadBetterSqlite3(): Promise<BetterSqlite3Constructor> {
-  try {
-    const loaded = (await import('better-sqlite3')) as unknown as { default: BetterSqlite3Constructor };
-    return loaded.default;
-  } catch (error) {
-    if ((error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND') {
-      throw new OutboxerError('OUTBOXER_INVALID_OPTION', "the SQLite store needs the 'better-sqlite3' package next to outboxer: npm install better-sqlite3", {
-        cause: error,
-      });
-    }
-    throw error;
-  }
+  const loaded = await loadDriver('SQLite', 'better-sqlite3', () => import('better-sqlite3') as Promise<unknown>);
+  return (loaded as { default: BetterSqlite3Constructor }).default;
 }
 
 function openError(path: string, error: unknown): OutboxerError {

@@ -1,12 +1,10 @@
 import { OutboxerError } from '../../core/errors.js';
 import type { OpenedStore, StoreConnectionSettings, StoreDialect, StoreTarget } from '../../core/ports/store-dialect.js';
-import { missingDriver } from '../shared/load-driver.js';
 import { checkPartitionCount, DEFAULT_PARTITION_COUNT } from '../shared/partition-count.js';
 import { storeTuning } from '../shared/store-tuning.js';
 import { applySqliteMigrations, sqliteMigrationScript } from './migration-runner.js';
 import { resolvedSqliteMigrations, sqliteMigrations } from './migrations.js';
 import { openSqliteStore } from './open-sqlite.js';
-import type { SqliteOutboxStore } from './sqlite-store.js';
 import { sqliteTableNames } from './table-names.js';
 
 /**
@@ -37,15 +35,7 @@ async function openSqlite(target: StoreTarget, settings: StoreConnectionSettings
   const path = sqlitePath(target.url);
   const partitionCount = checkPartitionCount(settings.partitionCount ?? DEFAULT_PARTITION_COUNT);
   const { preparedStatements: _postgresOnly, ...tuning } = storeTuning(settings.tuning);
-  let store: SqliteOutboxStore;
-  try {
-    store = await openSqliteStore(path, { table: target.table, ...tuning, partitionCount });
-  } catch (error) {
-    if (error instanceof OutboxerError && error.code === 'OUTBOXER_INVALID_OPTION' && error.message.includes('better-sqlite3')) {
-      throw missingDriver(sqliteDialect.title, 'better-sqlite3', error);
-    }
-    throw error;
-  }
+  const store = await openSqliteStore(path, { table: target.table, ...tuning, partitionCount });
   const names = sqliteTableNames(target.table);
   return {
     dialect: sqliteDialect,
