@@ -42,8 +42,31 @@ export interface EndToEndHarness {
 }
 
 /** Thrown inside a transaction that must roll back, carrying what the enqueue returned. */
-export class RolledBack extends Error {
+class RolledBack extends Error {
   constructor(readonly ids: readonly string[]) {
     super('rolled back by the test');
+  }
+}
+
+type Ids = readonly string[];
+
+/**
+ * Enqueues inside a transaction that `inTransaction` runs (commits when the work returns, rolls back when it throws),
+ * rolled back when `rollback`; returns the ids the enqueue returned either way.
+ */
+export async function enqueueInTransaction<Tx>(
+  inTransaction: (work: (tx: Tx) => Promise<Ids>) => Promise<Ids>,
+  enqueue: (tx: Tx) => Promise<Ids>,
+  rollback: boolean,
+): Promise<Ids> {
+  try {
+    return await inTransaction(async (tx) => {
+      const ids = await enqueue(tx);
+      if (rollback) throw new RolledBack(ids);
+      return ids;
+    });
+  } catch (error) {
+    if (error instanceof RolledBack) return error.ids;
+    throw error;
   }
 }

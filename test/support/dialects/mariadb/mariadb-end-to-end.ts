@@ -6,7 +6,7 @@ import { natsRig, rabbitMqRig } from '../../broker-rigs.js';
 import type { WriteTransaction } from '../../keyed-writers.js';
 import { freshMysqlDatabase } from '../../mysql-database.js';
 import { childTiming } from '../../relay-child.js';
-import { type EndToEndHarness, RolledBack } from '../end-to-end-harness.js';
+import { type EndToEndHarness, enqueueInTransaction } from '../end-to-end-harness.js';
 
 const names = mysqlTableNames('outbox');
 
@@ -26,16 +26,11 @@ export const mariadbEndToEnd: EndToEndHarness = {
     // even writers on their own mysql2 connection inside beginTransaction(), odd ones through outbox.transaction
     const write: WriteTransaction = async (messages, rollback, writer) => {
       if (writer % 2 === 1) {
-        try {
-          return await outbox.transaction(database, async (tx) => {
-            const ids = await outbox.enqueueMany(tx, messages);
-            if (rollback) throw new RolledBack(ids);
-            return ids;
-          });
-        } catch (error) {
-          if (error instanceof RolledBack) return error.ids;
-          throw error;
-        }
+        return enqueueInTransaction<MysqlTransaction>(
+          (work) => outbox.transaction(database, work),
+          (tx) => outbox.enqueueMany(tx, messages),
+          rollback,
+        );
       }
       const conn = await pool.getConnection();
       try {

@@ -6,7 +6,7 @@ import { holdings } from '../../partition-relay-fixture.js';
 import { createPostgresFixture } from '../../postgres-fixture.js';
 import { childTiming } from '../../relay-child.js';
 import { services } from '../../services.js';
-import { type EndToEndHarness, RolledBack } from '../end-to-end-harness.js';
+import { type EndToEndHarness, enqueueInTransaction } from '../end-to-end-harness.js';
 
 export const postgresEndToEnd: EndToEndHarness = {
   label: 'PostgreSQL',
@@ -23,16 +23,11 @@ export const postgresEndToEnd: EndToEndHarness = {
     // even writers on their own pg client between BEGIN and COMMIT, odd ones through outbox.transaction
     const write: WriteTransaction = async (messages, rollback, writer) => {
       if (writer % 2 === 1) {
-        try {
-          return await outbox.transaction(database, async (tx) => {
-            const ids = await outbox.enqueueMany(tx, messages);
-            if (rollback) throw new RolledBack(ids);
-            return ids;
-          });
-        } catch (error) {
-          if (error instanceof RolledBack) return error.ids;
-          throw error;
-        }
+        return enqueueInTransaction<SqlExecutor>(
+          (work) => outbox.transaction(database, work),
+          (tx) => outbox.enqueueMany(tx, messages),
+          rollback,
+        );
       }
       const client = await pool.connect();
       try {

@@ -8,7 +8,7 @@ import { mqttRig } from '../../mqtt-rig.js';
 import { redisRig } from '../../redis-rig.js';
 import { childTiming } from '../../relay-child.js';
 import { freshSqliteFile } from '../../sqlite-file.js';
-import { type EndToEndHarness, RolledBack } from '../end-to-end-harness.js';
+import { type EndToEndHarness, enqueueInTransaction } from '../end-to-end-harness.js';
 
 const names = sqliteTableNames('outbox');
 
@@ -32,16 +32,11 @@ export const sqliteEndToEnd: EndToEndHarness = {
     const writers = Array.from({ length: 4 }, () => file.database());
     const write: WriteTransaction = async (messages, rollback, writer) => {
       const db = writers[writer] as (typeof writers)[number];
-      try {
-        return await db.transaction(async (tx) => {
-          const ids = await outbox.enqueueMany(tx, messages);
-          if (rollback) throw new RolledBack(ids);
-          return ids;
-        });
-      } catch (error) {
-        if (error instanceof RolledBack) return error.ids;
-        throw error;
-      }
+      return enqueueInTransaction<SqliteHandle>(
+        (work) => db.transaction(work),
+        (tx) => outbox.enqueueMany(tx, messages),
+        rollback,
+      );
     };
     const reader = file.connect();
     return {
