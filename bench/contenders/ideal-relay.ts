@@ -1,120 +1,38 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { jetstream } from '@nats-io/jetstream';
-import { connect as natsConnect } from '@nats-io/transport-node';
-import amqp from 'amqplib';
-import pg from 'pg';
-import { JSON_CONTENT_TYPE, type OutboxMessage } from '../../src/core/message.js';
-import { bodyOf, headersOf, subjectFor } from '../../src/brokers/nats/wire.js';
-import { toAmqpPublication } from '../../src/brokers/rabbitmq/wire.js';
+import { JSON_CONTENT_TYPE } from '../../src/core/message.js';
+import { type IdealBroker, natsBroker, rabbitMqBroker, Window } from './ideal-relay-brokers.js';
+import { type IdealRow, openIdealTable } from './ideal-relay-tables.js';
 
 /**
  * The ideal unordered relay of issue 23, the floor of what any relay must spend: one connection reads the next
  * `batch` rows by seq (`seq > last read`) while the previous batch publishes, every row goes out through the
  * broker's own client (amqplib confirm channel, `mandatory`; @nats-io/jetstream publish awaiting the PubAck) with
  * the relay's wire form, at most `window` unconfirmed across batches (oldest batch first), and each batch, once
- * all of it is confirmed, is deleted with one `DELETE ... WHERE seq = ANY($1)`. No leases, no key order, no
- * fencing, no retry (a failed publish stops it: the bench checks that none failed). Its table has the primary key
- * and nothing else. It runs as a process of its own (`node <build>/bench/contenders/ideal-relay.js ...`, transpiled
- * with the CLI by `buildCli`, see relay-floor.ts) so that its CPU can be read from /proc like the CLI relay's.
+ * all of it is confirmed, is deleted with one statement (PostgreSQL `DELETE ... WHERE seq = ANY($1)`, MariaDB and
+ * SQLite `DELETE ... WHERE seq IN (...)`). No leases, no key order, no fencing, no retry (a failed publish stops
+ * it: the bench checks that none failed). Its table has the primary key and nothing else
+ * (ideal-relay-tables.ts). It runs as a process of its own (`node <build>/bench/contenders/ideal-relay.js ...`,
+ * transpiled with the CLI by `buildCli`, see relay-floor.ts) so that its CPU can be read from /proc like the CLI
+ * relay's. The database URL picks the database: `postgres://` (with `--schema`), `mysql://`, `sqlite:<file>`.
  */
 
 export const IDEAL_READY = '"msg":"ideal relay starting"';
 export const IDEAL_BATCH = 1_000;
-
-/** Its table: what any outbox needs (the message and its position), keyed by seq only. */
-export function idealTableSql(schema: string): string {
-  return `CREATE SCHEMA "${schema}";
-    CREATE TABLE "${schema}".outbox (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, id uuid NOT NULL DEFAULT gen_random_uuid(),
-      topic text NOT NULL, type text NOT NULL, key text, payload json NOT NULL, headers jsonb NOT NULL DEFAULT '{}',
-      created_at timestamptz NOT NULL DEFAULT clock_timestamp());`;
-}
-
-interface Row {
-  seq: string;
-  id: string;
-  topic: string;
-  type: string;
-  key: string | null;
-  payload: string;
-  headers: Record<string, string>;
-  created_at: Date;
-}
-
-type Publish = (message: OutboxMessage) => Promise<void>;
-
-interface Broker {
-  readonly publish: Publish;
-  /** Messages the broker confirmed but could not route (RabbitMQ `mandatory` returns): failures too. */
-  readonly unroutable: () => number;
-  close(): Promise<void>;
-}
-
-async function rabbitMq(url: string, exchange: string): Promise<Broker> {
-  const connection = await amqp.connect(url);
-  const channel = await connection.createConfirmChannel();
-  let returned = 0;
-  channel.on('return', () => returned++);
-  return {
-    unroutable: () => returned,
-    publish: (message) => {
-      const publication = toAmqpPublication(message);
-      return new Promise<void>((resolve, reject) => {
-        channel.publish(exchange, publication.routingKey, publication.body, publication.properties, (error: unknown) =>
-          error === null || error === undefined ? resolve() : reject(error instanceof Error ? error : new Error(String(error))),
-        );
-      });
-    },
-    async close() {
-      await channel.close().catch(() => undefined);
-      await connection.close().catch(() => undefined);
-    },
-  };
-}
-
-async function nats(url: string): Promise<Broker> {
-  const nc = await natsConnect({ servers: url, noAsyncTraces: true });
-  const js = jetstream(nc);
-  return {
-    unroutable: () => 0,
-    publish: async (message) => {
-      await js.publish(subjectFor(message, undefined), bodyOf(message), { msgID: message.id, headers: headersOf(message), timeout: 10_000 });
-    },
-    close: () => nc.close(),
-  };
-}
-
-/** At most `size` holders; waiters are served in arrival order, so an older batch's rows go before a newer one's. */
-class Window {
-  #free: number;
-  readonly #waiters: (() => void)[] = [];
-  constructor(size: number) {
-    this.#free = size;
-  }
-  acquire(): Promise<void> | undefined {
-    if (this.#free > 0 && this.#waiters.length === 0) {
-      this.#free--;
-      return undefined;
-    }
-    return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-  release(): void {
-    const next = this.#waiters.shift();
-    if (next === undefined) this.#free++;
-    else next();
-  }
-}
+/** Its modules, as `buildCli().add` transpiles them beside the CLI (the entry point first). */
+export const IDEAL_RELAY_FILES = ['bench/contenders/ideal-relay.ts', 'bench/contenders/ideal-relay-brokers.ts', 'bench/contenders/ideal-relay-tables.ts'];
 
 export interface IdealRelayOptions {
   readonly databaseUrl: string;
-  readonly schema: string;
+  /** PostgreSQL only: the table's schema. */
+  readonly schema?: string | undefined;
   readonly broker: 'rabbitmq' | 'nats';
   readonly brokerUrl: string;
   /** RabbitMQ exchange. */
   readonly exchange?: string | undefined;
   readonly batch: number;
   readonly window: number;
-  /** LISTENed to: a notification wakes an idle relay at once (else it polls every 250 ms). */
+  /** PostgreSQL: LISTENed to, a notification wakes an idle relay at once. It polls every 250 ms otherwise. */
   readonly wakeChannel: string;
 }
 
@@ -125,24 +43,17 @@ export interface IdealRelay {
 }
 
 export async function startIdealRelay(options: IdealRelayOptions): Promise<IdealRelay> {
-  const client = new pg.Client({ connectionString: options.databaseUrl, application_name: 'bench ideal relay' });
-  await client.connect();
-  const broker = options.broker === 'rabbitmq' ? await rabbitMq(options.brokerUrl, options.exchange ?? '') : await nats(options.brokerUrl);
-  const table = `"${options.schema}".outbox`;
-  const read = {
-    name: 'ideal_read',
-    text: `SELECT seq, id, topic, type, key, payload::text AS payload, headers, created_at FROM ${table} WHERE seq > $1 ORDER BY seq LIMIT ${options.batch}`,
-  };
-  const remove = { name: 'ideal_delete', text: `DELETE FROM ${table} WHERE seq = ANY($1::int8[])` };
+  const table = await openIdealTable(options.databaseUrl, options.schema, options.batch);
+  const broker: IdealBroker =
+    options.broker === 'rabbitmq' ? await rabbitMqBroker(options.brokerUrl, options.exchange ?? '') : await natsBroker(options.brokerUrl);
   const window = new Window(options.window);
   let published = 0;
   let failures = 0;
   let stopping = false;
   let wake: (() => void) | undefined;
-  client.on('notification', () => wake?.());
-  await client.query(`LISTEN "${options.wakeChannel}"`);
+  await table.listen(options.wakeChannel, () => wake?.());
 
-  const publishBatch = async (rows: Row[]): Promise<void> => {
+  const publishBatch = async (rows: IdealRow[]): Promise<void> => {
     await Promise.all(
       rows.map(async (row) => {
         await window.acquire();
@@ -156,7 +67,7 @@ export async function startIdealRelay(options: IdealRelayOptions): Promise<Ideal
             body: row.payload,
             contentType: JSON_CONTENT_TYPE,
             headers: row.headers,
-            createdAt: row.created_at,
+            createdAt: row.createdAt,
             attempts: 1,
             lastError: null,
           });
@@ -169,7 +80,7 @@ export async function startIdealRelay(options: IdealRelayOptions): Promise<Ideal
         }
       }),
     );
-    await client.query({ ...remove, values: [rows.map((row) => row.seq)] });
+    await table.remove(rows.map((row) => row.seq));
   };
 
   const loop = async (): Promise<void> => {
@@ -178,9 +89,9 @@ export async function startIdealRelay(options: IdealRelayOptions): Promise<Ideal
     const batches: Promise<void>[] = [];
     while (!stopping) {
       if (batches.length >= 2) await batches.shift();
-      const rows = (await client.query<Row>({ ...read, values: [after] })).rows;
+      const rows = await table.read(after);
       if (rows.length > 0) {
-        after = (rows[rows.length - 1] as Row).seq;
+        after = (rows[rows.length - 1] as IdealRow).seq;
         const batch = publishBatch(rows);
         batch.catch(() => undefined); // awaited below; a failure stops the relay there
         batches.push(batch);
@@ -214,13 +125,15 @@ export async function startIdealRelay(options: IdealRelayOptions): Promise<Ideal
         await running;
       } finally {
         await broker.close();
-        await client.end();
+        await table.close();
       }
     },
   };
 }
 
-/** `node ideal-relay.js --database-url … --schema … --broker rabbitmq|nats --broker-url … [--exchange …]`: runs until SIGTERM. */
+const USAGE = 'usage: ideal-relay --database-url URL [--schema S] --broker rabbitmq|nats --broker-url URL [--exchange X] [--batch N] [--window N]';
+
+/** `node ideal-relay.js --database-url … [--schema …] --broker rabbitmq|nats --broker-url … [--exchange …]`: runs until SIGTERM. */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -235,13 +148,9 @@ async function main(): Promise<void> {
     },
   });
   const broker = values.broker;
-  if (
-    values['database-url'] === undefined ||
-    values.schema === undefined ||
-    values['broker-url'] === undefined ||
-    (broker !== 'rabbitmq' && broker !== 'nats')
-  ) {
-    throw new Error('usage: ideal-relay --database-url URL --schema S --broker rabbitmq|nats --broker-url URL [--exchange X] [--batch N] [--window N]');
+  const batch = Number(values.batch);
+  if (values['database-url'] === undefined || values['broker-url'] === undefined || (broker !== 'rabbitmq' && broker !== 'nats') || !Number.isInteger(batch)) {
+    throw new Error(USAGE);
   }
   const relay = await startIdealRelay({
     databaseUrl: values['database-url'],
@@ -249,11 +158,11 @@ async function main(): Promise<void> {
     broker,
     brokerUrl: values['broker-url'],
     exchange: values.exchange,
-    batch: Number(values.batch),
+    batch,
     window: Number(values.window),
     wakeChannel: values['wake-channel'],
   });
-  console.error(JSON.stringify({ msg: 'ideal relay starting', broker, batch: Number(values.batch), window: Number(values.window) }));
+  console.error(JSON.stringify({ msg: 'ideal relay starting', broker, batch, window: Number(values.window) }));
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
