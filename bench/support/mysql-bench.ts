@@ -30,11 +30,16 @@ export async function dropMysqlDatabase(name: string): Promise<void> {
   }
 }
 
-/** A mysql2 pool on `database` as an application makes one: the driver's defaults, `max` connections. */
-export function mysqlPool(database: string, max: number): mysql.Pool {
+/** The server's URL with `database` as its path: what a client of that database (the CLI's `--database-url`) is given. */
+export function mysqlDatabaseUrl(database: string): string {
   const url = new URL(services.mysqlUrl);
   url.pathname = `/${database}`;
-  return mysql.createPool({ uri: url.toString(), connectionLimit: max });
+  return url.toString();
+}
+
+/** A mysql2 pool on `database` as an application makes one: the driver's defaults, `max` connections. */
+export function mysqlPool(database: string, max: number): mysql.Pool {
+  return mysql.createPool({ uri: mysqlDatabaseUrl(database), connectionLimit: max });
 }
 
 /** The structural pool the store takes (mysql2's overloads are wider than it needs). */
@@ -49,14 +54,18 @@ export function asPoolLike(pool: mysql.Pool): MysqlPoolLike {
  */
 export async function mysqlBulkLoad(pool: mysql.Pool, table: string, workload: Workload, first: number, count: number, chunk = 100_000): Promise<void> {
   for (let from = first; from < first + count; from += chunk) {
-    const to = Math.min(first + count, from + chunk) - 1;
-    await pool.query(
-      `INSERT INTO \`${table}\` (topic, type, \`key\`, payload)
-        SELECT ?, ?, CONCAT('k-', seq % ?), CONCAT('{"n": ', seq, ', "pad": "', REPEAT('x', ?), '"}') FROM seq_${from}_to_${to} ORDER BY seq`,
-      [workload.topic, MESSAGE_TYPE, workload.keys, padOf(workload)],
-    );
+    await mysqlInsertRows(pool, table, workload, from, Math.min(first + count, from + chunk) - 1);
   }
   await pool.query(`ANALYZE TABLE \`${table}\``);
+}
+
+/** One chunk of `mysqlBulkLoad`, messages from..to, on a pool or on a connection inside a transaction of the caller's. */
+export async function mysqlInsertRows(db: Pick<mysql.Connection, 'query'>, table: string, workload: Workload, from: number, to: number): Promise<void> {
+  await db.query(
+    `INSERT INTO \`${table}\` (topic, type, \`key\`, payload)
+      SELECT ?, ?, CONCAT('k-', seq % ?), CONCAT('{"n": ', seq, ', "pad": "', REPEAT('x', ?), '"}') FROM seq_${from}_to_${to} ORDER BY seq`,
+    [workload.topic, MESSAGE_TYPE, workload.keys, padOf(workload)],
+  );
 }
 
 export async function mysqlPending(pool: mysql.Pool, table: string): Promise<number> {

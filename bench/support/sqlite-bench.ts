@@ -28,15 +28,10 @@ export function benchSqliteFile(prefix: string): BenchSqliteFile {
  * PostgreSQL load's jsonb prints.
  */
 export function sqliteBulkLoad(handle: Database.Database, table: string, workload: Workload, first: number, count: number, chunk = 200_000): void {
-  const insert = handle.prepare(`WITH RECURSIVE g(n) AS (SELECT ? UNION ALL SELECT n + 1 FROM g WHERE n < ?)
-    INSERT INTO "${table}" (topic, type, "key", payload)
-    SELECT ?, ?, 'k-' || (n % ?), '{"n": ' || n || ', "pad": "' || ? || '"}' FROM g ORDER BY n`);
-  const pad = 'x'.repeat(padOf(workload));
   for (let from = first; from < first + count; from += chunk) {
-    const to = Math.min(first + count, from + chunk) - 1;
     handle.exec('BEGIN IMMEDIATE');
     try {
-      insert.run(from, to, workload.topic, MESSAGE_TYPE, workload.keys, pad);
+      sqliteInsertRows(handle, table, workload, from, Math.min(first + count, from + chunk) - 1);
       handle.exec('COMMIT');
     } catch (error) {
       if (handle.inTransaction) handle.exec('ROLLBACK');
@@ -44,6 +39,17 @@ export function sqliteBulkLoad(handle: Database.Database, table: string, workloa
     }
   }
   handle.exec(`ANALYZE "${table}"`);
+}
+
+/** One chunk of `sqliteBulkLoad`, messages from..to, in the caller's transaction. */
+export function sqliteInsertRows(handle: Database.Database, table: string, workload: Workload, from: number, to: number): void {
+  handle
+    .prepare(
+      `WITH RECURSIVE g(n) AS (SELECT ? UNION ALL SELECT n + 1 FROM g WHERE n < ?)
+    INSERT INTO "${table}" (topic, type, "key", payload)
+    SELECT ?, ?, 'k-' || (n % ?), '{"n": ' || n || ', "pad": "' || ? || '"}' FROM g ORDER BY n`,
+    )
+    .run(from, to, workload.topic, MESSAGE_TYPE, workload.keys, 'x'.repeat(padOf(workload)));
 }
 
 export function sqlitePending(handle: Database.Database, table: string): number {
