@@ -24,6 +24,7 @@ import { publisherDrain } from './scenarios/publisher-drain.js';
 import { rebalance } from './scenarios/rebalance.js';
 import { relayFloor } from './scenarios/relay-floor.js';
 import { scaleOut } from './scenarios/scale-out.js';
+import { FLOOR_DATABASES, type FloorDatabaseKind } from './scenarios/relay-floor-database.js';
 import type { Scenario, ScenarioContext } from './scenarios/scenario.js';
 import { steadyLoad } from './scenarios/steady-load.js';
 import { writerThroughput } from './scenarios/writer-throughput.js';
@@ -79,7 +80,8 @@ const USAGE = `npm run bench -- [--scenario a|b|c|d|e|f|g|h|i|j|k|l|m|all (comma
   [--contenders ${DEFAULT_CONTENDERS}] [--set sizeKey=value ...] [--out bench/results/]
   (k) drains through the Redis Streams, MQTT and webhook publishers beside each one's own client (BENCH_PUBLISHERS=redis,mqtt,webhook narrows it);
   --broker does not apply to it, and at --size smoke "all" leaves it out;
-  (l) drains through outboxer's relay process beside the ideal unordered relay of issue 23 (floorMessages, floorRounds);
+  (l) drains through outboxer's relay process beside the ideal unordered relay of issue 23 (floorMessages, floorRounds),
+  on --db postgres|mariadb|sqlite|all (comma-separated; default postgres), each against its own ideal relay;
   at --size smoke "all" leaves it out too;
   (m) drains preloaded messages through outboxer's consumer with its PostgreSQL inbox beside a minimal consumer (consumerMessages, consumerRounds)`;
 
@@ -103,6 +105,7 @@ async function main(): Promise<number> {
       scenario: { type: 'string', default: 'all' },
       size: { type: 'string', default: 'full' },
       broker: { type: 'string', default: 'both' },
+      db: { type: 'string', default: 'postgres' },
       contenders: { type: 'string', default: DEFAULT_CONTENDERS },
       set: { type: 'string', multiple: true, default: [] },
       out: { type: 'string', default: 'bench/results/' },
@@ -119,6 +122,8 @@ async function main(): Promise<number> {
   for (const id of ids) if (!(id in SCENARIOS)) throw new Error(`unknown scenario ${id}\n${USAGE}`);
   const brokers: BrokerKind[] = values.broker === 'both' ? ['rabbitmq', 'nats'] : [values.broker as BrokerKind];
   if (!brokers.every((b) => b === 'rabbitmq' || b === 'nats')) throw new Error(`--broker must be rabbitmq, nats or both\n${USAGE}`);
+  const floorDatabases = (values.db === 'all' ? [...FLOOR_DATABASES] : values.db.split(',')) as FloorDatabaseKind[];
+  if (!floorDatabases.every((db) => FLOOR_DATABASES.includes(db))) throw new Error(`--db must be postgres, mariadb, sqlite or all\n${USAGE}`);
   const { sizes, overrides } = applyOverrides(presets[size], values.set);
   const table = contenderTable(sizes);
   const chosen = values.contenders.split(',').map((name) => {
@@ -135,8 +140,9 @@ async function main(): Promise<number> {
   const admin = await adminClient();
   const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
   const databases = new Set(chosen.flatMap((entry) => (entry.database === undefined ? [] : [entry.database])));
+  if (ids.includes('l')) for (const db of floorDatabases) if (db !== 'postgres') databases.add(db);
   const result: BenchResult = { size, overrides, conditions: await collectConditions(admin, databases), scenarios: [], errors: [] };
-  const context: Omit<ScenarioContext, 'contenders' | 'contendersOn'> = { size, sizes, brokers, admin, log };
+  const context: Omit<ScenarioContext, 'contenders' | 'contendersOn'> = { size, sizes, brokers, databases: floorDatabases, admin, log };
   try {
     for (const id of ids) {
       const started = performance.now();

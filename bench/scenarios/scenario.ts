@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { SizeName, Sizes } from '../config.js';
 import type { ContenderFactory } from '../contenders/contender.js';
 import type { BrokerKind } from '../support/broker-target.js';
+import type { FloorDatabaseKind } from './relay-floor-database.js';
 import type { PublisherKind } from '../support/publisher-targets.js';
 
 export type Metric = number | string | boolean | null;
@@ -44,6 +45,8 @@ export interface ScenarioContext {
   readonly size: SizeName;
   readonly sizes: Sizes;
   readonly brokers: readonly BrokerKind[];
+  /** `--db`: the databases of (l), PostgreSQL unless asked otherwise. */
+  readonly databases: readonly FloorDatabaseKind[];
   readonly admin: pg.Client;
   /** The relay designs compared (outboxer first); the smoke test may narrow it. */
   readonly contenders: readonly ContenderFactory[];
