@@ -131,6 +131,12 @@ async function minimalNats(run: ConsumerRun): Promise<RunningConsumer> {
   };
 }
 
+/** `BENCH_MAX_BATCH` sets the outboxer consumer's `maxBatch` (1: a transaction per delivery); unset: its default. */
+function maxBatchOverride(): { maxBatch?: number } {
+  const value = process.env.BENCH_MAX_BATCH;
+  return value === undefined || value === '' ? {} : { maxBatch: Number(value) };
+}
+
 /** The inbox over the run's pool; every delivery it is handed marks the probe (the first starts the clock). */
 async function probedInbox(run: ConsumerRun): Promise<Inbox<SqlExecutor>> {
   const store = new PostgresInboxStore(fromPgPool(run.pool), { schema: run.schema });
@@ -140,6 +146,11 @@ async function probedInbox(run: ConsumerRun): Promise<Inbox<SqlExecutor>> {
     override handleDelivery(raw: RawDelivery, handler?: MessageHandler<SqlExecutor>): ReturnType<Inbox<SqlExecutor>['handleDelivery']> {
       probe.delivered();
       return super.handleDelivery(raw, handler);
+    }
+
+    override handleBatch(raws: readonly RawDelivery[], handler?: MessageHandler<SqlExecutor>): ReturnType<Inbox<SqlExecutor>['handleBatch']> {
+      for (const _ of raws) probe.delivered();
+      return super.handleBatch(raws, handler);
     }
   }
   return new ProbedInbox(store, { consumer: INBOX_CONSUMER_NAME });
@@ -165,6 +176,7 @@ async function outboxerRabbitMq(run: ConsumerRun): Promise<RunningConsumer> {
     hooks: ackHook(run),
     clientName: 'bench-outboxer-consumer',
     stopTimeoutMs: 5000,
+    ...maxBatchOverride(),
   });
   await consumer.start();
   return consumer;
@@ -180,6 +192,7 @@ async function outboxerNats(run: ConsumerRun): Promise<RunningConsumer> {
     hooks: ackHook(run),
     name: 'bench-outboxer-consumer',
     stopTimeoutMs: 5000,
+    ...maxBatchOverride(),
   });
   await consumer.start();
   return consumer;

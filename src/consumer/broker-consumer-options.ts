@@ -8,6 +8,33 @@ import type { MessageHandler } from './message-registry.js';
 /** How long a broker consumer's `stop()` waits for handlers in flight, unless told otherwise. */
 export const DEFAULT_STOP_TIMEOUT_MS = 30_000;
 
+/** The most deliveries one inbox transaction may take (`maxBatch`), and the default's ceiling. */
+const MAX_BATCH_LIMIT = 1000;
+const DEFAULT_MAX_BATCH_CEILING = 64;
+
+/** How a consumer batches: deliveries per inbox transaction, and how many such transactions run at once. */
+export interface Batching {
+  readonly maxBatch: number;
+  readonly lanes: number;
+}
+
+/**
+ * `maxBatch` as given, else half the consumer's window (prefetch, maxAckPending), at most 64: two batches fill the
+ * window, so one can commit and ack while the other is handled. 1 turns batching off. With an `instrumentation` it is
+ * 1 by default and refused above (a span per delivery attempt needs the delivery's own transaction).
+ */
+export function resolveBatching(broker: string, given: number | undefined, window: number, instrumented: boolean): Batching {
+  if (instrumented && given !== undefined && given > 1) {
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `${broker} consumer option maxBatch: ${given} cannot go with instrumentation, which traces each delivery in a transaction of its own; leave maxBatch unset (or 1) to trace, or drop instrumentation to batch`,
+      { options: ['maxBatch', 'instrumentation'] },
+    );
+  }
+  const maxBatch = given ?? (instrumented ? 1 : Math.max(1, Math.min(DEFAULT_MAX_BATCH_CEILING, Math.floor(window / 2))));
+  return Object.freeze({ maxBatch, lanes: Math.max(2, Math.ceil(window / maxBatch)) });
+}
+
 /** The options every broker consumer takes besides its broker's own: what handles a delivery, and for how long it may finish. */
 export const brokerConsumerShape = {
   inbox: z.custom<Inbox<unknown>>((value) => typeof (value as Partial<Inbox<unknown>> | null)?.handleDelivery === 'function', {
@@ -15,6 +42,7 @@ export const brokerConsumerShape = {
   }),
   handler: z.custom<MessageHandler<unknown>>((value) => typeof value === 'function', { error: 'must be a function (message, tx) => Promise<void>' }).optional(),
   stopTimeoutMs: wholeNumber(1, 3_600_000, 'milliseconds').default(DEFAULT_STOP_TIMEOUT_MS),
+  maxBatch: wholeNumber(1, MAX_BATCH_LIMIT).optional(),
   instrumentation: z
     .custom<DeliveryInstrumentation>((value) => typeof (value as Partial<DeliveryInstrumentation> | null)?.process === 'function', {
       error: 'must have a process(attempt, handle) method (e.g. createOtelInstrumentation(...).delivery from outboxer/otel)',

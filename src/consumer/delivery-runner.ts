@@ -54,9 +54,14 @@ export interface RunnerContext<Tx> {
  * retried (holding the delivery, so later messages of its key wait behind it), then ack or take it off
  * the queue. Ack happens only after the inbox transaction committed. Never throws.
  */
-export async function runDelivery<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<void> {
+export async function runDelivery<Tx>(context: RunnerContext<Tx>, delivery: Delivery, first?: HandleOutcome): Promise<void> {
+  await settling(context, () => drive(context, delivery, first));
+}
+
+/** Runs `work`, which settles a delivery, and logs instead of throwing when it fails (the broker then redelivers). */
+export async function settling<Tx>(context: RunnerContext<Tx>, work: () => Promise<void>): Promise<void> {
   try {
-    await drive(context, delivery);
+    await work();
   } catch (error) {
     context.logger.error(
       { consumer: context.inbox.consumer, error: describeError(error) },
@@ -70,23 +75,28 @@ export async function runDelivery<Tx>(context: RunnerContext<Tx>, delivery: Deli
  * receipt (a delivery waiting behind its key must not be redelivered elsewhere) until it is settled.
  */
 export function dispatch<Tx>(context: RunnerContext<Tx>, keys: KeySerializer, delivery: Delivery): Promise<void> {
-  const timer =
-    context.keepAliveMs === undefined || delivery.keepAlive === undefined ? undefined : setInterval(() => delivery.keepAlive?.(), context.keepAliveMs);
-  timer?.unref();
-  return keys
-    .run(delivery.raw.key ?? null, () => runDelivery(context, delivery))
-    .finally(() => {
-      if (timer !== undefined) clearInterval(timer);
-    });
+  const stopKeepingAlive = keepAliveWhileHeld(context, delivery);
+  return keys.run(delivery.raw.key ?? null, () => runDelivery(context, delivery)).finally(stopKeepingAlive);
 }
 
-async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promise<void> {
+/** Calls the delivery's `keepAlive` every `keepAliveMs` (when both are given) until the returned function is called. */
+export function keepAliveWhileHeld<Tx>(context: RunnerContext<Tx>, delivery: Delivery): () => void {
+  if (context.keepAliveMs === undefined || delivery.keepAlive === undefined) return () => undefined;
+  const timer = setInterval(() => delivery.keepAlive?.(), context.keepAliveMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** `first`: the outcome of an attempt already made (in a batch), acted on before any new attempt. */
+async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery, first: HandleOutcome | undefined): Promise<void> {
   let storeFailures = 0;
+  let made = first;
   for (;;) {
-    if (context.stopSignal.aborted) return delivery.release();
+    if (made === undefined && context.stopSignal.aborted) return delivery.release();
     let outcome: HandleOutcome;
     try {
-      outcome = await handleOnce(context, delivery);
+      outcome = made ?? (await handleOnce(context, delivery));
+      made = undefined;
       storeFailures = 0;
     } catch (error) {
       storeFailures++;
@@ -102,8 +112,7 @@ async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promis
     switch (outcome.status) {
       case 'processed':
       case 'duplicate':
-        await context.hooks.beforeAck?.({ id: delivery.raw.id?.toLowerCase() ?? '', status: outcome.status });
-        return delivery.ack();
+        return ackHandled(context, delivery, outcome.status);
       case 'dead':
         return delivery.dead(outcome.reason);
       case 'malformed':
@@ -115,6 +124,12 @@ async function drive<Tx>(context: RunnerContext<Tx>, delivery: Delivery): Promis
         continue;
     }
   }
+}
+
+/** Acks a delivery whose inbox transaction committed (or that was a duplicate), after the `beforeAck` hook. */
+async function ackHandled<Tx>(context: RunnerContext<Tx>, delivery: Delivery, status: 'processed' | 'duplicate'): Promise<void> {
+  await context.hooks.beforeAck?.({ id: delivery.raw.id?.toLowerCase() ?? '', status });
+  return delivery.ack();
 }
 
 /** One attempt through the inbox, inside the instrumentation when there is one; the outcome is the inbox's own. */

@@ -1,7 +1,8 @@
 import { ConfigurationError, describeError, MessageValidationError } from '../core/errors.js';
 import { retryDelayMs } from '../core/retry-policy.js';
 import { resolveInboxOptions, type InboxOptions, type InboxOptionsInput } from './inbox-options.js';
-import type { InboxEntryRef, InboxStore } from '../core/ports/inbox-store.js';
+import type { InboxClaim, InboxEntryRef, InboxStore } from '../core/ports/inbox-store.js';
+import { type BatchItem, claimAll, planBatch, type PlannedBatch } from './inbox-batch.js';
 import type { MessageHandler } from './message-registry.js';
 import { identify, payloadOf, type RawDelivery, type ReceivedMessage } from './received-message.js';
 
@@ -82,6 +83,71 @@ export class Inbox<Tx> {
     }
     const message: ReceivedMessage = Object.freeze({ ...partial, headers: Object.freeze({ ...raw.headers }), ...body, deliveryCount: raw.deliveryCount });
     return this.handle(message, handler);
+  }
+
+  /**
+   * Handles several deliveries in one transaction: every entry claimed (one statement where the store has
+   * `claimMany`), then each claimed message's handler in the order given, then one commit. Per delivery, its outcome,
+   * or `undefined` where it must be handled again alone (`handleDelivery`). A handler that throws rolls the whole batch
+   * back: its failure is recorded as `handle` records one (the attempt counts, `retry` or `dead`), and every other
+   * delivery is left to be handled again. `undefined` for the whole batch when it did not commit for another reason
+   * (a delivery that cannot be rebuilt or validated, which `handleDelivery` then records; the database). A second copy
+   * of an id in the batch is a duplicate of the first. Never throws.
+   */
+  async handleBatch(raws: readonly RawDelivery[], handler?: MessageHandler<Tx>): Promise<(HandleOutcome | undefined)[] | undefined> {
+    const plan = await planBatch<Tx>(raws, this.consumer, (message) => this.#prepare(message, handler));
+    if (plan === undefined) return undefined;
+    const timings: HandlerTiming[] = plan.unique.map(() => ({}));
+    let failed: { readonly item: number; readonly error: unknown } | undefined;
+    let claims: readonly InboxClaim[];
+    try {
+      claims = await this.store.transaction(async (tx) => {
+        const claimed = await claimAll(
+          this.store,
+          tx,
+          plan.unique.map((item) => item.entry),
+        );
+        for (const [index, item] of plan.unique.entries()) {
+          if (claimed[index]?.state !== 'claimed') continue;
+          try {
+            await timed(timings[index] as HandlerTiming, () => item.run(tx));
+          } catch (error) {
+            failed = { item: index, error };
+            throw error;
+          }
+        }
+        return claimed;
+      });
+    } catch {
+      return failed === undefined ? undefined : this.#failedInBatch(plan, failed, timings);
+    }
+    return plan.slots.map(({ item, first }): HandleOutcome => {
+      const { entry } = plan.unique[item] as BatchItem<Tx>;
+      const claim = claims[item] as InboxClaim;
+      if (first && claim.state === 'claimed') {
+        this.#emit('onProcessed', { ...entry, attempts: claim.attempts, ...durationOf(timings[item] ?? {}) });
+        return { status: 'processed', attempts: claim.attempts };
+      }
+      const state = claim.state === 'dead' ? 'dead' : 'processed';
+      this.#emit('onDuplicate', { ...entry, state });
+      return { status: 'duplicate', state };
+    });
+  }
+
+  /** After a handler failed in a batch and it rolled back: that failure recorded on its first copy, the rest left alone. */
+  async #failedInBatch(
+    plan: PlannedBatch<Tx>,
+    failed: { readonly item: number; readonly error: unknown },
+    timings: readonly HandlerTiming[],
+  ): Promise<(HandleOutcome | undefined)[] | undefined> {
+    const { entry } = plan.unique[failed.item] as BatchItem<Tx>;
+    let outcome: HandleOutcome;
+    try {
+      outcome = await this.#fail(entry, failed.error, timings[failed.item]);
+    } catch {
+      return undefined;
+    }
+    return plan.slots.map(({ item, first }) => (first && item === failed.item ? outcome : undefined));
   }
 
   /** Validates against the registry (when there is one) and picks the handler, before any transaction. */

@@ -74,42 +74,54 @@ export function message(overrides: Partial<ReceivedMessage> = {}): ReceivedMessa
   };
 }
 
+/** A migrated inbox with a business table `applied` that handlers write: counting its rows per message counts effects. */
+export async function openInboxScene<Tx>(harness: InboxHarness<Tx>) {
+  const env = await harness.setup();
+  const dialect = env.dialect ?? (postgresInboxDialect(env.schema) as unknown as InboxSqlDialect<Tx>);
+  const { param: p } = dialect;
+  const applied = dialect.table('applied');
+  await env.sql(`CREATE TABLE ${applied} (message_id ${dialect.uuidType} NOT NULL, consumer text NOT NULL, n int)`);
+  const apply = (consumer: string) => async (m: ReceivedMessage, tx: Tx) => {
+    await dialect.write(tx, `INSERT INTO ${applied} (message_id, consumer, n) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [
+      m.id,
+      consumer,
+      (m.payload as { n: number }).n,
+    ]);
+  };
+  const count = async (id?: string) =>
+    Number(
+      (await env.sql(`SELECT ${dialect.count} AS n FROM ${applied}${id === undefined ? '' : ` WHERE message_id = ${p(1)}`}`, id === undefined ? [] : [id]))[0]
+        ?.n,
+    );
+  const entry = async (consumer: string, id: string) =>
+    (
+      await env.sql(`SELECT state, attempts, last_error FROM ${dialect.table('outbox_inbox')} WHERE consumer = ${p(1)} AND message_id = ${p(2)}`, [
+        consumer,
+        id,
+      ])
+    )[0];
+  return { env, dialect, p, applied, apply, count, entry };
+}
+
+export type InboxScene<Tx> = Awaited<ReturnType<typeof openInboxScene<Tx>>>;
+
+/** Inside a `describe`: a function that opens a scene per test, each cleaned up after its test. */
+export function inboxScenes<Tx>(harness: InboxHarness<Tx>): () => Promise<InboxScene<Tx>> {
+  let env: InboxEnvironment<Tx> | undefined;
+  afterEach(async () => {
+    await env?.cleanup();
+    env = undefined;
+  });
+  return async () => {
+    const scene = await openInboxScene(harness);
+    env = scene.env;
+    return scene;
+  };
+}
+
 export function describeInboxConformance<Tx = SqlExecutor>(harness: InboxHarness<Tx>): void {
   describe(`inbox conformance: ${harness.name}`, () => {
-    let env: InboxEnvironment<Tx> | undefined;
-    afterEach(async () => {
-      await env?.cleanup();
-      env = undefined;
-    });
-
-    async function setup() {
-      env = await harness.setup();
-      const dialect = env.dialect ?? (postgresInboxDialect(env.schema) as unknown as InboxSqlDialect<Tx>);
-      const { param: p } = dialect;
-      const applied = dialect.table('applied');
-      await env.sql(`CREATE TABLE ${applied} (message_id ${dialect.uuidType} NOT NULL, consumer text NOT NULL, n int)`);
-      const apply = (consumer: string) => async (m: ReceivedMessage, tx: Tx) => {
-        await dialect.write(tx, `INSERT INTO ${applied} (message_id, consumer, n) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [
-          m.id,
-          consumer,
-          (m.payload as { n: number }).n,
-        ]);
-      };
-      const count = async (id?: string) =>
-        Number(
-          (
-            await env!.sql(`SELECT ${dialect.count} AS n FROM ${applied}${id === undefined ? '' : ` WHERE message_id = ${p(1)}`}`, id === undefined ? [] : [id])
-          )[0]?.n,
-        );
-      const entry = async (consumer: string, id: string) =>
-        (
-          await env!.sql(`SELECT state, attempts, last_error FROM ${dialect.table('outbox_inbox')} WHERE consumer = ${p(1)} AND message_id = ${p(2)}`, [
-            consumer,
-            id,
-          ])
-        )[0];
-      return { env, dialect, p, applied, apply, count, entry };
-    }
+    const setup = inboxScenes(harness);
 
     it('migrates idempotently into outbox_inbox and refuses unsafe identifiers', async () => {
       const { env, dialect } = await setup();

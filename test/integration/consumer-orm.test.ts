@@ -7,7 +7,8 @@ import { withOrmTransactions } from '../../src/consumer/with-orm-transactions.js
 import { cliEnv, startScript } from '../support/cli-runner.js';
 import { handmadeOrm, kysely, rigs, type OrmUnderTest, type Rig, type Shop } from '../support/consumer-orm-rigs.js';
 import { freshDatabase, type FreshDatabase } from '../support/fresh-services.js';
-import { describeInboxConformance, message } from '../conformance/inbox-conformance.js';
+import { describeInboxBatchConformance } from '../conformance/inbox-batch-conformance.js';
+import { describeInboxConformance, type InboxHarness, message } from '../conformance/inbox-conformance.js';
 
 function describeOrmHandlers<OrmTx>(rigName: string, open: () => Promise<Rig>, orm: OrmUnderTest<OrmTx>): void {
   describe(`inbox handlers writing through ${orm.name} on ${rigName}`, () => {
@@ -98,9 +99,9 @@ for (const { name, open } of rigs) {
   describeOrmHandlers(name, open, handmadeOrm);
 }
 
-/** The whole inbox conformance suite over Kysely's transactions, on each database. */
+/** The whole inbox conformance suite, batches included, over Kysely's transactions, on each database. */
 for (const { name, open } of rigs) {
-  describeInboxConformance<Transaction<Shop>>({
+  const harness: InboxHarness<Transaction<Shop>> = {
     name: `${name} through Kysely transactions (withOrmTransactions)`,
     async setup() {
       const r = await open();
@@ -119,7 +120,9 @@ for (const { name, open } of rigs) {
         cleanup: () => r.cleanup(),
       };
     },
-  });
+  };
+  describeInboxConformance(harness);
+  describeInboxBatchConformance(harness);
 }
 
 /** examples/consumer-orm.ts, the snippet of docs/consumer.md, run as a user runs it on a PostgreSQL database of its own. */

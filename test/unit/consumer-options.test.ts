@@ -105,6 +105,36 @@ describe('rabbitmq consumer options', () => {
   });
 });
 
+describe('consumer batching (maxBatch)', () => {
+  const instrumentation = { process: async () => undefined };
+  const rabbit = { url: 'amqp://127.0.0.1', queue: 'q', inbox };
+  const nats = { servers: 'nats://127.0.0.1:4222', stream: 'ORDERS', durable: 'billing', inbox };
+
+  it('defaults to half the window, at most 64, with lanes that fill the window', () => {
+    expect(resolveRabbitMqConsumerOptions(rabbit).batching).toEqual({ maxBatch: 8, lanes: 2 });
+    expect(resolveRabbitMqConsumerOptions({ ...rabbit, prefetch: 1000 }).batching).toEqual({ maxBatch: 64, lanes: 16 });
+    expect(resolveRabbitMqConsumerOptions({ ...rabbit, prefetch: 1 }).batching).toEqual({ maxBatch: 1, lanes: 2 });
+    expect(resolveNatsConsumerOptions(nats).batching).toEqual({ maxBatch: 8, lanes: 2 });
+    expect(resolveNatsConsumerOptions({ ...nats, maxAckPending: 40, maxBatch: 4 }).batching).toEqual({ maxBatch: 4, lanes: 10 });
+    expect(Object.isFrozen(resolveNatsConsumerOptions(nats).batching)).toBe(true);
+  });
+
+  it('is off by default with an instrumentation, and refused above 1 with one, naming both options and the fix', () => {
+    expect(resolveRabbitMqConsumerOptions({ ...rabbit, instrumentation }).batching.maxBatch).toBe(1);
+    expect(resolveNatsConsumerOptions({ ...nats, instrumentation, maxBatch: 1 }).batching.maxBatch).toBe(1);
+    const refused = refusal(() => resolveRabbitMqConsumerOptions({ ...rabbit, instrumentation, maxBatch: 8 }));
+    expect(refused.code).toBe('OUTBOXER_INVALID_OPTION');
+    expect(refused.options).toEqual(['maxBatch', 'instrumentation']);
+    expect(refused.message).toMatch(/^rabbitmq consumer option maxBatch: 8 cannot go with instrumentation.*leave maxBatch unset \(or 1\)/);
+  });
+
+  it.each([0, 1001, 2.5, '8'])('refuses maxBatch %s, naming the option', (maxBatch) => {
+    const refused = refusal(() => resolveNatsConsumerOptions({ ...nats, maxBatch: maxBatch as number }));
+    expect(refused.options).toEqual(['maxBatch']);
+    expect(refused.message).toMatch(/^nats consumer option maxBatch: /);
+  });
+});
+
 describe('inbox options', () => {
   it('refuses retry.maxDelayMs below retry.baseDelayMs, naming both and the fix', () => {
     const error = refusal(() => resolveInboxOptions({ consumer: 'billing', retry: { baseDelayMs: 5000, maxDelayMs: 1000 } }));

@@ -45,6 +45,11 @@ export interface InboxStore<Tx = unknown> {
    */
   claim(tx: Tx, entry: InboxEntryRef): Promise<InboxClaim>;
   /**
+   * `claim` for several entries of one consumer with distinct ids, inside `tx`, in one statement where the store can:
+   * one result per entry, in their order. Optional: without it, the inbox claims a batch one entry at a time.
+   */
+  claimMany?(tx: Tx, entries: readonly InboxEntryRef[]): Promise<InboxClaim[]>;
+  /**
    * Outside any handler transaction: counts a failed attempt with its reason; the entry becomes dead when
    * `dead` is true or attempts reach `maxAttempts`. Changes nothing on an entry already processed or dead.
    */

@@ -3,8 +3,8 @@ import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { OutboxerError } from '../../../core/errors.js';
 import { driverMessage } from '../errors.js';
 import { RECONNECT_TIME_WAIT_MS } from '../live-connection.js';
-import { dispatch, pause, type Delivery, type RunnerContext } from '../../../consumer/delivery-runner.js';
-import { KeySerializer } from '../../../consumer/key-serializer.js';
+import { pause, type Delivery, type RunnerContext } from '../../../consumer/delivery-runner.js';
+import { type DeliveryDispatch, deliveryDispatch } from '../../../consumer/delivery-batcher.js';
 import { resolveNatsConsumerOptions, type NatsConsumerOptions, type ResolvedNatsConsumerOptions } from './options.js';
 import { deliverySourceOf, rawDeliveryOf } from './wire.js';
 
@@ -26,9 +26,9 @@ export function createNatsConsumer<Tx>(input: NatsConsumerOptions<Tx>): NatsCons
 
 class JetStreamInboxConsumer<Tx> implements NatsConsumer {
   readonly #o: ResolvedNatsConsumerOptions<Tx>;
-  readonly #keys = new KeySerializer();
   readonly #stop = new AbortController();
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #dispatch: DeliveryDispatch<Tx>;
   readonly #where: string;
   #nc: NatsConnection | undefined;
   #messages: ConsumerMessages | undefined;
@@ -39,6 +39,7 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
 
   constructor(options: ResolvedNatsConsumerOptions<Tx>) {
     this.#o = options;
+    this.#dispatch = deliveryDispatch(options.batching);
     this.#where = options.connection.servers.map((server) => server.redacted).join(', ');
   }
 
@@ -150,7 +151,7 @@ class JetStreamInboxConsumer<Tx> implements NatsConsumer {
       release: safely(() => message.nak()),
       keepAlive: () => void safely(() => message.working())(),
     };
-    const run = dispatch(context, this.#keys, delivery);
+    const run = this.#dispatch(context, delivery);
     this.#inFlight.add(run);
     void run.finally(() => this.#inFlight.delete(run));
   }

@@ -3,7 +3,13 @@ import { ConfigurationError } from '../../../core/errors.js';
 import { parseOptions, wholeNumber } from '../../../core/parse-options.js';
 import type { Logger } from '../../../core/ports.js';
 import { isValidSubject, resolveNatsPublisherOptions, type ResolvedNatsPublisherOptions } from '../options.js';
-import { brokerConsumerShape, connectionByPublisherRules, DEFAULT_STOP_TIMEOUT_MS } from '../../../consumer/broker-consumer-options.js';
+import {
+  type Batching,
+  brokerConsumerShape,
+  connectionByPublisherRules,
+  DEFAULT_STOP_TIMEOUT_MS,
+  resolveBatching,
+} from '../../../consumer/broker-consumer-options.js';
 import type { DeliveryInstrumentation } from '../../../consumer/delivery-instrumentation.js';
 import type { ConsumerHooks } from '../../../consumer/delivery-runner.js';
 import type { Inbox } from '../../../consumer/inbox.js';
@@ -44,6 +50,8 @@ export interface NatsConsumerOptions<Tx> {
   readonly hooks?: ConsumerHooks | undefined;
   /** Observes each handling attempt, e.g. `createOtelInstrumentation(...).delivery` from `outboxer/otel`. Default none. */
   readonly instrumentation?: DeliveryInstrumentation | undefined;
+  /** Deliveries handled in one inbox transaction at most; 1: each in its own. Default half of `maxAckPending` (at most 64); 1 with `instrumentation`. */
+  readonly maxBatch?: number | undefined;
 }
 
 export interface ResolvedNatsConsumerOptions<Tx> {
@@ -63,6 +71,7 @@ export interface ResolvedNatsConsumerOptions<Tx> {
   readonly logger: Logger;
   readonly hooks: ConsumerHooks;
   readonly instrumentation: DeliveryInstrumentation | undefined;
+  readonly batching: Batching;
 }
 
 export const NATS_CONSUMER_DEFAULTS = Object.freeze({
@@ -130,6 +139,7 @@ export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): 
     filterSubject: options.filterSubject,
     subjectPrefix: options.subjectPrefix,
     instrumentation: options.instrumentation,
+    batching: resolveBatching('nats', options.maxBatch, options.maxAckPending, options.instrumentation !== undefined),
     logger: connection.logger,
     hooks: Object.freeze({ ...hooks }),
   });

@@ -4,7 +4,13 @@ import { ConfigurationError } from '../../../core/errors.js';
 import { parseOptions, wholeNumber } from '../../../core/parse-options.js';
 import type { Logger } from '../../../core/ports.js';
 import { resolveRabbitMqPublisherOptions, type RabbitMqExchangeType, type ResolvedRabbitMqPublisherOptions } from '../options.js';
-import { brokerConsumerShape, connectionByPublisherRules, DEFAULT_STOP_TIMEOUT_MS } from '../../../consumer/broker-consumer-options.js';
+import {
+  type Batching,
+  brokerConsumerShape,
+  connectionByPublisherRules,
+  DEFAULT_STOP_TIMEOUT_MS,
+  resolveBatching,
+} from '../../../consumer/broker-consumer-options.js';
 import type { DeliveryInstrumentation } from '../../../consumer/delivery-instrumentation.js';
 import type { ConsumerHooks } from '../../../consumer/delivery-runner.js';
 import type { Inbox } from '../../../consumer/inbox.js';
@@ -53,6 +59,8 @@ export interface RabbitMqConsumerOptions<Tx> {
   readonly hooks?: ConsumerHooks | undefined;
   /** Observes each handling attempt, e.g. `createOtelInstrumentation(...).delivery` from `outboxer/otel`. Default none. */
   readonly instrumentation?: DeliveryInstrumentation | undefined;
+  /** Deliveries handled in one inbox transaction at most; 1: each in its own. Default half of `prefetch` (at most 64); 1 with `instrumentation`. */
+  readonly maxBatch?: number | undefined;
 }
 
 export interface ResolvedRabbitMqConsumerOptions<Tx> {
@@ -77,6 +85,7 @@ export interface ResolvedRabbitMqConsumerOptions<Tx> {
   readonly logger: Logger;
   readonly hooks: ConsumerHooks;
   readonly instrumentation: DeliveryInstrumentation | undefined;
+  readonly batching: Batching;
 }
 
 export const RABBITMQ_CONSUMER_DEFAULTS = Object.freeze({
@@ -180,6 +189,7 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
     logger: shared.logger,
     hooks: Object.freeze({ ...hooks }),
     instrumentation: options.instrumentation,
+    batching: resolveBatching('rabbitmq', options.maxBatch, options.prefetch, options.instrumentation !== undefined),
   };
   Object.defineProperty(resolved, 'url', { value: shared.url, enumerable: false });
   return Object.freeze(resolved) as ResolvedRabbitMqConsumerOptions<Tx>;

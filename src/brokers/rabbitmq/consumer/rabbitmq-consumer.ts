@@ -2,8 +2,8 @@ import { connect, type Channel, type ChannelModel, type ConsumeMessage } from 'a
 import { OutboxerError } from '../../../core/errors.js';
 import { secretsOfUrl } from '../../../core/redact.js';
 import { closeChannelQuietly, closeQuietly, describeDriverError, safeLogger } from '../driver.js';
-import { dispatch, pause, type Delivery, type RunnerContext } from '../../../consumer/delivery-runner.js';
-import { KeySerializer } from '../../../consumer/key-serializer.js';
+import { pause, type Delivery, type RunnerContext } from '../../../consumer/delivery-runner.js';
+import { type DeliveryDispatch, deliveryDispatch } from '../../../consumer/delivery-batcher.js';
 import { resolveRabbitMqConsumerOptions, type RabbitMqConsumerOptions, type ResolvedRabbitMqConsumerOptions } from './options.js';
 import { deliverySourceOf, rawDeliveryOf } from './wire.js';
 
@@ -35,18 +35,19 @@ export function createRabbitMqConsumer<Tx>(input: RabbitMqConsumerOptions<Tx>): 
 
 class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
   readonly #options: ResolvedRabbitMqConsumerOptions<Tx>;
-  readonly #keys = new KeySerializer();
   readonly #log;
   readonly #secrets: string[];
   readonly #stop = new AbortController();
   /** Deliveries being handled, across sessions: `stop()` waits for them. */
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #dispatch: DeliveryDispatch<Tx>;
   #session: Session | undefined;
   #reconnecting: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
 
   constructor(options: ResolvedRabbitMqConsumerOptions<Tx>) {
     this.#options = options;
+    this.#dispatch = deliveryDispatch(options.batching);
     this.#log = safeLogger(options.logger);
     this.#secrets = secretsOfUrl(options.url);
   }
@@ -157,7 +158,7 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
       dead: settle((channel) => (this.#options.deadLetter === 'ack' ? channel.ack(delivery) : channel.nack(delivery, false, false))),
       release: settle((channel) => channel.nack(delivery, false, true)),
     };
-    const run = dispatch(context, this.#keys, handled);
+    const run = this.#dispatch(context, handled);
     this.#inFlight.add(run);
     void run.finally(() => this.#inFlight.delete(run));
   }

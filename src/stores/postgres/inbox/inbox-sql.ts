@@ -42,7 +42,20 @@ export function buildInboxStatements(name: TableName) {
           WHERE i.state = 'failed'
         RETURNING i.attempts)
       SELECT (SELECT open IS TRUE FROM proof)::int AS open, (SELECT attempts FROM claimed) AS attempts`,
+    /*
+     * `claim` for a batch of distinct ids, in id order, so that two batches sharing ids lock them in the same order.
+     * An id not returned was settled before (processed or dead): `stateOfMany` says which.
+     */
+    claimMany: `INSERT INTO ${t} AS i (consumer, message_id, type, topic, key, state, attempts, processed_at)
+      SELECT $1::text, m.id, m.type, m.topic, m.key, 'processed', 1, clock_timestamp()
+      FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[]) AS m(id, type, topic, key)
+      ORDER BY m.id
+      ON CONFLICT (consumer, message_id) DO UPDATE
+        SET state = 'processed', attempts = i.attempts + 1, processed_at = clock_timestamp(), updated_at = clock_timestamp()
+        WHERE i.state = 'failed'
+      RETURNING i.message_id::text AS id, i.attempts`,
     stateOf: `SELECT state, attempts FROM ${t} WHERE consumer = $1 AND message_id = $2::uuid`,
+    stateOfMany: `SELECT message_id::text AS id, state, attempts FROM ${t} WHERE consumer = $1 AND message_id = ANY($2::uuid[])`,
 
     recordFailure: `INSERT INTO ${t} AS i (consumer, message_id, type, topic, key, state, attempts, last_error, dead_at)
       VALUES ($1, $2::uuid, $3, $4, $5, CASE WHEN $7::bool OR $8::int <= 1 THEN 'dead' ELSE 'failed' END, 1, $6,

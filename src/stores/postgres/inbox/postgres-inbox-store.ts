@@ -16,7 +16,7 @@ import { inboxDeadEntryOf } from '../../shared/inbox-dead-entry.js';
 const BULK_BATCH = 1000;
 
 /** The statements of every delivery, parsed and planned once per connection. */
-type PerDeliveryStatements = Record<'claim' | 'guardedClaim' | 'stateOf' | 'recordFailure', NamedStatement>;
+type PerDeliveryStatements = Record<'claim' | 'claimMany' | 'guardedClaim' | 'stateOf' | 'stateOfMany' | 'recordFailure', NamedStatement>;
 
 /**
  * The inbox on PostgreSQL, and on PGlite with the same SQL (`fromPgPool` / `fromPglite`).
@@ -35,8 +35,8 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
     this.tableName = resolved.tableName;
     this.#prepared = resolved.preparedStatements;
     this.#sql = buildInboxStatements(this.tableName);
-    const { claim, guardedClaim, stateOf, recordFailure } = this.#sql;
-    this.#perDelivery = nameStatements({ claim, guardedClaim, stateOf, recordFailure });
+    const { claim, claimMany, guardedClaim, stateOf, stateOfMany, recordFailure } = this.#sql;
+    this.#perDelivery = nameStatements({ claim, claimMany, guardedClaim, stateOf, stateOfMany, recordFailure });
   }
 
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -70,6 +70,40 @@ export class PostgresInboxStore implements InboxStore<SqlExecutor> {
       if (row?.attempts !== null && row?.attempts !== undefined) return { state: 'claimed', attempts: Number(row.attempts) };
       return (await this.#stateOf(executor, entry)) as InboxClaim;
     });
+  }
+
+  /**
+   * A batch's claims in one statement (and a second one only for ids settled before). Through a transaction of the
+   * port, each entry goes through `claim`, which proves that transaction open.
+   */
+  claimMany(tx: OutboxTransaction, entries: readonly InboxEntryRef[]): Promise<InboxClaim[]>;
+  claimMany(tx: SqlExecutor, entries: readonly InboxEntryRef[]): Promise<InboxClaim[]>;
+  async claimMany(tx: SqlExecutor | OutboxTransaction, entries: readonly InboxEntryRef[]): Promise<InboxClaim[]> {
+    const [first] = entries;
+    if (first === undefined) return [];
+    if (isOutboxTransaction(tx)) {
+      const claims: InboxClaim[] = [];
+      for (const entry of entries) claims.push(await this.claim(tx, entry));
+      return claims;
+    }
+    const ids = entries.map((entry) => entry.id.toLowerCase());
+    const claimed = await this.#run(tx, 'claimMany', [
+      first.consumer,
+      ids,
+      entries.map((entry) => entry.type),
+      entries.map((entry) => entry.topic),
+      entries.map((entry) => entry.key),
+    ]);
+    const found = new Map<string, InboxClaim>();
+    for (const row of claimed.rows as { id: string; attempts: number }[]) found.set(row.id, { state: 'claimed', attempts: row.attempts });
+    const settled = ids.filter((id) => !found.has(id));
+    if (settled.length > 0) {
+      const states = await this.#run(tx, 'stateOfMany', [first.consumer, settled]);
+      for (const row of states.rows as { id: string; state: 'processed' | 'dead'; attempts: number }[])
+        found.set(row.id, { state: row.state, attempts: row.attempts });
+    }
+    // An id neither claimed nor found was purged meanwhile, as in `#stateOf`.
+    return ids.map((id) => found.get(id) ?? { state: 'processed', attempts: 0 });
   }
 
   async #claim(tx: SqlExecutor, entry: InboxEntryRef): Promise<InboxClaim> {

@@ -1,0 +1,200 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OutboxMessage } from '../../src/core/message.js';
+import type { InboxClaim, InboxEntryRef } from '../../src/core/ports/inbox-store.js';
+import { isOutboxTransaction, type OutboxTransaction } from '../../src/core/ports/outbox-transaction.js';
+import type { Publisher } from '../../src/core/ports.js';
+import { Inbox } from '../../src/consumer/inbox.js';
+import type { ReceivedMessage } from '../../src/consumer/received-message.js';
+import { createNatsConsumer } from '../../src/brokers/nats/consumer/index.js';
+import { createNatsPublisher } from '../../src/brokers/nats/index.js';
+import { createRabbitMqConsumer } from '../../src/brokers/rabbitmq/consumer/index.js';
+import { createRabbitMqPublisher } from '../../src/brokers/rabbitmq/index.js';
+import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
+import { PostgresInboxStore } from '../../src/stores/postgres/inbox/index.js';
+import { createConsumerFixture, outboxMessage, type ConsumerFixture } from '../support/consumer-fixture.js';
+import { addStream, natsAdmin } from '../support/nats-harness.js';
+import { openAdmin } from '../support/rabbitmq-harness.js';
+import { services, uniqueName } from '../support/services.js';
+import { waitFor } from '../support/wait-for.js';
+
+const fastRetry = { baseDelayMs: 50, maxDelayMs: 100, jitter: 0 };
+const WINDOW = 16;
+
+type Cleanup = () => Promise<unknown>;
+type Handler = (m: ReceivedMessage, tx: SqlExecutor) => Promise<void>;
+
+/** One broker: a queue or stream of the test's own, its publisher, and a consumer over it with a window of 16. */
+interface BrokerRig {
+  readonly topic: string;
+  readonly publisher: Publisher;
+  start(inbox: Inbox<SqlExecutor>, handler: Handler, extra?: Record<string, unknown>): Promise<void>;
+  /** Nothing left at the broker: every delivery acked or taken off. */
+  settled(): Promise<boolean>;
+}
+
+const rigs: Record<'rabbitmq' | 'nats', (cleanups: Cleanup[]) => Promise<BrokerRig>> = {
+  async rabbitmq(cleanups) {
+    const admin = await openAdmin();
+    const [exchange, queue, prefix] = [uniqueName('bx'), uniqueName('bq'), uniqueName('t')];
+    await admin.channel.assertExchange(exchange, 'topic', { durable: true });
+    cleanups.push(async () => {
+      await admin.channel.deleteQueue(queue).catch(() => undefined);
+      await admin.channel.deleteExchange(exchange).catch(() => undefined);
+      await admin.close();
+    });
+    const publisher = createRabbitMqPublisher({ url: services.amqpUrl, exchange, confirmTimeoutMs: 5000 });
+    cleanups.push(() => publisher.close());
+    await admin.channel.assertQueue(queue, { durable: true });
+    await admin.channel.bindQueue(queue, exchange, `${prefix}.#`);
+    return {
+      topic: `${prefix}.orders`,
+      publisher,
+      async start(inbox, handler, extra = {}) {
+        const consumer = createRabbitMqConsumer<SqlExecutor>({
+          url: services.amqpUrl,
+          exchange,
+          queue,
+          bindingKeys: [`${prefix}.#`],
+          prefetch: WINDOW,
+          inbox,
+          handler,
+          stopTimeoutMs: 5000,
+          ...extra,
+        });
+        cleanups.push(() => consumer.stop());
+        await consumer.start();
+      },
+      async settled() {
+        const { messageCount, consumerCount } = await admin.channel.checkQueue(queue);
+        return messageCount === 0 && consumerCount === 1;
+      },
+    };
+  },
+  async nats(cleanups) {
+    const admin = await natsAdmin();
+    const prefix = uniqueName('p');
+    const stream = await addStream(admin, prefix);
+    cleanups.push(async () => {
+      await admin.jsm.streams.delete(stream);
+      await admin.close();
+    });
+    const publisher = createNatsPublisher({ servers: services.natsUrl, subjectPrefix: prefix, publishTimeoutMs: 5000 });
+    cleanups.push(() => publisher.close());
+    const durable = uniqueName('d');
+    return {
+      topic: 'orders',
+      publisher,
+      async start(inbox, handler, extra = {}) {
+        const consumer = createNatsConsumer<SqlExecutor>({
+          servers: services.natsUrl,
+          stream,
+          durable,
+          subjectPrefix: prefix,
+          inbox,
+          handler,
+          maxAckPending: WINDOW,
+          stopTimeoutMs: 5000,
+          ...extra,
+        });
+        cleanups.push(() => consumer.stop());
+        await consumer.start();
+      },
+      async settled() {
+        const info = await admin.jsm.consumers.info(stream, durable);
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      },
+    };
+  },
+};
+
+/** An inbox store over the fixture's migrated table that counts its transactions and the size of each batch claim. */
+class CountingInboxStore extends PostgresInboxStore {
+  transactions = 0;
+  readonly batches: number[] = [];
+
+  override transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    this.transactions++;
+    return super.transaction(work);
+  }
+
+  override claimMany(tx: OutboxTransaction, entries: readonly InboxEntryRef[]): Promise<InboxClaim[]>;
+  override claimMany(tx: SqlExecutor, entries: readonly InboxEntryRef[]): Promise<InboxClaim[]>;
+  override claimMany(tx: SqlExecutor | OutboxTransaction, entries: readonly InboxEntryRef[]): Promise<InboxClaim[]> {
+    this.batches.push(entries.length);
+    return isOutboxTransaction(tx) ? super.claimMany(tx, entries) : super.claimMany(tx, entries);
+  }
+}
+
+/** `count` messages over `keys` keys, `n` counting up within each key. */
+function backlog(topic: string, count: number, keys: number): OutboxMessage[] {
+  return Array.from({ length: count }, (_, i) => outboxMessage(topic, { key: `k${i % keys}`, payload: { n: Math.floor(i / keys) } }));
+}
+
+describe.each(['rabbitmq', 'nats'] as const)('%s consumer: deliveries handled in batches', (broker) => {
+  let fixture: ConsumerFixture | undefined;
+  const cleanups: Cleanup[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    await fixture?.cleanup();
+    fixture = undefined;
+  });
+
+  async function setup() {
+    fixture = await createConsumerFixture();
+    const rig = await rigs[broker](cleanups);
+    const inboxStore = new CountingInboxStore(fromPgPool(fixture.pool), { schema: fixture.schema });
+    return { fixture, rig, inboxStore, seen: inboxStore };
+  }
+
+  /** Each key's applications in the order they committed, as `n`s; every message once. */
+  async function appliedByKey(f: ConsumerFixture): Promise<Map<string, number[]>> {
+    const rows = (await f.pool.query(`SELECT key, n FROM ${f.applied} ORDER BY seq`)).rows as { key: string; n: number }[];
+    const byKey = new Map<string, number[]>();
+    for (const { key, n } of rows) byKey.set(key, [...(byKey.get(key) ?? []), n]);
+    return byKey;
+  }
+
+  it('takes a backlog in batches of at most half the window, applying each message once, in order per key', async () => {
+    const { fixture, rig, seen, inboxStore } = await setup();
+    const messages = backlog(rig.topic, 96, 6);
+    for (const m of messages) await rig.publisher.publish(m);
+    await rig.start(new Inbox(inboxStore, { consumer: 'billing' }), (m, tx) => fixture.apply(m, tx));
+    await waitFor(async () => (await fixture.appliedCount()) === messages.length && (await rig.settled()), { what: 'backlog applied and acked' });
+    const byKey = await appliedByKey(fixture);
+    expect([...byKey.keys()].sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5']);
+    for (const ns of byKey.values()) expect(ns).toEqual(Array.from({ length: 16 }, (_, n) => n));
+    expect(Math.max(...seen.batches)).toBeLessThanOrEqual(WINDOW / 2);
+    expect(seen.batches.filter((size) => size > 1).length).toBeGreaterThan(0);
+    expect(seen.transactions).toBeLessThan(messages.length);
+    expect(await fixture.inboxStore.stats('billing')).toEqual({ processed: 96, failed: 0, dead: 0 });
+  });
+
+  it("retries a failing handler after its backoff with one attempt counted, holding its key, and applies the batch's others once", async () => {
+    const { fixture, rig, inboxStore } = await setup();
+    const messages = backlog(rig.topic, 32, 4);
+    const failing = messages[5]!;
+    const retried: string[] = [];
+    let failures = 0;
+    for (const m of messages) await rig.publisher.publish(m);
+    const inbox = new Inbox(inboxStore, { consumer: 'billing', retry: fastRetry, hooks: { onRetry: (e) => retried.push(e.id) } });
+    await rig.start(inbox, async (m, tx) => {
+      await fixture.apply(m, tx);
+      if (m.id === failing.id && failures++ === 0) throw new Error('downstream refused');
+    });
+    await waitFor(async () => (await fixture.appliedCount()) === messages.length && (await rig.settled()), { what: 'all applied and acked' });
+    expect(retried).toEqual([failing.id]);
+    expect(await fixture.inboxRow('billing', failing.id)).toMatchObject({ state: 'processed', attempts: 2 });
+    for (const m of messages) expect(await fixture.appliedCount(m.id)).toBe(1);
+    for (const ns of (await appliedByKey(fixture)).values()) expect(ns).toEqual(Array.from({ length: 8 }, (_, n) => n));
+  });
+
+  it('handles each delivery in a transaction of its own with maxBatch 1', async () => {
+    const { fixture, rig, seen, inboxStore } = await setup();
+    const messages = backlog(rig.topic, 24, 3);
+    for (const m of messages) await rig.publisher.publish(m);
+    await rig.start(new Inbox(inboxStore, { consumer: 'billing' }), (m, tx) => fixture.apply(m, tx), { maxBatch: 1 });
+    await waitFor(async () => (await fixture.appliedCount()) === messages.length && (await rig.settled()), { what: 'all applied and acked' });
+    expect(seen.transactions).toBe(messages.length);
+    expect(seen.batches).toEqual([]);
+  });
+});
