@@ -27,7 +27,7 @@ interface Queued<Tx> {
 export class DeliveryBatcher<Tx> {
   readonly maxBatch: number;
   readonly lanes: number;
-  readonly #queue: Queued<Tx>[] = [];
+  #queue: Queued<Tx>[] = [];
   readonly #runningKeys = new Set<string>();
   #lanesInUse = 0;
   #flushScheduled = false;
@@ -96,7 +96,7 @@ export class DeliveryBatcher<Tx> {
         if (key !== null) waiting.add(key);
       }
     }
-    this.#queue.splice(0, this.#queue.length, ...rest);
+    this.#queue = rest;
     for (const { key } of batch) if (key !== null) this.#runningKeys.add(key);
     return batch;
   }
@@ -119,6 +119,8 @@ export class DeliveryBatcher<Tx> {
         batch.map((queued) => queued.delivery.raw),
         handler,
       );
+    } catch {
+      outcomes = undefined; // an Inbox subclass that throws: each delivery is handled alone, where its error is seen
     } finally {
       this.#lanesInUse--;
       this.#schedule();
