@@ -7,7 +7,7 @@ import type { RelayOptions } from '../relay-options.js';
 import type { TopicPauses } from '../topic-pauses.js';
 import { bounded } from './bounded-statement.js';
 import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
-import { completionsFrom, operatorHolds, operatorPauseOf, type PartitionResult, splitWaiting, uncounted, withPublishedSeqs } from './publish-plan.js';
+import { completionsFrom, operatorHolds, operatorPauseOf, type PartitionResult, seqsById, splitWaiting, uncounted, withPublishedSeqs } from './publish-plan.js';
 
 export interface BatchContext {
   readonly relayId: string;
@@ -78,12 +78,14 @@ export async function publishBatch(
   ]);
   const outcome = careful.reduce(merge, clean);
   const sent = messages.filter((m) => !lost.has(m.partition));
+  // one lookup for the whole batch, not one per partition: a batch spans up to every partition of the table
+  const seqOf = seqsById(sent);
   const results = completionsFrom(
     sent,
     withoutPartitions(outcome, lost),
     held.filter((h) => !lost.has(h.partition)),
     (p) => (entries.get(p) as PartitionEntry).epoch,
-  ).map((result) => ({ ...result, completion: withPublishedSeqs(result.completion, sent) }));
+  ).map((result) => ({ ...result, completion: withPublishedSeqs(result.completion, seqOf) }));
   const counted = new Set(ready.filter(unclean).map((m) => m.partition));
   return {
     outcome,

@@ -148,15 +148,27 @@ export function completionsFrom(
   }));
 }
 
+/** The seq of each message of a batch as the read returned it, by id: built once per batch for `withPublishedSeqs`. */
+export function seqsById(batch: readonly PartitionMessage[]): ReadonlyMap<string, string> {
+  const seqs = new Map<string, string>();
+  for (const message of batch) seqs.set(message.id, message.seq);
+  return seqs;
+}
+
 /**
- * The completion with the seq of each published message as the read returned it (`publishedSeqs`), so that the
- * store can take the rows by seq. Unchanged when a published id is not in `batch`: the store then finds them by id.
+ * The completion with the seq of each published message as the read returned it (`publishedSeqs`, looked up in
+ * `seqsById` of the batch), so that the store can take the rows by seq. Unchanged when a published id is not in the
+ * batch: the store then finds them by id.
  */
-export function withPublishedSeqs(completion: PartitionCompletion, batch: readonly PartitionMessage[]): PartitionCompletion {
+export function withPublishedSeqs(completion: PartitionCompletion, seqOf: ReadonlyMap<string, string>): PartitionCompletion {
   if (completion.published.length === 0) return completion;
-  const seqOf = new Map(batch.map((message) => [message.id, message.seq]));
-  const seqs = completion.published.map((id) => seqOf.get(id));
-  return seqs.every((seq): seq is string => seq !== undefined) ? { ...completion, publishedSeqs: seqs } : completion;
+  const seqs: string[] = [];
+  for (const id of completion.published) {
+    const seq = seqOf.get(id);
+    if (seq === undefined) return completion;
+    seqs.push(seq);
+  }
+  return { ...completion, publishedSeqs: seqs };
 }
 
 /**

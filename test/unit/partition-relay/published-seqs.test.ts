@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PartitionReader } from '../../../src/core/ports.js';
 import { adoptEntry } from '../../../src/core/partition-relay/partition-book.js';
 import { publishBatch } from '../../../src/core/partition-relay/publish-batch.js';
-import { uncounted, withPublishedSeqs } from '../../../src/core/partition-relay/publish-plan.js';
+import { seqsById, uncounted, withPublishedSeqs } from '../../../src/core/partition-relay/publish-plan.js';
 import { PublishWindow } from '../../../src/core/publish-window.js';
 import { resolveRelayOptions } from '../../../src/core/relay-options.js';
 import { TopicPauses } from '../../../src/core/topic-pauses.js';
@@ -15,23 +15,23 @@ describe('withPublishedSeqs: the store takes published rows by the seq the read 
   it('adds the seq of each published id, in the order of `published`', () => {
     const [a, b, c] = [m(7), m(3), m(12)];
     const completion = { partition: 0, epoch: '1', published: [c.id, a.id], failed: [], held: [{ id: b.id, delayMs: 50, reason: null }] };
-    expect(withPublishedSeqs(completion, [a, b, c])).toEqual({ ...completion, publishedSeqs: ['12', '7'] });
+    expect(withPublishedSeqs(completion, seqsById([a, b, c]))).toEqual({ ...completion, publishedSeqs: ['12', '7'] });
   });
 
   it('leaves a completion without published rows, or with one whose message is not in the batch, as it is (found by id)', () => {
     const a = m(1);
     const none = { partition: 0, epoch: '1', published: [], failed: [{ id: a.id, error: 'nack', retryInMs: 10 }], held: [] };
-    expect(withPublishedSeqs(none, [a])).toBe(none);
+    expect(withPublishedSeqs(none, seqsById([a]))).toBe(none);
     const stranger = { partition: 0, epoch: '1', published: [a.id, m(2).id], failed: [], held: [] };
-    expect(withPublishedSeqs(stranger, [a])).toBe(stranger);
+    expect(withPublishedSeqs(stranger, seqsById([a]))).toBe(stranger);
   });
 
   it('keeps the seqs when a retried completion writes its failures as holds (uncounted)', () => {
     const [a, b] = [m(1), m(2)];
-    const completion = withPublishedSeqs({ partition: 0, epoch: '1', published: [a.id], failed: [{ id: b.id, error: 'nack', retryInMs: 90 }], held: [] }, [
-      a,
-      b,
-    ]);
+    const completion = withPublishedSeqs(
+      { partition: 0, epoch: '1', published: [a.id], failed: [{ id: b.id, error: 'nack', retryInMs: 90 }], held: [] },
+      seqsById([a, b]),
+    );
     expect(uncounted(completion)).toMatchObject({ published: [a.id], publishedSeqs: ['1'], failed: [], held: [{ id: b.id, delayMs: 90 }] });
   });
 
