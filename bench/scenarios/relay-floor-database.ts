@@ -34,7 +34,7 @@ export interface FloorContestant {
    * commits, and resolves with `performance.now()` of the COMMIT's return; then wakes the relay where the database
    * can (PostgreSQL's NOTIFY), outside the time it resolves with.
    */
-  commitBacklog(count: number, armed: () => void): Promise<number>;
+  commitBacklog(count: number, armed: () => Promise<void>): Promise<number>;
   /** Rows still to publish. */
   pending(): Promise<number>;
   teardown(): Promise<void>;
@@ -44,10 +44,12 @@ export interface FloorContestant {
 export interface DatabaseCpu {
   readonly parts: Readonly<Record<string, number>>;
   readonly otherSessions?: number;
+  /** Server-wide counters over the drain (MariaDB: statements, InnoDB rows read), reported per message. */
+  readonly counts?: Readonly<Record<string, number>>;
 }
 
 export interface DatabaseCpuMeter {
-  start(): void;
+  start(): Promise<void> | void;
   stop(relayPid: number): Promise<DatabaseCpu>;
 }
 

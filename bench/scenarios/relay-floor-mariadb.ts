@@ -9,29 +9,55 @@ const TABLE = 'outbox';
 const CHUNK = 100_000;
 const PREFIX = 'bench_floor';
 
+/** Server-wide status counters read around a drain: statements received, and rows InnoDB read and deleted. */
+const COUNTERS: Record<string, string> = { statements: 'Questions', innodbRowsRead: 'Innodb_rows_read', innodbRowsDeleted: 'Innodb_rows_deleted' };
+
+async function readCounters(connection: mysql.Connection): Promise<Record<string, number>> {
+  const [rows] = await connection.query(
+    `SHOW GLOBAL STATUS WHERE Variable_name IN (${Object.values(COUNTERS)
+      .map(() => '?')
+      .join(', ')})`,
+    Object.values(COUNTERS),
+  );
+  const values = new Map((rows as { Variable_name: string; Value: string }[]).map((row) => [row.Variable_name, Number(row.Value)]));
+  return Object.fromEntries(Object.entries(COUNTERS).map(([name, variable]) => [name, values.get(variable) ?? Number.NaN]));
+}
+
 /**
  * mariadbd's CPU (all its threads, from /proc) over a drain, nothing left out: the server is one process, and
  * others' sessions on it count too; `otherSessions` counts the connections it serves besides the relay's (by
- * client port) and the bench's (its `bench_floor…` databases) at the end.
+ * client port) and the bench's (its `bench_floor…` databases) at the end. The status counters (COUNTERS) are
+ * server-wide too, the bench's own few reads included.
  */
 async function mariadbMeter(): Promise<DatabaseCpuMeter | null> {
   const pid = pidOf('mariadbd') ?? pidOf('mysqld');
   if (pid === undefined) return null;
   let before = Number.NaN;
+  let countersBefore: Record<string, number> = {};
   return {
-    start: () => void (before = processCpu(pid)),
+    async start() {
+      const connection = await mysql.createConnection({ uri: services.mysqlUrl });
+      try {
+        countersBefore = await readCounters(connection);
+      } finally {
+        await connection.end();
+      }
+      before = processCpu(pid);
+    },
     async stop(relayPid) {
       const mariadbd = processCpu(pid) - before;
       const ports = localPortsOf(relayPid);
       const connection = await mysql.createConnection({ uri: services.mysqlUrl });
       try {
+        const countersAfter = await readCounters(connection);
+        const counts = Object.fromEntries(Object.entries(countersAfter).map(([name, value]) => [name, value - (countersBefore[name] ?? Number.NaN)]));
         const [rows] = await connection.query(
           `SELECT HOST AS host, DB AS db FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND USER <> 'system user' AND COMMAND <> 'Daemon'`,
         );
         const others = (rows as { host: string | null; db: string | null }[]).filter(
           ({ host, db }) => !ports.has(Number(host?.split(':').pop())) && !(db ?? '').startsWith(PREFIX),
         );
-        return { parts: { mariadbd }, otherSessions: others.length };
+        return { parts: { mariadbd }, otherSessions: others.length, counts };
       } finally {
         await connection.end();
       }
@@ -78,7 +104,7 @@ export async function mariadbFloor(): Promise<FloorDatabase> {
           await connection.beginTransaction();
           try {
             for (let from = 0; from < count; from += CHUNK) await mysqlInsertRows(connection, TABLE, run.workload, from, Math.min(count, from + CHUNK) - 1);
-            armed();
+            await armed();
             await connection.commit();
             return performance.now();
           } catch (error) {

@@ -16,12 +16,12 @@ import { type FloorContestant, type FloorDatabase, type FloorRun, startIdealRela
  */
 export async function postgresFloor(admin: pg.Client): Promise<FloorDatabase> {
   const meter = await PostgresCpuMeter.open(admin);
-  const commitBacklog = async (load: () => Promise<void>, armed: () => void): Promise<number> => {
+  const commitBacklog = async (load: () => Promise<void>, armed: () => Promise<void>): Promise<number> => {
     await admin.query('BEGIN');
     let committed: number;
     try {
       await load();
-      armed();
+      await armed();
       await admin.query('COMMIT');
       committed = performance.now();
     } catch (error) {

@@ -11,6 +11,8 @@ function pooled(database: FloorDatabase, n: number, runs: readonly Drain[]): Rec
   const sum = (pick: (d: Drain) => number | null | undefined) => runs.reduce((total, d) => total + (pick(d) ?? Number.NaN), 0);
   const perMsg = (pick: (d: Drain) => number | null | undefined) => round(sum(pick) / messages, 1);
   const parts = Object.fromEntries(database.cpuParts.map((part) => [`${part}UsPerMsg`, perMsg((d) => d.database?.parts[part])]));
+  const counted = Object.keys(runs[0]?.database?.counts ?? {});
+  const counts = Object.fromEntries(counted.map((name) => [`${name}PerMsg`, perMsg((d) => d.database?.counts?.[name])]));
   return {
     perSecond: Math.round(messages / sum((d) => d.seconds)),
     roundRates: runs.map((d) => Math.round(n / d.seconds)).join(' '),
@@ -18,6 +20,7 @@ function pooled(database: FloorDatabase, n: number, runs: readonly Drain[]): Rec
     afterFirstPerSecond: Math.round(messages / sum((d) => d.seconds - d.firstSeconds)),
     emptyS: round(sum((d) => d.emptySeconds) / runs.length),
     ...parts,
+    ...counts,
     relayUsPerMsg: perMsg((d) => d.relayCpu),
     brokerUsPerMsg: perMsg((d) => d.brokerCpu),
     peakRssMb: Math.round(Math.max(...runs.map((d) => d.peakRssMb))),

@@ -37,7 +37,7 @@ export function sqliteFloor(): FloorDatabase {
         try {
           for (let from = 0; from < count; from += CHUNK) sqliteInsertRows(h, TABLE, run.workload, from, Math.min(count, from + CHUNK) - 1);
           h.exec(`ANALYZE "${TABLE}"`);
-          armed();
+          await armed();
           h.exec('COMMIT');
           return performance.now();
         } catch (error) {

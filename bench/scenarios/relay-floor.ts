@@ -114,8 +114,8 @@ async function drainOnce(
     const running = relay;
     let relayBefore = Number.NaN;
     let brokerBefore = Number.NaN;
-    const begun = await table.commitBacklog(n, () => {
-      meter?.start();
+    const begun = await table.commitBacklog(n, async () => {
+      await meter?.start();
       relayBefore = running.cpu();
       brokerBefore = brokerPid === undefined ? Number.NaN : processCpu(brokerPid);
     });
