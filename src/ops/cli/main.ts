@@ -4,8 +4,14 @@
  * and is the only place that exits. Everything written goes through a scrubber that replaces the
  * passwords found in the command line and the environment, whatever printed them.
  */
+import { setFlagsFromString } from 'node:v8';
 import { runCli } from './cli.js';
+import { heapGrowthFlag } from './heap-growth.js';
 import { collectSecrets, makeScrubber, type CliIo } from './io.js';
+
+// Before any command runs: a relay's old generation is kept at twice its live heap, not V8's four times (heap-growth.ts).
+const heapGrowth = heapGrowthFlag(process.execArgv, process.env.NODE_OPTIONS);
+if (heapGrowth !== undefined) setFlagsFromString(heapGrowth);
 
 const argv = process.argv.slice(2);
 const secrets = collectSecrets(argv, process.env);
