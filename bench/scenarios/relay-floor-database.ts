@@ -44,7 +44,7 @@ export interface FloorContestant {
 export interface DatabaseCpu {
   readonly parts: Readonly<Record<string, number>>;
   readonly otherSessions?: number;
-  /** Server-wide counters over the drain (MariaDB: statements, InnoDB rows read), reported per message. */
+  /** Server-wide counters over the drain (MariaDB: statements, row operations), reported per 1,000 messages. */
   readonly counts?: Readonly<Record<string, number>>;
 }
 

@@ -12,7 +12,7 @@ function pooled(database: FloorDatabase, n: number, runs: readonly Drain[]): Rec
   const perMsg = (pick: (d: Drain) => number | null | undefined) => round(sum(pick) / messages, 1);
   const parts = Object.fromEntries(database.cpuParts.map((part) => [`${part}UsPerMsg`, perMsg((d) => d.database?.parts[part])]));
   const counted = Object.keys(runs[0]?.database?.counts ?? {});
-  const counts = Object.fromEntries(counted.map((name) => [`${name}PerMsg`, perMsg((d) => d.database?.counts?.[name])]));
+  const counts = Object.fromEntries(counted.map((name) => [`${name}Per1kMsg`, round((sum((d) => d.database?.counts?.[name]) * 1000) / messages, 1)]));
   return {
     perSecond: Math.round(messages / sum((d) => d.seconds)),
     roundRates: runs.map((d) => Math.round(n / d.seconds)).join(' '),
