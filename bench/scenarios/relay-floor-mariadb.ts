@@ -140,7 +140,7 @@ export async function mariadbFloor(): Promise<FloorDatabase> {
     meter,
     notes: [
       ...(meter === null ? ['MariaDB runs out of sight of /proc here: its CPU is not measured.'] : []),
-      "MariaDB: no wake-up (no NOTIFY); the rows are loaded without ANALYZE TABLE (it would commit the load's transaction). mariadbd = the whole server process (all threads) from /proc, less nothing: others' sessions on the shared server count in it (otherSessions: the connections seen at the end besides the relay's and the bench's).",
+      "MariaDB: no wake-up (no NOTIFY); the rows are loaded without ANALYZE TABLE (it would commit the load's transaction). mariadbd = the whole server process (all threads) from /proc, less nothing: others' sessions on the shared server count in it (otherSessions: the connections seen at the end besides the relay's and the bench's). statementsPer1kMsg, indexLookupsPer1kMsg, indexNextRowsPer1kMsg, rowsDeletedPer1kMsg, rowsUpdatedPer1kMsg: server-wide SHOW GLOBAL STATUS deltas (Questions, Handler_read_key, Handler_read_next, Handler_delete, Handler_update) over the same window, per 1,000 messages.",
     ],
     contestant,
   };
