@@ -122,7 +122,8 @@ describe('NATS JetStream consumer with an inbox', () => {
       retry: { ...fastRetry, maxAttempts: 3 },
       hooks: { onDuplicate: (e) => duplicates.push(e.id) },
     });
-    await start(inbox, undefined, { ackWaitMs: 1000 });
+    // one delivery per transaction: the attempts below count each run (batches: consumer-batches.test.ts)
+    await start(inbox, undefined, { ackWaitMs: 1000, maxBatch: 1 });
     const slow = outboxMessage('a');
     const cursed = outboxMessage('b', { type: 'order.cursed' });
     const unknown = outboxMessage('c', { type: 'order.who-knows' });
