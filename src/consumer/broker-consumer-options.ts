@@ -20,18 +20,23 @@ export interface Batching {
 
 /**
  * `maxBatch` as given, else half the consumer's window (prefetch, maxAckPending), at most 64: two batches fill the
- * window, so one can commit and ack while the other is handled. 1 turns batching off. With an `instrumentation` it is
- * 1 by default and refused above (a span per delivery attempt needs the delivery's own transaction).
+ * window, so one can commit and ack while the other is handled. 1 turns batching off. It is 1 by default, and refused
+ * above, with an `instrumentation` (a span per delivery attempt needs the delivery's own transaction) and with an
+ * inbox store that cannot claim a batch in one statement (`claimMany`: PostgreSQL's over a pg Pool or PGlite; a
+ * batch must not go on after an error it did not see, docs/design/consumer-batches.md, "Why it is safe").
  */
-export function resolveBatching(broker: string, given: number | undefined, window: number, instrumented: boolean): Batching {
-  if (instrumented && given !== undefined && given > 1) {
-    throw new ConfigurationError(
-      'OUTBOXER_INVALID_OPTION',
-      `${broker} consumer option maxBatch: ${given} cannot go with instrumentation, which traces each delivery in a transaction of its own; leave maxBatch unset (or 1) to trace, or drop instrumentation to batch`,
-      { options: ['maxBatch', 'instrumentation'] },
-    );
+export function resolveBatching(broker: string, given: number | undefined, window: number, inbox: Inbox<unknown>, instrumented: boolean): Batching {
+  const refusal = instrumented
+    ? 'cannot go with instrumentation, which traces each delivery in a transaction of its own; leave maxBatch unset (or 1) to trace, or drop instrumentation to batch'
+    : typeof (inbox as Partial<Inbox<unknown>>).store?.claimMany !== 'function'
+      ? "cannot go with this inbox's store, which claims messages one by one (only PostgresInboxStore batches, over a pg Pool or PGlite); leave maxBatch unset (or 1)"
+      : undefined;
+  if (refusal !== undefined && given !== undefined && given > 1) {
+    throw new ConfigurationError('OUTBOXER_INVALID_OPTION', `${broker} consumer option maxBatch: ${given} ${refusal}`, {
+      options: instrumented ? ['maxBatch', 'instrumentation'] : ['maxBatch', 'inbox'],
+    });
   }
-  const maxBatch = given ?? (instrumented ? 1 : Math.max(1, Math.min(DEFAULT_MAX_BATCH_CEILING, Math.floor(window / 2))));
+  const maxBatch = given ?? (refusal !== undefined ? 1 : Math.max(1, Math.min(DEFAULT_MAX_BATCH_CEILING, Math.floor(window / 2))));
   return Object.freeze({ maxBatch, lanes: Math.max(2, Math.ceil(window / maxBatch)) });
 }
 

@@ -20,9 +20,9 @@ interface Queued<Tx> {
  * `lanes` batches run their transaction at once, and while they do, deliveries queue: batches grow with the load, and
  * a delivery that finds a free lane goes at once, alone. A lone delivery goes through `runDelivery`, as without
  * batching, and holds no lane (its retries wait on its key only). After the batch's transaction, each delivery is
- * settled through `runDelivery` from its outcome in the batch: acked once committed; or, where a handler failed and
- * everything rolled back, the failed one waits for its retry and the others are handled again alone. Each key's
- * deliveries go in order, keys side by side, and a key is free again once its own deliveries are settled. docs/design/consumer-batches.md has the states and why order holds.
+ * settled through `runDelivery`: acked from its outcome once the batch committed, or, when it did not, handled again
+ * alone, where a failure is charged to its own message. Each key's deliveries go in order, keys side by side, and a
+ * key is free again once its own deliveries are settled. docs/design/consumer-batches.md has the states and why order holds.
  */
 export class DeliveryBatcher<Tx> {
   readonly maxBatch: number;
@@ -113,7 +113,7 @@ export class DeliveryBatcher<Tx> {
   async #runBatch(batch: readonly Queued<Tx>[]): Promise<void> {
     const [first] = batch as [Queued<Tx>, ...Queued<Tx>[]];
     const { inbox, handler } = first.context;
-    let outcomes: (HandleOutcome | undefined)[] | undefined;
+    let outcomes: HandleOutcome[] | undefined;
     try {
       outcomes = await inbox.handleBatch(
         batch.map((queued) => queued.delivery.raw),
@@ -140,11 +140,17 @@ export class DeliveryBatcher<Tx> {
    * dead letter), or handled again alone where it has none. The key is free again once they are all settled.
    */
   async #settleInOrder(run: readonly { readonly queued: Queued<Tx>; readonly outcome: HandleOutcome | undefined }[]): Promise<void> {
-    for (const { queued, outcome } of run) {
-      await runDelivery(queued.context, queued.delivery, outcome);
-      queued.settled();
+    try {
+      for (const { queued, outcome } of run) {
+        try {
+          await runDelivery(queued.context, queued.delivery, outcome);
+        } finally {
+          queued.settled();
+        }
+      }
+    } finally {
+      this.#free(run[0]?.queued.key ?? null);
     }
-    this.#free(run[0]?.queued.key ?? null);
   }
 
   #free(key: string | null): void {

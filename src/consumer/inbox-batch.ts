@@ -57,13 +57,12 @@ export async function planBatch<Tx>(
   return { unique, slots };
 }
 
-/** Claims a batch's entries inside `tx`: in one call where the store has `claimMany`, else one by one. */
-export async function claimAll<Tx>(store: InboxStore<Tx>, tx: Tx, entries: readonly InboxEntryRef[]): Promise<readonly InboxClaim[]> {
-  if (store.claimMany === undefined) {
-    const claims: InboxClaim[] = [];
-    for (const entry of entries) claims.push(await store.claim(tx, entry));
-    return claims;
-  }
+/** Claims a batch's entries inside `tx` in one call: one claim per entry, in their order. */
+export async function claimAll<Tx>(
+  store: Required<Pick<InboxStore<Tx>, 'claimMany'>>,
+  tx: Tx,
+  entries: readonly InboxEntryRef[],
+): Promise<readonly InboxClaim[]> {
   const claims = await store.claimMany(tx, entries);
   if (claims.length !== entries.length) throw new Error(`the inbox store's claimMany answered ${claims.length} claims for ${entries.length} entries`);
   return claims;

@@ -2,7 +2,7 @@ import { ConfigurationError, describeError, MessageValidationError } from '../co
 import { retryDelayMs } from '../core/retry-policy.js';
 import { resolveInboxOptions, type InboxOptions, type InboxOptionsInput } from './inbox-options.js';
 import type { InboxClaim, InboxEntryRef, InboxStore } from '../core/ports/inbox-store.js';
-import { type BatchItem, claimAll, planBatch, type PlannedBatch } from './inbox-batch.js';
+import { type BatchItem, claimAll, planBatch } from './inbox-batch.js';
 import type { MessageHandler } from './message-registry.js';
 import { identify, payloadOf, type RawDelivery, type ReceivedMessage } from './received-message.js';
 
@@ -87,39 +87,37 @@ export class Inbox<Tx> {
 
   /**
    * Handles several deliveries in one transaction: every entry claimed (one statement where the store has
-   * `claimMany`), then each claimed message's handler in the order given, then one commit. Per delivery, its outcome,
-   * or `undefined` where it must be handled again alone (`handleDelivery`). A handler that throws rolls the whole batch
-   * back: its failure is recorded as `handle` records one (the attempt counts, `retry` or `dead`), and every other
-   * delivery is left to be handled again. `undefined` for the whole batch when it did not commit for another reason
-   * (a delivery that cannot be rebuilt or validated, which `handleDelivery` then records; the database). A second copy
-   * of an id in the batch is a duplicate of the first. Never throws.
+   * `claimMany`), then each claimed message's handler in the order given, then one commit. All or nothing: the
+   * outcome of each delivery (`processed`, or `duplicate` for a message settled before and for a second copy of an
+   * id), or `undefined` when the batch did not commit. Nothing is recorded then: a handler that threw may have
+   * failed because of the batch (another handler's lock, a deadlock between batches, a transaction a handler broke),
+   * so each delivery is handled again alone (`handleDelivery`), where a failure is charged to its own message. So is
+   * a batch with a delivery that cannot be rebuilt or validated, before any handler runs. A store without `claimMany`
+   * declines every batch (`undefined`, nothing run): only a store that sees a transaction its handlers broke may
+   * batch (docs/design/consumer-batches.md, "Why it is safe"). Never throws.
    */
-  async handleBatch(raws: readonly RawDelivery[], handler?: MessageHandler<Tx>): Promise<(HandleOutcome | undefined)[] | undefined> {
+  async handleBatch(raws: readonly RawDelivery[], handler?: MessageHandler<Tx>): Promise<HandleOutcome[] | undefined> {
+    const { store } = this;
+    if (store.claimMany === undefined) return undefined;
+    const batchStore = { claimMany: store.claimMany.bind(store) };
     const plan = await planBatch<Tx>(raws, this.consumer, (message) => this.#prepare(message, handler));
     if (plan === undefined) return undefined;
     const timings: HandlerTiming[] = plan.unique.map(() => ({}));
-    let failed: { readonly item: number; readonly error: unknown } | undefined;
     let claims: readonly InboxClaim[];
     try {
-      claims = await this.store.transaction(async (tx) => {
+      claims = await store.transaction(async (tx) => {
         const claimed = await claimAll(
-          this.store,
+          batchStore,
           tx,
           plan.unique.map((item) => item.entry),
         );
         for (const [index, item] of plan.unique.entries()) {
-          if (claimed[index]?.state !== 'claimed') continue;
-          try {
-            await timed(timings[index] as HandlerTiming, () => item.run(tx));
-          } catch (error) {
-            failed = { item: index, error };
-            throw error;
-          }
+          if (claimed[index]?.state === 'claimed') await timed(timings[index] as HandlerTiming, () => item.run(tx));
         }
         return claimed;
       });
     } catch {
-      return failed === undefined ? undefined : this.#failedInBatch(plan, failed, timings);
+      return undefined;
     }
     return plan.slots.map(({ item, first }): HandleOutcome => {
       const { entry } = plan.unique[item] as BatchItem<Tx>;
@@ -132,22 +130,6 @@ export class Inbox<Tx> {
       this.#emit('onDuplicate', { ...entry, state });
       return { status: 'duplicate', state };
     });
-  }
-
-  /** After a handler failed in a batch and it rolled back: that failure recorded on its first copy, the rest left alone. */
-  async #failedInBatch(
-    plan: PlannedBatch<Tx>,
-    failed: { readonly item: number; readonly error: unknown },
-    timings: readonly HandlerTiming[],
-  ): Promise<(HandleOutcome | undefined)[] | undefined> {
-    const { entry } = plan.unique[failed.item] as BatchItem<Tx>;
-    let outcome: HandleOutcome;
-    try {
-      outcome = await this.#fail(entry, failed.error, timings[failed.item]);
-    } catch {
-      return undefined;
-    }
-    return plan.slots.map(({ item, first }) => (first && item === failed.item ? outcome : undefined));
   }
 
   /** Validates against the registry (when there is one) and picks the handler, before any transaction. */

@@ -21,8 +21,22 @@ export function deliveryOf(m: ReceivedMessage, body: Uint8Array = Buffer.from(JS
   };
 }
 
-/** `Inbox.handleBatch` on one store: several deliveries in one transaction, all or nothing, failures recorded as `handle` records them. */
+/** `Inbox.handleBatch` on one store: several deliveries in one transaction, all or nothing; declined by a store that claims one by one. */
 export function describeInboxBatchConformance<Tx = SqlExecutor>(harness: InboxHarness<Tx>): void {
+  if (harness.batches !== true) {
+    describe(`inbox batches: ${harness.name}`, () => {
+      const setup = inboxScenes(harness);
+      it('declines every batch on a store that claims one by one: nothing runs, nothing is recorded', async () => {
+        const { env, apply, count, entry } = await setup();
+        const inbox = new Inbox(env.store, { consumer: 'billing' });
+        const m = message();
+        expect(await inbox.handleBatch([deliveryOf(m), deliveryOf(message({ key: 'k2' }))], apply('billing'))).toBeUndefined();
+        expect(await count()).toBe(0);
+        expect(await entry('billing', m.id)).toBeUndefined();
+      });
+    });
+    return;
+  }
   describe(`inbox batches: ${harness.name}`, () => {
     const setup = inboxScenes(harness);
 
@@ -60,7 +74,7 @@ export function describeInboxBatchConformance<Tx = SqlExecutor>(harness: InboxHa
       expect(await env.store.stats('billing')).toEqual({ processed: 4, failed: 0, dead: 1 });
     });
 
-    it('rolls the whole batch back when a handler fails, counts that attempt only, and leaves the others to be handled again', async () => {
+    it('rolls the whole batch back when a handler fails and records nothing: each is charged alone, where its own failure counts', async () => {
       const { env, apply, count, entry } = await setup();
       const retried: string[] = [];
       const inbox = new Inbox(env.store, { consumer: 'billing', retry: { ...noDelay, maxAttempts: 5 }, hooks: { onRetry: (e) => retried.push(e.id) } });
@@ -71,16 +85,11 @@ export function describeInboxBatchConformance<Tx = SqlExecutor>(harness: InboxHa
         await apply('billing')(m, tx);
         if (m.id === b!.id && failB) throw new Error('b refused');
       };
-      expect(await inbox.handleBatch(batch, handler)).toEqual([
-        undefined,
-        { status: 'retry', attempts: 1, error: 'Error: b refused', retryInMs: 10 },
-        undefined,
-      ]);
-      expect(retried).toEqual([b!.id]);
+      expect(await inbox.handleBatch(batch, handler)).toBeUndefined();
+      expect(retried).toEqual([]);
       expect(await count()).toBe(0);
-      expect(await entry('billing', a!.id)).toBeUndefined();
-      expect(await entry('billing', b!.id)).toMatchObject({ state: 'failed', attempts: 1, last_error: 'Error: b refused' });
-      expect(await entry('billing', c!.id)).toBeUndefined();
+      for (const m of [a!, b!, c!]) expect(await entry('billing', m.id)).toBeUndefined();
+      expect(await inbox.handleDelivery(deliveryOf(b!), handler)).toMatchObject({ status: 'retry', attempts: 1, error: 'Error: b refused' });
       failB = false;
       expect(await inbox.handleBatch(batch, handler)).toEqual([
         { status: 'processed', attempts: 1 },
@@ -90,16 +99,51 @@ export function describeInboxBatchConformance<Tx = SqlExecutor>(harness: InboxHa
       expect(await count()).toBe(3);
     });
 
-    it('parks a message whose handler throws a MessageValidationError in a batch at once, and leaves the others untouched', async () => {
+    it('never reports a message processed whose effect did not commit, when a handler swallows a database error', async () => {
+      const { env, dialect, p, entry } = await setup();
+      const unique = dialect.table('unique_effects');
+      await env.sql(`CREATE TABLE ${unique} (message_id ${dialect.uuidType} PRIMARY KEY)`);
+      const inbox = new Inbox(env.store, { consumer: 'billing', retry: { ...noDelay, maxAttempts: 5 } });
+      const [a, b, c] = Array.from({ length: 3 }, (_, n) => message({ key: `k${n}`, payload: { n } }));
+      await env.sql(`INSERT INTO ${unique} (message_id) VALUES (${p(1)})`, [c!.id]);
+      const swallowing = async (m: ReceivedMessage, tx: Tx) => {
+        try {
+          await dialect.write(tx, `INSERT INTO ${unique} (message_id) VALUES (${p(1)})`, [m.id]);
+        } catch {
+          // "already there": the idiom that breaks a PostgreSQL transaction without a savepoint
+        }
+      };
+      const outcomes = await inbox.handleBatch(
+        [a!, b!, c!].map((m) => deliveryOf(m)),
+        swallowing,
+      );
+      const effects = async (id: string) => Number((await env.sql(`SELECT ${dialect.count} AS n FROM ${unique} WHERE message_id = ${p(1)}`, [id]))[0]?.n);
+      for (const [index, m] of [a!, b!].entries()) {
+        if (outcomes?.[index]?.status === 'processed') {
+          expect(await effects(m.id)).toBe(1);
+          expect(await entry('billing', m.id)).toMatchObject({ state: 'processed' });
+        } else {
+          expect(await effects(m.id)).toBe(0);
+          expect(await entry('billing', m.id)).toBeUndefined();
+        }
+      }
+    });
+
+    it('records nothing for a MessageValidationError thrown in a batch; handled alone, the message goes dead at once', async () => {
       const { env, count, entry } = await setup();
       const inbox = new Inbox(env.store, { consumer: 'billing', retry: { ...noDelay, maxAttempts: 5 } });
       const [a, b] = [message({ key: 'k1' }), message({ key: 'k2' })];
-      const outcomes = await inbox.handleBatch([deliveryOf(a), deliveryOf(b)], async (m) => {
+      const refusing = async (m: ReceivedMessage) => {
         if (m.id === b.id) throw new MessageValidationError('OUTBOXER_SCHEMA_MISMATCH', 'amount is negative');
-      });
-      expect(outcomes).toEqual([undefined, { status: 'dead', attempts: 1, reason: 'OUTBOXER_SCHEMA_MISMATCH: amount is negative' }]);
+      };
+      expect(await inbox.handleBatch([deliveryOf(a), deliveryOf(b)], refusing)).toBeUndefined();
       expect(await entry('billing', a.id)).toBeUndefined();
-      expect(await entry('billing', b.id)).toMatchObject({ state: 'dead', attempts: 1 });
+      expect(await entry('billing', b.id)).toBeUndefined();
+      expect(await inbox.handleDelivery(deliveryOf(b), refusing)).toEqual({
+        status: 'dead',
+        attempts: 1,
+        reason: 'OUTBOXER_SCHEMA_MISMATCH: amount is negative',
+      });
       expect(await count()).toBe(0);
     });
 

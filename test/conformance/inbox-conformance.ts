@@ -41,6 +41,8 @@ export interface InboxEnvironment<Tx = SqlExecutor> {
 
 export interface InboxHarness<Tx = SqlExecutor> {
   readonly name: string;
+  /** Its store claims a batch in one statement (`claimMany`), so the inbox handles batches on it. */
+  readonly batches?: boolean;
   setup(): Promise<InboxEnvironment<Tx>>;
 }
 

@@ -107,8 +107,9 @@ describe('rabbitmq consumer options', () => {
 
 describe('consumer batching (maxBatch)', () => {
   const instrumentation = { process: async () => undefined };
-  const rabbit = { url: 'amqp://127.0.0.1', queue: 'q', inbox };
-  const nats = { servers: 'nats://127.0.0.1:4222', stream: 'ORDERS', durable: 'billing', inbox };
+  const batching = { handleDelivery: async () => undefined, store: { claimMany: async () => [] } } as unknown as Inbox<unknown>;
+  const rabbit = { url: 'amqp://127.0.0.1', queue: 'q', inbox: batching };
+  const nats = { servers: 'nats://127.0.0.1:4222', stream: 'ORDERS', durable: 'billing', inbox: batching };
 
   it('defaults to half the window, at most 64, with lanes that fill the window', () => {
     expect(resolveRabbitMqConsumerOptions(rabbit).batching).toEqual({ maxBatch: 8, lanes: 2 });
@@ -126,6 +127,14 @@ describe('consumer batching (maxBatch)', () => {
     expect(refused.code).toBe('OUTBOXER_INVALID_OPTION');
     expect(refused.options).toEqual(['maxBatch', 'instrumentation']);
     expect(refused.message).toMatch(/^rabbitmq consumer option maxBatch: 8 cannot go with instrumentation.*leave maxBatch unset \(or 1\)/);
+  });
+
+  it('is off by default, and refused above 1, with an inbox store that claims one by one', () => {
+    const oneByOne = { handleDelivery: async () => undefined, store: { claim: async () => ({}) } } as unknown as Inbox<unknown>;
+    expect(resolveNatsConsumerOptions({ ...nats, inbox: oneByOne }).batching.maxBatch).toBe(1);
+    const refused = refusal(() => resolveNatsConsumerOptions({ ...nats, inbox: oneByOne, maxBatch: 4 }));
+    expect(refused.options).toEqual(['maxBatch', 'inbox']);
+    expect(refused.message).toMatch(/^nats consumer option maxBatch: 4 cannot go with this inbox's store, which claims messages one by one/);
   });
 
   it.each([0, 1001, 2.5, '8'])('refuses maxBatch %s, naming the option', (maxBatch) => {

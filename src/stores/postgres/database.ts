@@ -1,8 +1,23 @@
+import { OutboxerError } from '../../core/errors.js';
 /** The shape of a query result shared by `pg` (rowCount) and PGlite (affectedRows). */
 export interface QueryResultLike {
   readonly rows: readonly unknown[];
   readonly rowCount?: number | null;
   readonly affectedRows?: number;
+  /** The command tag (`pg`): `ROLLBACK` answering a `COMMIT` means the transaction had failed and nothing was committed. */
+  readonly command?: string;
+}
+
+/**
+ * A `COMMIT` that rolled back: an error inside the transaction was caught and not rethrown (PostgreSQL then ignores
+ * every statement until the end of the transaction, and answers `COMMIT` with `ROLLBACK`). Thrown so that nobody
+ * reports as committed what was not: an inbox would otherwise ack messages whose effects are gone.
+ */
+export function rolledBackAtCommit(): OutboxerError {
+  return new OutboxerError(
+    'OUTBOXER_NOT_IN_TRANSACTION',
+    'the transaction had failed before its COMMIT (an error inside it was caught and not rethrown), so PostgreSQL rolled it back and nothing it wrote was committed; let database errors propagate out of the transaction, or catch them inside a SAVEPOINT',
+  );
 }
 
 /**
@@ -81,7 +96,8 @@ export function fromPgPool(pool: PgPoolLike, options: { ownsPool?: boolean } = {
         await client.query('BEGIN');
         try {
           const result = await work(client);
-          await client.query('COMMIT');
+          const committed = await client.query('COMMIT');
+          if (committed.command === 'ROLLBACK') throw rolledBackAtCommit();
           return result;
         } catch (error) {
           await client.query('ROLLBACK').catch(() => {

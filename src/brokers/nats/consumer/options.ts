@@ -139,7 +139,7 @@ export function resolveNatsConsumerOptions<Tx>(input: NatsConsumerOptions<Tx>): 
     filterSubject: options.filterSubject,
     subjectPrefix: options.subjectPrefix,
     instrumentation: options.instrumentation,
-    batching: resolveBatching('nats', options.maxBatch, options.maxAckPending, options.instrumentation !== undefined),
+    batching: resolveBatching('nats', options.maxBatch, options.maxAckPending, options.inbox, options.instrumentation !== undefined),
     logger: connection.logger,
     hooks: Object.freeze({ ...hooks }),
   });

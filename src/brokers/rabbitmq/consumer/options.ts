@@ -189,7 +189,7 @@ export function resolveRabbitMqConsumerOptions<Tx>(input: RabbitMqConsumerOption
     logger: shared.logger,
     hooks: Object.freeze({ ...hooks }),
     instrumentation: options.instrumentation,
-    batching: resolveBatching('rabbitmq', options.maxBatch, options.prefetch, options.instrumentation !== undefined),
+    batching: resolveBatching('rabbitmq', options.maxBatch, options.prefetch, options.inbox, options.instrumentation !== undefined),
   };
   Object.defineProperty(resolved, 'url', { value: shared.url, enumerable: false });
   return Object.freeze(resolved) as ResolvedRabbitMqConsumerOptions<Tx>;

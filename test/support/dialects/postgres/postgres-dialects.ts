@@ -27,6 +27,7 @@ function postgresDialect(name: string, open: (prefix: string) => Promise<SchemaD
     return { ...opened, store };
   }
   const inbox: InboxHarness = {
+    batches: true,
     name,
     async setup() {
       const { schema, database, sql, cleanup } = await open('inbox');
