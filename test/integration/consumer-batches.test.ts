@@ -27,9 +27,11 @@ type Handler = (m: ReceivedMessage, tx: SqlExecutor) => Promise<void>;
 interface BrokerRig {
   readonly topic: string;
   readonly publisher: Publisher;
-  start(inbox: Inbox<SqlExecutor>, handler: Handler, extra?: Record<string, unknown>): Promise<void>;
+  start(inbox: Inbox<SqlExecutor>, handler: Handler, extra?: Record<string, unknown>): Promise<{ stop(): Promise<void> }>;
   /** Nothing left at the broker: every delivery acked or taken off. */
   settled(): Promise<boolean>;
+  /** Messages ready at the broker (RabbitMQ: the queue's depth, with no consumer). */
+  ready(): Promise<number>;
 }
 
 const rigs: Record<'rabbitmq' | 'nats', (cleanups: Cleanup[]) => Promise<BrokerRig>> = {
@@ -63,10 +65,14 @@ const rigs: Record<'rabbitmq' | 'nats', (cleanups: Cleanup[]) => Promise<BrokerR
         });
         cleanups.push(() => consumer.stop());
         await consumer.start();
+        return consumer;
       },
       async settled() {
         const { messageCount, consumerCount } = await admin.channel.checkQueue(queue);
         return messageCount === 0 && consumerCount === 1;
+      },
+      async ready() {
+        return (await admin.channel.checkQueue(queue)).messageCount;
       },
     };
   },
@@ -98,10 +104,14 @@ const rigs: Record<'rabbitmq' | 'nats', (cleanups: Cleanup[]) => Promise<BrokerR
         });
         cleanups.push(() => consumer.stop());
         await consumer.start();
+        return consumer;
       },
       async settled() {
         const info = await admin.jsm.consumers.info(stream, durable);
         return info.num_pending === 0 && info.num_ack_pending === 0;
+      },
+      async ready() {
+        return (await admin.jsm.consumers.info(stream, durable)).num_pending;
       },
     };
   },
@@ -133,7 +143,8 @@ function backlog(topic: string, count: number, keys: number): OutboxMessage[] {
   return Array.from({ length: count }, (_, i) => outboxMessage(topic, { key: `k${i % keys}`, payload: { n: Math.floor(i / keys) } }));
 }
 
-describe.each(['rabbitmq', 'nats'] as const)('%s consumer: deliveries handled in batches', (broker) => {
+/** Inside a `describe`: a fresh consumer fixture and a rig of `broker` per test, both cleaned up after it. */
+function scenes(broker: keyof typeof rigs): () => Promise<{ fixture: ConsumerFixture; rig: BrokerRig; inboxStore: CountingInboxStore }> {
   let fixture: ConsumerFixture | undefined;
   const cleanups: Cleanup[] = [];
   afterEach(async () => {
@@ -141,11 +152,17 @@ describe.each(['rabbitmq', 'nats'] as const)('%s consumer: deliveries handled in
     await fixture?.cleanup();
     fixture = undefined;
   });
-
-  async function setup() {
+  return async () => {
     fixture = await createConsumerFixture();
     const rig = await rigs[broker](cleanups);
-    const inboxStore = new CountingInboxStore(fromPgPool(fixture.pool), { schema: fixture.schema });
+    return { fixture, rig, inboxStore: new CountingInboxStore(fromPgPool(fixture.pool), { schema: fixture.schema }) };
+  };
+}
+
+describe.each(['rabbitmq', 'nats'] as const)('%s consumer: deliveries handled in batches', (broker) => {
+  const scene = scenes(broker);
+  async function setup() {
+    const { fixture, rig, inboxStore } = await scene();
     return { fixture, rig, inboxStore, seen: inboxStore };
   }
 
@@ -201,5 +218,33 @@ describe.each(['rabbitmq', 'nats'] as const)('%s consumer: deliveries handled in
     await waitFor(async () => (await fixture.appliedCount()) === messages.length && (await rig.settled()), { what: 'all applied and acked' });
     expect(seen.transactions).toBe(messages.length);
     expect(seen.batches).toEqual([]);
+  });
+});
+
+describe('rabbitmq consumer: stopping while deliveries wait in the batcher', () => {
+  const scene = scenes('rabbitmq');
+
+  it('gives back the deliveries queued behind a busy key, unhandled, and lets the one in flight commit and ack', async () => {
+    const { fixture: f, rig } = await scene();
+    const messages = backlog(rig.topic, 6, 1);
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const consumer = await rig.start(new Inbox(f.inboxStore, { consumer: 'billing' }), async (m, tx) => {
+      started++;
+      await f.apply(m, tx);
+      if (m.id === messages[0]!.id) await blocked;
+    });
+    await rig.publisher.publish(messages[0]!);
+    await waitFor(async () => started === 1, { what: 'the first delivery in its handler' });
+    for (const m of messages.slice(1)) await rig.publisher.publish(m);
+    await waitFor(async () => (await rig.ready()) === 0, { what: 'the others delivered, waiting behind their key' });
+    const stopped = consumer.stop();
+    release();
+    await stopped;
+    expect(started).toBe(1);
+    expect(await f.appliedCount()).toBe(1);
+    expect(await f.inboxRow('billing', messages[0]!.id)).toMatchObject({ state: 'processed' });
+    await waitFor(async () => (await rig.ready()) === messages.length - 1, { what: 'the five waiting deliveries back in the queue' });
   });
 });
