@@ -27,7 +27,8 @@ export function statementVariants(rows: VariantRows, leftOut: (line: string) => 
     if (!text.includes(from)) throw new Error(`variant: ${JSON.stringify(from.slice(0, 60))} not found in the statement (src changed?)`);
     return all ? text.replaceAll(from, to) : text.replace(from, to);
   };
-  const readSql = readPartitions.sql(tables, partitionCount);
+  const limits = [16, Math.ceil(500 / laneLength), 1];
+  const readSql = readPartitions.sql(tables, partitionCount, limits);
   // proposals on the read, built by editing its text: left out, with the reason, once the read no longer has that text
   const edited = (label: string, build: () => string): [string, string][] => {
     try {
@@ -45,7 +46,6 @@ export function statementVariants(rows: VariantRows, leftOut: (line: string) => 
         o.attempts + 1 AS attempts, o.last_error, o.destination
       FROM ${tables.outbox} o WHERE ${tables.partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND o.seq > 0 AND o.due_at IS NULL
       ORDER BY o.seq LIMIT r.lim) o`;
-  const limits = [16, Math.ceil(500 / laneLength), 1];
   // untyped: a trailing argument (paused destinations) may or may not exist at this commit; [] means none
   const readParams = (readPartitions.params as (...args: unknown[]) => unknown[])(
     requests.map((r) => r.partition),
@@ -54,7 +54,6 @@ export function statementVariants(rows: VariantRows, leftOut: (line: string) => 
     requests.map(() => null),
     requests.map(() => null),
     requests.map((r) => (r.limit === 16 ? 0 : 1)),
-    limits,
     [],
   );
   // as the ideal relay reads (no state filter: its table holds pending rows only; seq not cast, or ORDER BY would sort the text)

@@ -17,9 +17,16 @@ import { namedStatement, type NamedStatement, runStatement } from '../named-stat
 import { listPausedDestinations, pausedDestinationStatements, type PausedDestinationStatements } from '../operator/paused-destinations.js';
 import { listPausedTopics, pausedTopicStatements, type PausedTopicStatements } from '../operator/paused-topics.js';
 import type { TableName } from '../sql.js';
-import { completeDeleting, completePublishedDeleting, completePublishedRetaining, completeRetaining } from './complete-partitions.js';
+import {
+  completeDeleting,
+  completePublishedDeleting,
+  completePublishedDirectDeleting,
+  completePublishedDirectRetaining,
+  completePublishedRetaining,
+  completeRetaining,
+} from './complete-partitions.js';
 import { countAttempt } from './count-attempt.js';
-import { LIMIT_CLASSES, readPartitions } from './read-partitions.js';
+import { LIMIT_CLASSES, readPartitions, statementLimit } from './read-partitions.js';
 import { checkCompletions, checkDelay, checkDueDestinations, checkPublishedSeqs, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import { readerTables, type ReaderStatement, type ReaderTables } from './reader-tables.js';
 import { resetUnclean } from './reset-unclean.js';
@@ -46,6 +53,7 @@ interface CompleteRow {
 }
 
 const UNDEFINED_TABLE = '42P01';
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** The read path of engine v2 on PostgreSQL or PGlite; reached as `store.reader`. */
 export class PostgresPartitionReader implements PartitionReader {
@@ -71,16 +79,19 @@ export class PostgresPartitionReader implements PartitionReader {
     checkRead(relayId, partitionCount, requests);
     const dueDestinations = checkDueDestinations(options);
     const { classes, limits } = limitClasses(requests.map((r) => r.limit));
-    const result = await this.#run(readPartitions, partitionCount, 'read', [
-      requests.map((r) => r.partition),
-      requests.map((r) => r.after),
-      requests.map((r) => r.recheck?.from ?? null),
-      requests.map((r) => r.recheck?.to ?? null),
-      requests.map((r) => r.recheck?.tag ?? null),
-      classes,
-      limits,
-      dueDestinations,
-    ]);
+    const result = await this.#runText(
+      `read:${partitionCount}:${limits.join(',')}`,
+      () => readPartitions.sql(this.#tables, partitionCount, limits),
+      readPartitions.params(
+        requests.map((r) => r.partition),
+        requests.map((r) => r.after),
+        requests.map((r) => r.recheck?.from ?? null),
+        requests.map((r) => r.recheck?.to ?? null),
+        requests.map((r) => r.recheck?.tag ?? null),
+        classes,
+        dueDestinations,
+      ),
+    );
     const rows = result.rows as ReadRow[];
     // the statement starts from its one snapshot row, so even an empty read returns the horizon, on one of its rows
     const head = rows.find((row) => row.horizon !== null) as ReadRow;
@@ -119,14 +130,7 @@ export class PostgresPartitionReader implements PartitionReader {
     const partitions = completions.map((c) => c.partition);
     const epochs = completions.map((c) => c.epoch);
     const result = rows.every((r) => r.kind === 'published' && r.seq !== null)
-      ? await this.#run(this.#retain ? completePublishedRetaining : completePublishedDeleting, 0, 'completePublished', [
-          relayId,
-          partitions,
-          epochs,
-          rows.map((r) => r.partition),
-          rows.map((r) => r.seq as string),
-          rows.map((r) => r.id),
-        ])
+      ? await this.#completePublished([relayId, partitions, epochs, rows.map((r) => r.partition), rows.map((r) => r.seq as string), rows.map((r) => r.id)])
       : await this.#run(this.#retain ? completeRetaining : completeDeleting, 0, 'complete', [
           relayId,
           partitions,
@@ -144,6 +148,16 @@ export class PostgresPartitionReader implements PartitionReader {
       await this.#run(resetUnclean, 0, 'resetUnclean', [relayId, progressed.map((o) => o.partition), progressed.map((o) => o.epoch)]);
     }
     return outcomes.map((o) => ({ partition: o.partition, epoch: o.epoch, applied: o.applied, changed: o.published + o.scheduled, skipped: o.skipped }));
+  }
+
+  /** Published rows only: written directly, and again skipping locked rows when one was locked (`completePublishedDirect`). */
+  async #completePublished(args: Parameters<(typeof completePublishedDeleting)['params']>): Promise<QueryResultLike> {
+    try {
+      return await this.#run(this.#retain ? completePublishedDirectRetaining : completePublishedDirectDeleting, 0, 'completePublishedDirect', args);
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE) throw error;
+      return await this.#run(this.#retain ? completePublishedRetaining : completePublishedDeleting, 0, 'completePublished', args);
+    }
   }
 
   async countAttempt(relayId: string, lease: Pick<PartitionLease, 'partition' | 'epoch'>, id: string): Promise<boolean> {
@@ -177,13 +191,16 @@ export class PostgresPartitionReader implements PartitionReader {
   }
 
   #run<A extends readonly unknown[]>(statement: ReaderStatement<A>, partitionCount: number, label: string, args: A): Promise<QueryResultLike> {
-    const cacheKey = `${label}:${partitionCount}`;
+    return this.#runText(`${label}:${partitionCount}`, () => statement.sql(this.#tables, partitionCount), statement.params(...args));
+  }
+
+  #runText(cacheKey: string, sql: () => string, params: unknown[]): Promise<QueryResultLike> {
     let named = this.#named.get(cacheKey);
     if (named === undefined) {
-      named = namedStatement(statement.sql(this.#tables, partitionCount));
+      named = namedStatement(sql());
       this.#named.set(cacheKey, named);
     }
-    return runStatement(this.#database, named, statement.params(...args), this.#prepare);
+    return runStatement(this.#database, named, params, this.#prepare);
   }
 }
 
@@ -201,7 +218,7 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
  * may return fewer rows than asked, never more.
  */
 export function limitClasses(requested: readonly number[]): { classes: number[]; limits: number[] } {
-  const distinct = [...new Set(requested)].sort((a, b) => a - b);
+  const distinct = [...new Set(requested.map(statementLimit))].sort((a, b) => a - b);
   const picked = distinct.length <= LIMIT_CLASSES ? distinct : ([distinct[0], distinct[Math.floor(distinct.length / 2)], distinct.at(-1)] as number[]);
   const limits = Array.from({ length: LIMIT_CLASSES }, (_, i) => picked[i] ?? 1);
   const classes = requested.map((limit) => {

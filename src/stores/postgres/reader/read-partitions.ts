@@ -1,10 +1,7 @@
-import type { ReaderStatement } from './reader-tables.js';
+import type { ReaderTables } from './reader-tables.js';
 
-/** How many distinct limits one read carries: each gets its own branches, with the limit as a parameter. */
+/** How many distinct limits one read carries: each gets its own branches, with the limit written into the text. */
 export const LIMIT_CLASSES = 3;
-
-/** The placeholder of the due branch's destinations, after the limits (`$7`..`$9`). */
-const DUE_DESTINATIONS = 7 + LIMIT_CLASSES;
 
 type ReadArgs = [
   partitions: readonly number[],
@@ -12,10 +9,8 @@ type ReadArgs = [
   recheckFrom: readonly (string | null)[],
   recheckTo: readonly (string | null)[],
   recheckTag: readonly (string | null)[],
-  /** Per partition, the index of its limit in `limits`. */
+  /** Per partition, the index of its limit in the statement's limits. */
   classes: readonly number[],
-  /** `LIMIT_CLASSES` limits (unused ones any positive number). */
-  limits: readonly number[],
   /** The due branch per destination, these only (`default`: rows without one); absent: one branch over all. */
   dueDestinations: readonly string[] | undefined,
 ];
@@ -25,18 +20,25 @@ type ReadArgs = [
  * - `fresh`: pending rows above the position, not scheduled, in seq order;
  * - `recheck`: the same in `(from, to]` (capped at the position: none without one), only when this statement's snapshot xmin has
  *   reached the range's tag, i.e. every transaction that could still commit into the range has ended;
- * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq; with destinations (`$10`, `default` naming
+ * - `due`: scheduled rows (`due_at` set) whose time has come, at any seq; with destinations (`$7`, `default` naming
  *   the rows without one) once per destination, of that destination only, each taking the partition's limit
  *   (fan-out: one destination's backlog, due at once after an outage, would otherwise fill the branch ahead of the
- *   others' retries). `$10` NULL unnests to one NULL name, which matches every row: one statement serves both, and
+ *   others' retries). `$7` NULL unnests to one NULL name, which matches every row: one statement serves both, and
  *   the plan stays the same. Fresh and recheck rows are returned whatever their destination.
  * Each branch takes at most its partition's limit (per destination for due). The three are disjoint (by `due_at`,
  * and by seq for fresh and recheck).
  *
- * The limit is a parameter (`$7`..`$9`), one per class of partitions that share it, not a value from the partition's
- * row: PostgreSQL plans a limit taken from a row as 10 % of the index, which on a 10M-row table put the plan's
- * cost past `jit_above_cost`, and JIT compilation then took 25-450 ms of every read (measured: 1.7 ms at 10k rows,
- * 30-450 ms at 10M). With the limit known, a custom plan's cost stays small at any table size.
+ * The limits are written into the text (`LIMIT_CLASSES` of them, one per class of partitions that share it; a
+ * statement per set of limits, which `statementLimit` keeps few), and every parameter is read through a scalar
+ * subquery (`(SELECT $1::int[])`, an InitPlan). Both are for the plan cache. With parameters the planner can see,
+ * PostgreSQL plans each execution anew (a custom plan) as long as the generic plan's estimated cost is higher, and it
+ * was (arrays of unknown length, limits of unknown size): planning this statement took about 6 ms, twice its
+ * execution, on every read (measured: 10 µs of backend CPU per row returned, 4.5 with the generic plan). Seen through
+ * InitPlans the parameters change no estimate, so the custom plans cost what the generic one does plus the planning,
+ * and from the sixth execution on the generic plan is used (the reader suite checks `pg_prepared_statements`). The
+ * limits stay literals because a limit the planner cannot see is planned as 10 % of the index, which on a 10M-row
+ * table put the cost past `jit_above_cost`, and JIT compilation then took 25-450 ms of every read (measured: 1.7 ms at
+ * 10k rows, 30-450 ms at 10M). With the limit known, the plan's cost stays small at any table size.
  *
  * The outer query starts from `snap`, so an empty read still returns one row: the horizon. One row, whichever comes
  * first, carries the horizon, the tag and the settled partitions; the others carry nulls there. The rows come
@@ -66,15 +68,15 @@ type ReadArgs = [
  *   hold probe:     Result (One-Time Filter: f.held) -> Limit -> Index Scan Backward using
  *                   <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq; Filter: destination IS NOT DISTINCT FROM f.destination)
  */
-export const readPartitions: ReaderStatement<ReadArgs> = {
-  sql: ({ outbox, partitioning, partitionOf }, partitionCount) => {
+export const readPartitions = {
+  sql: ({ outbox, partitioning, partitionOf }: ReaderTables, partitionCount: number, limits: readonly number[]): string => {
     const classBranch = (source: string, condition: string, limitClass: number, join = '') => `SELECT r.partition, r.held, '${source}' AS source, o.*
       FROM req r${join} CROSS JOIN LATERAL (
         SELECT o.seq, o.id, o.topic, o.type, o.key, o.payload::text AS payload_json, o.payload_bytes, o.content_type,
           o.headers, o.created_at, o.attempts + 1 AS attempts, o.last_error, o.destination
         FROM ${outbox} o
         WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND ${condition}
-        ORDER BY o.seq LIMIT $${7 + limitClass}::int) o
+        ORDER BY o.seq LIMIT ${classLimit(limits, limitClass)}) o
       WHERE r.class = ${limitClass}`;
     const branch = (source: string, condition: string, join = '') =>
       Array.from({ length: LIMIT_CLASSES }, (_, limitClass) => classBranch(source, condition, limitClass, join)).join('\n      UNION ALL\n      ');
@@ -85,7 +87,8 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       SELECT r.*, r.rto IS NOT NULL AND (SELECT xmin FROM snap) >= r.rtag::xid8 AS settled,
         CASE WHEN (SELECT scheduled FROM snap) THEN EXISTS (SELECT 1 FROM ${outbox} o
           WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND o.due_at IS NOT NULL) ELSE false END AS held
-      FROM unnest($1::int[], $2::int8[], $3::int8[], $4::int8[], $5::text[], $6::int[]) AS r(partition, after, rfrom, rto, rtag, class)
+      FROM unnest((SELECT $1::int[]), (SELECT $2::int8[]), (SELECT $3::int8[]), (SELECT $4::int8[]), (SELECT $5::text[]), (SELECT $6::int[]))
+        AS r(partition, after, rfrom, rto, rtag, class)
       WHERE (SELECT partition_count FROM ${partitioning}) = ${partitionCount}
     ), fresh AS MATERIALIZED (
       ${branch('fresh', 'o.seq > COALESCE(r.after, 0) AND o.due_at IS NULL')}
@@ -97,7 +100,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       ${branch(
         'due',
         `(SELECT scheduled FROM snap) AND o.due_at IS NOT NULL AND o.due_at <= now() AND (d.name IS NULL OR COALESCE(o.destination, 'default') = d.name)`,
-        ` CROSS JOIN unnest(COALESCE($${DUE_DESTINATIONS}::text[], ARRAY[NULL]::text[])) AS d(name)`,
+        ` CROSS JOIN unnest(COALESCE((SELECT $7::text[]), ARRAY[NULL]::text[])) AS d(name)`,
       )}
     )
     SELECT CASE WHEN row_number() OVER () = 1 THEN s.xmin::text END AS horizon,
@@ -116,14 +119,31 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       ORDER BY h.seq DESC LIMIT 1
     ) w ON true`;
   },
-  params: (partitions, after, recheckFrom, recheckTo, recheckTag, classes, limits, dueDestinations) => [
+  params: (...[partitions, after, recheckFrom, recheckTo, recheckTag, classes, dueDestinations]: ReadArgs): unknown[] => [
     partitions,
     after,
     recheckFrom,
     recheckTo,
     recheckTag,
     classes,
-    ...limits,
     dueDestinations ?? null,
   ],
 };
+
+/** The limit of one class, checked: it is written into the statement's text. */
+function classLimit(limits: readonly number[], limitClass: number): number {
+  const limit = limits[limitClass] ?? 1;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`read limit ${String(limit)} of class ${limitClass} is not a positive integer`);
+  return limit;
+}
+
+/**
+ * The limit a statement is written with for a requested one: small limits as they are, larger ones rounded down to
+ * eight steps per doubling (less than 12.5 % fewer rows than asked, never more), so that the few statements a relay
+ * prepares per connection serve every share of its batch size.
+ */
+export function statementLimit(requested: number): number {
+  if (requested <= 16) return requested;
+  const step = 2 ** (Math.floor(Math.log2(requested)) - 3);
+  return Math.floor(requested / step) * step;
+}
