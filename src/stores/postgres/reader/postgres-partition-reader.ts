@@ -93,7 +93,7 @@ export class PostgresPartitionReader implements PartitionReader {
       ),
     );
     const rows = result.rows as ReadRow[];
-    // the statement starts from its one snapshot row, so even an empty read returns the horizon, on one of its rows
+    // the statement's head row (no message) carries the horizon, so even an empty read returns it
     const head = rows.find((row) => row.horizon !== null) as ReadRow;
     const messages = rows
       .filter((row) => row.partition !== null)
