@@ -21,14 +21,13 @@ export interface VariantRows {
  * `leftOut` hears of a proposal dropped because the statement it edits changed.
  */
 export function statementVariants(rows: VariantRows, leftOut: (line: string) => void): { variants: StatementVariant[]; completeRows: number } {
-  const { schema, partitionCount, requests, laneLength, readRows, batch } = rows;
+  const { schema, partitionCount, requests, readRows, batch } = rows;
   const tables = readerTables({ schema, table: 'outbox' });
   const replace = (text: string, from: string, to: string, all = false) => {
     if (!text.includes(from)) throw new Error(`variant: ${JSON.stringify(from.slice(0, 60))} not found in the statement (src changed?)`);
     return all ? text.replaceAll(from, to) : text.replace(from, to);
   };
-  const limits = [16, Math.ceil(500 / laneLength), 1];
-  const readSql = readPartitions.sql(tables, partitionCount, limits);
+  const readSql = readPartitions.sql(tables, partitionCount);
   // proposals on the read, built by editing its text: left out, with the reason, once the read no longer has that text
   const edited = (label: string, build: () => string): [string, string][] => {
     try {
@@ -53,7 +52,7 @@ export function statementVariants(rows: VariantRows, leftOut: (line: string) => 
     requests.map(() => null),
     requests.map(() => null),
     requests.map(() => null),
-    requests.map((r) => (r.limit === 16 ? 0 : 1)),
+    requests.map((r) => r.limit),
     [],
   );
   // as the ideal relay reads (no state filter: its table holds pending rows only; seq not cast, or ORDER BY would sort the text)

@@ -33,6 +33,7 @@ export type {
   PartitionReadResult,
   RecheckRange,
 } from './ports/partition-reader.js';
+export { MAX_TAKE } from './ports/partition-reader.js';
 export type { HeldPartition, LiveRelay, Membership, PartitionLease, PartitioningConfig, RelayLeases, RelayReport } from './ports/relay-leases.js';
 export type { RelayStore } from './ports/relay-store.js';
 

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Outbox } from '../../src/core/outbox.js';
+import { MAX_TAKE } from '../../src/core/ports.js';
 import { fromMysqlPool, type MysqlPoolLike } from '../../src/stores/mysql/database.js';
 import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import { fromPgPool } from '../../src/stores/postgres/database.js';
@@ -103,5 +104,8 @@ describe.each([
     expect(await codeOf(() => database.store.pauseTopic('orders', 'line\nbreak'))).toBe('OUTBOXER_INVALID_OPTION');
     const badRead = [{ partition: 99, epoch: '1', after: null, recheck: null, limit: 10 }] as never[];
     expect(await codeOf(() => database.store.reader.read('00000000-0000-4000-8000-000000000000', 64, badRead))).toBe('OUTBOXER_INVALID_OPTION');
+    // a store's statements are planned for at most MAX_TAKE rows per branch: a larger take is refused, not cut short
+    const tooMany = [{ partition: 1, epoch: '1', after: null, recheck: null, limit: MAX_TAKE + 1 }] as never[];
+    expect(await codeOf(() => database.store.reader.read('00000000-0000-4000-8000-000000000000', 64, tooMany))).toBe('OUTBOXER_INVALID_OPTION');
   });
 });

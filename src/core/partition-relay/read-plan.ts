@@ -1,4 +1,4 @@
-import type { PartitionMessage } from '../ports.js';
+import { MAX_TAKE, type PartitionMessage } from '../ports.js';
 import { type PartitionEntry, UNCLEAN_LIMIT } from './partition-book.js';
 
 /** Each partition's read takes at least this many rows per branch, however many partitions share the batch size. */
@@ -20,7 +20,7 @@ export interface ReadPlanSettings {
  * came back short) are all read, so a wake-up or a poll sees every partition in one statement. Partitions with a
  * backlog (their last read came back full) are read a lane's share at a time, least recently read first, and split
  * the batch size among them: the next share is read while this one publishes, so the database and the broker
- * work at once. A partition whose owners keep dying (`unclean`) reads one row at a time.
+ * work at once. No partition's branch takes more than `MAX_TAKE` rows, whatever the batch size. A partition whose owners keep dying (`unclean`) reads one row at a time.
  */
 export function planRead(held: readonly PartitionEntry[], isBusy: (partition: number) => boolean, settings: ReadPlanSettings): ReadShare[] {
   const reading = held.filter((e) => !e.draining);
@@ -31,7 +31,7 @@ export function planRead(held: readonly PartitionEntry[], isBusy: (partition: nu
     .filter((e) => e.backlog)
     .sort((a, b) => a.readAt - b.readAt)
     .slice(0, share);
-  const take = (count: number) => Math.max(MIN_TAKE, Math.ceil(settings.batchSize / Math.max(1, count)));
+  const take = (count: number) => Math.min(MAX_TAKE, Math.max(MIN_TAKE, Math.ceil(settings.batchSize / Math.max(1, count))));
   const quietTake = backlogged.length > 0 ? MIN_TAKE : take(quiet.length);
   const limitOf = (entry: PartitionEntry, limit: number) => (entry.unclean >= UNCLEAN_LIMIT ? 1 : limit);
   return [

@@ -20,9 +20,15 @@ export interface PartitionReadRequest extends Pick<PartitionLease, 'partition' |
   readonly after: string | null;
   /** Read again only if the read's own horizon has reached `recheck.tag`; otherwise skipped and reported so. */
   readonly recheck: RecheckRange | null;
-  /** At most this many rows per branch (fresh, recheck, due). */
+  /**
+   * This many rows per branch (fresh, recheck, due) when that many are there, never more: 1 to `MAX_TAKE` (1,000). A
+   * branch that returns fewer had no more rows, which is how the relay knows it has read a range to its end.
+   */
   readonly limit: number;
 }
+
+/** The most rows a read may ask of one branch of one partition: a store's statements are planned for no more. */
+export const MAX_TAKE = 1000;
 
 /** A pending message returned by a read. `attempts` counts this publish (stored attempts + 1). */
 export interface PartitionMessage extends OutboxMessage {

@@ -1,6 +1,13 @@
 import { ConfigurationError } from '../../core/errors.js';
 import { DEFAULT_DESTINATION, destinationFault } from '../../core/message-rules.js';
-import type { PartitionCompletion, PartitionMessage, PartitionReadOptions, PartitionReadOutcome, PartitionReadRequest } from '../../core/ports.js';
+import {
+  MAX_TAKE,
+  type PartitionCompletion,
+  type PartitionMessage,
+  type PartitionReadOptions,
+  type PartitionReadOutcome,
+  type PartitionReadRequest,
+} from '../../core/ports.js';
 
 /** Checks and folds every SQL store's partition reader shares: what a read or a completion may ask, and what a read returned per partition. */
 
@@ -58,7 +65,9 @@ export function checkRead(relayId: string, partitionCount: number, requests: rea
       throw invalid(`partition ${String(r.partition)} must be a whole number below ${partitionCount}, requested once`);
     }
     seen.add(r.partition);
-    if (!Number.isSafeInteger(r.limit) || r.limit < 1) throw invalid(`partition ${r.partition}: limit must be a whole number >= 1; got ${String(r.limit)}`);
+    if (!Number.isSafeInteger(r.limit) || r.limit < 1 || r.limit > MAX_TAKE) {
+      throw invalid(`partition ${r.partition}: limit must be a whole number from 1 to ${MAX_TAKE}; got ${String(r.limit)}`);
+    }
     const seqs = [r.after, r.recheck?.from ?? null, r.recheck?.to ?? null].filter((s) => s !== null);
     if (seqs.some((s) => typeof s !== 'string' || !SEQ.test(s)) || (r.recheck !== null && !TAG.test(r.recheck.tag))) {
       throw invalid(`partition ${r.partition}: positions and recheck bounds must be seqs, and the tag, that a read returned`);

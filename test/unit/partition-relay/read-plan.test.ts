@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newOwner } from '../../../src/core/partitions/settlement.js';
 import type { PartitionEntry } from '../../../src/core/partition-relay/partition-book.js';
 import { cameBackFull, MIN_TAKE, planRead, rowsByBranch } from '../../../src/core/partition-relay/read-plan.js';
-import type { PartitionMessage } from '../../../src/core/ports.js';
+import { MAX_TAKE, type PartitionMessage } from '../../../src/core/ports.js';
 
 const entry = (partition: number, fields: Partial<PartitionEntry> = {}): PartitionEntry => ({
   partition,
@@ -49,6 +49,15 @@ describe('planRead', () => {
       [3, 500],
       [4, MIN_TAKE],
     ]);
+  });
+
+  it('never asks one branch of a partition for more than MAX_TAKE rows, however large the batch size', () => {
+    const big = { batchSize: 10_000, lanes: 3 };
+    expect(planned(planRead([entry(3, { backlog: true }), entry(4)], none, big))).toEqual([
+      [3, MAX_TAKE],
+      [4, MIN_TAKE],
+    ]);
+    expect(planned(planRead([entry(5)], none, big))).toEqual([[5, MAX_TAKE]]);
   });
 
   it('skips busy and draining partitions; the share counts busy backlogged partitions too', () => {

@@ -26,7 +26,7 @@ import {
   completeRetaining,
 } from './complete-partitions.js';
 import { countAttempt } from './count-attempt.js';
-import { LIMIT_CLASSES, readPartitions, statementLimit } from './read-partitions.js';
+import { readPartitions } from './read-partitions.js';
 import { checkCompletions, checkDelay, checkDueDestinations, checkPublishedSeqs, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
 import { readerTables, type ReaderStatement, type ReaderTables } from './reader-tables.js';
 import { resetUnclean } from './reset-unclean.js';
@@ -78,20 +78,15 @@ export class PostgresPartitionReader implements PartitionReader {
   async read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult> {
     checkRead(relayId, partitionCount, requests);
     const dueDestinations = checkDueDestinations(options);
-    const { classes, limits } = limitClasses(requests.map((r) => r.limit));
-    const result = await this.#runText(
-      `read:${partitionCount}:${limits.join(',')}`,
-      () => readPartitions.sql(this.#tables, partitionCount, limits),
-      readPartitions.params(
-        requests.map((r) => r.partition),
-        requests.map((r) => r.after),
-        requests.map((r) => r.recheck?.from ?? null),
-        requests.map((r) => r.recheck?.to ?? null),
-        requests.map((r) => r.recheck?.tag ?? null),
-        classes,
-        dueDestinations,
-      ),
-    );
+    const result = await this.#run(readPartitions, partitionCount, 'read', [
+      requests.map((r) => r.partition),
+      requests.map((r) => r.after),
+      requests.map((r) => r.recheck?.from ?? null),
+      requests.map((r) => r.recheck?.to ?? null),
+      requests.map((r) => r.recheck?.tag ?? null),
+      requests.map((r) => r.limit),
+      dueDestinations,
+    ]);
     const rows = result.rows as ReadRow[];
     // the statement's head row (no message) carries the horizon, so even an empty read returns it
     const head = rows.find((row) => row.horizon !== null) as ReadRow;
@@ -103,7 +98,7 @@ export class PostgresPartitionReader implements PartitionReader {
     return {
       horizon: head.horizon as string,
       tag: head.tag,
-      partitions: outcomesOf(requests, messages, settled, (index) => limits[classes[index] as number] as number),
+      partitions: outcomesOf(requests, messages, settled, (index) => requests[index]?.limit ?? 0),
       messages,
     };
   }
@@ -191,16 +186,13 @@ export class PostgresPartitionReader implements PartitionReader {
   }
 
   #run<A extends readonly unknown[]>(statement: ReaderStatement<A>, partitionCount: number, label: string, args: A): Promise<QueryResultLike> {
-    return this.#runText(`${label}:${partitionCount}`, () => statement.sql(this.#tables, partitionCount), statement.params(...args));
-  }
-
-  #runText(cacheKey: string, sql: () => string, params: unknown[]): Promise<QueryResultLike> {
+    const cacheKey = `${label}:${partitionCount}`;
     let named = this.#named.get(cacheKey);
     if (named === undefined) {
-      named = namedStatement(sql());
+      named = namedStatement(statement.sql(this.#tables, partitionCount));
       this.#named.set(cacheKey, named);
     }
-    return runStatement(this.#database, named, params, this.#prepare);
+    return runStatement(this.#database, named, statement.params(...args), this.#prepare);
   }
 }
 
@@ -210,21 +202,4 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
   message.source = row.source;
   message.waitsFor = row.waits_seq === null ? null : { seq: row.waits_seq, dueInMs: Number(row.due_in_ms) };
   return message;
-}
-
-/**
- * Sorts the requests' limits into `LIMIT_CLASSES` classes (see `read-partitions.ts`). With more distinct limits than
- * classes, a request gets the largest class limit not above its own (the smallest limit is always a class): a read
- * may return fewer rows than asked, never more.
- */
-export function limitClasses(requested: readonly number[]): { classes: number[]; limits: number[] } {
-  const distinct = [...new Set(requested.map(statementLimit))].sort((a, b) => a - b);
-  const picked = distinct.length <= LIMIT_CLASSES ? distinct : ([distinct[0], distinct[Math.floor(distinct.length / 2)], distinct.at(-1)] as number[]);
-  const limits = Array.from({ length: LIMIT_CLASSES }, (_, i) => picked[i] ?? 1);
-  const classes = requested.map((limit) => {
-    let best = 0;
-    for (let i = 0; i < picked.length; i++) if ((picked[i] as number) <= limit) best = i;
-    return best;
-  });
-  return { classes, limits };
 }

@@ -1,7 +1,5 @@
-import type { ReaderTables } from './reader-tables.js';
-
-/** How many distinct limits one read carries: each gets its own branches, with the limit written into the text. */
-export const LIMIT_CLASSES = 3;
+import { MAX_TAKE } from '../../../core/ports.js';
+import type { ReaderStatement } from './reader-tables.js';
 
 type ReadArgs = [
   partitions: readonly number[],
@@ -9,8 +7,8 @@ type ReadArgs = [
   recheckFrom: readonly (string | null)[],
   recheckTo: readonly (string | null)[],
   recheckTag: readonly (string | null)[],
-  /** Per partition, the index of its limit in the statement's limits. */
-  classes: readonly number[],
+  /** Per partition, the most rows each branch takes (at most `MAX_TAKE`). */
+  takes: readonly number[],
   /** The due branch per destination, these only (`default`: rows without one); absent: one branch over all. */
   dueDestinations: readonly string[] | undefined,
 ];
@@ -28,17 +26,16 @@ type ReadArgs = [
  * Each branch takes at most its partition's limit (per destination for due). The three are disjoint (by `due_at`,
  * and by seq for fresh and recheck).
  *
- * The limits are written into the text (`LIMIT_CLASSES` of them, one per class of partitions that share it; a
- * statement per set of limits, which `statementLimit` keeps few), and every parameter is read through a scalar
- * subquery (`(SELECT $1::int[])`, an InitPlan). Both are for the plan cache. With parameters the planner can see,
- * PostgreSQL plans each execution anew (a custom plan) as long as the generic plan's estimated cost is higher, and it
- * was (arrays of unknown length, limits of unknown size): planning this statement took about 6 ms, twice its
- * execution, on every read (measured: 10 µs of backend CPU per row returned, 4.5 with the generic plan). Seen through
- * InitPlans the parameters change no estimate, so the custom plans cost what the generic one does plus the planning,
- * and from the sixth execution on the generic plan is used (the reader suite checks `pg_prepared_statements`). The
- * limits stay literals because a limit the planner cannot see is planned as 10 % of the index, which on a 10M-row
- * table put the cost past `jit_above_cost`, and JIT compilation then took 25-450 ms of every read (measured: 1.7 ms at
- * 10k rows, 30-450 ms at 10M). With the limit known, the plan's cost stays small at any table size.
+ * Every parameter is read through a scalar subquery (`(SELECT $1::int[])`, an InitPlan), for the plan cache. With
+ * parameters the planner can see, PostgreSQL plans each execution anew (a custom plan) as long as the generic plan's
+ * estimated cost is higher, and it was (arrays of unknown length, takes of unknown size): planning this statement took
+ * about 6 ms, twice its execution, on every read. Seen through InitPlans the parameters change no estimate, so the
+ * custom plans cost what the generic one does plus the planning, and from the sixth execution on the generic plan is
+ * used (`postgres-plan-cache.test.ts` reads `pg_prepared_statements`). Each branch takes its partition's take from the
+ * request row (`LIMIT r.take`) over an inner `LIMIT 1000` (`MAX_TAKE`) written into the text: a limit the planner cannot
+ * see is planned as 10 % of what is under it, which without the inner literal was 10 % of the index and, on a
+ * 10M-row table, put the plan's cost past `jit_above_cost` (JIT compilation then took 25-450 ms of every read). With it
+ * the estimate stays that of at most `MAX_TAKE` rows at any table size, and one statement serves every take.
  *
  * The first row of the answer is a head of its own, from `snap`: the horizon, the tag and the settled partitions, with
  * no message (so an empty read still returns the horizon); the message rows follow with nulls there. (A window
@@ -61,26 +58,23 @@ type ReadArgs = [
  * scheduled row (`snap.scheduled`, a one-time filter).
  *
  * Plans seen on PostgreSQL 15 (custom and generic alike) with P = 64 and 100k pending rows:
- *   fresh, recheck: Limit -> Index Scan using <t>_p64_idx (Index Cond: partition = r.partition AND seq > ...;
+ *   fresh, recheck: Limit -> Limit -> Index Scan using <t>_p64_idx (Index Cond: partition = r.partition AND seq > ...;
  *     Filter: due_at IS NULL); the recheck under a One-Time Filter on `settled`
- *   due:            Limit -> Index Scan using <t>_p64_due_idx (Index Cond: partition = r.partition; Filter: due_at <= now())
+ *   due:            Limit -> Limit -> Index Scan using <t>_p64_due_idx (Index Cond: partition = r.partition; Filter: due_at <= now())
  *   scheduled:      Index Only Scan using <t>_due_key_idx (one row); held: per partition, under a One-Time Filter on
  *                   it, Index Only Scan using <t>_p64_due_idx (Index Cond: partition = r.partition)
  *   hold probe:     Result (One-Time Filter: f.held) -> Limit -> Index Scan Backward using
  *                   <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq; Filter: destination IS NOT DISTINCT FROM f.destination)
  */
-export const readPartitions = {
-  sql: ({ outbox, partitioning, partitionOf }: ReaderTables, partitionCount: number, limits: readonly number[]): string => {
-    const classBranch = (source: string, condition: string, limitClass: number, join = '') => `SELECT r.partition, r.held, '${source}' AS source, o.*
-      FROM req r${join} CROSS JOIN LATERAL (
+export const readPartitions: ReaderStatement<ReadArgs> = {
+  sql: ({ outbox, partitioning, partitionOf }, partitionCount) => {
+    const branch = (source: string, condition: string, join = '') => `SELECT r.partition, r.held, '${source}' AS source, o.*
+      FROM req r${join} CROSS JOIN LATERAL (SELECT * FROM (
         SELECT o.seq, o.id, o.topic, o.type, o.key, o.payload::text AS payload_json, o.payload_bytes, o.content_type,
           o.headers, o.created_at, o.attempts + 1 AS attempts, o.last_error, o.destination
         FROM ${outbox} o
         WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND ${condition}
-        ORDER BY o.seq LIMIT ${classLimit(limits, limitClass)}) o
-      WHERE r.class = ${limitClass}`;
-    const branch = (source: string, condition: string, join = '') =>
-      Array.from({ length: LIMIT_CLASSES }, (_, limitClass) => classBranch(source, condition, limitClass, join)).join('\n      UNION ALL\n      ');
+        ORDER BY o.seq LIMIT ${MAX_TAKE}) o LIMIT r.take) o`;
     return `WITH snap AS MATERIALIZED (
       SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
         EXISTS (SELECT 1 FROM ${outbox} WHERE state = 'pending' AND due_at IS NOT NULL) AS scheduled
@@ -89,7 +83,7 @@ export const readPartitions = {
         CASE WHEN (SELECT scheduled FROM snap) THEN EXISTS (SELECT 1 FROM ${outbox} o
           WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND o.due_at IS NOT NULL) ELSE false END AS held
       FROM unnest((SELECT $1::int[]), (SELECT $2::int8[]), (SELECT $3::int8[]), (SELECT $4::int8[]), (SELECT $5::text[]), (SELECT $6::int[]))
-        AS r(partition, after, rfrom, rto, rtag, class)
+        AS r(partition, after, rfrom, rto, rtag, take)
       WHERE (SELECT partition_count FROM ${partitioning}) = ${partitionCount}
     ), fresh AS MATERIALIZED (
       ${branch('fresh', 'o.seq > COALESCE(r.after, 0) AND o.due_at IS NULL')}
@@ -124,31 +118,13 @@ export const readPartitions = {
       ORDER BY h.seq DESC LIMIT 1
     ) w ON true`;
   },
-  params: (...[partitions, after, recheckFrom, recheckTo, recheckTag, classes, dueDestinations]: ReadArgs): unknown[] => [
+  params: (partitions, after, recheckFrom, recheckTo, recheckTag, takes, dueDestinations) => [
     partitions,
     after,
     recheckFrom,
     recheckTo,
     recheckTag,
-    classes,
+    takes,
     dueDestinations ?? null,
   ],
 };
-
-/** The limit of one class, checked: it is written into the statement's text. */
-function classLimit(limits: readonly number[], limitClass: number): number {
-  const limit = limits[limitClass] ?? 1;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`read limit ${String(limit)} of class ${limitClass} is not a positive integer`);
-  return limit;
-}
-
-/**
- * The limit a statement is written with for a requested one: small limits as they are, larger ones rounded down to
- * eight steps per doubling (less than 12.5 % fewer rows than asked, never more), so that the few statements a relay
- * prepares per connection serve every share of its batch size.
- */
-export function statementLimit(requested: number): number {
-  if (requested <= 16) return requested;
-  const step = 2 ** (Math.floor(Math.log2(requested)) - 3);
-  return Math.floor(requested / step) * step;
-}
