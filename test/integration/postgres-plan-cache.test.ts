@@ -60,6 +60,8 @@ describe('PostgreSQL plan cache: the relay read and completion run from generic 
       );
       expect(outcomes.every((o) => o.applied && o.skipped.length === 0)).toBe(true);
     }
+    // the completion sets lock_timeout for its own statement only: the pooled connection keeps its own setting
+    expect((await pool.query<{ lock_timeout: string }>('SHOW lock_timeout')).rows).toEqual([{ lock_timeout: '0' }]);
     const plans = (
       await pool.query<PreparedPlans>(
         `SELECT left(statement, 40) AS statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements
