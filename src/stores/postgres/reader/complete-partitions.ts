@@ -186,7 +186,7 @@ export const DIRECT_LOCK_WAIT_MS = 50;
  * locked is rare (an operator's transaction), so it is the fallback, not the rule.
  *
  * The statement sets `lock_timeout` for its own implicit transaction (`set_config(..., true)`, in an InitPlan of
- * `locked` that runs before the first lock is asked for: every write joins a locked partition row). A lock that is
+ * `locked` that runs before the first row lock is asked for: every write joins a locked partition row). A row lock that is
  * not granted within `DIRECT_LOCK_WAIT_MS` ends the statement with `55P03` and nothing written, and the reader runs
  * `completePublished` instead, which skips that row. Fencing, the partition check and the seq-and-id match are the
  * same as there; a row another session changed and committed after the statement's snapshot is re-checked on its
