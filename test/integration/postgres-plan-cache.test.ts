@@ -1,7 +1,12 @@
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fromPgPool } from '../../src/stores/postgres/database.js';
+import { fromPgPool, type PgDatabase } from '../../src/stores/postgres/database.js';
+import { fromPglite } from '../../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
+import { completePublishedDirectDeleting } from '../../src/stores/postgres/reader/complete-partitions.js';
+import { readPartitions } from '../../src/stores/postgres/reader/read-partitions.js';
+import { readerTables } from '../../src/stores/postgres/reader/reader-tables.js';
 import { msg } from '../conformance/store-conformance.js';
 import { services, uniqueName } from '../support/services.js';
 
@@ -11,6 +16,81 @@ interface PreparedPlans {
   statement: string;
   generic: number;
   custom: number;
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Subplan Name'?: string;
+  'One-Time Filter'?: string;
+  Output?: string[];
+  Plans?: PlanNode[];
+}
+
+const descendants = (node: PlanNode): PlanNode[] => (node.Plans ?? []).flatMap((child) => [child, ...descendants(child)]);
+
+/** Rounds of the relay's work on a lane's share of the partitions: two inserts, a read, the completion of what it read. */
+async function relayRounds(database: PgDatabase, store: PostgresOutboxStore, rounds: number): Promise<void> {
+  const { relayId } = await store.leases.join({ name: 'plans', leaseMs: 60_000 });
+  const leases = await store.leases.acquire(relayId, P);
+  const epochOf = (partition: number) => leases.find((l) => l.partition === partition)?.epoch ?? '0';
+  for (let round = 0; round < rounds; round++) {
+    await database.transaction((tx) => store.insert(tx, [msg('a.b', `k${round % 3}`), msg('a.b', null)]));
+    const read = await store.reader.read(
+      relayId,
+      P,
+      // a lane's share of the partitions, as a relay draining a backlog reads them (the plan choice depends on it)
+      leases.slice(0, 22).map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 23 })),
+    );
+    const partitions = [...new Set(read.messages.map((m) => m.partition))];
+    const outcomes = await store.reader.complete(
+      relayId,
+      partitions.map((partition) => {
+        const mine = read.messages.filter((m) => m.partition === partition);
+        return { partition, epoch: epochOf(partition), published: mine.map((m) => m.id), publishedSeqs: mine.map((m) => m.seq), failed: [], held: [] };
+      }),
+    );
+    expect(outcomes.every((o) => o.applied && o.skipped.length === 0)).toBe(true);
+  }
+}
+
+/** A pool of one connection on a migrated table of its own with a 100k-row backlog the planner knows about. */
+async function backlogged(): Promise<{ pool: pg.Pool; database: PgDatabase; store: PostgresOutboxStore; schema: string; drop: () => Promise<void> }> {
+  const schema = uniqueName('plans');
+  const pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
+  const database = fromPgPool(pool);
+  const store = new PostgresOutboxStore(database, { schema });
+  await store.migrate();
+  // on a near-empty table every plan is cheap, and the generic one wins anyway
+  await pool.query(`INSERT INTO "${schema}".outbox (topic, type, key, payload)
+    SELECT 'a.b', 'test.event', 'k-' || (g % 1000), json_build_object('n', g) FROM generate_series(1, 100000) g`);
+  await pool.query(`ANALYZE "${schema}".outbox`);
+  const drop = async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
+  };
+  return { pool, database, store, schema, drop };
+}
+
+/** The generic plan of `sql` as PostgreSQL would run it from the plan cache, with `args` as literals. */
+async function genericPlan(pool: pg.Pool, sql: string, args: readonly unknown[]): Promise<PlanNode> {
+  const client = await pool.connect();
+  try {
+    await client.query('SET plan_cache_mode = force_generic_plan');
+    await client.query(`PREPARE explained AS ${sql}`);
+    const literal = (value: unknown): string =>
+      value === null || value === undefined
+        ? 'NULL'
+        : Array.isArray(value)
+          ? client.escapeLiteral(`{${value.map((v) => (v === null ? 'NULL' : `"${String(v)}"`)).join(',')}}`)
+          : client.escapeLiteral(String(value));
+    const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE explained(${args.map(literal).join(', ')})`,
+    );
+    return explained.rows[0]!['QUERY PLAN'][0].Plan;
+  } finally {
+    await client.query('DEALLOCATE explained; RESET plan_cache_mode');
+    client.release();
+  }
 }
 
 /**
@@ -26,40 +106,9 @@ describe('PostgreSQL plan cache: the relay read and completion run from generic 
   });
 
   it('after its first executions, the read plans nothing per execution, nor does the completion', async () => {
-    const schema = uniqueName('plans');
-    const pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
-    cleanup = async () => {
-      await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await pool.end();
-    };
-    const database = fromPgPool(pool);
-    const store = new PostgresOutboxStore(database, { schema });
-    await store.migrate();
-    const { relayId } = await store.leases.join({ name: 'plans', leaseMs: 60_000 });
-    const leases = await store.leases.acquire(relayId, P);
-    // a backlog the planner knows about: on a near-empty table every plan is cheap, and the generic one wins anyway
-    await pool.query(`INSERT INTO "${schema}".outbox (topic, type, key, payload)
-      SELECT 'a.b', 'test.event', 'k-' || (g % 1000), json_build_object('n', g) FROM generate_series(1, 100000) g`);
-    await pool.query(`ANALYZE "${schema}".outbox`);
-    const epochOf = (partition: number) => leases.find((l) => l.partition === partition)?.epoch ?? '0';
-    for (let round = 0; round < 10; round++) {
-      await database.transaction((tx) => store.insert(tx, [msg('a.b', `k${round % 3}`), msg('a.b', null)]));
-      const read = await store.reader.read(
-        relayId,
-        P,
-        // a lane's share of the partitions, as a relay draining a backlog reads them (the plan choice depends on it)
-        leases.slice(0, 22).map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 23 })),
-      );
-      const partitions = [...new Set(read.messages.map((m) => m.partition))];
-      const outcomes = await store.reader.complete(
-        relayId,
-        partitions.map((partition) => {
-          const mine = read.messages.filter((m) => m.partition === partition);
-          return { partition, epoch: epochOf(partition), published: mine.map((m) => m.id), publishedSeqs: mine.map((m) => m.seq), failed: [], held: [] };
-        }),
-      );
-      expect(outcomes.every((o) => o.applied && o.skipped.length === 0)).toBe(true);
-    }
+    const { pool, database, store, drop } = await backlogged();
+    cleanup = drop;
+    await relayRounds(database, store, 10);
     // the completion sets lock_timeout for its own statement only: the pooled connection keeps its own setting
     expect((await pool.query<{ lock_timeout: string }>('SHOW lock_timeout')).rows).toEqual([{ lock_timeout: '0' }]);
     const plans = (
@@ -73,5 +122,59 @@ describe('PostgreSQL plan cache: the relay read and completion run from generic 
     // PostgreSQL tries five custom plans before it weighs the generic one; every later execution uses the generic plan
     expect(read).toEqual([{ statement: expect.any(String), generic: 5, custom: 5 }]);
     expect(completion).toEqual([{ statement: expect.any(String), generic: 5, custom: 5 }]);
+  });
+
+  it('on PGlite too, the direct completion leaves lock_timeout as it found it', async () => {
+    const db = new PGlite();
+    cleanup = () => db.close();
+    const database = fromPglite(db);
+    const store = new PostgresOutboxStore(database);
+    await store.migrate();
+    await relayRounds(database, store, 3);
+    expect((await db.query<{ lock_timeout: string }>('SHOW lock_timeout')).rows).toEqual([{ lock_timeout: '0' }]);
+  });
+
+  it("the read's generic plan sorts nothing: each branch's order and limits come from the partition index", async () => {
+    const { pool, schema, drop } = await backlogged();
+    cleanup = drop;
+    const partitions = Array.from({ length: 22 }, (_, i) => i);
+    const none = partitions.map(() => null);
+    const plan = await genericPlan(
+      pool,
+      readPartitions.sql(readerTables({ schema, table: 'outbox' }), P),
+      readPartitions.params(
+        partitions,
+        none,
+        none,
+        none,
+        none,
+        partitions.map(() => 23),
+        undefined,
+      ),
+    );
+    const nodes = [plan, ...descendants(plan)];
+    expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([]);
+    expect(nodes.filter((n) => n['Node Type'] === 'Limit').length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('the direct completion sets its lock_timeout before it asks for any row lock, in the generic plan', async () => {
+    const { pool, schema, drop } = await backlogged();
+    cleanup = drop;
+    const plan = await genericPlan(
+      pool,
+      completePublishedDirectDeleting.sql(readerTables({ schema, table: 'outbox' }), P),
+      completePublishedDirectDeleting.params('00000000-0000-4000-8000-000000000000', [0], ['1'], [0], ['1'], ['00000000-0000-4000-8000-000000000001']),
+    );
+    const nodes = [plan, ...descendants(plan)];
+    // the partition rows' FOR SHARE is the statement's first row lock; the writes all join the rows it returns
+    const lockRows = nodes.filter((n) => n['Node Type'] === 'LockRows');
+    expect(lockRows).toHaveLength(1);
+    const initPlans = (lockRows[0]!.Plans ?? []).filter((n) => n['Subplan Name']?.startsWith('InitPlan') === true);
+    const guard = initPlans.find((n) => n.Output?.some((o) => o.startsWith("set_config('lock_timeout'")) === true);
+    const param = /returns (\$\d+)/.exec(guard?.['Subplan Name'] ?? '')?.[1];
+    expect(param).toBeDefined();
+    // evaluated once, as a one-time filter below the lock, before the first partition row reaches it
+    const filtered = descendants(lockRows[0]!).filter((n) => n['Subplan Name'] === undefined && n['One-Time Filter']?.includes(`${param} IS NOT NULL`));
+    expect(filtered).toHaveLength(1);
   });
 });

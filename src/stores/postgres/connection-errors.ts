@@ -8,7 +8,11 @@ const TABLE_MISSING = new Set(['42P01', '3F000']);
 /** What node-postgres says when the server does not speak its protocol (a MariaDB or MySQL port, typically). */
 const FOREIGN_PROTOCOL = /unexpected \w+ message from backend/i;
 
-function codeOf(error: unknown): string | undefined {
+/** The SQLSTATE of a statement that gave up waiting for a lock under `lock_timeout` (or `NOWAIT`). */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+/** The SQLSTATE a driver put on an error, if any. */
+export function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' ? code : undefined;
 }

@@ -24,7 +24,6 @@ export function outcomesOf(
   requests: readonly PartitionReadRequest[],
   messages: readonly PartitionMessage[],
   settled: ReadonlySet<number>,
-  limitOf: (index: number) => number,
 ): PartitionReadOutcome[] {
   const byPartition = new Map<number, { reached: string | null; lastRechecked: string | null; rechecked: number }>();
   // rows come in partition and seq order: the last of each kind is the highest
@@ -37,7 +36,7 @@ export function outcomesOf(
       seen.rechecked++;
     }
   }
-  return requests.map((request, index) => {
+  return requests.map((request) => {
     const seen = byPartition.get(request.partition);
     return {
       partition: request.partition,
@@ -48,7 +47,7 @@ export function outcomesOf(
           : {
               applied: settled.has(request.partition),
               last: seen?.lastRechecked ?? null,
-              full: (seen?.rechecked ?? 0) === limitOf(index),
+              full: (seen?.rechecked ?? 0) === request.limit,
             },
     };
   });

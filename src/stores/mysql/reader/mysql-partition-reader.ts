@@ -57,7 +57,7 @@ export class MysqlPartitionReader implements PartitionReader {
     const horizon = await this.#horizon.horizon();
     const settled = new Set<number>();
     if (requests.length === 0 || (await this.#tablePartitionCount()) !== partitionCount) {
-      return { horizon, tag: null, partitions: outcomesOf(requests, [], settled, (i) => requests[i]?.limit ?? 0), messages: [] };
+      return { horizon, tag: null, partitions: outcomesOf(requests, [], settled), messages: [] };
     }
     for (const r of requests) if (r.recheck !== null && BigInt(horizon) >= BigInt(r.recheck.tag)) settled.add(r.partition);
     // The big SELECT costs about 0.2 ms per partition to parse and plan whether or not it finds rows: first ask, with one
@@ -68,7 +68,7 @@ export class MysqlPartitionReader implements PartitionReader {
     const { rows } = reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled, dueDestinations));
     const messages = (rows as unknown as ReadRow[]).map(toPartitionMessage).sort(byPartitionAndSeq);
     const tag = messages.some((m) => m.source === 'fresh') ? await readTag(this.#database) : null;
-    return { horizon, tag, partitions: outcomesOf(requests, messages, settled, (i) => requests[i]?.limit ?? 0), messages };
+    return { horizon, tag, partitions: outcomesOf(requests, messages, settled), messages };
   }
 
   async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {

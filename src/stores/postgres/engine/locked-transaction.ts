@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OutboxerError } from '../../../core/errors.js';
+import { codeOf, LOCK_NOT_AVAILABLE } from '../connection-errors.js';
 import type { PgDatabase, SqlExecutor } from '../database.js';
 
 /** How long an operator's transaction waits for a table or row lock, and how often it tries. */
@@ -10,7 +11,6 @@ export interface LockPatience {
   readonly onRetry?: ((attempt: number) => void) | undefined;
 }
 
-const LOCK_NOT_AVAILABLE = '55P03';
 const DEADLOCK = '40P01';
 
 /**
@@ -26,7 +26,7 @@ export async function lockedTransaction<T>(database: PgDatabase, what: string, p
         return work(tx);
       });
     } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
+      const code = codeOf(error);
       if (code !== LOCK_NOT_AVAILABLE && code !== DEADLOCK) throw error;
       if (attempt >= patience.lockAttempts) {
         throw new OutboxerError(

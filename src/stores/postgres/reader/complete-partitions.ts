@@ -63,13 +63,19 @@ const skippedRows = ({ outbox, partitionOf }: ReaderTables, unwritten: string, l
         AND EXISTS (SELECT 1 FROM ${outbox} o WHERE ${lookup} AND o.state = 'pending' AND ${partitionOf('o', 'm.partition_count')} = m.partition)
       GROUP BY m.partition`;
 
-/** Per requested partition in order: whether it was locked, its `unclean` count, and what was written in it. */
-const perPartition = (written: string) => `SELECT r.partition, r.epoch::text AS epoch, l.partition IS NOT NULL AS applied, COALESCE(l.unclean, 0) AS unclean,
-      COALESCE(w.published, 0)::int AS published, COALESCE(w.scheduled, 0)::int AS scheduled, COALESCE(s.ids, '{}') AS skipped
+/**
+ * Per requested partition in order: whether it was locked, its `unclean` count, what was written in it, and the ids
+ * left unwritten (`skipped`, rows of `partition` and `ids`; absent when the statement skips none).
+ */
+const perPartition = (
+  written: string,
+  skipped?: string,
+) => `SELECT r.partition, r.epoch::text AS epoch, l.partition IS NOT NULL AS applied, COALESCE(l.unclean, 0) AS unclean,
+      COALESCE(w.published, 0)::int AS published, COALESCE(w.scheduled, 0)::int AS scheduled, ${skipped === undefined ? "'{}'::text[]" : "COALESCE(s.ids, '{}')"} AS skipped
     FROM unnest($2::int[], $3::int8[]) WITH ORDINALITY AS r(partition, epoch, ord)
     LEFT JOIN locked l ON l.partition = r.partition
     LEFT JOIN (${written}) w ON w.partition = r.partition
-    LEFT JOIN skipped s ON s.partition = r.partition
+    ${skipped === undefined ? '' : `LEFT JOIN ${skipped} s ON s.partition = r.partition`}
     ORDER BY r.ord`;
 
 const publishRows = (outbox: string, retain: boolean, only: string) =>
@@ -103,7 +109,7 @@ function completePublished(retain: boolean): ReaderStatement<PublishedArgs> {
     ), skipped AS (
       ${skippedRows(tables, 'm.seq NOT IN (SELECT seq FROM published)', 'o.seq = m.seq AND o.id = m.id')}
     )
-    ${perPartition('SELECT partition, count(*) AS published, 0 AS scheduled FROM published GROUP BY partition')}`,
+    ${perPartition('SELECT partition, count(*) AS published, 0 AS scheduled FROM published GROUP BY partition', 'skipped')}`,
     params: (relayId, partitions, epochs, rowPartitions, seqs, ids) => [relayId, partitions, epochs, rowPartitions, seqs, ids],
   };
 }
@@ -161,7 +167,7 @@ function completeOutcomes(retain: boolean): ReaderStatement<OutcomeArgs> {
     ), skipped AS (
       ${skippedRows(tables, 'm.ord NOT IN (SELECT ord FROM written)', 'o.id = m.id AND (m.seq IS NULL OR o.seq = m.seq)')}
     )
-    ${perPartition('SELECT partition, count(*) FILTER (WHERE published) AS published, count(*) FILTER (WHERE NOT published) AS scheduled FROM written GROUP BY partition')}`,
+    ${perPartition('SELECT partition, count(*) FILTER (WHERE published) AS published, count(*) FILTER (WHERE NOT published) AS scheduled FROM written GROUP BY partition', 'skipped')}`,
     params: (relayId, partitions, epochs, rowPartitions, ids, kinds, delays, errors, seqs) => [
       relayId,
       partitions,
@@ -210,8 +216,6 @@ function completePublishedDirect(retain: boolean): ReaderStatement<PublishedArgs
     ), published AS (
       ${write(tables.outbox, tables.partitionOf)}
       RETURNING m.partition
-    ), skipped AS (
-      SELECT NULL::int AS partition, NULL::text[] AS ids WHERE false
     )
     ${perPartition('SELECT partition, count(*) AS published, 0 AS scheduled FROM published GROUP BY partition')}`,
     params: (relayId, partitions, epochs, rowPartitions, seqs, ids) => [relayId, partitions, epochs, rowPartitions, seqs, ids],

@@ -11,6 +11,7 @@ import type {
   TopicPause,
   DestinationPause,
 } from '../../../core/ports.js';
+import { codeOf, LOCK_NOT_AVAILABLE } from '../connection-errors.js';
 import { affectedRows, type PgDatabase, type QueryResultLike } from '../database.js';
 import { type MessageRow, toMessage } from '../../shared/message-rows.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
@@ -53,7 +54,6 @@ interface CompleteRow {
 }
 
 const UNDEFINED_TABLE = '42P01';
-const LOCK_NOT_AVAILABLE = '55P03';
 
 /** The read path of engine v2 on PostgreSQL or PGlite; reached as `store.reader`. */
 export class PostgresPartitionReader implements PartitionReader {
@@ -98,7 +98,7 @@ export class PostgresPartitionReader implements PartitionReader {
     return {
       horizon: head.horizon as string,
       tag: head.tag,
-      partitions: outcomesOf(requests, messages, settled, (index) => requests[index]?.limit ?? 0),
+      partitions: outcomesOf(requests, messages, settled),
       messages,
     };
   }
@@ -150,7 +150,7 @@ export class PostgresPartitionReader implements PartitionReader {
     try {
       return await this.#run(this.#retain ? completePublishedDirectRetaining : completePublishedDirectDeleting, 0, 'completePublishedDirect', args);
     } catch (error) {
-      if ((error as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE) throw error;
+      if (codeOf(error) !== LOCK_NOT_AVAILABLE) throw error;
       return await this.#run(this.#retain ? completePublishedRetaining : completePublishedDeleting, 0, 'completePublished', args);
     }
   }
@@ -167,7 +167,7 @@ export class PostgresPartitionReader implements PartitionReader {
     try {
       return await listPausedTopics(this.#database, this.#pauses, this.#prepare);
     } catch (error) {
-      if ((error as { code?: unknown } | null)?.code === UNDEFINED_TABLE) return [];
+      if (codeOf(error) === UNDEFINED_TABLE) return [];
       throw error;
     }
   }
@@ -180,7 +180,7 @@ export class PostgresPartitionReader implements PartitionReader {
     try {
       return await listPausedDestinations(this.#database, this.#destinationPauses, this.#prepare);
     } catch (error) {
-      if ((error as { code?: unknown } | null)?.code === UNDEFINED_TABLE) return [];
+      if (codeOf(error) === UNDEFINED_TABLE) return [];
       throw error;
     }
   }

@@ -35,7 +35,9 @@ type ReadArgs = [
  * request row (`LIMIT r.take`) over an inner `LIMIT 1000` (`MAX_TAKE`) written into the text: a limit the planner cannot
  * see is planned as 10 % of what is under it, which without the inner literal was 10 % of the index and, on a
  * 10M-row table, put the plan's cost past `jit_above_cost` (JIT compilation then took 25-450 ms of every read). With it
- * the estimate stays that of at most `MAX_TAKE` rows at any table size, and one statement serves every take.
+ * the estimate stays that of at most `MAX_TAKE` rows at any table size, and one statement serves every take. Both limits
+ * are in seq order (the lowest seqs, which the relay's "fewer than asked: read to the end" rule needs); the index gives
+ * that order, so the plan sorts nothing (`postgres-plan-cache.test.ts`).
  *
  * The first row of the answer is a head of its own, from `snap`: the horizon, the tag and the settled partitions, with
  * no message (so an empty read still returns the horizon); the message rows follow with nulls there. (A window
@@ -74,7 +76,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
           o.headers, o.created_at, o.attempts + 1 AS attempts, o.last_error, o.destination
         FROM ${outbox} o
         WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND ${condition}
-        ORDER BY o.seq LIMIT ${MAX_TAKE}) o LIMIT r.take) o`;
+        ORDER BY o.seq LIMIT ${MAX_TAKE}) o ORDER BY o.seq LIMIT r.take) o`;
     return `WITH snap AS MATERIALIZED (
       SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
         EXISTS (SELECT 1 FROM ${outbox} WHERE state = 'pending' AND due_at IS NOT NULL) AS scheduled

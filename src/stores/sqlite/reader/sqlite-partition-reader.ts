@@ -81,7 +81,7 @@ export class SqlitePartitionReader implements PartitionReader {
         return {
           horizon: HORIZON.toString(),
           tag: messages.some((m) => m.source === 'fresh') ? TAG : null,
-          partitions: outcomesOf(requests, messages, settled, (index) => requests[index]?.limit ?? 0),
+          partitions: outcomesOf(requests, messages, settled),
           messages,
         };
       }),
