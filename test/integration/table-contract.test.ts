@@ -117,4 +117,38 @@ describe.each([
       ['{"b":1,"a":"é"}', 'application/json', {}],
     ]);
   });
+
+  it("migration 15 takes the WHEN clause off an earlier build's contract trigger; the function alone still refuses and accepts", async () => {
+    db = await open('when15');
+    const name = resolveTableName(db.schema, 'outbox');
+    const table = `"${db.schema}"."outbox"`;
+    const triggerDef = async () =>
+      (await db!.sql(`SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgrelid = '${table}'::regclass AND tgname = 'outbox_contract'`))[0]?.def;
+    expect(
+      await applyMigrations(
+        db.database,
+        name,
+        migrations.filter((m) => m.version <= 14),
+      ),
+    ).toHaveLength(14);
+    expect(await triggerDef()).not.toContain(' WHEN ');
+    // the trigger as builds before migration 15 left it: a WHEN clause in front of the same function
+    await db.sql(`DROP TRIGGER outbox_contract ON ${table}`);
+    await db.sql(`CREATE TRIGGER outbox_contract BEFORE INSERT OR UPDATE OF topic, type, key, headers, destination ON ${table} FOR EACH ROW
+        WHEN (NEW.topic !~ '^[a-z]' OR NEW.headers <> '{}'::jsonb) EXECUTE FUNCTION "${db.schema}".outboxer_check_message()`);
+    expect(await triggerDef()).toContain(' WHEN ');
+    const store = new PostgresOutboxStore(db.database, { schema: db.schema });
+    await store.migrate();
+    expect(await triggerDef()).not.toContain(' WHEN ');
+    await expect(db.sql(`INSERT INTO ${table} (topic, type, payload) VALUES ('orders', 'x', '{}'), ('orders', '', '{}')`)).rejects.toMatchObject({
+      code: '23514',
+    });
+    await expect(db.sql(`INSERT INTO ${table} (topic, type, payload, headers) VALUES ('orders', 'x', '{}', '{"bad name": "v"}')`)).rejects.toMatchObject({
+      code: '23514',
+    });
+    await db.sql(
+      `INSERT INTO ${table} (topic, type, payload, headers) VALUES ('orders', 'x', '{}', '{"tenant": "acme", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}')`,
+    );
+    expect((await db.sql(`SELECT count(*)::int AS n FROM ${table}`))[0]?.n).toBe(1);
+  });
 });

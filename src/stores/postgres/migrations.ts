@@ -9,7 +9,7 @@ import { readPathIndexes, readPathMigration } from './migration-read-path.js';
 import { relayTroubleMigration } from './migration-relay-trouble.js';
 import { pausedDestinationsMigration } from './migration-paused-destinations.js';
 import { pausedTopicsMigration } from './migration-paused-topics.js';
-import { destinationMigration, tableContractMigration } from './migration-table-contract.js';
+import { contractTriggerMigration, destinationMigration, tableContractMigration } from './migration-table-contract.js';
 import type { TableName } from './sql.js';
 
 export type { Migration } from './migration-runner.js';
@@ -17,7 +17,7 @@ export type { Migration } from './migration-runner.js';
 /**
  * Versioned, append-only. A released migration is never edited: a change is a new version. (No version has been
  * released yet: migrations 1, 3 and 4 lost what only engine v1 needed when 14 dropped it, so that a new table, or the
- * printed script applied again, never builds what 14 drops.)
+ * printed script applied again, never builds what 14 drops; 10 and 12 build the contract's trigger as 15 leaves it.)
  * The table is a public contract (docs/table.md): a plain INSERT of (topic, type, payload[, key, headers]), or of
  * (topic, type, payload_bytes, content_type) for a binary body, is a valid producer.
  */
@@ -194,6 +194,12 @@ $do$;
     description:
       'engine v1 removed, contract: its fence triggers and function, claim indexes, row lease columns, available_at and fillfactor 70 leave the table; a table still at v1 moves to v2',
     sql: dropEngineV1Migration,
+  },
+  {
+    version: 15,
+    description:
+      "the table contract's trigger without its WHEN clause, expand only: PostgreSQL compiled that clause again for every INSERT statement; the function alone decides, as it did for every row the clause let in",
+    sql: contractTriggerMigration,
   },
 ]);
 
