@@ -75,6 +75,36 @@ describe('the SQL of docs/table.md, on real PostgreSQL', () => {
   });
 });
 
+describe('the contract function in a session with standard_conforming_strings off', () => {
+  let pool: pg.Pool | undefined;
+  let schema = '';
+  afterEach(async () => {
+    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool?.end();
+    pool = undefined;
+  });
+
+  it('means the same, and compiles without a warning about escapes', async () => {
+    schema = uniqueName('scs_off');
+    pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
+    await new PostgresOutboxStore(fromPgPool(pool), { schema }).migrate();
+    const client = await pool.connect();
+    const notices: string[] = [];
+    client.on('notice', (notice) => notices.push(notice.message ?? ''));
+    try {
+      // the function's body is parsed in the writer's session, with the writer's settings
+      await client.query('DISCARD PLANS; SET standard_conforming_strings = off; SET escape_string_warning = on');
+      await client.query(`INSERT INTO "${schema}".outbox (topic, type, payload, headers) VALUES ('orders', 'x', '{}', '{"tenant": "acme"}')`);
+      await expect(
+        client.query(`INSERT INTO "${schema}".outbox (topic, type, payload, headers) VALUES ('orders', 'x', '{}', E'{"tenant": "a\\\\nb"}')`),
+      ).rejects.toMatchObject({ code: '23514' });
+      expect(notices).toEqual([]);
+    } finally {
+      client.release();
+    }
+  });
+});
+
 describe.each([
   ['PostgreSQL (pg)', postgresSchema],
   ['PGlite (embedded)', pgliteSchema],
