@@ -27,7 +27,7 @@ function producerInserts(): string {
   return match[1];
 }
 
-describe('the SQL of docs/table.md, on real PostgreSQL', () => {
+describe('the SQL of docs/table.md and of the contract, on real PostgreSQL', () => {
   let pool: pg.Pool | undefined;
   let schema = '';
   afterEach(async () => {
@@ -73,18 +73,8 @@ describe('the SQL of docs/table.md, on real PostgreSQL', () => {
       ['order-3', {}, '{"orderId" : 3, "total" : "1"}'],
     ]);
   });
-});
 
-describe('the contract function in a session with standard_conforming_strings off', () => {
-  let pool: pg.Pool | undefined;
-  let schema = '';
-  afterEach(async () => {
-    await pool?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await pool?.end();
-    pool = undefined;
-  });
-
-  it('means the same, and compiles without a warning about escapes', async () => {
+  it('the contract function means the same with standard_conforming_strings off, and compiles without a warning about escapes', async () => {
     schema = uniqueName('scs_off');
     pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
     await new PostgresOutboxStore(fromPgPool(pool), { schema }).migrate();
