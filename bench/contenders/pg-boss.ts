@@ -29,6 +29,9 @@ export function pgBossContender({ workload, relayConnections }: ContenderOptions
   // Failed publishes are counted by the confirm clock; a failed fetch shows as a slower drain.
   producer.on('error', () => undefined);
   let relay: PgBoss | undefined;
+  let stopping = false;
+  /** The publishes of handlers still running: awaited by stop(). */
+  const inFlight = new Set<Promise<unknown>>();
 
   const toMessage = (job: PgBoss.JobWithMetadata): OutboxMessage => ({
     id: job.id,
@@ -71,6 +74,7 @@ export function pgBossContender({ workload, relayConnections }: ContenderOptions
     },
     committed() {},
     async start(publisher: Publisher) {
+      stopping = false;
       relay = new PgBoss({ ...base, application_name: appName, max: relayConnections });
       relay.on('error', () => undefined);
       await relay.start();
@@ -78,13 +82,23 @@ export function pgBossContender({ workload, relayConnections }: ContenderOptions
         QUEUE,
         { batchSize: OUTBOXER_RELAY_SETTINGS.maxInFlight, pollingIntervalSeconds: PGBOSS_POLL_SECONDS, includeMetadata: true },
         async (jobs) => {
-          await Promise.all(jobs.map((job) => publisher.publish(toMessage(job))));
+          // a batch fetched while stopping is given back (failed, retried later), so every publish counts before stop() returns
+          if (stopping) throw new Error('pg-boss contender stopping');
+          const publishes = Promise.all(jobs.map((job) => publisher.publish(toMessage(job))));
+          inFlight.add(publishes);
+          try {
+            await publishes;
+          } finally {
+            inFlight.delete(publishes);
+          }
         },
       );
     },
     async stop() {
-      // Graceful: waits for the batch in hand to be published and completed.
+      // Graceful, but pg-boss 10's stop can return while a handler still publishes (timgit/pg-boss#421): wait for those too.
+      stopping = true;
       await relay?.stop({ graceful: true, wait: true, timeout: 30_000 });
+      await Promise.allSettled([...inFlight]);
       relay = undefined;
     },
     async pending(admin) {
