@@ -67,8 +67,8 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
           const rate = (phaseRuns: readonly WriterRun[]) =>
             phaseRuns.reduce((sum, run) => sum + run.commits, 0) / phaseRuns.reduce((sum, run) => sum + run.seconds, 0);
           const ratio = rate(runs.running) / rate(runs.stopped);
-          const cpuPerTx = (phase: (typeof PHASES)[number]) =>
-            databaseCpu[phase].reduce((sum, cpu) => sum + cpu, 0) / runs[phase].reduce((sum, run) => sum + run.commits, 0);
+          const commits = (phase: (typeof PHASES)[number]) => runs[phase].reduce((sum, run) => sum + run.commits, 0);
+          const cpuPerTx = (phase: (typeof PHASES)[number]) => databaseCpu[phase].reduce((sum, cpu) => sum + cpu, 0) / commits(phase);
           const pgRatio = cpuPerTx('running') / cpuPerTx('stopped');
           const latency = runs.running[runs.running.length - 1]?.transactionLatency.summary();
           result.rows.push({
@@ -84,7 +84,7 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
               runningTxP50Ms: round(latency?.p50 ?? Number.NaN),
               runningTxP99Ms: round(latency?.p99 ?? Number.NaN),
               relayConfirms: clock.confirms,
-              relayStatementsPerTx: round(relayStatements / runs.running.reduce((sum, run) => sum + run.commits, 0)),
+              relayStatementsPerTx: round(relayStatements / commits('running')),
               // below 1: the relay fell behind its writers, and the running phases cost them less than keeping up would
               relayShare: round(clock.confirms / runs.running.reduce((sum, run) => sum + run.messages, 0)),
             },

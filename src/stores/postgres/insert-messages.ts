@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { bodyBytes, type NewOutboxMessage } from '../../core/message.js';
 import type { OutboxTransaction } from '../../core/ports/outbox-transaction.js';
 import { notInTransaction, vouchedOpen } from '../shared/open-transaction.js';
+import { codeOf } from './connection-errors.js';
 import type { NamedStatement } from './named-statement.js';
 import { PROBE_SQL, type WriterStatements } from './writer-statements.js';
 
@@ -26,7 +27,7 @@ export async function insertMessages(
     return await insertProven(tx, writer, messages);
   } catch (error) {
     // 25P02: the transaction failed earlier and ignores every statement until its ROLLBACK
-    if ((error as { code?: unknown } | null)?.code === '25P02') throw notInTransaction(tx, 'whose transaction failed and waits for its ROLLBACK');
+    if (codeOf(error) === '25P02') throw notInTransaction(tx, 'whose transaction failed and waits for its ROLLBACK');
     throw error;
   }
 }

@@ -68,8 +68,7 @@ export function tableContractMigration(name: TableName): string {
 /**
  * Migration 15: the contract's trigger without its `WHEN` clause; the function, which decides alone, makes the same
  * checks, with the usual headers' quick test (`headersLookUsual`) moved in from the clause as its first step for
- * headers. A trigger's `WHEN` clause
- * is read back from the catalog and compiled again for every statement that fires it: with the whole contract in it,
+ * headers. A trigger's `WHEN` clause is read back from the catalog and compiled again for every statement that fires it: with the whole contract in it,
  * that cost a one-row INSERT about 90 µs of the backend's CPU, a quarter of a one-enqueue transaction's, where
  * running the PL/pgSQL function on the row costs almost nothing (its plans are cached for the session).
  * `scripts/contract-trigger-cost.ts` measures it. Expand only, like 10: one function and one trigger replaced.
