@@ -80,6 +80,8 @@ export interface PostgresCpu {
   readonly total: number;
   /** The backends serving the measured process (by their client port). */
   readonly relayBackends: number;
+  /** Of those, the backends whose `application_name` is the one `stop()` was given (0 without one). */
+  readonly namedBackends: number;
   /** What children that ended during the window spent in it (postmaster's cutime + cstime, less their CPU before it): autovacuum workers, sessions of anyone. */
   readonly reaped: number;
   /** Live backends of other sessions (other test suites on the shared server) and the bench's own admin session: left out of `total`. */
@@ -150,21 +152,24 @@ export class PostgresCpuMeter {
     this.#before = this.#sample();
   }
 
-  async stop(relayPid: number | undefined): Promise<PostgresCpu> {
+  async stop(relayPid: number | undefined, applicationName?: string): Promise<PostgresCpu> {
     const after = this.#sample();
     const before = this.#before;
     if (after === undefined || before === undefined) throw new Error('PostgreSQL CPU: the postmaster went away');
     const ports = relayPid === undefined ? new Set<number>() : localPortsOf(relayPid);
-    const { rows } = await this.#admin.query<{ pid: number; port: number | null }>(
-      "SELECT pid, client_port AS port FROM pg_stat_activity WHERE backend_type = 'client backend'",
+    const { rows } = await this.#admin.query<{ pid: number; port: number | null; name: string }>(
+      "SELECT pid, client_port AS port, application_name AS name FROM pg_stat_activity WHERE backend_type = 'client backend'",
     );
     const delta = (pid: number) => (after.byPid.get(pid) ?? 0) - (before.byPid.get(pid) ?? 0);
     let relayBackends = 0;
+    let namedBackends = 0;
     let excluded = 0;
     let otherSessions = 0;
-    for (const { pid, port } of rows) {
-      if (port !== null && ports.has(port)) relayBackends += delta(pid);
-      else {
+    for (const { pid, port, name } of rows) {
+      if (port !== null && ports.has(port)) {
+        relayBackends += delta(pid);
+        if (applicationName !== undefined && name === applicationName) namedBackends += delta(pid);
+      } else {
         excluded += delta(pid);
         if (pid !== this.#adminPid) otherSessions++;
       }
@@ -172,6 +177,13 @@ export class PostgresCpuMeter {
     // A child reaped meanwhile moved its whole life's CPU into cutime: what it had spent before `start()` is not the window's.
     let endedBefore = 0;
     for (const [pid, cpu] of before.byPid) if (!after.byPid.has(pid)) endedBefore += cpu;
-    return { total: after.server - before.server - excluded, relayBackends, reaped: after.reaped - before.reaped - endedBefore, excluded, otherSessions };
+    return {
+      total: after.server - before.server - excluded,
+      relayBackends,
+      namedBackends,
+      reaped: after.reaped - before.reaped - endedBefore,
+      excluded,
+      otherSessions,
+    };
   }
 }

@@ -46,6 +46,9 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
           const runs: Record<(typeof PHASES)[number], WriterRun[]> = { stopped: [], running: [] };
           // µs of PostgreSQL CPU per phase, beside its run; NaN where /proc does not show the server
           const databaseCpu: Record<(typeof PHASES)[number], number[]> = { stopped: [], running: [] };
+          // of that, the relay's own backends (by its pool's application_name) and the server's reaped children (autovacuum)
+          const relayOwnCpu: number[] = [];
+          const reapedCpu: Record<(typeof PHASES)[number], number[]> = { stopped: [], running: [] };
           // a contender with a database of its own (MariaDB, SQLite) leaves PostgreSQL idle: nothing of its to measure
           const onPostgres = meter !== null && contender.writer === undefined;
           // statements the relay's own pool sent during the running phases (at the driver: reads, completions, beats)
@@ -59,7 +62,10 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
             const sentBefore = queriesSent(contender.appName);
             const run = await runWriters({ pool, contender: writing, connections, seconds: sizes.writerSeconds, firstMessage: first });
             if (phase === 'running') relayStatements += queriesSent(contender.appName) - sentBefore;
-            databaseCpu[phase].push(onPostgres ? (await meter.stop(process.pid)).total : Number.NaN);
+            const cpu = onPostgres ? await meter.stop(process.pid, contender.appName) : undefined;
+            databaseCpu[phase].push(cpu?.total ?? Number.NaN);
+            reapedCpu[phase].push(cpu?.reaped ?? Number.NaN);
+            if (phase === 'running') relayOwnCpu.push(cpu?.namedBackends ?? Number.NaN);
             if (phase === 'running') await contender.stop();
             first += run.commits + run.errors;
             runs[phase].push(run);
@@ -68,7 +74,8 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
             phaseRuns.reduce((sum, run) => sum + run.commits, 0) / phaseRuns.reduce((sum, run) => sum + run.seconds, 0);
           const ratio = rate(runs.running) / rate(runs.stopped);
           const commits = (phase: (typeof PHASES)[number]) => runs[phase].reduce((sum, run) => sum + run.commits, 0);
-          const cpuPerTx = (phase: (typeof PHASES)[number]) => databaseCpu[phase].reduce((sum, cpu) => sum + cpu, 0) / commits(phase);
+          const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+          const cpuPerTx = (phase: (typeof PHASES)[number]) => sum(databaseCpu[phase]) / commits(phase);
           const pgRatio = cpuPerTx('running') / cpuPerTx('stopped');
           const latency = runs.running[runs.running.length - 1]?.transactionLatency.summary();
           result.rows.push({
@@ -81,6 +88,9 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
               pgUsPerTxRunning: round(cpuPerTx('running')),
               // what the relay adds to PostgreSQL's CPU per committed transaction: 1.11 = 11 % more
               pgPerTxRatio: round(pgRatio),
+              pgRelayBackendsUsPerTx: round(sum(relayOwnCpu) / commits('running')),
+              pgReapedUsPerTxStopped: round(sum(reapedCpu.stopped) / commits('stopped')),
+              pgReapedUsPerTxRunning: round(sum(reapedCpu.running) / commits('running')),
               runningTxP50Ms: round(latency?.p50 ?? Number.NaN),
               runningTxP99Ms: round(latency?.p99 ?? Number.NaN),
               relayConfirms: clock.confirms,
@@ -120,7 +130,7 @@ export async function writerThroughput(context: ScenarioContext): Promise<Scenar
     );
   }
   result.notes.push(
-    "pgUsPerTx: µs of PostgreSQL CPU per committed transaction over the phases of each kind (every server process from /proc, 10 ms ticks, the writers' and the relay's backends and the background workers; other sessions' live backends left out, as in (l)); pgPerTxRatio: running / stopped, what the relay adds per transaction. relayStatementsPerTx: statements the relay's own pool sent during the running phases (counted at the driver: reads, completions, beats) per committed transaction.",
+    "pgUsPerTx: µs of PostgreSQL CPU per committed transaction over the phases of each kind (every server process from /proc, 10 ms ticks, the writers' and the relay's backends and the background workers; other sessions' live backends left out, as in (l)); pgPerTxRatio: running / stopped, what the relay adds per transaction; pgRelayBackendsUsPerTx: of the running phases' CPU, what the relay's own backends spent (by application_name); pgReapedUsPerTx: what children that ended in the phase spent (autovacuum workers). relayStatementsPerTx: statements the relay's own pool sent during the running phases (counted at the driver: reads, completions, beats) per committed transaction.",
   );
   aheadTargets(result, 'ratio', true);
   return result;
