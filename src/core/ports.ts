@@ -24,6 +24,7 @@ export type {
   CompletionOutcome,
   FailedMessage,
   HeldMessage,
+  PartitionCompleteOptions,
   PartitionCompletion,
   PartitionMessage,
   PartitionReader,

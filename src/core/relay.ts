@@ -93,10 +93,11 @@ export class Relay {
       isBusy: (p) => this.#busy.has(p),
       trouble: () => this.#broker.reason({ relayId: this.#session.relayId, partitions: this.#session.book.size }),
     });
-    this.#completions = new CompletionBatcher(
-      (relayId, completions) => bounded(store.reader.complete(relayId, completions), this.#statementMs, 'completion'),
-      COMPLETION_DELAY_MS,
-    );
+    this.#completions = new CompletionBatcher((relayId, completions) => {
+      // the count these partitions were read with; after a resize their epochs are stale and nothing applies anyway
+      const count = this.#session.partitionCount;
+      return bounded(store.reader.complete(relayId, completions, count === undefined ? undefined : { partitionCount: count }), this.#statementMs, 'completion');
+    }, COMPLETION_DELAY_MS);
     this.#brokerDelay = this.options.errorBackoffMs;
     this.#window = new PublishWindow(this.options.maxInFlight);
     this.#unwritten = new UnwrittenRetry({

@@ -84,64 +84,78 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       expect(owned.filter((o) => o.unclean === 1)).toHaveLength(P - 1);
     });
 
-    it('takes published rows by the seqs the read returned: each written once, every partition fenced by its epoch', async () => {
-      const e = await setup();
-      const a = await owner(e);
-      const rows = await enqueueAndFind(e, a, [msg('a.b', 's'), msg('a.b', 's'), msg('a.b', null), msg('a.b', null)]);
-      const partitions = [...new Set(rows.map((m) => m.partition))];
-      const completions = partitions.map((p) => ({
-        partition: p,
-        epoch: a.epoch(p),
-        ...publishing(rows.filter((m) => m.partition === p)),
-        failed: [],
-        held: [],
-      }));
-      const outcome = (changed: (p: number) => number, applied = true) =>
-        partitions.map((p) => ({ partition: p, epoch: a.epoch(p), applied, changed: changed(p), skipped: [] }));
-      expect(await e.reader.complete(a.id, completions)).toEqual(outcome((p) => rows.filter((m) => m.partition === p).length));
-      expect(await e.operator.stats()).toMatchObject({ pending: 0, published: 0 });
-      expect(await e.reader.complete(a.id, completions)).toEqual(outcome(() => 0));
-      const [late] = await enqueueAndFind(e, a, [msg('a.b', 's')]);
-      const p = late?.partition ?? -1;
-      const stale = { partition: p, epoch: a.epoch(p), ...publishing(late === undefined ? [] : [late]), failed: [], held: [] };
-      await e.leases.release(a.id, a.leases);
-      const b = await owner(e, 'b');
-      expect(await e.reader.complete(a.id, [stale])).toEqual([{ partition: p, epoch: a.epoch(p), applied: false, changed: 0, skipped: [] }]);
-      expect((await b.readAll()).messages.map((m) => m.id)).toEqual([late?.id]);
-    });
+    // the relay names the partition count it read with (a store may then probe by partition and seq); a caller may not
+    const counts = [
+      { named: '', options: undefined },
+      { named: ', given the partition count it read with', options: { partitionCount: P } },
+    ] as const;
 
-    it('writes nothing for a row whose seq names another row, or that is not in the partition named, and does not report it skipped', async () => {
-      const e = await setup();
-      const a = await owner(e);
-      const [first, second] = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k')]);
-      const p = first?.partition ?? -1;
-      const others = await enqueueAndFind(
-        e,
-        a,
-        Array.from({ length: 8 }, (_, i) => msg('a.b', `elsewhere-${i}`)),
-      );
-      const elsewhere = others.find((m) => m.partition !== p);
-      if (first === undefined || second === undefined || elsewhere === undefined) throw new Error('setup: two rows of one key and a row of another partition');
-      const q = elsewhere.partition;
-      const nothing = (partition: number) => ({ partition, epoch: a.epoch(partition), applied: true, changed: 0, skipped: [] });
-      const base = { partition: p, epoch: a.epoch(p), published: [] as string[], failed: [], held: [] };
-      expect(await e.reader.complete(a.id, [{ ...base, published: [first.id], publishedSeqs: [second.seq] }])).toEqual([nothing(p)]);
-      expect(await e.reader.complete(a.id, [{ ...base, published: [elsewhere.id], publishedSeqs: [elsewhere.seq] }])).toEqual([nothing(p)]);
-      expect(await e.reader.complete(a.id, [{ ...base, published: [elsewhere.id] }])).toEqual([nothing(p)]);
-      expect(await e.reader.complete(a.id, [{ ...base, failed: [{ id: elsewhere.id, error: 'moved', dead: true }] }])).toEqual([nothing(p)]);
-      const pending = (await a.readAll()).messages;
-      expect(pending.map((m) => m.id)).toEqual(expect.arrayContaining([first.id, second.id, elsewhere.id]));
-      expect(pending.every((m) => m.attempts === 1)).toBe(true);
-      // with a failure beside them the seqs are still checked, and a second partition's published rows go in the same call
-      const mixed = { ...base, published: [first.id, second.id], publishedSeqs: [first.seq, first.seq], failed: [{ id: second.id, error: 'e', retryInMs: 0 }] };
-      const alone = { partition: q, epoch: a.epoch(q), ...publishing([elsewhere]), failed: [], held: [] };
-      expect(await e.reader.complete(a.id, [mixed, alone])).toEqual([
-        { ...nothing(p), changed: 2 },
-        { ...nothing(q), changed: 1 },
-      ]);
-      const left = (await a.readAll()).messages.filter((m) => [first.id, second.id, elsewhere.id].includes(m.id));
-      expect(left).toMatchObject([{ id: second.id, source: 'due', attempts: 2, lastError: 'e' }]);
-    });
+    for (const { named, options } of counts)
+      it(`takes published rows by the seqs the read returned: each written once, every partition fenced by its epoch${named}`, async () => {
+        const e = await setup();
+        const a = await owner(e);
+        const rows = await enqueueAndFind(e, a, [msg('a.b', 's'), msg('a.b', 's'), msg('a.b', null), msg('a.b', null)]);
+        const partitions = [...new Set(rows.map((m) => m.partition))];
+        const completions = partitions.map((p) => ({
+          partition: p,
+          epoch: a.epoch(p),
+          ...publishing(rows.filter((m) => m.partition === p)),
+          failed: [],
+          held: [],
+        }));
+        const outcome = (changed: (p: number) => number, applied = true) =>
+          partitions.map((p) => ({ partition: p, epoch: a.epoch(p), applied, changed: changed(p), skipped: [] }));
+        expect(await e.reader.complete(a.id, completions, options)).toEqual(outcome((p) => rows.filter((m) => m.partition === p).length));
+        expect(await e.operator.stats()).toMatchObject({ pending: 0, published: 0 });
+        expect(await e.reader.complete(a.id, completions, options)).toEqual(outcome(() => 0));
+        const [late] = await enqueueAndFind(e, a, [msg('a.b', 's')]);
+        const p = late?.partition ?? -1;
+        const stale = { partition: p, epoch: a.epoch(p), ...publishing(late === undefined ? [] : [late]), failed: [], held: [] };
+        await e.leases.release(a.id, a.leases);
+        const b = await owner(e, 'b');
+        expect(await e.reader.complete(a.id, [stale], options)).toEqual([{ partition: p, epoch: a.epoch(p), applied: false, changed: 0, skipped: [] }]);
+        expect((await b.readAll()).messages.map((m) => m.id)).toEqual([late?.id]);
+      });
+
+    for (const { named, options } of counts)
+      it(`writes nothing for a row whose seq names another row, or that is not in the partition named, and does not report it skipped${named}`, async () => {
+        const e = await setup();
+        const a = await owner(e);
+        const [first, second] = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k')]);
+        const p = first?.partition ?? -1;
+        const others = await enqueueAndFind(
+          e,
+          a,
+          Array.from({ length: 8 }, (_, i) => msg('a.b', `elsewhere-${i}`)),
+        );
+        const elsewhere = others.find((m) => m.partition !== p);
+        if (first === undefined || second === undefined || elsewhere === undefined)
+          throw new Error('setup: two rows of one key and a row of another partition');
+        const q = elsewhere.partition;
+        const nothing = (partition: number) => ({ partition, epoch: a.epoch(partition), applied: true, changed: 0, skipped: [] });
+        const base = { partition: p, epoch: a.epoch(p), published: [] as string[], failed: [], held: [] };
+        expect(await e.reader.complete(a.id, [{ ...base, published: [first.id], publishedSeqs: [second.seq] }], options)).toEqual([nothing(p)]);
+        expect(await e.reader.complete(a.id, [{ ...base, published: [elsewhere.id], publishedSeqs: [elsewhere.seq] }], options)).toEqual([nothing(p)]);
+        expect(await e.reader.complete(a.id, [{ ...base, published: [elsewhere.id] }], options)).toEqual([nothing(p)]);
+        expect(await e.reader.complete(a.id, [{ ...base, failed: [{ id: elsewhere.id, error: 'moved', dead: true }] }], options)).toEqual([nothing(p)]);
+        const pending = (await a.readAll()).messages;
+        expect(pending.map((m) => m.id)).toEqual(expect.arrayContaining([first.id, second.id, elsewhere.id]));
+        expect(pending.every((m) => m.attempts === 1)).toBe(true);
+        // with a failure beside them the seqs are still checked, and a second partition's published rows go in the same call
+        const mixed = {
+          ...base,
+          published: [first.id, second.id],
+          publishedSeqs: [first.seq, first.seq],
+          failed: [{ id: second.id, error: 'e', retryInMs: 0 }],
+        };
+        const alone = { partition: q, epoch: a.epoch(q), ...publishing([elsewhere]), failed: [], held: [] };
+        expect(await e.reader.complete(a.id, [mixed, alone], options)).toEqual([
+          { ...nothing(p), changed: 2 },
+          { ...nothing(q), changed: 1 },
+        ]);
+        const left = (await a.readAll()).messages.filter((m) => [first.id, second.id, elsewhere.id].includes(m.id));
+        expect(left).toMatchObject([{ id: second.id, source: 'due', attempts: 2, lastError: 'e' }]);
+      });
 
     it('keeps published rows taken by seq, marked published, when the store retains them', async () => {
       const e = await setup({ retainPublishedMs: 60_000 });
@@ -155,7 +169,7 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       expect((await a.readAll()).messages).toEqual([]);
     });
 
-    it('refuses publishedSeqs that are not one seq per published id with OUTBOXER_INVALID_OPTION, writing nothing', async () => {
+    it('refuses publishedSeqs that are not one seq per published id, or a partition count that cannot be, with OUTBOXER_INVALID_OPTION, writing nothing', async () => {
       const e = await setup();
       const a = await owner(e);
       const [row] = await enqueueAndFind(e, a, [msg('a.b', 'k')]);
@@ -163,6 +177,10 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       const base = { partition: p, epoch: a.epoch(p), published: [row?.id ?? ''], failed: [], held: [] };
       for (const publishedSeqs of [[], [row?.seq ?? '', row?.seq ?? ''], ['1; DROP'], ['-1'], ['99999999999999999999'], [7]]) {
         await expect(e.reader.complete(a.id, [{ ...base, publishedSeqs } as never])).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION' });
+      }
+      // a partition count out of range, or one the completion's partition is not below
+      for (const partitionCount of [0, 1025, 1.5, p]) {
+        await expect(e.reader.complete(a.id, [base], { partitionCount })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION' });
       }
       expect((await a.readAll()).messages.map((m) => m.id)).toEqual([row?.id]);
     });
@@ -191,27 +209,30 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       }
     });
 
-    it('a completion by seq never waits for a row another session locks either: it writes the rest and reports that row as skipped', async () => {
-      const e = await setup();
-      const a = await owner(e);
-      const [locked, free] = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k')]);
-      if (locked === undefined || free === undefined) throw new Error('setup: two rows of one key');
-      const p = locked.partition;
-      if (e.controls.lockMessage === undefined) throw new Error(`${harness.name} runs statements side by side but has no lockMessage control`);
-      const lock = await e.controls.lockMessage(locked.id);
-      try {
-        const completion = { partition: p, epoch: a.epoch(p), ...publishing([locked, free]), failed: [], held: [] };
-        expect(await e.reader.complete(a.id, [completion])).toEqual([{ partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [locked.id] }]);
-        expect(await lock.waiting()).toBe(0);
-        expect((await a.readAll()).messages.map((m) => m.id)).toEqual([locked.id]);
-        await lock.end();
-        expect(await e.reader.complete(a.id, [{ ...completion, ...publishing([locked]) }])).toEqual([
-          { partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] },
-        ]);
-        expect((await a.readAll()).messages).toEqual([]);
-      } finally {
-        await lock.end().catch(() => undefined);
-      }
-    });
+    for (const { named, options } of counts)
+      it(`a completion by seq never waits for a row another session locks either: it writes the rest and reports that row as skipped${named}`, async () => {
+        const e = await setup();
+        const a = await owner(e);
+        const [locked, free] = await enqueueAndFind(e, a, [msg('a.b', 'k'), msg('a.b', 'k')]);
+        if (locked === undefined || free === undefined) throw new Error('setup: two rows of one key');
+        const p = locked.partition;
+        if (e.controls.lockMessage === undefined) throw new Error(`${harness.name} runs statements side by side but has no lockMessage control`);
+        const lock = await e.controls.lockMessage(locked.id);
+        try {
+          const completion = { partition: p, epoch: a.epoch(p), ...publishing([locked, free]), failed: [], held: [] };
+          expect(await e.reader.complete(a.id, [completion], options)).toEqual([
+            { partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [locked.id] },
+          ]);
+          expect(await lock.waiting()).toBe(0);
+          expect((await a.readAll()).messages.map((m) => m.id)).toEqual([locked.id]);
+          await lock.end();
+          expect(await e.reader.complete(a.id, [{ ...completion, ...publishing([locked]) }], options)).toEqual([
+            { partition: p, epoch: a.epoch(p), applied: true, changed: 1, skipped: [] },
+          ]);
+          expect((await a.readAll()).messages).toEqual([]);
+        } finally {
+          await lock.end().catch(() => undefined);
+        }
+      });
   });
 }

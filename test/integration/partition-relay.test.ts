@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PublishError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
@@ -26,6 +26,24 @@ describe('engine v2 relay on PostgreSQL', () => {
 
   const pendingRows = async (f: PostgresFixture) =>
     (await f.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${f.schema}".outbox WHERE state = 'pending'`)).rows[0]?.n;
+
+  it('names the partition count it read with in every completion, so the store can probe by partition and seq', async () => {
+    const { fixture, outbox, db } = await setup();
+    const complete = vi.spyOn(fixture.store.reader, 'complete');
+    const publisher = new RecordingPublisher();
+    const relay = outbox.createRelay(publisher, v2Timing);
+    relays.push(relay);
+    relay.start();
+    await outbox.transaction(db, (tx) =>
+      outbox.enqueueMany(tx, [
+        { topic: 't', type: 'x', key: 'a', payload: {} },
+        { topic: 't', type: 'x', payload: {} },
+      ]),
+    );
+    await waitFor(async () => (await pendingRows(fixture)) === 0, { what: 'both published and completed' });
+    expect(complete.mock.calls.length).toBeGreaterThan(0);
+    expect(complete.mock.calls.map((call) => call[2])).toEqual(complete.mock.calls.map(() => ({ partitionCount: 64 })));
+  });
 
   it('publishes what concurrent writers commit through outbox.transaction: all once, in key order, rows deleted', async () => {
     const { fixture, outbox, db } = await setup();

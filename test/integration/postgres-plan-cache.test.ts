@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fromPgPool, type PgDatabase } from '../../src/stores/postgres/database.js';
 import { fromPglite } from '../../src/stores/postgres/pglite.js';
 import { PostgresOutboxStore } from '../../src/stores/postgres/postgres-store.js';
-import { completePublishedDirectDeleting } from '../../src/stores/postgres/reader/complete-partitions.js';
+import { completeDeleting, completePublishedDeleting, completePublishedDirectDeleting } from '../../src/stores/postgres/reader/complete-partitions.js';
 import { readPartitions } from '../../src/stores/postgres/reader/read-partitions.js';
 import { readerTables } from '../../src/stores/postgres/reader/reader-tables.js';
 import { msg } from '../conformance/store-conformance.js';
@@ -22,6 +22,9 @@ interface PlanNode {
   'Node Type': string;
   'Subplan Name'?: string;
   'One-Time Filter'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  Filter?: string;
   Output?: string[];
   Plans?: PlanNode[];
 }
@@ -53,22 +56,28 @@ async function relayRounds(database: PgDatabase, store: PostgresOutboxStore, rou
   }
 }
 
-/** A pool of one connection on a migrated table of its own with a 100k-row backlog the planner knows about. */
-async function backlogged(): Promise<{ pool: pg.Pool; database: PgDatabase; store: PostgresOutboxStore; schema: string; drop: () => Promise<void> }> {
+/** A pool of `max` connections on a migrated table of its own, and how to drop both. */
+async function migrated(max: number): Promise<{ pool: pg.Pool; database: PgDatabase; store: PostgresOutboxStore; schema: string; drop: () => Promise<void> }> {
   const schema = uniqueName('plans');
-  const pool = new pg.Pool({ connectionString: services.postgresUrl, max: 1 });
+  const pool = new pg.Pool({ connectionString: services.postgresUrl, max });
   const database = fromPgPool(pool);
   const store = new PostgresOutboxStore(database, { schema });
   await store.migrate();
-  // on a near-empty table every plan is cheap, and the generic one wins anyway
-  await pool.query(`INSERT INTO "${schema}".outbox (topic, type, key, payload)
-    SELECT 'a.b', 'test.event', 'k-' || (g % 1000), json_build_object('n', g) FROM generate_series(1, 100000) g`);
-  await pool.query(`ANALYZE "${schema}".outbox`);
   const drop = async () => {
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool.end();
   };
   return { pool, database, store, schema, drop };
+}
+
+/** A pool of one connection on a migrated table of its own with a 100k-row backlog the planner knows about. */
+async function backlogged(): Promise<{ pool: pg.Pool; database: PgDatabase; store: PostgresOutboxStore; schema: string; drop: () => Promise<void> }> {
+  const table = await migrated(1);
+  // on a near-empty table every plan is cheap, and the generic one wins anyway
+  await table.pool.query(`INSERT INTO "${table.schema}".outbox (topic, type, key, payload)
+    SELECT 'a.b', 'test.event', 'k-' || (g % 1000), json_build_object('n', g) FROM generate_series(1, 100000) g`);
+  await table.pool.query(`ANALYZE "${table.schema}".outbox`);
+  return table;
 }
 
 /** The generic plan of `sql` as PostgreSQL would run it from the plan cache, with `args` as literals. */
@@ -176,5 +185,62 @@ describe('PostgreSQL plan cache: the relay read and completion run from generic 
     // evaluated once, as a one-time filter below the lock, before the first partition row reaches it
     const filtered = descendants(lockRows[0]!).filter((n) => n['Subplan Name'] === undefined && n['One-Time Filter']?.includes(`${param} IS NOT NULL`));
     expect(filtered).toHaveLength(1);
+  });
+
+  it("on a table as small as a relay keeps it, the completions' generic plans probe the partition index on both its columns", async () => {
+    // the plan PostgreSQL caches at a statement's sixth execution is made for the table's size then: on a small table a
+    // probe by seq alone through the partition index (a scan of all of it per row) cost no more than a real probe
+    const { pool, schema, drop } = await migrated(1);
+    cleanup = drop;
+    await pool.query(`INSERT INTO "${schema}".outbox (topic, type, key, payload)
+      SELECT 'a.b', 'test.event', 'k-' || g, '{}' FROM generate_series(1, 20) g`);
+    const tables = readerTables({ schema, table: 'outbox' });
+    const relay = '00000000-0000-4000-8000-000000000000';
+    const id = '00000000-0000-4000-8000-000000000001';
+    const plans = [
+      await genericPlan(pool, completePublishedDirectDeleting.sql(tables, P), completePublishedDirectDeleting.params(relay, [0], ['1'], [0], ['1'], [id])),
+      await genericPlan(pool, completePublishedDeleting.sql(tables, P), completePublishedDeleting.params(relay, [0], ['1'], [0], ['1'], [id])),
+      await genericPlan(pool, completeDeleting.sql(tables, P), completeDeleting.params(relay, [0], ['1'], [0], [id], ['published'], [0], [null], ['1'])),
+    ];
+    for (const plan of plans) {
+      // every probe by seq is a probe: through the partition index only with the partition beside the seq
+      const bySeq = [plan, ...descendants(plan)].filter((n) => /\bseq = m(_\d+)?\.seq\b/.test(`${n['Index Cond'] ?? ''} ${n.Filter ?? ''}`));
+      expect(bySeq.length).toBeGreaterThan(0);
+      expect(bySeq.map((n) => [n['Index Name'], n['Index Cond']])).toEqual(
+        bySeq.map((n) =>
+          n['Index Name'] === 'outbox_p64_idx'
+            ? ['outbox_p64_idx', expect.stringMatching(/^\(+hashtextextended\(.* AND \(o(_\d+)?\.seq = m(_\d+)?\.seq\)\)$/)]
+            : [expect.any(String), expect.stringMatching(/seq = m(_\d+)?\.seq/)],
+        ),
+      );
+    }
+  });
+
+  it('a completion that names a partition count the table does not have applies nothing', async () => {
+    const { database, store, drop } = await migrated(2);
+    cleanup = drop;
+    const { relayId } = await store.leases.join({ name: 'counts', leaseMs: 60_000 });
+    const leases = await store.leases.acquire(relayId, P);
+    await database.transaction((tx) =>
+      store.insert(
+        tx,
+        Array.from({ length: 8 }, (_, i) => msg('a.b', `k${i}`)),
+      ),
+    );
+    const read = await store.reader.read(
+      relayId,
+      P,
+      leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 10 })),
+    );
+    const row = read.messages.find((m) => m.partition < P / 2);
+    if (row === undefined) throw new Error('setup: a row in the lower half of the partitions');
+    const epoch = leases.find((l) => l.partition === row.partition)?.epoch ?? '';
+    const completion = { partition: row.partition, epoch, published: [row.id], publishedSeqs: [row.seq], failed: [], held: [] };
+    expect(await store.reader.complete(relayId, [completion], { partitionCount: P / 2 })).toEqual([
+      { partition: row.partition, epoch, applied: false, changed: 0, skipped: [] },
+    ]);
+    expect(await store.reader.complete(relayId, [completion], { partitionCount: P })).toEqual([
+      { partition: row.partition, epoch, applied: true, changed: 1, skipped: [] },
+    ]);
   });
 });

@@ -57,6 +57,17 @@ export interface PartitionReadOptions {
   readonly dueDestinations?: readonly string[];
 }
 
+/**
+ * What the relay tells a completion besides the outcomes. `partitionCount`: the count it read these partitions with
+ * (as passed to `read`). A store may then find each row by its partition as its index spells it (PostgreSQL: one probe
+ * of the partition index on both of its columns, whatever the table's size was when the statement's plan was cached);
+ * a store that does so applies no partition while the table has another count (a resize also changed every epoch).
+ * Absent: the store takes the count from the table.
+ */
+export interface PartitionCompleteOptions {
+  readonly partitionCount?: number;
+}
+
 /** What one partition's read returned (the rows are in `PartitionReadResult.messages`). */
 export interface PartitionReadOutcome {
   readonly partition: number;
@@ -144,7 +155,7 @@ export interface PartitionReader {
    */
   read(relayId: string, partitionCount: number, requests: readonly PartitionReadRequest[], options?: PartitionReadOptions): Promise<PartitionReadResult>;
   /** Writes the outcomes of several partitions; each is applied whole or (fenced) not at all. */
-  complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]>;
+  complete(relayId: string, completions: readonly PartitionCompletion[], options?: PartitionCompleteOptions): Promise<readonly CompletionOutcome[]>;
   /**
    * Counts an attempt before the publish (for partitions whose owners keep dying, so a message that kills
    * relays is eventually parked): `attempts + 1`, fenced like `complete`. Returns whether it was written.

@@ -2,6 +2,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import { DEFAULT_DESTINATION, destinationFault } from '../../core/message-rules.js';
 import {
   MAX_TAKE,
+  type PartitionCompleteOptions,
   type PartitionCompletion,
   type PartitionMessage,
   type PartitionReadOptions,
@@ -74,9 +75,22 @@ export function checkRead(relayId: string, partitionCount: number, requests: rea
   }
 }
 
-export function checkCompletions(relayId: string, completions: readonly PartitionCompletion[]): void {
+export function checkCompletions(relayId: string, completions: readonly PartitionCompletion[], options?: PartitionCompleteOptions): void {
+  const count = options?.partitionCount;
+  if (count !== undefined && (!Number.isSafeInteger(count) || count < 1 || count > MAX_PARTITIONS)) {
+    throw new ConfigurationError(
+      'OUTBOXER_INVALID_OPTION',
+      `complete for relay ${relayId}: partitionCount must be a whole number from 1 to ${MAX_PARTITIONS}; got ${String(count)}`,
+    );
+  }
   for (const c of completions) {
-    if (!Number.isSafeInteger(c.partition) || c.partition < 0 || typeof c.epoch !== 'string' || !SEQ.test(c.epoch)) {
+    if (
+      !Number.isSafeInteger(c.partition) ||
+      c.partition < 0 ||
+      (count !== undefined && c.partition >= count) ||
+      typeof c.epoch !== 'string' ||
+      !SEQ.test(c.epoch)
+    ) {
       throw new ConfigurationError(
         'OUTBOXER_INVALID_OPTION',
         `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`,

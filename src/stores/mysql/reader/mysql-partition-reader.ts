@@ -1,6 +1,7 @@
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
   CompletionOutcome,
+  PartitionCompleteOptions,
   PartitionCompletion,
   PartitionLease,
   PartitionMessage,
@@ -71,9 +72,10 @@ export class MysqlPartitionReader implements PartitionReader {
     return { horizon, tag, partitions: outcomesOf(requests, messages, settled), messages };
   }
 
-  async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {
+  /** `options.partitionCount` is checked only: rows here carry their partition. */
+  async complete(relayId: string, completions: readonly PartitionCompletion[], options?: PartitionCompleteOptions): Promise<readonly CompletionOutcome[]> {
     if (completions.length === 0) return [];
-    checkCompletions(relayId, completions);
+    checkCompletions(relayId, completions, options);
     const rows: OutcomeRow[] = completions.flatMap((c) => [
       ...publishedRows(relayId, c),
       ...c.failed.map((f) => ({

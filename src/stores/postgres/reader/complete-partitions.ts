@@ -24,19 +24,32 @@ type PublishedArgs = [
 
 /**
  * The partitions of `$2`/`$3` that name relay `$1` as owner at that epoch, share-locked until the statement commits,
- * with the table's partition count: read once here (an InitPlan), then a column of every row that joins a locked
- * partition. A join of the partitioning table next to the outbox rows was scanned once per row in the generic plan
- * (0.95 sequential scans per message in a drain), and the count as a subquery argument keeps PostgreSQL from
- * inlining `outboxer_partition`; as a column it is inlined, like a literal. The count cannot change while the
- * partition row is locked: a resize replaces every partition row under `FOR UPDATE`.
+ * with the table's partition count. The count cannot change while the partition row is locked: a resize replaces
+ * every partition row under `FOR UPDATE`.
+ *
+ * Given the count the relay read with (`partitionCount` above 0), it is written into the text, and a partition is
+ * locked only while the table has that count: each row is then found by `outboxer_partition(key, id, <count>)` as
+ * the partition index spells it, one probe on both of the index's columns. Without it, the count is read once here
+ * (an InitPlan) and is a column of every row that joins a locked partition (a join of the partitioning table next to
+ * the outbox rows was scanned once per row in the generic plan, 0.95 sequential scans per message in a drain; a
+ * column keeps `outboxer_partition` inlined, where a subquery argument would not). The index cannot serve a probe by
+ * that partition, and the plan cached at a statement's sixth execution on a small table may probe by seq alone
+ * through the partition index, a scan of the whole index per row (`postgres-plan-cache.test.ts`).
  */
-const lockedPartitions = ({ partitions, partitioning }: ReaderTables, guard = '') => `SELECT p.partition, p.unclean,
-        (SELECT partition_count FROM ${partitioning}) AS partition_count
+const lockedPartitions = ({ partitions, partitioning }: ReaderTables, partitionCount: number, guard = '') => `SELECT p.partition, p.unclean,
+        ${partitionCount > 0 ? `${partitionCount}` : `(SELECT partition_count FROM ${partitioning})`} AS partition_count
       FROM ${partitions} p
       JOIN unnest($2::int[], $3::int8[]) AS c(partition, epoch) ON p.partition = c.partition AND p.epoch = c.epoch
-      WHERE p.owner = $1::uuid${guard}
+      WHERE p.owner = $1::uuid${partitionCount > 0 ? ` AND (SELECT partition_count FROM ${partitioning}) = ${partitionCount}` : ''}${guard}
       ORDER BY p.partition
       FOR SHARE OF p`;
+
+/**
+ * The partition count a probe by seq computes a row's partition with: the relay's, written into the text, or the column
+ * `row.partition_count`. Probes by id always use the column: with the count in the text the partition index would
+ * match them too, and a plan could walk a partition's rows instead of probing the unique index on id.
+ */
+const countIn = (partitionCount: number, row: string) => (partitionCount > 0 ? partitionCount : `${row}.partition_count`);
 
 /**
  * One row of `sent` (alias `m`, with `m.id`, `m.partition` and `m.partition_count`) locked `FOR UPDATE SKIP LOCKED`,
@@ -44,9 +57,9 @@ const lockedPartitions = ({ partitions, partitioning }: ReaderTables, guard = ''
  * that every plan probes an index once per row: a plain join was planned as a merge join that walks the pending
  * index from its start, through whatever is held there.
  */
-const lockedRow = ({ outbox, partitionOf }: ReaderTables, lookup: string) => `CROSS JOIN LATERAL (
+const lockedRow = ({ outbox, partitionOf }: ReaderTables, count: string | number, lookup: string) => `CROSS JOIN LATERAL (
         SELECT o.ctid AS at FROM ${outbox} o
-        WHERE ${lookup} AND o.state = 'pending' AND ${partitionOf('o', 'm.partition_count')} = m.partition
+        WHERE ${lookup} AND o.state = 'pending' AND ${partitionOf('o', count)} = m.partition
         FOR UPDATE OF o SKIP LOCKED
       ) x`;
 
@@ -58,9 +71,14 @@ const lockedRow = ({ outbox, partitionOf }: ReaderTables, lookup: string) => `CR
  * `NOT IN`, so the probe runs only for those rows: the planner estimates a CTE at a few rows, and a semi- or
  * anti-join against one ran as a nested loop over both (34 ms for 600 rows instead of 6).
  */
-const skippedRows = ({ outbox, partitionOf }: ReaderTables, unwritten: string, lookup: string) => `SELECT m.partition, array_agg(m.id::text) AS ids FROM sent m
+const skippedRows = (
+  { outbox, partitionOf }: ReaderTables,
+  count: string | number,
+  unwritten: string,
+  lookup: string,
+) => `SELECT m.partition, array_agg(m.id::text) AS ids FROM sent m
       WHERE ${unwritten}
-        AND EXISTS (SELECT 1 FROM ${outbox} o WHERE ${lookup} AND o.state = 'pending' AND ${partitionOf('o', 'm.partition_count')} = m.partition)
+        AND EXISTS (SELECT 1 FROM ${outbox} o WHERE ${lookup} AND o.state = 'pending' AND ${partitionOf('o', count)} = m.partition)
       GROUP BY m.partition`;
 
 /**
@@ -96,18 +114,18 @@ const publishRows = (outbox: string, retain: boolean, only: string) =>
  */
 function completePublished(retain: boolean): ReaderStatement<PublishedArgs> {
   return {
-    sql: (tables) => `WITH locked AS MATERIALIZED (
-      ${lockedPartitions(tables)}
+    sql: (tables, partitionCount) => `WITH locked AS MATERIALIZED (
+      ${lockedPartitions(tables, partitionCount)}
     ), sent AS MATERIALIZED (
       SELECT m.partition, m.seq, m.id, l.partition_count
       FROM unnest($4::int[], $5::int8[], $6::uuid[]) AS m(partition, seq, id) JOIN locked l ON l.partition = m.partition
     ), mine AS MATERIALIZED (
-      SELECT x.at, m.partition, m.seq FROM sent m ${lockedRow(tables, 'o.seq = m.seq AND o.id = m.id')}
+      SELECT x.at, m.partition, m.seq FROM sent m ${lockedRow(tables, countIn(partitionCount, 'm'), 'o.seq = m.seq AND o.id = m.id')}
     ), published AS (
       ${publishRows(tables.outbox, retain, '')}
       RETURNING m.partition, m.seq
     ), skipped AS (
-      ${skippedRows(tables, 'm.seq NOT IN (SELECT seq FROM published)', 'o.seq = m.seq AND o.id = m.id')}
+      ${skippedRows(tables, countIn(partitionCount, 'm'), 'm.seq NOT IN (SELECT seq FROM published)', 'o.seq = m.seq AND o.id = m.id')}
     )
     ${perPartition('SELECT partition, count(*) AS published, 0 AS scheduled FROM published GROUP BY partition', 'skipped')}`,
     params: (relayId, partitions, epochs, rowPartitions, seqs, ids) => [relayId, partitions, epochs, rowPartitions, seqs, ids],
@@ -137,17 +155,17 @@ function completePublished(retain: boolean): ReaderStatement<PublishedArgs> {
  */
 function completeOutcomes(retain: boolean): ReaderStatement<OutcomeArgs> {
   return {
-    sql: (tables) => `WITH locked AS MATERIALIZED (
-      ${lockedPartitions(tables)}
+    sql: (tables, partitionCount) => `WITH locked AS MATERIALIZED (
+      ${lockedPartitions(tables, partitionCount)}
     ), sent AS MATERIALIZED (
       SELECT m.*, l.partition_count
       FROM unnest($4::int[], $5::uuid[], $6::text[], $7::int8[], $8::text[], $9::int8[]) WITH ORDINALITY AS m(partition, id, kind, delay_ms, error, seq, ord)
       JOIN locked l ON l.partition = m.partition
     ), mine AS MATERIALIZED (
-      SELECT x.at, m.ord, m.partition, m.kind, m.delay_ms, m.error FROM sent m ${lockedRow(tables, 'o.seq = m.seq AND o.id = m.id')}
+      SELECT x.at, m.ord, m.partition, m.kind, m.delay_ms, m.error FROM sent m ${lockedRow(tables, countIn(partitionCount, 'm'), 'o.seq = m.seq AND o.id = m.id')}
       WHERE m.seq IS NOT NULL
       UNION ALL
-      SELECT x.at, m.ord, m.partition, m.kind, m.delay_ms, m.error FROM sent m ${lockedRow(tables, 'o.id = m.id')}
+      SELECT x.at, m.ord, m.partition, m.kind, m.delay_ms, m.error FROM sent m ${lockedRow(tables, 'm.partition_count', 'o.id = m.id')}
       WHERE m.seq IS NULL
     ), published AS (
       ${publishRows(tables.outbox, retain, "m.kind = 'published' AND ")}
@@ -165,7 +183,7 @@ function completeOutcomes(retain: boolean): ReaderStatement<OutcomeArgs> {
     ), written AS (
       SELECT partition, ord, true AS published FROM published UNION ALL SELECT partition, ord, false FROM scheduled
     ), skipped AS (
-      ${skippedRows(tables, 'm.ord NOT IN (SELECT ord FROM written)', 'o.id = m.id AND (m.seq IS NULL OR o.seq = m.seq)')}
+      ${skippedRows(tables, 'm.partition_count', 'm.ord NOT IN (SELECT ord FROM written)', 'o.id = m.id AND (m.seq IS NULL OR o.seq = m.seq)')}
     )
     ${perPartition('SELECT partition, count(*) FILTER (WHERE published) AS published, count(*) FILTER (WHERE NOT published) AS scheduled FROM written GROUP BY partition', 'skipped')}`,
     params: (relayId, partitions, epochs, rowPartitions, ids, kinds, delays, errors, seqs) => [
@@ -203,18 +221,18 @@ export const DIRECT_LOCK_WAIT_MS = 50;
  * (Index Cond: seq = m.seq; Filter: state, id), the partition check as the join filter.
  */
 function completePublishedDirect(retain: boolean): ReaderStatement<PublishedArgs> {
-  const write = (outbox: string, partitionOf: ReaderTables['partitionOf']) => {
-    const match = `o.seq = m.seq AND o.id = m.id AND o.state = 'pending' AND ${partitionOf('o', 'l.partition_count')} = m.partition`;
+  const write = (outbox: string, partitionOf: ReaderTables['partitionOf'], partitionCount: number) => {
+    const match = `o.seq = m.seq AND o.id = m.id AND o.state = 'pending' AND ${partitionOf('o', countIn(partitionCount, 'l'))} = m.partition`;
     const sent = 'unnest($4::int[], $5::int8[], $6::uuid[]) AS m(partition, seq, id) JOIN locked l ON l.partition = m.partition';
     return retain
       ? `UPDATE ${outbox} o SET state = 'published', published_at = now(), due_at = NULL FROM ${sent} WHERE ${match}`
       : `DELETE FROM ${outbox} o USING ${sent} WHERE ${match}`;
   };
   return {
-    sql: (tables) => `WITH locked AS MATERIALIZED (
-      ${lockedPartitions(tables, ` AND (SELECT set_config('lock_timeout', '${DIRECT_LOCK_WAIT_MS}ms', true)) IS NOT NULL`)}
+    sql: (tables, partitionCount) => `WITH locked AS MATERIALIZED (
+      ${lockedPartitions(tables, partitionCount, ` AND (SELECT set_config('lock_timeout', '${DIRECT_LOCK_WAIT_MS}ms', true)) IS NOT NULL`)}
     ), published AS (
-      ${write(tables.outbox, tables.partitionOf)}
+      ${write(tables.outbox, tables.partitionOf, partitionCount)}
       RETURNING m.partition
     )
     ${perPartition('SELECT partition, count(*) AS published, 0 AS scheduled FROM published GROUP BY partition')}`,

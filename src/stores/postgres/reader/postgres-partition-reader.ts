@@ -1,6 +1,7 @@
 import type { OutboxMessage } from '../../../core/message.js';
 import type {
   CompletionOutcome,
+  PartitionCompleteOptions,
   PartitionCompletion,
   PartitionLease,
   PartitionMessage,
@@ -103,9 +104,11 @@ export class PostgresPartitionReader implements PartitionReader {
     };
   }
 
-  async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {
+  /** With `options.partitionCount`, rows are probed by partition and seq as the partition index spells them (see `lockedPartitions`). */
+  async complete(relayId: string, completions: readonly PartitionCompletion[], options?: PartitionCompleteOptions): Promise<readonly CompletionOutcome[]> {
     if (completions.length === 0) return [];
-    checkCompletions(relayId, completions);
+    checkCompletions(relayId, completions, options);
+    const partitionCount = options?.partitionCount ?? 0;
     const rows = completions.flatMap((c) => {
       const seqs = checkPublishedSeqs(relayId, c);
       return [
@@ -125,8 +128,15 @@ export class PostgresPartitionReader implements PartitionReader {
     const partitions = completions.map((c) => c.partition);
     const epochs = completions.map((c) => c.epoch);
     const result = rows.every((r) => r.kind === 'published' && r.seq !== null)
-      ? await this.#completePublished([relayId, partitions, epochs, rows.map((r) => r.partition), rows.map((r) => r.seq as string), rows.map((r) => r.id)])
-      : await this.#run(this.#retain ? completeRetaining : completeDeleting, 0, 'complete', [
+      ? await this.#completePublished(partitionCount, [
+          relayId,
+          partitions,
+          epochs,
+          rows.map((r) => r.partition),
+          rows.map((r) => r.seq as string),
+          rows.map((r) => r.id),
+        ])
+      : await this.#run(this.#retain ? completeRetaining : completeDeleting, partitionCount, 'complete', [
           relayId,
           partitions,
           epochs,
@@ -146,12 +156,17 @@ export class PostgresPartitionReader implements PartitionReader {
   }
 
   /** Published rows only: written directly, and again skipping locked rows when one was locked (`completePublishedDirect`). */
-  async #completePublished(args: Parameters<(typeof completePublishedDeleting)['params']>): Promise<QueryResultLike> {
+  async #completePublished(partitionCount: number, args: Parameters<(typeof completePublishedDeleting)['params']>): Promise<QueryResultLike> {
     try {
-      return await this.#run(this.#retain ? completePublishedDirectRetaining : completePublishedDirectDeleting, 0, 'completePublishedDirect', args);
+      return await this.#run(
+        this.#retain ? completePublishedDirectRetaining : completePublishedDirectDeleting,
+        partitionCount,
+        'completePublishedDirect',
+        args,
+      );
     } catch (error) {
       if (codeOf(error) !== LOCK_NOT_AVAILABLE) throw error;
-      return await this.#run(this.#retain ? completePublishedRetaining : completePublishedDeleting, 0, 'completePublished', args);
+      return await this.#run(this.#retain ? completePublishedRetaining : completePublishedDeleting, partitionCount, 'completePublished', args);
     }
   }
 

@@ -1,5 +1,6 @@
 import type {
   CompletionOutcome,
+  PartitionCompleteOptions,
   PartitionCompletion,
   PartitionLease,
   PartitionReader,
@@ -88,7 +89,8 @@ export class SqlitePartitionReader implements PartitionReader {
     );
   }
 
-  async complete(relayId: string, completions: readonly PartitionCompletion[]): Promise<readonly CompletionOutcome[]> {
+  /** `options.partitionCount` is checked only: rows here carry their partition. */
+  async complete(relayId: string, completions: readonly PartitionCompletion[], options?: PartitionCompleteOptions): Promise<readonly CompletionOutcome[]> {
     if (completions.length === 0) return [];
     const rows = completions.map((c) => [
       ...publishedSeqs(relayId, c).map((seq, i): OutcomeRow => {
@@ -104,7 +106,7 @@ export class SqlitePartitionReader implements PartitionReader {
       })),
       ...c.held.map((h): OutcomeRow => ({ partition: c.partition, id: h.id, kind: 'hold', delayMs: h.delayMs, error: h.reason })),
     ]);
-    checkCompletions(relayId, completions);
+    checkCompletions(relayId, completions, options);
     for (const row of rows.flat()) checkDelay(relayId, row.id, row.delayMs);
     const database = this.#database;
     const sql = this.#complete;
