@@ -20,7 +20,7 @@ import type { PartitionEntry } from './partition-relay/partition-book.js';
 import { publishBatch } from './partition-relay/publish-batch.js';
 import { uncounted } from './partition-relay/publish-plan.js';
 import { foldReadResult, readRequest, type SentRead } from './partition-relay/read-fold.js';
-import { hasIdleBacklog, planRead } from './partition-relay/read-plan.js';
+import { hasIdleBacklog, lanesNow, planRead } from './partition-relay/read-plan.js';
 import { skippedOutcomes, withUnwritten } from './partition-relay/unwritten-outcomes.js';
 import { UnwrittenRetry } from './partition-relay/unwritten-retry.js';
 import { verifyRelay } from './relay-verify.js';
@@ -241,7 +241,8 @@ export class Relay {
   async #read(): Promise<number> {
     const relayId = this.#session.relayId;
     const count = this.#session.partitionCount;
-    if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline || this.#publishing >= this.options.lanes) return 0;
+    const lanes = lanesNow(this.#session.book.values(), this.options.lanes);
+    if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline || this.#publishing >= lanes) return 0;
     const plan = planRead([...this.#session.book.values()], (p) => this.#busy.has(p), this.options);
     if (plan.length === 0) return 0;
     const readAt = performance.now();

@@ -45,6 +45,37 @@ describe('engine v2 relay on PostgreSQL', () => {
     expect(complete.mock.calls.map((call) => call[2])).toEqual(complete.mock.calls.map(() => ({ partitionCount: 64 })));
   });
 
+  it('without a backlog one batch publishes at a time: what commits meanwhile is read together once its publishes end', async () => {
+    const { fixture, outbox, db } = await setup();
+    // keys whose partitions differ from the first one's, so that no later row waits for the first batch's partition
+    const { rows } = await fixture.pool.query<{ key: string }>(
+      `SELECT 'k' || g AS key FROM generate_series(1, 40) g
+        WHERE "${fixture.schema}".outboxer_partition('k' || g, NULL, 64) <> "${fixture.schema}".outboxer_partition('k0', NULL, 64) LIMIT 9`,
+    );
+    const reads: number[] = [];
+    const read = fixture.store.reader.read.bind(fixture.store.reader);
+    vi.spyOn(fixture.store.reader, 'read').mockImplementation(async (...args) => {
+      const result = await read(...args);
+      if (result.messages.length > 0) reads.push(result.messages.length);
+      return result;
+    });
+    const publisher = new RecordingPublisher();
+    publisher.holdConfirms();
+    // a publish timeout that a slow machine's nine commits cannot reach while the first confirm is held
+    const relay = outbox.createRelay(publisher, { ...v2Timing, leaseMs: 30_000, publishTimeoutMs: 10_000 });
+    relays.push(relay);
+    relay.start();
+    const enqueue = (key: string) => outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key, payload: {} }));
+    await enqueue('k0');
+    await waitFor(() => publisher.inFlight === 1, { what: 'the first batch publishing, its confirm held' });
+    // each commit wakes the relay; with three lanes free it used to read and publish each one alone
+    for (const { key } of rows) await enqueue(key);
+    publisher.releaseConfirms();
+    await waitFor(async () => (await pendingRows(fixture)) === 0, { what: 'all ten published and completed' });
+    expect(rows).toHaveLength(9);
+    expect(reads).toEqual([1, 9]);
+  });
+
   it('publishes what concurrent writers commit through outbox.transaction: all once, in key order, rows deleted', async () => {
     const { fixture, outbox, db } = await setup();
     const publisher = new RecordingPublisher();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newOwner } from '../../../src/core/partitions/settlement.js';
 import type { PartitionEntry } from '../../../src/core/partition-relay/partition-book.js';
-import { cameBackFull, MIN_TAKE, planRead, rowsByBranch } from '../../../src/core/partition-relay/read-plan.js';
+import { cameBackFull, lanesNow, MIN_TAKE, planRead, rowsByBranch } from '../../../src/core/partition-relay/read-plan.js';
 import { MAX_TAKE, type PartitionMessage } from '../../../src/core/ports.js';
 
 const entry = (partition: number, fields: Partial<PartitionEntry> = {}): PartitionEntry => ({
@@ -76,6 +76,17 @@ describe('planRead', () => {
       [0, 1],
       [1, 1],
     ]);
+  });
+});
+
+describe('lanesNow', () => {
+  it('lets every lane publish while some partition has a backlog, and one batch at a time without', () => {
+    expect(lanesNow([entry(0), entry(1)], 3)).toBe(1);
+    expect(lanesNow([], 3)).toBe(1);
+    // busy or not: a backlogged partition in flight still wants the next share read beside it
+    expect(lanesNow([entry(0), entry(1, { backlog: true })], 3)).toBe(3);
+    // a draining partition is no longer read, so its backlog is not this relay's
+    expect(lanesNow([entry(0), entry(1, { backlog: true, draining: true })], 3)).toBe(1);
   });
 });
 
