@@ -46,7 +46,7 @@ export const TUNING_OPTION_DEFINITIONS: readonly OptionDefinition[] = [
     placeholder: '<n>',
     min: 1,
     max: 16,
-    summary: 'batches in flight at once while a backlog lasts',
+    summary: 'batches in flight at once while a backlog lasts, one without',
     target: { relay: 'lanes' },
   },
   {
