@@ -29,12 +29,12 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       if (plan.point === 'after-claim' && reads === plan.at) killSelf(journal, plan.point);
       return result;
     },
-    async complete(relayId, outcomes, options) {
+    async complete(relayId, outcomes) {
       if (outcomes.some((c) => c.published.length > 0)) {
         completions++;
         if (plan.point === 'after-confirm-before-mark' && completions === plan.at) killSelf(journal, plan.point);
       }
-      const applied = await inner.complete(relayId, outcomes, options);
+      const applied = await inner.complete(relayId, outcomes);
       for (const completion of outcomes) {
         const outcome = applied.find((a) => a.partition === completion.partition && a.epoch === completion.epoch);
         const skipped = new Set(outcome?.skipped ?? []);

@@ -94,11 +94,9 @@ export class Relay {
       trouble: () => this.#broker.reason({ relayId: this.#session.relayId, partitions: this.#session.book.size }),
     });
     this.#completions = new CompletionBatcher((relayId, completions) => {
-      // the session's count, which they were read with unless a resize switched since: then their epochs are stale, and
-      // a partition beyond the new count is sent without it (the store takes the table's) so that it is fenced, not refused
+      // the count these partitions were read with; after a resize their epochs are stale and nothing applies anyway
       const count = this.#session.partitionCount;
-      const counted = count !== undefined && completions.every((c) => c.partition < count);
-      return bounded(store.reader.complete(relayId, completions, counted ? { partitionCount: count } : undefined), this.#statementMs, 'completion');
+      return bounded(store.reader.complete(relayId, completions, count === undefined ? undefined : { partitionCount: count }), this.#statementMs, 'completion');
     }, COMPLETION_DELAY_MS);
     this.#brokerDelay = this.options.errorBackoffMs;
     this.#window = new PublishWindow(this.options.maxInFlight);
