@@ -30,7 +30,11 @@ interface Send {
 
 const SLACK_MS = 500;
 
-/** Every send of every id, each with whether its claim's mark took it (a full, unfenced mark). */
+/**
+ * Every send of every id, each with whether its claim's mark took it (a full, unfenced mark). A row the store skipped
+ * (`skip`: locked by another session, nothing written) has no mark: its attempt stays open until a later mark of
+ * the same claim or the end of the process, since the relay keeps it in memory and loses it only with its partition.
+ */
 export function indexSends(incarnations: readonly IncarnationRecord[]): Map<string, Send[]> {
   const sends = new Map<string, Send[]>();
   for (const incarnation of incarnations) {

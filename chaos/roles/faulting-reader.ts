@@ -6,9 +6,12 @@ import { type FaultPlan, killSelf } from './faulting-publisher.js';
  * Journals what a relay read from its partitions as a claim
  * (token `p<partition>e<epoch>r<read>`: the lease that fences it, and the read, since a v2 relay reads a row
  * again after a publish it could not finish) and each completion as a mark of the tokens its rows were read
- * under (full when applied, short of the rows it skipped, 0 rows when fenced), so that the checker attributes copies to reads; kills the
- * process after a read or before a completion at the planned occurrence. Everything else of the port passes through
- * unchanged (the read's options, the operators' pauses): the relay under test must behave as it does undecorated.
+ * under (every row when applied, none when fenced), so that the checker attributes copies to reads. Rows the store
+ * skipped (locked by another session) are journaled apart, as `skip`: nothing was written for them, and their
+ * attempt stays open until a later completion writes them or the relay loses their partition. Kills the process
+ * after a read or before a completion at the planned occurrence. Everything else of the port passes through
+ * unchanged (the read's and the completion's options, the operators' pauses): the relay under test must behave as
+ * it does undecorated.
  */
 export function faultingReader(inner: PartitionReader, journal: Journal, tokens: Map<string, string>, plan: FaultPlan): PartitionReader {
   let reads = 0;
@@ -29,25 +32,27 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       if (plan.point === 'after-claim' && reads === plan.at) killSelf(journal, plan.point);
       return result;
     },
-    async complete(relayId, outcomes) {
+    async complete(relayId, outcomes, options) {
       if (outcomes.some((c) => c.published.length > 0)) {
         completions++;
         if (plan.point === 'after-confirm-before-mark' && completions === plan.at) killSelf(journal, plan.point);
       }
-      const applied = await inner.complete(relayId, outcomes);
+      const applied = await inner.complete(relayId, outcomes, options);
       for (const completion of outcomes) {
         const outcome = applied.find((a) => a.partition === completion.partition && a.epoch === completion.epoch);
-        const skipped = new Set(outcome?.skipped ?? []);
-        // a fenced completion wrote nothing; a skipped row (locked by another session) was not written either
-        const written = (ids: readonly string[]) => (outcome?.applied === true ? ids.filter((id) => !skipped.has(id)).length : 0);
         const fallback = `p${completion.partition}e${completion.epoch}`;
-        for (const [tok, ids] of byToken(completion.published, tokens, fallback)) journal.write({ e: 'mark', tok, ids, n: written(ids) });
-        for (const [tok, ids] of byToken(
+        const journalWrites = (e: 'mark' | 'markFailed', all: readonly string[]) => {
+          for (const [tok, ids] of byToken(all, tokens, fallback)) {
+            // a fenced completion wrote nothing: a mark of 0 rows
+            if (outcome?.applied !== true) journal.write({ e, tok, ids, n: 0 });
+            else journalApplied(journal, e, tok, ids, new Set(outcome.skipped));
+          }
+        };
+        journalWrites('mark', completion.published);
+        journalWrites(
+          'markFailed',
           completion.failed.map((f) => f.id),
-          tokens,
-          fallback,
-        ))
-          journal.write({ e: 'markFailed', tok, ids, n: written(ids) });
+        );
       }
       return applied;
     },
@@ -58,6 +63,14 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       ? {}
       : { destinationPauses: () => (inner.destinationPauses as NonNullable<PartitionReader['destinationPauses']>).call(inner) }),
   };
+}
+
+/** An applied completion's rows of one read: those written as a full mark, those the store skipped as `skip`. */
+function journalApplied(journal: Journal, e: 'mark' | 'markFailed', tok: string, ids: readonly string[], skipped: ReadonlySet<string>): void {
+  const written = ids.filter((id) => !skipped.has(id));
+  const passed = ids.filter((id) => skipped.has(id));
+  if (written.length > 0) journal.write({ e, tok, ids: written, n: written.length });
+  if (passed.length > 0) journal.write({ e: 'skip', tok, ids: passed });
 }
 
 /** The ids grouped by the token of the read that returned them. */

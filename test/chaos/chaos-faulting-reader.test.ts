@@ -1,7 +1,8 @@
 /**
  * The engine v2 journal decorator of the chaos relay role, over a stub of our own PartitionReader port:
  * reads are journaled as claims under their lease (partition and epoch), completions as marks that are
- * full when applied and empty when fenced, so that the checker tells a fenced zombie's sends apart.
+ * full when applied and empty when fenced, so that the checker tells a fenced zombie's sends apart; rows the
+ * store skipped are journaled apart, as `skip`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,21 +82,35 @@ describe('chaos faulting reader (engine v2 journal)', () => {
     ]);
   });
 
-  it('leaves the send of a row the completion skipped (locked by another session) unmarked', async () => {
+  it('journals a row the completion skipped (locked by another session) apart: its send stays open to the end, the written rows of that read are marked', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chaos-reader-'));
     dirs.push(dir);
     const journal = new Journal(join(dir, 'relay.jsonl'));
     const tokens = new Map<string, string>();
+    const given: unknown[] = [];
     const skipping: PartitionReader = {
       ...stub,
-      complete: async (_relay, completions) => completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 0, skipped: ['a'] })),
+      read: async () => ({ horizon: '1', tag: '1', partitions: [], messages: [message('a', 3), message('c', 3)] }),
+      complete: async (_relay, completions, options) => {
+        given.push(options);
+        return completions.map((c) => ({ partition: c.partition, epoch: c.epoch, applied: true, changed: 1, skipped: ['a'] }));
+      },
     };
     const reader = faultingReader(skipping, journal, tokens, { at: 0 });
     await reader.read('r1', 64, [{ partition: 3, epoch: '7', after: null, recheck: null, limit: 10 }]);
     journal.write({ e: 'send', id: 'a', tok: tokens.get('a') });
-    await reader.complete('r1', [{ partition: 3, epoch: '7', published: ['a'], failed: [], held: [] }]);
+    journal.write({ e: 'send', id: 'c', tok: tokens.get('c') });
+    await reader.complete('r1', [{ partition: 3, epoch: '7', published: ['a', 'c'], failed: [], held: [] }], { partitionCount: 64 });
     journal.close();
-    const incarnation: IncarnationRecord = { name: 'relay-0-0', exit: undefined, events: readJournal<JournalEvent>(join(dir, 'relay.jsonl')) };
-    expect(indexSends([incarnation]).get('a')?.[0]?.marked).toBe(false);
+    const events = readJournal<JournalEvent>(join(dir, 'relay.jsonl'));
+    expect(events.filter((e) => e.e === 'mark' || e.e === 'skip').map(({ e, ids, n }) => ({ e, ids, n }))).toEqual([
+      { e: 'mark', ids: ['c'], n: 1 },
+      { e: 'skip', ids: ['a'], n: undefined },
+    ]);
+    const sends = indexSends([{ name: 'relay-0-0', exit: { code: 0, signal: null, t: 99_000 }, events }]);
+    expect(sends.get('a')?.[0]).toMatchObject({ marked: false, until: 99_000 });
+    expect(sends.get('c')?.[0]?.marked).toBe(true);
+    // the completion's options reach the store: the relay under test runs the statements it runs undecorated
+    expect(given).toEqual([{ partitionCount: 64 }]);
   });
 });
