@@ -169,7 +169,7 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       expect((await a.readAll()).messages).toEqual([]);
     });
 
-    it('refuses publishedSeqs that are not one seq per published id, or a partition count that cannot be, with OUTBOXER_INVALID_OPTION, writing nothing', async () => {
+    it('refuses publishedSeqs that are not one seq per published id, or a partition count out of range, with OUTBOXER_INVALID_OPTION, writing nothing', async () => {
       const e = await setup();
       const a = await owner(e);
       const [row] = await enqueueAndFind(e, a, [msg('a.b', 'k')]);
@@ -178,11 +178,25 @@ export function describeCompletionConformance(harness: ReaderHarness): void {
       for (const publishedSeqs of [[], [row?.seq ?? '', row?.seq ?? ''], ['1; DROP'], ['-1'], ['99999999999999999999'], [7]]) {
         await expect(e.reader.complete(a.id, [{ ...base, publishedSeqs } as never])).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION' });
       }
-      // a partition count out of range, or one the completion's partition is not below
-      for (const partitionCount of [0, 1025, 1.5, p]) {
+      for (const partitionCount of [0, 1025, 1.5, -P]) {
         await expect(e.reader.complete(a.id, [base], { partitionCount })).rejects.toMatchObject({ code: 'OUTBOXER_INVALID_OPTION' });
       }
       expect((await a.readAll()).messages.map((m) => m.id)).toEqual([row?.id]);
+    });
+
+    it('applies nothing under a partition count the table does not have, as if fenced: a partition at or above it included', async () => {
+      const e = await setup();
+      const a = await owner(e);
+      const [row] = await enqueueAndFind(e, a, [msg('a.b', 'k')]);
+      const p = row?.partition ?? -1;
+      const completion = { partition: p, epoch: a.epoch(p), ...publishing(row === undefined ? [] : [row]), failed: [], held: [] };
+      const fenced = [{ partition: p, epoch: a.epoch(p), applied: false, changed: 0, skipped: [] }];
+      // counts the table does not have, the row's partition below some and at or above others (unless it is 0)
+      for (const partitionCount of [1, P / 2, P * 2, Math.max(p, 1)]) {
+        expect(await e.reader.complete(a.id, [completion], { partitionCount })).toEqual(fenced);
+      }
+      expect((await a.readAll()).messages.map((m) => m.id)).toEqual([row?.id]);
+      expect(await e.reader.complete(a.id, [completion], { partitionCount: P })).toEqual([{ ...fenced[0], applied: true, changed: 1 }]);
     });
 
     // two sessions side by side: only where the database runs statements concurrently

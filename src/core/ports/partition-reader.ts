@@ -60,9 +60,9 @@ export interface PartitionReadOptions {
 /**
  * What the relay tells a completion besides the outcomes. `partitionCount`: the count it read these partitions with
  * (as passed to `read`). A store may then find each row by its partition as its index spells it (PostgreSQL: one probe
- * of the partition index on both of its columns, whatever the table's size was when the statement's plan was cached);
- * a store that does so applies no partition while the table has another count (a resize also changed every epoch).
- * Absent: the store takes the count from the table.
+ * of the partition index on both of its columns, whatever the table's size was when the statement's plan was cached).
+ * Every store applies no partition while the table has another count, as if fenced (a resize also changed every
+ * epoch); a partition at or above the count is simply not applied. Absent: the store takes the count from the table.
  */
 export interface PartitionCompleteOptions {
   readonly partitionCount?: number;

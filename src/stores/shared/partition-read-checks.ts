@@ -84,13 +84,7 @@ export function checkCompletions(relayId: string, completions: readonly Partitio
     );
   }
   for (const c of completions) {
-    if (
-      !Number.isSafeInteger(c.partition) ||
-      c.partition < 0 ||
-      (count !== undefined && c.partition >= count) ||
-      typeof c.epoch !== 'string' ||
-      !SEQ.test(c.epoch)
-    ) {
+    if (!Number.isSafeInteger(c.partition) || c.partition < 0 || typeof c.epoch !== 'string' || !SEQ.test(c.epoch)) {
       throw new ConfigurationError(
         'OUTBOXER_INVALID_OPTION',
         `complete for relay ${relayId}: partition ${String(c.partition)} at epoch ${String(c.epoch)} is not a lease a grant returned`,

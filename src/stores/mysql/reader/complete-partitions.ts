@@ -70,7 +70,8 @@ const MAX_DELAY_MS = 100 * 365 * 24 * 3_600_000;
  * Writes the outcomes of several partitions in the caller's transaction (READ COMMITTED), each partition whole or
  * not at all.
  *
- * Fencing: the partitions rows that name me at my epoch are share-locked first, in partition order. A grant
+ * Fencing: the partitions rows that name me at my epoch are share-locked first, in partition order (with the count
+ * the relay read with, only while the table has that count). A grant
  * (`FOR UPDATE SKIP LOCKED`) passes a locked partition over, and a release or reap waits for this transaction; one
  * that committed first changed the owner or epoch, which the locking read sees (it reads the latest version), so
  * the partition drops out and none of its rows is written.
@@ -89,10 +90,12 @@ export async function completePartitions(
   completions: readonly PartitionCompletion[],
   rows: readonly OutcomeRow[],
   retain: boolean,
+  partitionCount: number | undefined,
 ): Promise<PartitionWritten[]> {
+  const sameCount = partitionCount === undefined ? '' : ` AND (SELECT c.partition_count FROM ${names.partitioning} c) = ?`;
   const locked = await tx.query(
-    `SELECT partition_no, unclean FROM ${names.partitions} WHERE ${FENCED} ORDER BY partition_no LOCK IN SHARE MODE`,
-    fenceParams(relayId, completions),
+    `SELECT partition_no, unclean FROM ${names.partitions} WHERE ${FENCED}${sameCount} ORDER BY partition_no LOCK IN SHARE MODE`,
+    partitionCount === undefined ? fenceParams(relayId, completions) : [...fenceParams(relayId, completions), partitionCount],
   );
   const unclean = new Map(locked.rows.map((row) => [Number(row.partition_no), Number(row.unclean)]));
   const wanted = rows.filter((row) => unclean.has(row.partition));

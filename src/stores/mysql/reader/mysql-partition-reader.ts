@@ -72,7 +72,7 @@ export class MysqlPartitionReader implements PartitionReader {
     return { horizon, tag, partitions: outcomesOf(requests, messages, settled), messages };
   }
 
-  /** `options.partitionCount` is checked only: rows here carry their partition. */
+  /** Rows here carry their partition: `options.partitionCount` only fences, a partition is written only while the table has that count. */
   async complete(relayId: string, completions: readonly PartitionCompletion[], options?: PartitionCompleteOptions): Promise<readonly CompletionOutcome[]> {
     if (completions.length === 0) return [];
     checkCompletions(relayId, completions, options);
@@ -88,7 +88,9 @@ export class MysqlPartitionReader implements PartitionReader {
       ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason })),
     ]);
     for (const row of rows) checkDelay(relayId, row.id, row.delayMs);
-    const outcomes = await readCommitted(this.#database, (tx) => completePartitions(tx, this.#names, relayId, completions, rows, this.#retain));
+    const outcomes = await readCommitted(this.#database, (tx) =>
+      completePartitions(tx, this.#names, relayId, completions, rows, this.#retain, options?.partitionCount),
+    );
     const progressed = outcomes.filter((o) => o.applied && o.unclean > 0 && o.published > 0);
     await resetUnclean(this.#database, this.#names, relayId, progressed);
     return outcomes.map((o) => ({ partition: o.partition, epoch: o.epoch, applied: o.applied, changed: o.changed, skipped: o.skipped }));

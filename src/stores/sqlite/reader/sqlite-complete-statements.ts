@@ -9,7 +9,10 @@ import type { SqliteTableNames } from '../table-names.js';
  * the writes, and no other session holds a row lock to skip (`skipped` is always empty).
  */
 export interface SqliteCompleteStatements {
-  /** `{ partition, epoch, relayId }` -> `unclean` when the partition is mine at that epoch. */
+  /**
+   * `{ partition, epoch, relayId, count }` -> `unclean` when the partition is mine at that epoch and, when `count` is
+   * not null (the count the relay read with), the table has that many partitions.
+   */
   readonly lease: string;
   /** `{ id, partition, now }`: deletes the row, or marks it published when the store retains published rows. */
   readonly publish: string;
@@ -27,12 +30,13 @@ export interface SqliteCompleteStatements {
   readonly countAttempt: string;
 }
 
-export function sqliteCompleteStatements({ outbox, partitions }: SqliteTableNames, retainPublished: boolean): SqliteCompleteStatements {
+export function sqliteCompleteStatements({ outbox, partitions, partitioning }: SqliteTableNames, retainPublished: boolean): SqliteCompleteStatements {
   const row = `WHERE id = @id AND partition_no = @partition AND state = 'pending'`;
   const publish = (where: string) =>
     retainPublished ? `UPDATE ${outbox} SET state = 'published', published_at = @now, due_at = NULL ${where}` : `DELETE FROM ${outbox} ${where}`;
   return Object.freeze({
-    lease: `SELECT unclean FROM ${partitions} WHERE partition_no = @partition AND epoch = CAST(@epoch AS INTEGER) AND owner = @relayId`,
+    lease: `SELECT unclean FROM ${partitions} WHERE partition_no = @partition AND epoch = CAST(@epoch AS INTEGER) AND owner = @relayId
+      AND (@count IS NULL OR (SELECT partition_count FROM ${partitioning}) = @count)`,
     publish: publish(row),
     publishSeq: publish(`WHERE seq = CAST(@seq AS INTEGER) AND id = @id AND partition_no = @partition AND state = 'pending'`),
     fail: `UPDATE ${outbox} SET attempts = attempts + 1, last_error = @error, due_at = @now + @delayMs ${row}`,

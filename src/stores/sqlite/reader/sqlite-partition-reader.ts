@@ -89,7 +89,7 @@ export class SqlitePartitionReader implements PartitionReader {
     );
   }
 
-  /** `options.partitionCount` is checked only: rows here carry their partition. */
+  /** Rows here carry their partition: `options.partitionCount` only fences, a partition is written only while the table has that count. */
   async complete(relayId: string, completions: readonly PartitionCompletion[], options?: PartitionCompleteOptions): Promise<readonly CompletionOutcome[]> {
     if (completions.length === 0) return [];
     const rows = completions.map((c) => [
@@ -114,7 +114,7 @@ export class SqlitePartitionReader implements PartitionReader {
       const now = Number(database.get(NOW)?.now);
       return completions.map((c, index): CompletionOutcome => {
         const epoch = BigInt(c.epoch).toString();
-        const lease = database.get(sql.lease, [{ partition: c.partition, epoch, relayId }]);
+        const lease = database.get(sql.lease, [{ partition: c.partition, epoch, relayId, count: options?.partitionCount ?? null }]);
         if (lease === undefined) return { partition: c.partition, epoch, applied: false, changed: 0, skipped: [] };
         let changed = 0;
         let published = 0;
