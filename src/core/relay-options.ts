@@ -92,7 +92,10 @@ export interface RelayOptions {
   readonly owner: string;
   readonly batchSize: number;
   readonly maxInFlight: number;
-  /** Batches in flight at once while a backlog lasts (one without): one batch's database work overlaps another's publishing. */
+  /**
+   * Batches in flight at once while a backlog lasts or a batch has published for `pollIntervalMs` (one otherwise): one
+   * batch's database work overlaps another's publishing.
+   */
   readonly lanes: number;
   readonly leaseMs: number;
   readonly publishTimeoutMs: number;

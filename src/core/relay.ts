@@ -20,7 +20,8 @@ import type { PartitionEntry } from './partition-relay/partition-book.js';
 import { publishBatch } from './partition-relay/publish-batch.js';
 import { uncounted } from './partition-relay/publish-plan.js';
 import { foldReadResult, readRequest, type SentRead } from './partition-relay/read-fold.js';
-import { hasIdleBacklog, lanesNow, planRead } from './partition-relay/read-plan.js';
+import { PublishLanes } from './partition-relay/publish-lanes.js';
+import { hasIdleBacklog, planRead } from './partition-relay/read-plan.js';
 import { skippedOutcomes, withUnwritten } from './partition-relay/unwritten-outcomes.js';
 import { UnwrittenRetry } from './partition-relay/unwritten-retry.js';
 import { verifyRelay } from './relay-verify.js';
@@ -60,9 +61,8 @@ export class Relay {
   readonly #window: PublishWindow;
   readonly #broker: BrokerWatch;
   readonly #unwritten: UnwrittenRetry;
+  readonly #lanes: PublishLanes;
   #batchesRead = 0;
-  /** Batches publishing now (at most `lanes`); a batch whose publishes ended and that is completing no longer counts. */
-  #publishing = 0;
   #running: Promise<void> | undefined;
   #stopping = false;
   #woken = false;
@@ -100,6 +100,7 @@ export class Relay {
     }, COMPLETION_DELAY_MS);
     this.#brokerDelay = this.options.errorBackoffMs;
     this.#window = new PublishWindow(this.options.maxInFlight);
+    this.#lanes = new PublishLanes(this.options.lanes, this.options.pollIntervalMs);
     this.#unwritten = new UnwrittenRetry({
       options: this.options,
       session: this.#session,
@@ -210,13 +211,14 @@ export class Relay {
           this.#nextDueAt = Number.POSITIVE_INFINITY;
           this.#woken = true;
         }
+        if (this.#lanes.rang(now)) this.#woken = true;
         if (!this.#stopping && (this.#woken || now >= pollAt) && now >= this.#readBlockedUntil) {
           this.#woken = false;
           const read = await this.#read();
           idleDelay = read > 0 ? options.pollIntervalMs : Math.min(idleDelay * 2, options.maxPollIntervalMs);
           pollAt = performance.now() + idleDelay;
           // a backlog: the next lane's share is read at once
-          if (read > 0 && this.#publishing < options.lanes && hasIdleBacklog(this.#session.book.values(), (p) => this.#busy.has(p))) this.wake();
+          if (read > 0 && this.#lanes.publishing < options.lanes && hasIdleBacklog(this.#session.book.values(), (p) => this.#busy.has(p))) this.wake();
         }
         this.#unwritten.retry();
         this.#broker.probeIfDue(() => this.#waker.wake());
@@ -232,7 +234,7 @@ export class Relay {
       }
       // a wake that came while reads were blocked is served as soon as the block ends, not at the next poll
       const readAt = this.#woken ? this.#readBlockedUntil : Math.max(pollAt, this.#readBlockedUntil);
-      const until = this.#stopping ? this.#session.dueAt : Math.min(this.#session.dueAt, readAt, this.#nextDueAt);
+      const until = this.#stopping ? this.#session.dueAt : Math.min(this.#session.dueAt, readAt, this.#nextDueAt, this.#lanes.alarmAt);
       await this.#waker.wait(Math.max(0, until - performance.now()));
     }
   }
@@ -241,8 +243,8 @@ export class Relay {
   async #read(): Promise<number> {
     const relayId = this.#session.relayId;
     const count = this.#session.partitionCount;
-    const lanes = lanesNow(this.#session.book.values(), this.options.lanes);
-    if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline || this.#publishing >= lanes) return 0;
+    if (relayId === undefined || count === undefined || performance.now() > this.#session.publishDeadline) return 0;
+    if (this.#lanes.refuses(this.#session.book.values(), performance.now())) return 0;
     const plan = planRead([...this.#session.book.values()], (p) => this.#busy.has(p), this.options);
     if (plan.length === 0) return 0;
     const readAt = performance.now();
@@ -292,7 +294,7 @@ export class Relay {
     limitOf: (p: number) => number,
   ): Promise<void> {
     try {
-      this.#publishing++;
+      const ended = this.#lanes.begin(performance.now());
       const { outcome, results, lost } = await publishBatch(messages, entries, {
         relayId,
         publisher: this.#publisher,
@@ -306,7 +308,7 @@ export class Relay {
         statementMs: this.#statementMs,
         permits: this.#window.permits(this.#batchesRead++),
       }).finally(() => {
-        this.#publishing--;
+        ended();
         this.wake();
       });
       for (const partition of lost) this.#fenced(entries.get(partition) as PartitionEntry, messages.filter((m) => m.partition === partition).length);

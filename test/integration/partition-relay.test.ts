@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PublishError } from '../../src/core/errors.js';
 import { Outbox } from '../../src/core/outbox.js';
 import type { Relay } from '../../src/core/relay.js';
-import { fromPgPool, type SqlExecutor } from '../../src/stores/postgres/database.js';
+import type { RelayOptionsInput } from '../../src/core/relay-options.js';
+import { fromPgPool, type PgDatabase, type SqlExecutor } from '../../src/stores/postgres/database.js';
 import { checkDeliveries } from '../support/order-checker.js';
 import { v2Timing } from '../support/partition-relay-fixture.js';
 import { createPostgresFixture, type PostgresFixture } from '../support/postgres-fixture.js';
@@ -27,6 +28,23 @@ describe('engine v2 relay on PostgreSQL', () => {
   const pendingRows = async (f: PostgresFixture) =>
     (await f.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${f.schema}".outbox WHERE state = 'pending'`)).rows[0]?.n;
 
+  /** `n` keys whose partitions differ from key k0's, so that no later row waits for the first batch's partition. */
+  const keysBesideK0 = async (f: PostgresFixture, n: number) =>
+    (
+      await f.pool.query<{ key: string }>(
+        `SELECT 'k' || g AS key FROM generate_series(1, 40) g
+          WHERE "${f.schema}".outboxer_partition('k' || g, NULL, 64) <> "${f.schema}".outboxer_partition('k0', NULL, 64) LIMIT ${n}`,
+      )
+    ).rows.map((r) => r.key);
+
+  /** A relay over `publisher` with `options`, started, and a function that commits one message of a key. */
+  function started(outbox: Outbox<SqlExecutor>, db: PgDatabase, publisher: RecordingPublisher, options: RelayOptionsInput) {
+    const relay = outbox.createRelay(publisher, { ...v2Timing, ...options });
+    relays.push(relay);
+    relay.start();
+    return (key: string) => outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key, payload: {} }));
+  }
+
   it('names the partition count it read with in every completion, so the store can probe by partition and seq', async () => {
     const { fixture, outbox, db } = await setup();
     const complete = vi.spyOn(fixture.store.reader, 'complete');
@@ -47,11 +65,7 @@ describe('engine v2 relay on PostgreSQL', () => {
 
   it('without a backlog one batch publishes at a time: what commits meanwhile is read together once its publishes end', async () => {
     const { fixture, outbox, db } = await setup();
-    // keys whose partitions differ from the first one's, so that no later row waits for the first batch's partition
-    const { rows } = await fixture.pool.query<{ key: string }>(
-      `SELECT 'k' || g AS key FROM generate_series(1, 40) g
-        WHERE "${fixture.schema}".outboxer_partition('k' || g, NULL, 64) <> "${fixture.schema}".outboxer_partition('k0', NULL, 64) LIMIT 9`,
-    );
+    const keys = await keysBesideK0(fixture, 9);
     const reads: number[] = [];
     const read = fixture.store.reader.read.bind(fixture.store.reader);
     vi.spyOn(fixture.store.reader, 'read').mockImplementation(async (...args) => {
@@ -61,19 +75,33 @@ describe('engine v2 relay on PostgreSQL', () => {
     });
     const publisher = new RecordingPublisher();
     publisher.holdConfirms();
-    // a publish timeout that a slow machine's nine commits cannot reach while the first confirm is held
-    const relay = outbox.createRelay(publisher, { ...v2Timing, leaseMs: 30_000, publishTimeoutMs: 10_000 });
-    relays.push(relay);
-    relay.start();
-    const enqueue = (key: string) => outbox.transaction(db, (tx) => outbox.enqueue(tx, { topic: 't', type: 'x', key, payload: {} }));
+    // a publish timeout, and a poll interval (after which a batch in flight counts as slow and the other lanes open),
+    // that a slow machine's nine commits cannot reach while the first confirm is held
+    const enqueue = started(outbox, db, publisher, { leaseMs: 30_000, publishTimeoutMs: 10_000, pollIntervalMs: 10_000, maxPollIntervalMs: 10_000 });
     await enqueue('k0');
     await waitFor(() => publisher.inFlight === 1, { what: 'the first batch publishing, its confirm held' });
     // each commit wakes the relay; with three lanes free it used to read and publish each one alone
-    for (const { key } of rows) await enqueue(key);
+    for (const key of keys) await enqueue(key);
     publisher.releaseConfirms();
     await waitFor(async () => (await pendingRows(fixture)) === 0, { what: 'all ten published and completed' });
-    expect(rows).toHaveLength(9);
+    expect(keys).toHaveLength(9);
     expect(reads).toEqual([1, 9]);
+  });
+
+  it('a batch publishing longer than a poll interval gives the other lanes back: a row of another partition publishes beside it', async () => {
+    const { fixture, outbox, db } = await setup();
+    const [other = 'k1'] = await keysBesideK0(fixture, 1);
+    const publisher = new RecordingPublisher();
+    publisher.holdConfirms();
+    // the first confirm stays held far beyond the wait below: only the give-back lets the second batch publish
+    const enqueue = started(outbox, db, publisher, { leaseMs: 60_000, publishTimeoutMs: 20_000, pollIntervalMs: 200, maxPollIntervalMs: 200 });
+    await enqueue('k0');
+    await waitFor(() => publisher.inFlight === 1, { what: 'the first batch publishing, its confirm held' });
+    await enqueue(other);
+    await waitFor(() => publisher.inFlight === 2, { timeoutMs: 10_000, what: 'the second batch publishing beside the held one' });
+    publisher.releaseConfirms();
+    await waitFor(async () => (await pendingRows(fixture)) === 0, { what: 'both published and completed' });
+    expect(publisher.delivered.map((m) => m.key).sort()).toEqual(['k0', other].sort());
   });
 
   it('publishes what concurrent writers commit through outbox.transaction: all once, in key order, rows deleted', async () => {

@@ -63,17 +63,6 @@ export function cameBackFull(counts: BranchCounts | undefined, limit: number): b
   return counts !== undefined && (counts.fresh >= limit || counts.due >= limit || counts.recheck >= limit);
 }
 
-/**
- * How many batches may publish at once: `lanes` while some partition has a backlog, else one. Without a backlog every
- * read covers every idle partition, so a second batch in flight would only split what one read after the first
- * batch's publishes gathers, and a read and its completion cost the database nearly as much for twenty rows as for
- * forty (measured in docs/design/relay-loop.md).
- */
-export function lanesNow(held: Iterable<PartitionEntry>, lanes: number): number {
-  for (const entry of held) if (entry.backlog && !entry.draining) return lanes;
-  return 1;
-}
-
 /** Whether a partition with a backlog waits for a read: then the next lane's share is read at once. */
 export function hasIdleBacklog(held: Iterable<PartitionEntry>, isBusy: (partition: number) => boolean): boolean {
   for (const entry of held) if (entry.backlog && !entry.draining && !isBusy(entry.partition)) return true;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newOwner } from '../../../src/core/partitions/settlement.js';
 import type { PartitionEntry } from '../../../src/core/partition-relay/partition-book.js';
-import { cameBackFull, lanesNow, MIN_TAKE, planRead, rowsByBranch } from '../../../src/core/partition-relay/read-plan.js';
+import { lanesNow, PublishLanes } from '../../../src/core/partition-relay/publish-lanes.js';
+import { cameBackFull, MIN_TAKE, planRead, rowsByBranch } from '../../../src/core/partition-relay/read-plan.js';
 import { MAX_TAKE, type PartitionMessage } from '../../../src/core/ports.js';
 
 const entry = (partition: number, fields: Partial<PartitionEntry> = {}): PartitionEntry => ({
@@ -87,6 +88,48 @@ describe('lanesNow', () => {
     expect(lanesNow([entry(0), entry(1, { backlog: true })], 3)).toBe(3);
     // a draining partition is no longer read, so its backlog is not this relay's
     expect(lanesNow([entry(0), entry(1, { backlog: true, draining: true })], 3)).toBe(1);
+  });
+});
+
+describe('PublishLanes', () => {
+  const quiet = [entry(0), entry(1)];
+
+  it('refuses a second batch without a backlog until the first has published for slowAfterMs, and sets the alarm then', () => {
+    const lanes = new PublishLanes(3, 250);
+    expect(lanes.refuses(quiet, 0)).toBe(false);
+    const end = lanes.begin(1000);
+    expect(lanes.publishing).toBe(1);
+    expect(lanes.refuses(quiet, 1100)).toBe(true);
+    expect(lanes.alarmAt).toBe(1250);
+    expect(lanes.rang(1249)).toBe(false);
+    expect(lanes.rang(1250)).toBe(true);
+    expect(lanes.alarmAt).toBe(Number.POSITIVE_INFINITY);
+    // slow now: every lane opens, and no alarm is needed
+    expect(lanes.refuses(quiet, 1250)).toBe(false);
+    end();
+    expect(lanes.publishing).toBe(0);
+  });
+
+  it('with a backlog opens every lane at once; with every lane in use refuses without an alarm (a batch that ends wakes the relay)', () => {
+    const lanes = new PublishLanes(2, 250);
+    const backlog = [entry(0), entry(1, { backlog: true })];
+    lanes.begin(0);
+    expect(lanes.refuses(backlog, 10)).toBe(false);
+    lanes.begin(10);
+    expect(lanes.refuses(backlog, 20)).toBe(true);
+    expect(lanes.refuses(quiet, 10_000)).toBe(true);
+    expect(lanes.alarmAt).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('clears the alarm when a batch ends, and counts the oldest batch still publishing', () => {
+    const lanes = new PublishLanes(3, 250);
+    const first = lanes.begin(0);
+    expect(lanes.refuses(quiet, 100)).toBe(true);
+    first();
+    expect(lanes.alarmAt).toBe(Number.POSITIVE_INFINITY);
+    lanes.begin(500);
+    expect(lanes.refuses(quiet, 600)).toBe(true);
+    expect(lanes.alarmAt).toBe(750);
   });
 });
 
