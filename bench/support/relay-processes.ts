@@ -44,9 +44,15 @@ export function startRelayProcess(main: string, args: readonly string[]): Promis
   return startNodeProcess([main, 'relay', ...args], READY, 'outboxer relay');
 }
 
-/** Starts `node <args>` and resolves once its stderr showed `ready`; `label` names it in errors. */
+/**
+ * Starts `node <args>` and resolves once its stderr showed `ready`; `label` names it in errors. With
+ * `BENCH_CPU_PROF_DIR` set, each process writes a V8 CPU profile there when it exits (Node refuses `--cpu-prof` in
+ * `NODE_OPTIONS`); a profiled process runs slower, so its rates are not comparable.
+ */
 export async function startNodeProcess(nodeArgs: readonly string[], ready: string, label: string): Promise<RelayProcess> {
-  const child = spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const profileDir = process.env.BENCH_CPU_PROF_DIR;
+  const profiling = profileDir === undefined || profileDir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  const child = spawn(process.execPath, [...profiling, ...nodeArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   let readyAt = Number.NaN;
   let isReady: () => void = () => undefined;

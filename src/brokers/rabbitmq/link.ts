@@ -2,6 +2,7 @@ import { connect, type ChannelModel, type ConfirmChannel, type Message } from 'a
 import { secretsOfUrl } from '../../core/redact.js';
 import { closeQuietly, describeDriverError, LinkOpenError, replyCodeOf, safeLogger } from './driver.js';
 import type { ResolvedRabbitMqPublisherOptions } from './options.js';
+import { writeCoalescer } from './write-coalescer.js';
 
 /** Why a link stopped working. `reason` is already scrubbed of secrets. */
 export interface LinkFailure {
@@ -34,6 +35,8 @@ export class Link<T extends { readonly message: { readonly id: string } }> {
   readonly #hooks: LinkHooks<T>;
   readonly #closeTimeoutMs: number;
   #disposed: Promise<void> | undefined;
+  /** Call before each publish: what one turn of the event loop publishes leaves in one socket write (`writeCoalescer`). */
+  readonly coalesceWrites: () => void;
 
   constructor(
     readonly model: ChannelModel,
@@ -43,6 +46,7 @@ export class Link<T extends { readonly message: { readonly id: string } }> {
   ) {
     this.#hooks = hooks;
     this.#closeTimeoutMs = closeTimeoutMs;
+    this.coalesceWrites = writeCoalescer(model);
   }
 
   /** Marks the link dead (first failure wins), fails what is in flight, and closes the connection. */

@@ -141,6 +141,7 @@ export function createRabbitMqPublisher(input: RabbitMqPublisherOptions): Publis
     attempt.stage = 'confirm';
     link.track(attempt);
     let writable: boolean;
+    link.coalesceWrites();
     try {
       writable = link.channel.publish(exchange, publication.routingKey, publication.body, publication.properties, (error: unknown) =>
         onConfirm(link, attempt, error),

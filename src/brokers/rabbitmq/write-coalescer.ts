@@ -1,0 +1,40 @@
+import { Socket } from 'node:net';
+import type { ChannelModel } from 'amqplib';
+
+/**
+ * Gathers what amqplib writes in one turn of the event loop into one socket write. The publisher's socket runs
+ * without Nagle's delay (`noDelay`, so that a lone publish leaves at once), and amqplib's multiplexer writes frame by
+ * frame: every publish was a system call and a TCP segment of its own, and in a drain those writes cost the relay's
+ * process 4.5 times what the same messages cost an amqplib client with Nagle's delay (bench (l), CPU profile).
+ *
+ * Call it before each publish: the first call of a turn corks the socket, and the socket is uncorked one turn later,
+ * after amqplib's multiplexer, which writes in a `setImmediate` of its own, has handed over that turn's frames; they
+ * then leave in one `writev`. A publish waits one turn of the loop at most. A corked socket still refuses more than
+ * its high-water mark (16 KiB), and the multiplexer then waits for 'drain' and writes the rest from its listener: the
+ * socket is corked again before that listener runs. Returns a function that does nothing when
+ * the installed amqplib does not keep its socket where this looks for it (`connection.stream`): nothing is gathered
+ * then, and nothing else changes.
+ */
+export function writeCoalescer(model: ChannelModel): () => void {
+  const socket = socketOf(model);
+  if (socket === undefined) return () => undefined;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  const cork = () => {
+    if (corked) return;
+    corked = true;
+    socket.cork();
+    setImmediate(() => setImmediate(uncork));
+  };
+  socket.prependListener('drain', cork);
+  return cork;
+}
+
+/** amqplib's socket (a TLS socket for `amqps:` is one too), when it is where amqplib 2.x keeps it. */
+export function socketOf(model: ChannelModel): Socket | undefined {
+  const stream: unknown = (model.connection as unknown as { readonly stream?: unknown }).stream;
+  return stream instanceof Socket ? stream : undefined;
+}

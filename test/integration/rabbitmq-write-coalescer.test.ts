@@ -1,0 +1,73 @@
+/**
+ * The RabbitMQ publisher's socket writes (`writeCoalescer`), against the real broker: amqplib writes each publish on a
+ * socket without Nagle's delay as a system call of its own; what one turn of the event loop publishes must leave in a
+ * few writes, still confirmed and delivered in publish order.
+ */
+import type { Socket } from 'node:net';
+import amqp from 'amqplib';
+import { describe, expect, it } from 'vitest';
+import { socketOf, writeCoalescer } from '../../src/brokers/rabbitmq/write-coalescer.js';
+import { testMessage } from '../conformance/publisher-conformance.js';
+import { rabbitMqPublisherFixtures } from '../support/rabbitmq-publisher-fixtures.js';
+import { services, uniqueName } from '../support/services.js';
+
+const { track, exchangeFixture, publisherFor } = rabbitMqPublisherFixtures();
+const MESSAGES = 200;
+
+/** Counts the socket's writes to the kernel (each `_write` or `_writev` is one). */
+function countWrites(socket: Socket): () => number {
+  let writes = 0;
+  const target = socket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+  for (const name of ['_write', '_writev'] as const) {
+    const original = target[name].bind(socket);
+    target[name] = (...args: unknown[]) => {
+      writes++;
+      return original(...args);
+    };
+  }
+  return () => writes;
+}
+
+/** Publishes `MESSAGES` messages in one turn on a confirm channel of its own (no delay, as the publisher's socket), `before` each. */
+async function publishBurst(coalesce: boolean): Promise<number> {
+  const exchange = uniqueName('ex_coalesce');
+  const model = track(await amqp.connect(services.amqpUrl, { noDelay: true }));
+  const channel = await model.createConfirmChannel();
+  await channel.assertExchange(exchange, 'topic', { durable: false, autoDelete: false });
+  try {
+    const socket = socketOf(model);
+    if (socket === undefined) throw new Error('the installed amqplib keeps no socket at connection.stream: writeCoalescer gathers nothing');
+    const before = coalesce ? writeCoalescer(model) : () => undefined;
+    const writes = countWrites(socket);
+    const body = Buffer.from(JSON.stringify({ pad: 'x'.repeat(200) }));
+    const confirms = Array.from({ length: MESSAGES }, (_, i) => {
+      before();
+      return new Promise<void>((resolve, reject) =>
+        channel.publish(exchange, `t.${i}`, body, {}, (error: unknown) =>
+          error === null || error === undefined ? resolve() : reject(new Error(String(error))),
+        ),
+      );
+    });
+    await Promise.all(confirms);
+    return writes();
+  } finally {
+    await channel.deleteExchange(exchange);
+  }
+}
+
+describe('rabbitmq publisher: socket writes', () => {
+  it('amqplib alone writes each publish apart; with the coalescer a burst leaves in a few writes, each confirmed', async () => {
+    expect(await publishBurst(false)).toBeGreaterThanOrEqual(MESSAGES / 2);
+    // ~100 KB: a corked socket takes 16 KiB before it asks for 'drain', so about seven writes
+    expect(await publishBurst(true)).toBeLessThanOrEqual(20);
+  });
+
+  it('a burst through the publisher arrives whole and in publish order', async () => {
+    const fx = await exchangeFixture();
+    const publisher = publisherFor({ url: services.amqpUrl, exchange: fx.exchange });
+    const messages = Array.from({ length: MESSAGES }, (_, i) => testMessage(fx.topic('burst'), { key: 'k', body: JSON.stringify({ i }) }));
+    await Promise.all(messages.map((m) => publisher.publish(m)));
+    const deliveries = await fx.waitForDeliveries(MESSAGES);
+    expect(deliveries.map((d) => d.properties.messageId)).toEqual(messages.map((m) => m.id));
+  });
+});
