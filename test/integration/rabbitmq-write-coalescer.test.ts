@@ -62,6 +62,17 @@ describe('rabbitmq publisher: socket writes', () => {
     expect(await publishBurst(true)).toBeLessThanOrEqual(20);
   });
 
+  it('a burst of messages larger than the socket takes corked arrives whole and in publish order', async () => {
+    const fx = await exchangeFixture();
+    const publisher = publisherFor({ url: services.amqpUrl, exchange: fx.exchange });
+    // 64 KiB each: every one fills the corked socket past its 16 KiB mark, so the rest goes out from 'drain'
+    const messages = Array.from({ length: 40 }, (_, i) => testMessage(fx.topic('large'), { key: 'k', body: JSON.stringify({ i, pad: 'x'.repeat(65_536) }) }));
+    await Promise.all(messages.map((m) => publisher.publish(m)));
+    const deliveries = await fx.waitForDeliveries(messages.length);
+    expect(deliveries.map((d) => d.properties.messageId)).toEqual(messages.map((m) => m.id));
+    expect(deliveries.every((d, i) => d.content.toString('utf8') === messages[i]?.body)).toBe(true);
+  });
+
   it('a burst through the publisher arrives whole and in publish order', async () => {
     const fx = await exchangeFixture();
     const publisher = publisherFor({ url: services.amqpUrl, exchange: fx.exchange });

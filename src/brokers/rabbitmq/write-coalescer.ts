@@ -11,9 +11,10 @@ import type { ChannelModel } from 'amqplib';
  * after amqplib's multiplexer, which writes in a `setImmediate` of its own, has handed over that turn's frames; they
  * then leave in one `writev`. A publish waits one turn of the loop at most. A corked socket still refuses more than
  * its high-water mark (16 KiB), and the multiplexer then waits for 'drain' and writes the rest from its listener: the
- * socket is corked again before that listener runs. Returns a function that does nothing when
- * the installed amqplib does not keep its socket where this looks for it (`connection.stream`): nothing is gathered
- * then, and nothing else changes.
+ * socket is corked just before that listener runs and uncorked just after it, so what it writes leaves at once, in
+ * one `writev` (a burst of large messages is not held back a turn per message). Returns a function that does
+ * nothing when the installed amqplib does not keep its socket where this looks for it (`connection.stream`): nothing
+ * is gathered then, and nothing else changes.
  */
 export function writeCoalescer(model: ChannelModel): () => void {
   const socket = socketOf(model);
@@ -23,14 +24,15 @@ export function writeCoalescer(model: ChannelModel): () => void {
     corked = false;
     socket.uncork();
   };
-  const cork = () => {
+  // amqplib's multiplexer listens to 'drain' from its start: these two run just before and just after it
+  socket.prependListener('drain', () => socket.cork());
+  socket.on('drain', () => socket.uncork());
+  return () => {
     if (corked) return;
     corked = true;
     socket.cork();
     setImmediate(() => setImmediate(uncork));
   };
-  socket.prependListener('drain', cork);
-  return cork;
 }
 
 /** amqplib's socket (a TLS socket for `amqps:` is one too), when it is where amqplib 2.x keeps it. */
