@@ -32,18 +32,27 @@ const SLACK_MS = 500;
 
 /**
  * Every send of every id, each with whether its claim's mark took it (a full, unfenced mark). A row the store skipped
- * (`skip`: locked by another session, nothing written) has no mark: its attempt stays open until a later mark of
- * the same claim or the end of the process, since the relay keeps it in memory and loses it only with its partition.
+ * (`skip`: locked by another session, nothing written) has no mark: its attempt stays open until a later full mark
+ * of that id (under any read's token: the row, still pending, is read again) or the end of the process, since the
+ * relay keeps its outcome in memory and loses it only with its partition.
  */
 export function indexSends(incarnations: readonly IncarnationRecord[]): Map<string, Send[]> {
   const sends = new Map<string, Send[]>();
   for (const incarnation of incarnations) {
     const marks = new Map<string, { t: number; full: boolean }>();
     const nacks = new Map<string, number>();
+    const skips = new Map<string, number>();
+    /** Per id, when a full mark wrote it, under any token (a skipped row read again moves to the new read's token). */
+    const written = new Map<string, number[]>();
     for (const event of incarnation.events) {
       if (event.e === 'mark' && event.tok !== undefined) {
-        for (const id of event.ids ?? []) marks.set(`${event.tok}/${id}`, { t: event.t, full: event.n === event.ids?.length });
+        const full = event.n === event.ids?.length;
+        for (const id of event.ids ?? []) {
+          marks.set(`${event.tok}/${id}`, { t: event.t, full });
+          if (full) written.set(id, [...(written.get(id) ?? []), event.t]);
+        }
       }
+      if (event.e === 'skip' && event.tok !== undefined) for (const id of event.ids ?? []) skips.set(`${event.tok}/${id}`, event.t);
       if (event.e === 'nack' && event.id !== undefined) nacks.set(`${event.tok}/${event.id}`, event.t);
     }
     const end = incarnation.exit?.t ?? Number.MAX_SAFE_INTEGER;
@@ -51,7 +60,11 @@ export function indexSends(incarnations: readonly IncarnationRecord[]): Map<stri
       if (event.e !== 'send' || event.id === undefined) continue;
       const key = `${event.tok}/${event.id}`;
       const mark = marks.get(key);
-      const send: Send = { incarnation, tok: event.tok, t: event.t, until: nacks.get(key) ?? mark?.t ?? end, marked: mark?.full === true };
+      const skippedAt = skips.get(key);
+      // a skipped row's attempt ends when a later completion writes it, whichever read's token that names
+      const writtenAfterSkip = skippedAt === undefined ? undefined : written.get(event.id)?.find((t) => t >= skippedAt);
+      const until = nacks.get(key) ?? mark?.t ?? writtenAfterSkip ?? end;
+      const send: Send = { incarnation, tok: event.tok, t: event.t, until, marked: mark?.full === true };
       const list = sends.get(event.id) ?? [];
       list.push(send);
       sends.set(event.id, list);

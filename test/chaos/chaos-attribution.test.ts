@@ -25,6 +25,11 @@ function unmarkedSend(name: string, sentAt: number, exit?: IncarnationRecord['ex
   };
 }
 
+/** relay-0-0, stopped gracefully at 30 s, with these journal events. */
+function stoppedAt30s(events: IncarnationRecord['events']): IncarnationRecord {
+  return { name: 'relay-0-0', exit: { code: 0, signal: 'SIGTERM', t: 30_000 }, events };
+}
+
 function onlySend(incarnation: IncarnationRecord) {
   const send = indexSends([incarnation]).get('m1')?.[0];
   if (send === undefined) throw new Error('no send indexed');
@@ -55,21 +60,34 @@ describe('chaos attribution: which fault explains a copy', () => {
     // seen in the ci set (rabbit-database): a row locked from outside was skipped at 2000; the relay kept it in memory,
     // an outage from 4800 let its lease lapse, and the relay that took the partition over published the row again
     const outage = fault(1, 'database-outage', 4800, 7700);
-    const skipped: IncarnationRecord = {
-      name: 'relay-0-0',
-      exit: { code: 0, signal: 'SIGTERM', t: 30_000 },
-      events: [
-        { t: 1000, e: 'claim', tok: 'a', ids: ['m1', 'm2'] },
-        { t: 1500, e: 'send', tok: 'a', id: 'm1' },
-        { t: 1500, e: 'send', tok: 'a', id: 'm2' },
-        { t: 2000, e: 'mark', tok: 'a', ids: ['m2'], n: 1 },
-        { t: 2000, e: 'skip', tok: 'a', ids: ['m1'] },
-      ],
-    };
+    const skipped = stoppedAt30s([
+      { t: 1000, e: 'claim', tok: 'a', ids: ['m1', 'm2'] },
+      { t: 1500, e: 'send', tok: 'a', id: 'm1' },
+      { t: 1500, e: 'send', tok: 'a', id: 'm2' },
+      { t: 2000, e: 'mark', tok: 'a', ids: ['m2'], n: 1 },
+      { t: 2000, e: 'skip', tok: 'a', ids: ['m1'] },
+    ]);
     const sends = indexSends([skipped]);
     expect(attributeDuplicates(new Map([['m1', 1]]), sends, [outage], LEASE)).toMatchObject({ attributed: 1, unattributed: [] });
     // the row that was written is settled at its mark: the same outage explains no copy of it
     expect(attributeDuplicates(new Map([['m2', 1]]), sends, [outage], LEASE).unattributed).toEqual([{ id: 'm2', copies: 1 }]);
+  });
+
+  it("a skipped row written later under another read's token: its attempt ends there, and a fault after it explains no copy", () => {
+    const late = fault(1, 'database-outage', 9000, 9500);
+    const [send] =
+      indexSends([
+        stoppedAt30s([
+          { t: 1000, e: 'claim', tok: 'a', ids: ['m1'] },
+          { t: 1500, e: 'send', tok: 'a', id: 'm1' },
+          { t: 2000, e: 'skip', tok: 'a', ids: ['m1'] },
+          // the row, still pending, came back in the next read (token b) and the retry wrote it
+          { t: 2500, e: 'claim', tok: 'b', ids: ['m1'] },
+          { t: 3000, e: 'mark', tok: 'b', ids: ['m1'], n: 1 },
+        ]),
+      ]).get('m1') ?? [];
+    expect(send).toMatchObject({ marked: false, until: 3000 });
+    expect(causeOf(send as NonNullable<typeof send>, [late], LEASE)).toBeUndefined();
   });
 
   it('a graceful leave explains no copy, a SIGKILL leave does', () => {
