@@ -49,7 +49,10 @@ export function indexSends(incarnations: readonly IncarnationRecord[]): Map<stri
         const full = event.n === event.ids?.length;
         for (const id of event.ids ?? []) {
           marks.set(`${event.tok}/${id}`, { t: event.t, full });
-          if (full) written.set(id, [...(written.get(id) ?? []), event.t]);
+          if (!full) continue;
+          const times = written.get(id);
+          if (times === undefined) written.set(id, [event.t]);
+          else times.push(event.t);
         }
       }
       if (event.e === 'skip' && event.tok !== undefined) for (const id of event.ids ?? []) skips.set(`${event.tok}/${id}`, event.t);

@@ -41,18 +41,15 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
       for (const completion of outcomes) {
         const outcome = applied.find((a) => a.partition === completion.partition && a.epoch === completion.epoch);
         const fallback = `p${completion.partition}e${completion.epoch}`;
-        const journalWrites = (e: 'mark' | 'markFailed', all: readonly string[]) => {
-          for (const [tok, ids] of byToken(all, tokens, fallback)) {
-            // a fenced completion wrote nothing: a mark of 0 rows
-            if (outcome?.applied !== true) journal.write({ e, tok, ids, n: 0 });
-            else journalApplied(journal, e, tok, ids, new Set(outcome.skipped));
-          }
-        };
-        journalWrites('mark', completion.published);
-        journalWrites(
-          'markFailed',
+        // a fenced completion wrote nothing: a mark of 0 rows; a skipped row was not written either
+        const skipped = outcome?.applied === true ? new Set(outcome.skipped) : undefined;
+        for (const [tok, ids] of byToken(completion.published, tokens, fallback)) journalWrites(journal, 'mark', tok, ids, skipped);
+        for (const [tok, ids] of byToken(
           completion.failed.map((f) => f.id),
-        );
+          tokens,
+          fallback,
+        ))
+          journalWrites(journal, 'markFailed', tok, ids, skipped);
       }
       return applied;
     },
@@ -65,8 +62,15 @@ export function faultingReader(inner: PartitionReader, journal: Journal, tokens:
   };
 }
 
-/** An applied completion's rows of one read: those written as a full mark, those the store skipped as `skip`. */
-function journalApplied(journal: Journal, e: 'mark' | 'markFailed', tok: string, ids: readonly string[], skipped: ReadonlySet<string>): void {
+/**
+ * A completion's rows of one read: fenced (`skipped` undefined), a mark of 0 rows; applied, the rows written as a
+ * full mark and those the store skipped as `skip`.
+ */
+function journalWrites(journal: Journal, e: 'mark' | 'markFailed', tok: string, ids: readonly string[], skipped: ReadonlySet<string> | undefined): void {
+  if (skipped === undefined) {
+    journal.write({ e, tok, ids, n: 0 });
+    return;
+  }
   const written = ids.filter((id) => !skipped.has(id));
   const passed = ids.filter((id) => skipped.has(id));
   if (written.length > 0) journal.write({ e, tok, ids: written, n: written.length });

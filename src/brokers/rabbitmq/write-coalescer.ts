@@ -10,9 +10,9 @@ import type { ChannelModel } from 'amqplib';
  * Call it before each publish: the first call of a turn corks the socket, and the socket is uncorked one turn later,
  * after amqplib's multiplexer, which writes in a `setImmediate` of its own, has handed over that turn's frames; they
  * then leave in one `writev`. A publish waits one turn of the loop at most. A corked socket still refuses more than
- * its high-water mark (16 KiB on Node 20), and the multiplexer then waits for 'drain' and writes the rest from its listener: the
- * socket is corked just before that listener runs and uncorked just after it, so what it writes leaves at once, in
- * one `writev` (a burst of large messages is not held back a turn per message). Returns a function that does
+ * its high-water mark (16 KiB on Node 20), and the multiplexer then waits for 'drain' and writes the rest from its
+ * listener: the socket is corked just before that listener runs and uncorked just after it, so what it writes leaves
+ * at once, in one `writev` (a burst of large messages is not held back a turn per message). Returns a function that does
  * nothing when the installed amqplib does not keep its socket where this looks for it (`connection.stream`): nothing
  * is gathered then, and nothing else changes.
  */

@@ -21,6 +21,7 @@ export class PublishLanes {
   readonly #slowAfterMs: number;
   /** The start of each batch publishing, oldest first (a set keeps insertion order). */
   readonly #starts = new Set<{ readonly at: number }>();
+  #alarmAt = Number.POSITIVE_INFINITY;
 
   constructor(lanes: number, slowAfterMs: number) {
     this.#lanes = lanes;
@@ -40,7 +41,7 @@ export class PublishLanes {
     this.#starts.add(start);
     return () => {
       this.#starts.delete(start);
-      this.alarmAt = Number.POSITIVE_INFINITY;
+      this.#alarmAt = Number.POSITIVE_INFINITY;
     };
   }
 
@@ -52,17 +53,19 @@ export class PublishLanes {
     if (this.#starts.size >= this.#lanes) return true;
     const [oldest] = this.#starts;
     if (oldest === undefined || this.#starts.size < lanesNow(held, this.#lanes) || now >= oldest.at + this.#slowAfterMs) return false;
-    this.alarmAt = Math.min(this.alarmAt, oldest.at + this.#slowAfterMs);
+    this.#alarmAt = Math.min(this.#alarmAt, oldest.at + this.#slowAfterMs);
     return true;
   }
 
   /** When a read refused by the one-lane limit is to be made again (monotonic ms); +Infinity when none is. */
-  alarmAt = Number.POSITIVE_INFINITY;
+  get alarmAt(): number {
+    return this.#alarmAt;
+  }
 
   /** Whether the alarm's time has come; it is then cleared. */
   rang(now: number): boolean {
-    if (now < this.alarmAt) return false;
-    this.alarmAt = Number.POSITIVE_INFINITY;
+    if (now < this.#alarmAt) return false;
+    this.#alarmAt = Number.POSITIVE_INFINITY;
     return true;
   }
 }
