@@ -78,8 +78,10 @@ class AmqpInboxConsumer<Tx> implements RabbitMqConsumer {
     await this.#reconnecting;
     const session = this.#session;
     if (session === undefined) return;
-    if (session.consumerTag !== undefined && !session.dead) await session.channel.cancel(session.consumerTag).catch(() => undefined);
+    // No handler starts once stop() is called: deliveries that arrive or wait during the cancel's round trip are given
+    // back. Aborting after the cancel let those queued behind a key that freed meanwhile start (seen under CI load).
     session.abort.abort();
+    if (session.consumerTag !== undefined && !session.dead) await session.channel.cancel(session.consumerTag).catch(() => undefined);
     const drained = Promise.all([...this.#inFlight]).then(() => undefined);
     const patience = new AbortController();
     await Promise.race([drained, pause(this.#options.stopTimeoutMs, patience.signal)]);
