@@ -89,8 +89,9 @@ export class PostgresPartitionReader implements PartitionReader {
       dueDestinations,
     ]);
     const rows = result.rows as ReadRow[];
-    // the statement's head row (no message) carries the horizon, so even an empty read returns it
+    // the statement's head row (no message) carries the horizon, so even an empty read returns it; fresh rows carry the tag
     const head = rows.find((row) => row.horizon !== null) as ReadRow;
+    const tag = rows.find((row) => row.tag !== null)?.tag ?? null;
     const messages = rows
       .filter((row) => row.partition !== null)
       .map(toPartitionMessage)
@@ -98,7 +99,7 @@ export class PostgresPartitionReader implements PartitionReader {
     const settled = new Set(head.settled);
     return {
       horizon: head.horizon as string,
-      tag: head.tag,
+      tag,
       partitions: outcomesOf(requests, messages, settled),
       messages,
     };

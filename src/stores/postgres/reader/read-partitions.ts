@@ -39,13 +39,15 @@ type ReadArgs = [
  * are in seq order (the lowest seqs, which the relay's "fewer than asked: read to the end" rule needs); the index gives
  * that order, so the plan sorts nothing (`postgres-plan-cache.test.ts`).
  *
- * The first row of the answer is a head of its own, from `snap`: the horizon, the tag and the settled partitions, with
+ * The first row of the answer is a head of its own, from `snap`: the horizon and the settled partitions, with
  * no message (so an empty read still returns the horizon); the message rows follow with nulls there. (A window
  * function that put the head's fields on the first message row cost a fifth of the read's CPU.) The rows come
  * unsorted: the reader sorts them by partition and seq in the relay's process (`byPartitionAndSeq`), which saves the
  * database a sort of whole rows, bodies included (about a fifth of the read's time for a thousand rows). The tag
- * (`pg_current_xact_id()`, drawn after the snapshot) is taken only when a fresh branch returned rows, so an
- * idle relay assigns no xid. A read with another count than the table's (a relay that has not seen a resize end)
+ * (`pg_current_xact_id()`, drawn after the snapshot) is a column of the fresh rows only: an InitPlan under a `CASE`
+ * on the row's source, which PostgreSQL evaluates once, at the first fresh row, so a read without one (an idle
+ * relay's) assigns no xid. Asking `EXISTS` of a materialized fresh branch instead copied every fresh row into a
+ * tuplestore: about 1 µs per row, a sixth of the read. A read with another count than the table's (a relay that has not seen a resize end)
  * reads nothing: its rows would map to other partitions. Every returned keyed row carries the hold probe: the
  * nearest earlier pending row of its key that is scheduled, due or not (docs/design/read-path.md, "Read path"). The nearest,
  * not the earliest: a row may go right after its blocker only if no other scheduled row of the key lies between
@@ -55,8 +57,9 @@ type ReadArgs = [
  * `(key, seq)`; the destination is a filter, which walks past other destinations' scheduled rows of the key.
  * The probe runs only in a partition that has a scheduled row at all (`held`), since a key's rows all lie in its
  * partition: one probe of the sparse scheduled-rows index for the whole table (`snap.scheduled`), then, only when
- * that finds one, one per requested partition. A drain without failures then probes nothing per row instead of
- * once per row (`f.held` is a one-time filter of the lateral). The due branch, too, runs only when the table has a
+ * that finds one, one per requested partition. A drain without failures then probes nothing per row: the probe is
+ * a subquery under `CASE WHEN f.held`, never started for other rows (a lateral join under a one-time filter was
+ * still rescanned once per row, about 0.5 µs each). The due branch, too, runs only when the table has a
  * scheduled row (`snap.scheduled`, a one-time filter).
  *
  * Plans seen on PostgreSQL 15 (custom and generic alike) with P = 64 and 100k pending rows:
@@ -65,7 +68,7 @@ type ReadArgs = [
  *   due:            Limit -> Limit -> Index Scan using <t>_p64_due_idx (Index Cond: partition = r.partition; Filter: due_at <= now())
  *   scheduled:      Index Only Scan using <t>_due_key_idx (one row); held: per partition, under a One-Time Filter on
  *                   it, Index Only Scan using <t>_p64_due_idx (Index Cond: partition = r.partition)
- *   hold probe:     Result (One-Time Filter: f.held) -> Limit -> Index Scan Backward using
+ *   hold probe:     SubPlan (under CASE WHEN f.held) -> Limit -> Index Scan Backward using
  *                   <t>_due_key_idx (Index Cond: key = f.key AND seq < f.seq; Filter: destination IS NOT DISTINCT FROM f.destination)
  */
 export const readPartitions: ReaderStatement<ReadArgs> = {
@@ -77,6 +80,9 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
         FROM ${outbox} o
         WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND ${condition}
         ORDER BY o.seq LIMIT ${MAX_TAKE}) o ORDER BY o.seq LIMIT r.take) o`;
+    const holdProbe = `FROM ${outbox} h
+      WHERE h.key = f.key AND h.state = 'pending' AND h.due_at IS NOT NULL AND h.seq < f.seq AND h.destination IS NOT DISTINCT FROM f.destination
+      ORDER BY h.seq DESC LIMIT 1`;
     return `WITH snap AS MATERIALIZED (
       SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
         EXISTS (SELECT 1 FROM ${outbox} WHERE state = 'pending' AND due_at IS NOT NULL) AS scheduled
@@ -87,10 +93,8 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       FROM unnest((SELECT $1::int[]), (SELECT $2::int8[]), (SELECT $3::int8[]), (SELECT $4::int8[]), (SELECT $5::text[]), (SELECT $6::int[]))
         AS r(partition, after, rfrom, rto, rtag, take)
       WHERE (SELECT partition_count FROM ${partitioning}) = ${partitionCount}
-    ), fresh AS MATERIALIZED (
-      ${branch('fresh', 'o.seq > COALESCE(r.after, 0) AND o.due_at IS NULL')}
     ), found AS (
-      SELECT * FROM fresh
+      ${branch('fresh', 'o.seq > COALESCE(r.after, 0) AND o.due_at IS NULL')}
       UNION ALL
       ${branch('recheck', 'r.settled AND o.seq > COALESCE(r.rfrom, 0) AND o.seq <= LEAST(r.rto, COALESCE(r.after, 0)) AND o.due_at IS NULL')}
       UNION ALL
@@ -100,8 +104,7 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
         ` CROSS JOIN unnest(COALESCE((SELECT $7::text[]), ARRAY[NULL]::text[])) AS d(name)`,
       )}
     )
-    SELECT s.xmin::text AS horizon,
-      CASE WHEN EXISTS (SELECT 1 FROM fresh) THEN pg_current_xact_id()::text END AS tag,
+    SELECT s.xmin::text AS horizon, NULL::text AS tag,
       (SELECT COALESCE(array_agg(partition), '{}') FROM req WHERE settled) AS settled,
       NULL::int AS partition, NULL::text AS source, NULL::text AS seq, NULL::text AS id, NULL::text AS topic, NULL::text AS type,
       NULL::text AS key, NULL::text AS payload_json, NULL::bytea AS payload_bytes, NULL::text AS content_type, NULL::jsonb AS headers,
@@ -109,16 +112,12 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       NULL::text AS waits_seq, NULL::int8 AS due_in_ms
     FROM snap s
     UNION ALL
-    SELECT NULL, NULL, NULL, f.partition, f.source, f.seq::text, f.id::text, f.topic, f.type, f.key, f.payload_json, f.payload_bytes,
-      f.content_type, f.headers, f.created_at, f.attempts, f.last_error, f.destination, w.seq::text, w.due_in_ms
-    FROM found f
-    LEFT JOIN LATERAL (
-      SELECT h.seq, greatest(0, ceil(extract(epoch FROM h.due_at - now()) * 1000))::int8 AS due_in_ms
-      FROM ${outbox} h
-      WHERE f.held AND h.key = f.key AND h.state = 'pending' AND h.due_at IS NOT NULL AND h.seq < f.seq
-        AND h.destination IS NOT DISTINCT FROM f.destination
-      ORDER BY h.seq DESC LIMIT 1
-    ) w ON true`;
+    SELECT NULL, CASE WHEN f.source = 'fresh' THEN (SELECT pg_current_xact_id()::text) END, NULL, f.partition, f.source, f.seq::text,
+      f.id::text, f.topic, f.type, f.key, f.payload_json, f.payload_bytes, f.content_type, f.headers, f.created_at, f.attempts,
+      f.last_error, f.destination,
+      CASE WHEN f.held THEN (SELECT h.seq::text ${holdProbe}) END,
+      CASE WHEN f.held THEN (SELECT greatest(0, ceil(extract(epoch FROM h.due_at - now()) * 1000))::int8 ${holdProbe}) END
+    FROM found f`;
   },
   params: (partitions, after, recheckFrom, recheckTo, recheckTag, takes, dueDestinations) => [
     partitions,
