@@ -14,7 +14,7 @@ const relayOptionsSchema = z
   .object({
     engine: z.literal('v2').default('v2'),
     owner: z.string().min(1).max(200).optional(),
-    batchSize: positiveInt.max(10_000).default(1000),
+    batchSize: positiveInt.max(10_000).default(500),
     maxInFlight: positiveInt.max(10_000).default(256),
     lanes: positiveInt.max(16).default(3),
     leaseMs: positiveInt.min(1000).default(30_000),

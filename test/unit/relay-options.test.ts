@@ -21,7 +21,7 @@ describe('resolveRelayOptions: defaults', () => {
     const { owner, logger, hooks, ...rest } = resolveRelayOptions();
     expect(rest).toEqual({
       engine: 'v2',
-      batchSize: 1000,
+      batchSize: 500,
       lanes: 3,
       maxInFlight: 256,
       leaseMs: 30_000,
