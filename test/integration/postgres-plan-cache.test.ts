@@ -26,6 +26,7 @@ interface PlanNode {
   'Index Cond'?: string;
   Filter?: string;
   Output?: string[];
+  'Actual Loops'?: number;
   Plans?: PlanNode[];
 }
 
@@ -80,8 +81,8 @@ async function backlogged(): Promise<{ pool: pg.Pool; database: PgDatabase; stor
   return table;
 }
 
-/** The generic plan of `sql` as PostgreSQL would run it from the plan cache, with `args` as literals. */
-async function genericPlan(pool: pg.Pool, sql: string, args: readonly unknown[]): Promise<PlanNode> {
+/** The generic plan of `sql` as PostgreSQL would run it from the plan cache, with `args` as literals; run too with `analyze`. */
+async function genericPlan(pool: pg.Pool, sql: string, args: readonly unknown[], analyze = false): Promise<PlanNode> {
   const client = await pool.connect();
   try {
     await client.query('SET plan_cache_mode = force_generic_plan');
@@ -93,7 +94,7 @@ async function genericPlan(pool: pg.Pool, sql: string, args: readonly unknown[])
           ? client.escapeLiteral(`{${value.map((v) => (v === null ? 'NULL' : `"${String(v)}"`)).join(',')}}`)
           : client.escapeLiteral(String(value));
     const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE explained(${args.map(literal).join(', ')})`,
+      `EXPLAIN (${analyze ? 'ANALYZE, ' : ''}VERBOSE, FORMAT JSON) EXECUTE explained(${args.map(literal).join(', ')})`,
     );
     return explained.rows[0]!['QUERY PLAN'][0].Plan;
   } finally {
@@ -164,6 +165,35 @@ describe('PostgreSQL plan cache: the relay read and completion run from generic 
     const nodes = [plan, ...descendants(plan)];
     expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([]);
     expect(nodes.filter((n) => n['Node Type'] === 'Limit').length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('a read without recheck ranges or scheduled rows starts only the fresh branch per partition: the other two never start', async () => {
+    const { pool, schema, drop } = await backlogged();
+    cleanup = drop;
+    const partitions = Array.from({ length: P }, (_, i) => i);
+    const none = partitions.map(() => null);
+    const statement = readPartitions.sql(readerTables({ schema, table: 'outbox' }), P);
+    const plan = await genericPlan(
+      pool,
+      statement,
+      readPartitions.params(
+        partitions,
+        none,
+        none,
+        none,
+        none,
+        partitions.map(() => 4),
+        undefined,
+      ),
+      true,
+    );
+    // each branch is Limit -> Limit -> Index Scan; a branch's laterals started per partition show as loops of its outer Limit
+    const limits = [plan, ...descendants(plan)].filter((n) => n['Node Type'] === 'Limit' && n.Plans?.[0]?.['Node Type'] === 'Limit');
+    const scanOf = (limit: PlanNode) => descendants(limit).find((n) => n['Index Name'] !== undefined);
+    const loopsBy = (match: (scan: PlanNode) => boolean) => limits.filter((l) => match(scanOf(l) ?? l)).map((l) => l['Actual Loops']);
+    expect(loopsBy((scan) => scan['Index Name'] === 'outbox_p64_idx' && !/\brto\b/.test(scan['Index Cond'] ?? ''))).toEqual([P]);
+    expect(loopsBy((scan) => /\brto\b/.test(scan['Index Cond'] ?? ''))).toEqual([0]);
+    expect(loopsBy((scan) => scan['Index Name'] === 'outbox_p64_due_idx')).toEqual([0]);
   });
 
   it('the direct completion sets its lock_timeout before it asks for any row lock, in the generic plan', async () => {
