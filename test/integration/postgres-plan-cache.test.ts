@@ -103,6 +103,22 @@ async function genericPlan(pool: pg.Pool, sql: string, args: readonly unknown[],
   }
 }
 
+/** The read's generic plan over partitions 0 to `count - 1`, each taking `take` rows, from the start of each; run too with `analyze`. */
+function readPlan(pool: pg.Pool, schema: string, count: number, take: number, analyze = false): Promise<PlanNode> {
+  const partitions = Array.from({ length: count }, (_, i) => i);
+  const none = partitions.map(() => null);
+  const args = readPartitions.params(
+    partitions,
+    none,
+    none,
+    none,
+    none,
+    partitions.map(() => take),
+    undefined,
+  );
+  return genericPlan(pool, readPartitions.sql(readerTables({ schema, table: 'outbox' }), P), args, analyze);
+}
+
 /**
  * The relay's hot statements are prepared once per connection and then run from PostgreSQL's generic plan: planning the
  * read anew on every execution (a custom plan) cost about twice its execution (read-partitions.ts). One connection
@@ -147,21 +163,7 @@ describe('PostgreSQL plan cache: the relay read and completion run from generic 
   it("the read's generic plan sorts nothing: each branch's order and limits come from the partition index", async () => {
     const { pool, schema, drop } = await backlogged();
     cleanup = drop;
-    const partitions = Array.from({ length: 22 }, (_, i) => i);
-    const none = partitions.map(() => null);
-    const plan = await genericPlan(
-      pool,
-      readPartitions.sql(readerTables({ schema, table: 'outbox' }), P),
-      readPartitions.params(
-        partitions,
-        none,
-        none,
-        none,
-        none,
-        partitions.map(() => 23),
-        undefined,
-      ),
-    );
+    const plan = await readPlan(pool, schema, 22, 23);
     const nodes = [plan, ...descendants(plan)];
     expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([]);
     expect(nodes.filter((n) => n['Node Type'] === 'Limit').length).toBeGreaterThanOrEqual(6);
@@ -170,23 +172,7 @@ describe('PostgreSQL plan cache: the relay read and completion run from generic 
   it('a read without recheck ranges or scheduled rows starts only the fresh branch per partition: the other two never start', async () => {
     const { pool, schema, drop } = await backlogged();
     cleanup = drop;
-    const partitions = Array.from({ length: P }, (_, i) => i);
-    const none = partitions.map(() => null);
-    const statement = readPartitions.sql(readerTables({ schema, table: 'outbox' }), P);
-    const plan = await genericPlan(
-      pool,
-      statement,
-      readPartitions.params(
-        partitions,
-        none,
-        none,
-        none,
-        none,
-        partitions.map(() => 4),
-        undefined,
-      ),
-      true,
-    );
+    const plan = await readPlan(pool, schema, P, 4, true);
     // each branch is Limit -> Limit -> Index Scan; a branch's laterals started per partition show as loops of its outer Limit
     const limits = [plan, ...descendants(plan)].filter((n) => n['Node Type'] === 'Limit' && n.Plans?.[0]?.['Node Type'] === 'Limit');
     const scanOf = (limit: PlanNode) => descendants(limit).find((n) => n['Index Name'] !== undefined);
