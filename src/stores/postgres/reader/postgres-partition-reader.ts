@@ -40,8 +40,8 @@ interface ReadRow extends MessageRow {
   settled: number[] | null;
   partition: number | null;
   source: PartitionMessage['source'];
-  waits_seq: string | null;
-  due_in_ms: string | number | null;
+  /** The hold probe's row, `<seq>:<ms until due>`, or null when the key waits for nothing. */
+  waits: string | null;
 }
 
 interface CompleteRow {
@@ -216,6 +216,11 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
   const message = toMessage(row) as OutboxMessage & { -readonly [K in 'partition' | 'source' | 'waitsFor']: PartitionMessage[K] };
   message.partition = row.partition as number;
   message.source = row.source;
-  message.waitsFor = row.waits_seq === null ? null : { seq: row.waits_seq, dueInMs: Number(row.due_in_ms) };
+  message.waitsFor = row.waits === null ? null : waitsFor(row.waits);
   return message;
+}
+
+function waitsFor(waits: string): PartitionMessage['waitsFor'] {
+  const colon = waits.indexOf(':');
+  return { seq: waits.slice(0, colon), dueInMs: Number(waits.slice(colon + 1)) };
 }

@@ -59,7 +59,7 @@ type ReadArgs = [
  * partition: one probe of the sparse scheduled-rows index for the whole table (`snap.scheduled`), then, only when
  * that finds one, one per requested partition. A drain without failures then probes nothing per row: the probe is
  * a subquery under `CASE WHEN f.held`, never started for other rows (a lateral join under a one-time filter was
- * still rescanned once per row, about 0.5 µs each). The recheck and due branches filter the request rows before
+ * still rescanned once per row, about 0.5 µs each); one column, `<seq>:<ms until due>`, so one probe per held row. The recheck and due branches filter the request rows before
  * their lateral (`settled`; `snap.scheduled`), so a partition without a settled recheck range, or any partition of a
  * table without a scheduled row, never enters them: a lateral that checks such a condition inside was still
  * rescanned once per partition, and an idle read of 64 partitions took 560 µs of the server's time instead of 290.
@@ -83,7 +83,8 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
         FROM ${outbox} o
         WHERE ${partitionOf('o', partitionCount)} = r.partition AND o.state = 'pending' AND ${condition}
         ORDER BY o.seq LIMIT ${MAX_TAKE}) o ORDER BY o.seq LIMIT r.take) o`;
-    const holdProbe = `FROM ${outbox} h
+    const holdProbe = `SELECT h.seq::text || ':' || greatest(0, ceil(extract(epoch FROM h.due_at - now()) * 1000))::int8::text
+      FROM ${outbox} h
       WHERE h.key = f.key AND h.state = 'pending' AND h.due_at IS NOT NULL AND h.seq < f.seq AND h.destination IS NOT DISTINCT FROM f.destination
       ORDER BY h.seq DESC LIMIT 1`;
     return `WITH snap AS MATERIALIZED (
@@ -117,14 +118,13 @@ export const readPartitions: ReaderStatement<ReadArgs> = {
       NULL::int AS partition, NULL::text AS source, NULL::text AS seq, NULL::text AS id, NULL::text AS topic, NULL::text AS type,
       NULL::text AS key, NULL::text AS payload_json, NULL::bytea AS payload_bytes, NULL::text AS content_type, NULL::jsonb AS headers,
       NULL::timestamptz AS created_at, NULL::int AS attempts, NULL::text AS last_error, NULL::text AS destination,
-      NULL::text AS waits_seq, NULL::int8 AS due_in_ms
+      NULL::text AS waits
     FROM snap s
     UNION ALL
     SELECT NULL, CASE WHEN f.source = 'fresh' THEN (SELECT pg_current_xact_id()::text) END, NULL, f.partition, f.source, f.seq::text,
       f.id::text, f.topic, f.type, f.key, f.payload_json, f.payload_bytes, f.content_type, f.headers, f.created_at, f.attempts,
       f.last_error, f.destination,
-      CASE WHEN f.held THEN (SELECT h.seq::text ${holdProbe}) END,
-      CASE WHEN f.held THEN (SELECT greatest(0, ceil(extract(epoch FROM h.due_at - now()) * 1000))::int8 ${holdProbe}) END
+      CASE WHEN f.held THEN (${holdProbe}) END
     FROM found f`;
   },
   params: (partitions, after, recheckFrom, recheckTo, recheckTag, takes, dueDestinations) => [
