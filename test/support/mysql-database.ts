@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import { fromMysqlPool, type MysqlDatabase, type MysqlPoolLike } from '../../src/stores/mysql/database.js';
+import { fromMysqlPool, type MysqlDatabase, type MysqlExecutor, type MysqlPoolLike } from '../../src/stores/mysql/database.js';
 import { services, uniqueName } from './services.js';
 
 /** A MariaDB database of its own for one test: a pool on it, plain SQL, and a cleanup that drops it. */
@@ -50,5 +50,21 @@ export async function freshMysqlDatabase(prefix: string, options: { readonly tim
         await drop.end();
       }
     },
+  };
+}
+
+/** The real database, with every statement the store sends (directly, in a transaction or a session) pushed to `statements`. */
+export function recordingMysqlDatabase(database: MysqlDatabase, statements: string[]): MysqlDatabase {
+  const record = (executor: MysqlExecutor): MysqlExecutor => ({
+    query: (sql, params) => {
+      statements.push(sql);
+      return executor.query(sql, params);
+    },
+  });
+  return {
+    query: (sql, params) => record(database).query(sql, params),
+    transaction: (work) => database.transaction((tx, connection) => work(record(tx), connection)),
+    session: (work) => database.session((session) => work(record(session))),
+    close: () => database.close(),
   };
 }

@@ -92,12 +92,7 @@ export async function completePartitions(
   retain: boolean,
   partitionCount: number | undefined,
 ): Promise<PartitionWritten[]> {
-  const sameCount = partitionCount === undefined ? '' : ` AND (SELECT c.partition_count FROM ${names.partitioning} c) = ?`;
-  const locked = await tx.query(
-    `SELECT partition_no, unclean FROM ${names.partitions} WHERE ${FENCED}${sameCount} ORDER BY partition_no LOCK IN SHARE MODE`,
-    partitionCount === undefined ? fenceParams(relayId, completions) : [...fenceParams(relayId, completions), partitionCount],
-  );
-  const unclean = new Map(locked.rows.map((row) => [Number(row.partition_no), Number(row.unclean)]));
+  const unclean = await lockFencedPartitions(tx, names, relayId, completions, partitionCount);
   const wanted = rows.filter((row) => unclean.has(row.partition));
   const mine = new Map<string, StoredRow>();
   const skipped = new Map<number, string[]>();
@@ -120,6 +115,35 @@ export async function completePartitions(
   }
   const writes = wanted.filter((row) => isRowOf(row, mine.get(row.id)));
   await writeOutcomes(tx, names, writes, retain);
+  return partitionsWritten(completions, unclean, writes, skipped);
+}
+
+/**
+ * Share-locks, in partition order, the partition rows of `completions` that name the relay at their epoch (with the
+ * count the relay read with, only while the table has that count); returns each locked partition's `unclean`.
+ */
+export async function lockFencedPartitions(
+  tx: MysqlExecutor,
+  names: MysqlTableNames,
+  relayId: string,
+  completions: readonly PartitionCompletion[],
+  partitionCount: number | undefined,
+): Promise<ReadonlyMap<number, number>> {
+  const sameCount = partitionCount === undefined ? '' : ` AND (SELECT c.partition_count FROM ${names.partitioning} c) = ?`;
+  const locked = await tx.query(
+    `SELECT partition_no, unclean FROM ${names.partitions} WHERE ${FENCED}${sameCount} ORDER BY partition_no LOCK IN SHARE MODE`,
+    partitionCount === undefined ? fenceParams(relayId, completions) : [...fenceParams(relayId, completions), partitionCount],
+  );
+  return new Map(locked.rows.map((row) => [Number(row.partition_no), Number(row.unclean)]));
+}
+
+/** What each completion wrote, from the rows written and the partitions locked. */
+export function partitionsWritten(
+  completions: readonly PartitionCompletion[],
+  unclean: ReadonlyMap<number, number>,
+  writes: readonly OutcomeRow[],
+  skipped: ReadonlyMap<number, string[]> = new Map(),
+): PartitionWritten[] {
   const written = new Map<number, { ids: Set<string>; published: Set<string> }>();
   for (const row of writes) {
     let w = written.get(row.partition);

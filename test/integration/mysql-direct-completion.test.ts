@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateMessage } from '../../src/core/validate-message.js';
+import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
+import { freshMysqlDatabase, recordingMysqlDatabase, type FreshMysqlDatabase } from '../support/mysql-database.js';
+
+const directWrites = (statements: readonly string[]) => statements.filter((sql) => sql.startsWith('SET STATEMENT innodb_lock_wait_timeout = 0 FOR DELETE'));
+const rowLocks = (statements: readonly string[]) => statements.filter((sql) => sql.includes('FOR UPDATE SKIP LOCKED'));
+
+describe('MariaDB completion of published rows, written without row locks', () => {
+  let fresh: FreshMysqlDatabase | undefined;
+  afterEach(async () => {
+    await fresh?.cleanup();
+    fresh = undefined;
+  });
+
+  async function relayWithRows(count: number, statements: string[]) {
+    fresh = await freshMysqlDatabase('direct');
+    const store = new MysqlOutboxStore(recordingMysqlDatabase(fresh.database, statements));
+    await store.migrate();
+    const messages = Array.from({ length: count }, (_, i) =>
+      validateMessage({ topic: 't', type: 'x', key: `k${i % 3}`, payload: { i } }, { maxPayloadBytes: 100 }),
+    );
+    await fresh.database.transaction((tx) => store.insert(tx, messages));
+    const { relayId } = await store.leases.join({ name: 'direct', leaseMs: 60_000 });
+    const leases = await store.leases.acquire(relayId, 64);
+    const read = await store.reader.read(
+      relayId,
+      64,
+      leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })),
+    );
+    const completions = [...new Set(read.messages.map((m) => m.partition))].map((partition) => {
+      const rows = read.messages.filter((m) => m.partition === partition);
+      return {
+        partition,
+        epoch: leases.find((l) => l.partition === partition)?.epoch ?? '',
+        published: rows.map((m) => m.id),
+        publishedSeqs: rows.map((m) => m.seq),
+        failed: [],
+        held: [],
+      };
+    });
+    statements.length = 0;
+    return { store, relayId, read, completions };
+  }
+
+  it('deletes the usual batch in one statement that waits for no row lock, and locks no row first', async () => {
+    const statements: string[] = [];
+    const { store, relayId, completions } = await relayWithRows(9, statements);
+    const outcomes = await store.reader.complete(relayId, completions, { partitionCount: 64 });
+    expect(outcomes.map((o) => [o.applied, o.changed, o.skipped])).toEqual(completions.map((c) => [true, c.published.length, []]));
+    expect(directWrites(statements)).toHaveLength(1);
+    expect(rowLocks(statements)).toEqual([]);
+    expect(await fresh?.sql('SELECT COUNT(*) AS n FROM outbox')).toEqual([{ n: '0' }]);
+  });
+
+  it('rolls the direct write back and skips a row another session holds, writing the rest, without waiting for it', async () => {
+    const statements: string[] = [];
+    const { store, relayId, read, completions } = await relayWithRows(9, statements);
+    const held = read.messages[0];
+    const locker = await fresh?.pool.getConnection();
+    if (held === undefined || locker === undefined) throw new Error('the table has rows and the pool a connection');
+    try {
+      await locker.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+      await locker.beginTransaction();
+      await locker.query('SELECT id FROM outbox WHERE id = ? FOR UPDATE', [held.id]);
+      // the session's own innodb_lock_wait_timeout is 50 s: a completion that waited would outlive the test's timeout
+      const outcomes = await store.reader.complete(relayId, completions, { partitionCount: 64 });
+      expect(outcomes.flatMap((o) => o.skipped)).toEqual([held.id]);
+      expect(outcomes.reduce((sum, o) => sum + o.changed, 0)).toBe(read.messages.length - 1);
+      expect(directWrites(statements)).toHaveLength(1);
+      expect(rowLocks(statements)).toHaveLength(1);
+    } finally {
+      await locker.rollback();
+      locker.release();
+    }
+    expect(await fresh?.sql('SELECT id FROM outbox')).toEqual([{ id: held.id }]);
+  });
+
+  it('writes nothing directly when a listed row is gone or was changed, and completes the rest under row locks', async () => {
+    const statements: string[] = [];
+    const { store, relayId, read, completions } = await relayWithRows(9, statements);
+    const [gone, moved] = read.messages;
+    if (gone === undefined || moved === undefined) throw new Error('the read returned rows');
+    await fresh?.sql('DELETE FROM outbox WHERE id = ?', [gone.id]);
+    // a seq that names another row than the id: the direct write must not count it as written
+    const wrongSeq = completions.map((c) =>
+      c.partition === moved.partition ? { ...c, publishedSeqs: c.publishedSeqs.map((s, i) => (c.published[i] === moved.id ? `${BigInt(s) + 1000n}` : s)) } : c,
+    );
+    const outcomes = await store.reader.complete(relayId, wrongSeq, { partitionCount: 64 });
+    expect(outcomes.reduce((sum, o) => sum + o.changed, 0)).toBe(read.messages.length - 2);
+    expect(directWrites(statements)).toHaveLength(1);
+    expect(rowLocks(statements)).toHaveLength(1);
+    expect(await fresh?.sql('SELECT id FROM outbox')).toEqual([{ id: moved.id }]);
+  });
+});
