@@ -63,8 +63,10 @@ describe('MariaDB completion of published rows, written without row locks', () =
       await locker.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
       await locker.beginTransaction();
       await locker.query('SELECT id FROM outbox WHERE id = ? FOR UPDATE', [held.id]);
-      // the session's own innodb_lock_wait_timeout is 50 s: a completion that waited would outlive the test's timeout
-      const outcomes = await store.reader.complete(relayId, completions, { partitionCount: 64 });
+      // the session's own innodb_lock_wait_timeout is 50 s: a completion that waited for the lock would not end in 5
+      const completion = store.reader.complete(relayId, completions, { partitionCount: 64 });
+      const outcomes = await Promise.race([completion, new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5000))]);
+      if (outcomes === 'waited') throw new Error('the completion waited for the row lock');
       expect(outcomes.flatMap((o) => o.skipped)).toEqual([held.id]);
       expect(outcomes.reduce((sum, o) => sum + o.changed, 0)).toBe(read.messages.length - 1);
       expect(directWrites(statements)).toHaveLength(1);
@@ -76,20 +78,45 @@ describe('MariaDB completion of published rows, written without row locks', () =
     expect(await fresh?.sql('SELECT id FROM outbox')).toEqual([{ id: held.id }]);
   });
 
-  it('writes nothing directly when a listed row is gone or was changed, and completes the rest under row locks', async () => {
+  type Completions = Awaited<ReturnType<typeof relayWithRows>>['completions'];
+  type Row = Awaited<ReturnType<typeof relayWithRows>>['read']['messages'][number];
+  /** The completions with `row`'s seq replaced. */
+  const withSeq = (completions: Completions, row: Row, seq: (s: string) => string): Completions =>
+    completions.map((c) => ({ ...c, publishedSeqs: c.publishedSeqs.map((s, i) => (c.published[i] === row.id ? seq(s) : s)) }));
+  const cases: readonly { readonly what: string; readonly stays: boolean; readonly change: (completions: Completions, row: Row) => Promise<Completions> }[] = [
+    {
+      what: 'a row deleted from outside since the read',
+      stays: false,
+      change: async (completions, row) => (await fresh?.sql('DELETE FROM outbox WHERE id = ?', [row.id]), completions),
+    },
+    { what: 'a seq that names another row', stays: true, change: async (completions, row) => withSeq(completions, row, (s) => `${BigInt(s) + 1000n}`) },
+    { what: "the seq '0'", stays: true, change: async (completions, row) => withSeq(completions, row, () => '0') },
+    {
+      what: 'a row listed under another partition the relay holds',
+      stays: true,
+      change: async (completions, row) => {
+        const other = completions.find((c) => c.partition !== row.partition);
+        if (other === undefined) throw new Error('rows of two partitions');
+        return completions.map((c) => {
+          const keep = c.published.map((id, i) => [id, c.publishedSeqs[i] ?? ''] as const).filter(([id]) => id !== row.id);
+          const moved = c === other ? [...keep, [row.id, row.seq] as const] : keep;
+          return { ...c, published: moved.map(([id]) => id), publishedSeqs: moved.map(([, seq]) => seq) };
+        });
+      },
+    },
+  ];
+
+  it.each(cases)('writes nothing directly given $what, and completes the other rows under row locks', async ({ stays, change }) => {
     const statements: string[] = [];
     const { store, relayId, read, completions } = await relayWithRows(9, statements);
-    const [gone, moved] = read.messages;
-    if (gone === undefined || moved === undefined) throw new Error('the read returned rows');
-    await fresh?.sql('DELETE FROM outbox WHERE id = ?', [gone.id]);
-    // a seq that names another row than the id: the direct write must not count it as written
-    const wrongSeq = completions.map((c) =>
-      c.partition === moved.partition ? { ...c, publishedSeqs: c.publishedSeqs.map((s, i) => (c.published[i] === moved.id ? `${BigInt(s) + 1000n}` : s)) } : c,
-    );
-    const outcomes = await store.reader.complete(relayId, wrongSeq, { partitionCount: 64 });
-    expect(outcomes.reduce((sum, o) => sum + o.changed, 0)).toBe(read.messages.length - 2);
+    const row = read.messages[0];
+    if (row === undefined) throw new Error('the read returned rows');
+    const changed = await change(completions, row);
+    const outcomes = await store.reader.complete(relayId, changed, { partitionCount: 64 });
+    expect(outcomes.reduce((sum, o) => sum + o.changed, 0)).toBe(read.messages.length - 1);
+    expect(outcomes.flatMap((o) => o.skipped)).toEqual([]);
     expect(directWrites(statements)).toHaveLength(1);
     expect(rowLocks(statements)).toHaveLength(1);
-    expect(await fresh?.sql('SELECT id FROM outbox')).toEqual([{ id: moved.id }]);
+    expect(await fresh?.sql('SELECT id FROM outbox')).toEqual(stays ? [{ id: row.id }] : []);
   });
 });

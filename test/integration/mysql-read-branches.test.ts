@@ -9,14 +9,14 @@ function branches(statements: readonly string[], source: 'fresh' | 'due'): numbe
   return [...read.matchAll(new RegExp(`\\(SELECT (\\d+) AS partition_no, '${source}' AS source`, 'g'))].map((m) => Number(m[1])).sort((a, b) => a - b);
 }
 
-describe('MariaDB read: a due branch only where a row is due', () => {
+describe('MariaDB read: a due branch only where a row is scheduled', () => {
   let fresh: FreshMysqlDatabase | undefined;
   afterEach(async () => {
     await fresh?.cleanup();
     fresh = undefined;
   });
 
-  it('plans due branches for the partitions holding a due row, none for the others, and still returns every row', async () => {
+  it('plans due branches for the partitions holding a scheduled row, none for the others, and returns the due rows only', async () => {
     fresh = await freshMysqlDatabase('branches');
     const statements: string[] = [];
     const store = new MysqlOutboxStore(recordingMysqlDatabase(fresh.database, statements));
@@ -33,14 +33,14 @@ describe('MariaDB read: a due branch only where a row is due', () => {
     expect(branches(statements, 'fresh')).toEqual(busy);
     expect(branches(statements, 'due')).toEqual([]);
 
-    // one row due now (an operator's retry writes due_at = now), one scheduled an hour out: only the first partition gets a due branch
+    // one row due now (an operator's retry writes due_at = now), one scheduled an hour out: their partitions get due branches
     const [due, later] = first.messages.filter((m, i, all) => all.findIndex((o) => o.partition === m.partition) === i);
     if (due === undefined || later === undefined) throw new Error('rows of two partitions');
     await fresh.sql('UPDATE outbox SET due_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE id = ?', [due.id]);
     await fresh.sql('UPDATE outbox SET due_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = ?', [later.id]);
     statements.length = 0;
     const second = await store.reader.read(relayId, 64, requests);
-    expect(branches(statements, 'due')).toEqual([due.partition]);
+    expect(branches(statements, 'due')).toEqual([due.partition, later.partition].sort((a, b) => a - b));
     expect(second.messages.filter((m) => m.source === 'due').map((m) => m.id)).toEqual([due.id]);
     expect(second.messages.map((m) => m.id)).not.toContain(later.id);
   });

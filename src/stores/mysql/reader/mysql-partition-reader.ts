@@ -13,7 +13,6 @@ import type {
   DestinationPause,
 } from '../../../core/ports.js';
 import type { MysqlDatabase } from '../database.js';
-import { MYSQL_NOW } from '../migrations.js';
 import { readCommitted } from '../read-committed.js';
 import { listPausedDestinations } from '../operator/paused-destinations.js';
 import { listPausedTopics } from '../operator/paused-topics.js';
@@ -65,14 +64,15 @@ export class MysqlPartitionReader implements PartitionReader {
     }
     for (const r of requests) if (r.recheck !== null && BigInt(horizon) >= BigInt(r.recheck.tag)) settled.add(r.partition);
     // The big SELECT costs about 0.25 ms of the server's time per branch to plan and run, whether or not it finds rows:
-    // first ask, with index probes, which partitions hold a pending row at all and which hold one that is due. A row
-    // that commits (or comes due) after that walk is read next time; one that could settle a recheck has ended before
-    // the horizon probe, so the walk sees it. Only the due branch depends on the walk: the hold probe stays in the
-    // SELECT, so it sees every scheduled row the SELECT's own snapshot does.
+    // first ask, with index probes, which partitions hold a pending row at all and which hold a scheduled one (due or
+    // not). A row that commits (or is scheduled) after that walk is read next time; one that could settle a recheck has
+    // ended before the horizon probe, so the walk sees it. Only the due branch depends on the walk: the hold probe stays
+    // in the SELECT, so it sees every scheduled row the SELECT's own snapshot does.
     const busy = await this.#partitionsWithPending(requests);
     const reading = requests.filter((r) => busy.has(r.partition));
-    const due = new Set(reading.filter((r) => busy.get(r.partition) === true).map((r) => r.partition));
-    const { rows } = reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled, due, dueDestinations));
+    const scheduled = new Set(reading.filter((r) => busy.get(r.partition) === true).map((r) => r.partition));
+    const { rows } =
+      reading.length === 0 ? { rows: [] } : await this.#database.query(readPartitionsSql(this.#names, reading, settled, scheduled, dueDestinations));
     const messages = (rows as unknown as ReadRow[]).map(toPartitionMessage).sort(byPartitionAndSeq);
     const tag = messages.some((m) => m.source === 'fresh') ? await readTag(this.#database) : null;
     return { horizon, tag, partitions: outcomesOf(requests, messages, settled), messages };
@@ -151,29 +151,24 @@ export class MysqlPartitionReader implements PartitionReader {
     }
   }
 
-  /** The requested partitions that hold a pending row, each with whether one of them is due (scheduled, its time come). */
+  /** The requested partitions that hold a pending row, each with whether one of its pending rows is scheduled (`due_at` set). */
   async #partitionsWithPending(requests: readonly PartitionReadRequest[]): Promise<ReadonlyMap<number, boolean>> {
+    const outbox = this.#names.outbox;
     const readIndex = quoteMysql(`${this.#names.table}_read_idx`);
-    const partitions = requests.map((r) => r.partition);
     const { rows } = await this.#database.query(
-      // a scalar subquery with LIMIT 1 is one index probe; MariaDB runs EXISTS here as a semi-join over every
-      // pending row (192 ms at 200k rows, against 1-2 ms). The due rows are one range per partition of the read index,
-      // empty in normal flow: as a subquery correlated to the partition it was a ref on (partition, state) that walked
-      // every pending row of the partition.
-      `SELECT p.partition_no, 0 AS due FROM ${this.#names.partitions} p WHERE p.partition_no IN (?)
-        AND (SELECT o.seq FROM ${this.#names.outbox} o FORCE INDEX (${readIndex})
-          WHERE o.partition_no = p.partition_no AND o.state = 'pending' LIMIT 1) IS NOT NULL
-      UNION ALL
-      SELECT DISTINCT o.partition_no, 1 AS due FROM ${this.#names.outbox} o FORCE INDEX (${readIndex})
-        WHERE o.partition_no IN (?) AND o.state = 'pending' AND o.due_at IS NOT NULL AND o.due_at <= ${MYSQL_NOW}`,
-      [partitions, partitions],
+      // A scalar subquery with LIMIT 1 is one index probe; MariaDB runs EXISTS here as a semi-join over every pending
+      // row (192 ms at 200k rows, against 1-2 ms). Scheduled rows sort last among a partition's pending rows in the read
+      // index, so the last entry read backwards has due_at set exactly when one of them has: one probe whatever the
+      // number of scheduled rows (a range over the due rows walks all of them, a ref over due_at IS NOT NULL every
+      // pending row of the partition).
+      `SELECT p.partition_no, (SELECT o.due_at FROM ${outbox} o FORCE INDEX (${readIndex})
+          WHERE o.partition_no = p.partition_no AND o.state = 'pending' ORDER BY o.due_at DESC, o.seq DESC LIMIT 1) IS NOT NULL AS scheduled
+        FROM ${this.#names.partitions} p WHERE p.partition_no IN (?)
+        AND (SELECT o.seq FROM ${outbox} o FORCE INDEX (${readIndex})
+          WHERE o.partition_no = p.partition_no AND o.state = 'pending' LIMIT 1) IS NOT NULL`,
+      [requests.map((r) => r.partition)],
     );
-    const found = new Map<number, boolean>();
-    for (const row of rows) {
-      const partition = Number(row.partition_no);
-      found.set(partition, found.get(partition) === true || Number(row.due) === 1);
-    }
-    return found;
+    return new Map(rows.map((row) => [Number(row.partition_no), Number(row.scheduled) === 1]));
   }
 
   async #tablePartitionCount(): Promise<number | undefined> {

@@ -22,8 +22,8 @@ const ISO = '%Y-%m-%dT%H:%i:%s.%fZ';
  * once a drain has deleted rows, MariaDB planned a branch as a scan of the primary key from `seq > after` (80-110 ms
  * a branch, against 0.1 ms on the partition index).
  *
- * `due`: the partitions that get due branches (the caller's walk found a due row there); a due branch costs what a
- * fresh one does to plan, found rows or not, and most reads have none to find.
+ * `due`: the partitions that get due branches (the caller's walk found a scheduled row there); a due branch costs what
+ * a fresh one does to plan, found rows or not, and most reads have none to find.
  *
  * `dueDestinations` (from `checkDueDestinations`, so only names reach the text): one due branch per destination,
  * of its rows only (`default`: the rows without one), each with the partition's limit, a filter on the rows the index
