@@ -46,3 +46,10 @@ function bytesOf(id: string, value: Uint8Array | string | null): Uint8Array {
     `outbox message ${id} has neither a JSON nor a binary body; run \`outboxer migrate\` (version 5 adds the constraint that prevents it)`,
   );
 }
+
+/** The hold probe's column as the PostgreSQL and MariaDB reads return it, `<seq>:<ms until due>`, or null: what the row waits for. */
+export function waitsForOf(waits: string | null): { readonly seq: string; readonly dueInMs: number } | null {
+  if (waits === null) return null;
+  const colon = waits.indexOf(':');
+  return { seq: waits.slice(0, colon), dueInMs: Number(waits.slice(colon + 1)) };
+}

@@ -26,6 +26,18 @@ export function publishedRows(relayId: string, completion: PartitionCompletion):
   });
 }
 
+/** One completion call: the relay's outcomes, flattened to rows, and how to write them. */
+export interface CompletionJob {
+  readonly names: MysqlTableNames;
+  readonly relayId: string;
+  readonly completions: readonly PartitionCompletion[];
+  readonly rows: readonly OutcomeRow[];
+  /** Published rows are marked `published` instead of deleted. */
+  readonly retain: boolean;
+  /** The partition count the relay read with; each partition is written only while the table has it. */
+  readonly partitionCount: number | undefined;
+}
+
 export interface PartitionWritten {
   readonly partition: number;
   readonly epoch: string;
@@ -83,16 +95,9 @@ const MAX_DELAY_MS = 100 * 365 * 24 * 3_600_000;
  * published rows deleted (or marked `published` when retained); failed rows count the attempt and get `due_at`
  * (their backoff) or are parked dead; held rows get `due_at` without an attempt (a null reason keeps the stored one).
  */
-export async function completePartitions(
-  tx: MysqlExecutor,
-  names: MysqlTableNames,
-  relayId: string,
-  completions: readonly PartitionCompletion[],
-  rows: readonly OutcomeRow[],
-  retain: boolean,
-  partitionCount: number | undefined,
-): Promise<PartitionWritten[]> {
-  const unclean = await lockFencedPartitions(tx, names, relayId, completions, partitionCount);
+export async function completePartitions(tx: MysqlExecutor, job: CompletionJob): Promise<PartitionWritten[]> {
+  const { names, completions, rows, retain } = job;
+  const unclean = await lockFencedPartitions(tx, job);
   const wanted = rows.filter((row) => unclean.has(row.partition));
   const mine = new Map<string, StoredRow>();
   const skipped = new Map<number, string[]>();
@@ -122,13 +127,8 @@ export async function completePartitions(
  * Share-locks, in partition order, the partition rows of `completions` that name the relay at their epoch (with the
  * count the relay read with, only while the table has that count); returns each locked partition's `unclean`.
  */
-export async function lockFencedPartitions(
-  tx: MysqlExecutor,
-  names: MysqlTableNames,
-  relayId: string,
-  completions: readonly PartitionCompletion[],
-  partitionCount: number | undefined,
-): Promise<ReadonlyMap<number, number>> {
+export async function lockFencedPartitions(tx: MysqlExecutor, job: CompletionJob): Promise<ReadonlyMap<number, number>> {
+  const { names, relayId, completions, partitionCount } = job;
   const sameCount = partitionCount === undefined ? '' : ` AND (SELECT c.partition_count FROM ${names.partitioning} c) = ?`;
   const locked = await tx.query(
     `SELECT partition_no, unclean FROM ${names.partitions} WHERE ${FENCED}${sameCount} ORDER BY partition_no LOCK IN SHARE MODE`,

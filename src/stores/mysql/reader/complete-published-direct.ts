@@ -1,8 +1,7 @@
-import type { PartitionCompletion } from '../../../core/ports.js';
 import type { MysqlExecutor } from '../database.js';
 import { MYSQL_NOW } from '../migrations.js';
-import { quoteMysql, type MysqlTableNames } from '../table-names.js';
-import { lockFencedPartitions, type OutcomeRow, partitionsWritten, type PartitionWritten } from './complete-partitions.js';
+import { quoteMysql } from '../table-names.js';
+import { type CompletionJob, lockFencedPartitions, type OutcomeRow, partitionsWritten, type PartitionWritten } from './complete-partitions.js';
 
 /** Thrown inside the transaction when the direct write cannot stand for the whole completion: it is rolled back whole. */
 export class DirectCompletionMissed extends Error {
@@ -26,16 +25,9 @@ export function canCompleteDirectly(rows: readonly OutcomeRow[]): boolean {
  * `completePartitions`, which skips the locked row and reports it. In the usual batch nothing else touches the rows, and
  * the statement saves the `SELECT ... FOR UPDATE SKIP LOCKED` that locked each row before (docs/design/dialects.md).
  */
-export async function completePublishedDirect(
-  tx: MysqlExecutor,
-  names: MysqlTableNames,
-  relayId: string,
-  completions: readonly PartitionCompletion[],
-  rows: readonly OutcomeRow[],
-  retain: boolean,
-  partitionCount: number | undefined,
-): Promise<PartitionWritten[]> {
-  const unclean = await lockFencedPartitions(tx, names, relayId, completions, partitionCount);
+export async function completePublishedDirect(tx: MysqlExecutor, job: CompletionJob): Promise<PartitionWritten[]> {
+  const { names, completions, rows, retain } = job;
+  const unclean = await lockFencedPartitions(tx, job);
   const writes = rows.filter((row) => unclean.has(row.partition));
   if (writes.length > 0) {
     const listed = `JSON_TABLE(?, '$[*]' COLUMNS (id VARCHAR(36) CHARACTER SET ascii COLLATE ascii_bin PATH '$[0]', p INT PATH '$[1]',

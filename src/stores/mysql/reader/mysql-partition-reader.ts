@@ -17,9 +17,9 @@ import { readCommitted } from '../read-committed.js';
 import { listPausedDestinations } from '../operator/paused-destinations.js';
 import { listPausedTopics } from '../operator/paused-topics.js';
 import { quoteMysql, type MysqlTableNames } from '../table-names.js';
-import { type MessageRow, toMessage } from '../../shared/message-rows.js';
+import { type MessageRow, toMessage, waitsForOf } from '../../shared/message-rows.js';
 import { checkCompletions, checkDelay, checkDueDestinations, checkRead, outcomesOf } from '../../shared/partition-read-checks.js';
-import { completePartitions, type OutcomeRow, type PartitionWritten, publishedRows } from './complete-partitions.js';
+import { type CompletionJob, completePartitions, type OutcomeRow, type PartitionWritten, publishedRows } from './complete-partitions.js';
 import { canCompleteDirectly, completePublishedDirect, DirectCompletionMissed } from './complete-published-direct.js';
 import { countAttempt, resetUnclean } from './count-attempt.js';
 import { HorizonProbe, readTag } from './horizon-probe.js';
@@ -94,24 +94,18 @@ export class MysqlPartitionReader implements PartitionReader {
       ...c.held.map((h) => ({ partition: c.partition, id: h.id, kind: 'held' as const, delayMs: h.delayMs, error: h.reason })),
     ]);
     for (const row of rows) checkDelay(relayId, row.id, row.delayMs);
-    const outcomes =
-      (await this.#completeDirectly(relayId, completions, rows, options?.partitionCount)) ??
-      (await readCommitted(this.#database, (tx) => completePartitions(tx, this.#names, relayId, completions, rows, this.#retain, options?.partitionCount)));
+    const job: CompletionJob = { names: this.#names, relayId, completions, rows, retain: this.#retain, partitionCount: options?.partitionCount };
+    const outcomes = (await this.#completeDirectly(job)) ?? (await readCommitted(this.#database, (tx) => completePartitions(tx, job)));
     const progressed = outcomes.filter((o) => o.applied && o.unclean > 0 && o.published > 0);
     await resetUnclean(this.#database, this.#names, relayId, progressed);
     return outcomes.map((o) => ({ partition: o.partition, epoch: o.epoch, applied: o.applied, changed: o.changed, skipped: o.skipped }));
   }
 
   /** The usual completion without row locks (`complete-published-direct.ts`), on MariaDB; undefined where it cannot stand. */
-  async #completeDirectly(
-    relayId: string,
-    completions: readonly PartitionCompletion[],
-    rows: readonly OutcomeRow[],
-    partitionCount: number | undefined,
-  ): Promise<PartitionWritten[] | undefined> {
-    if (!canCompleteDirectly(rows) || !(await this.#isMariadb())) return undefined;
+  async #completeDirectly(job: CompletionJob): Promise<PartitionWritten[] | undefined> {
+    if (!canCompleteDirectly(job.rows) || !(await this.#isMariadb())) return undefined;
     try {
-      return await readCommitted(this.#database, (tx) => completePublishedDirect(tx, this.#names, relayId, completions, rows, this.#retain, partitionCount));
+      return await readCommitted(this.#database, (tx) => completePublishedDirect(tx, job));
     } catch (error) {
       if (error instanceof DirectCompletionMissed) return undefined;
       throw error;
@@ -187,7 +181,6 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
   };
   message.partition = Number(row.partition_no);
   message.source = row.source;
-  const [seq, dueInMs] = row.waits === null ? [] : row.waits.split(' ');
-  message.waitsFor = seq === undefined ? null : { seq, dueInMs: Number(dueInMs) };
+  message.waitsFor = waitsForOf(row.waits);
   return message;
 }

@@ -13,7 +13,7 @@ const ISO = '%Y-%m-%dT%H:%i:%s.%fZ';
  * - `recheck`: the same in `(from, min(to, position)]`, only for partitions whose recheck the horizon settled;
  * - `due`: scheduled rows whose `due_at` has come, at any seq.
  * Every row carries the hold probe (`waits`): the nearest earlier pending scheduled row of its key, due or not, as
- * `seq dueInMs`, from the `(held_key, seq)` index (held_key is the key of scheduled rows only). Order is per key and
+ * `<seq>:<ms until due>`, from the `(held_key, seq)` index (held_key is the key of scheduled rows only). Order is per key and
  * destination (docs/design/fan-out.md): the probe asks for a row of the same destination,
  * NULL matching NULL (`<=>`), a filter on the rows of that index, which walks past other destinations' scheduled
  * rows of the key. Positions, limits and partitions are written into the text
@@ -41,7 +41,7 @@ export function readPartitionsSql(
   const select = (partition: number, source: string, condition: string, limit: number) => `(SELECT ${partition} AS partition_no, '${source}' AS source,
       CAST(o.seq AS CHAR) AS seq, o.id, o.topic, o.type, o.\`key\`, o.payload AS payload_json, o.payload_bytes, o.content_type,
       o.headers, DATE_FORMAT(o.created_at, '${ISO}') AS created_at, o.attempts + 1 AS attempts, o.last_error, o.destination,
-      (SELECT CONCAT(h.seq, ' ', GREATEST(0, CEIL(TIMESTAMPDIFF(MICROSECOND, ${MYSQL_NOW}, h.due_at) / 1000))) FROM ${o} h FORCE INDEX (${quoteMysql(`${names.table}_held_key_idx`)})
+      (SELECT CONCAT(h.seq, ':', GREATEST(0, CEIL(TIMESTAMPDIFF(MICROSECOND, ${MYSQL_NOW}, h.due_at) / 1000))) FROM ${o} h FORCE INDEX (${quoteMysql(`${names.table}_held_key_idx`)})
         WHERE h.held_key = o.\`key\` AND h.seq < o.seq AND h.destination <=> o.destination
         ORDER BY h.seq DESC LIMIT 1) AS waits
     FROM ${o} o FORCE INDEX (${quoteMysql(`${names.table}_read_idx`)}) WHERE o.partition_no = ${partition} AND o.state = 'pending' AND ${condition}

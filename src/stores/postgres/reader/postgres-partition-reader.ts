@@ -14,7 +14,7 @@ import type {
 } from '../../../core/ports.js';
 import { codeOf, LOCK_NOT_AVAILABLE } from '../connection-errors.js';
 import { affectedRows, type PgDatabase, type QueryResultLike } from '../database.js';
-import { type MessageRow, toMessage } from '../../shared/message-rows.js';
+import { type MessageRow, toMessage, waitsForOf } from '../../shared/message-rows.js';
 import { namedStatement, type NamedStatement, runStatement } from '../named-statement.js';
 import { listPausedDestinations, pausedDestinationStatements, type PausedDestinationStatements } from '../operator/paused-destinations.js';
 import { listPausedTopics, pausedTopicStatements, type PausedTopicStatements } from '../operator/paused-topics.js';
@@ -216,11 +216,6 @@ function toPartitionMessage(row: ReadRow): PartitionMessage {
   const message = toMessage(row) as OutboxMessage & { -readonly [K in 'partition' | 'source' | 'waitsFor']: PartitionMessage[K] };
   message.partition = row.partition as number;
   message.source = row.source;
-  message.waitsFor = row.waits === null ? null : waitsFor(row.waits);
+  message.waitsFor = waitsForOf(row.waits);
   return message;
-}
-
-function waitsFor(waits: string): PartitionMessage['waitsFor'] {
-  const colon = waits.indexOf(':');
-  return { seq: waits.slice(0, colon), dueInMs: Number(waits.slice(colon + 1)) };
 }
