@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateMessage } from '../../src/core/validate-message.js';
-import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import { freshMysqlDatabase, recordingMysqlDatabase, type FreshMysqlDatabase } from '../support/mysql-database.js';
+import { mysqlRelayWithRows } from '../support/mysql-relay-rows.js';
 
 const directWrites = (statements: readonly string[]) => statements.filter((sql) => sql.startsWith('SET STATEMENT innodb_lock_wait_timeout = 0 FOR DELETE'));
 const rowLocks = (statements: readonly string[]) => statements.filter((sql) => sql.includes('FOR UPDATE SKIP LOCKED'));
@@ -15,19 +14,9 @@ describe('MariaDB completion of published rows, written without row locks', () =
 
   async function relayWithRows(count: number, statements: string[]) {
     fresh = await freshMysqlDatabase('direct');
-    const store = new MysqlOutboxStore(recordingMysqlDatabase(fresh.database, statements));
-    await store.migrate();
-    const messages = Array.from({ length: count }, (_, i) =>
-      validateMessage({ topic: 't', type: 'x', key: `k${i % 3}`, payload: { i } }, { maxPayloadBytes: 100 }),
-    );
-    await fresh.database.transaction((tx) => store.insert(tx, messages));
-    const { relayId } = await store.leases.join({ name: 'direct', leaseMs: 60_000 });
-    const leases = await store.leases.acquire(relayId, 64);
-    const read = await store.reader.read(
-      relayId,
-      64,
-      leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })),
-    );
+    const database = recordingMysqlDatabase(fresh.database, statements);
+    const { store, relayId, leases, requests } = await mysqlRelayWithRows(fresh, { name: 'direct', count, key: (i) => `k${i % 3}`, database });
+    const read = await store.reader.read(relayId, 64, requests);
     const completions = [...new Set(read.messages.map((m) => m.partition))].map((partition) => {
       const rows = read.messages.filter((m) => m.partition === partition);
       return {

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateMessage } from '../../src/core/validate-message.js';
-import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import { freshMysqlDatabase, type FreshMysqlDatabase } from '../support/mysql-database.js';
+import { mysqlRelayWithRows } from '../support/mysql-relay-rows.js';
 
 describe('MariaDB completion beside rows another session locks', () => {
   let fresh: FreshMysqlDatabase | undefined;
@@ -13,17 +12,8 @@ describe('MariaDB completion beside rows another session locks', () => {
   // A table of a few rows is where the optimizer prefers a scan, and a scan that deletes waits for every locked row it meets.
   it('writes each outcome at once on a small table whose other rows an operator holds FOR UPDATE', async () => {
     fresh = await freshMysqlDatabase('locked');
-    const store = new MysqlOutboxStore(fresh.database);
-    await store.migrate();
-    const messages = Array.from({ length: 6 }, (_, i) => validateMessage({ topic: 't', type: 'x', key: `k${i}`, payload: { i } }, { maxPayloadBytes: 100 }));
-    await fresh.database.transaction((tx) => store.insert(tx, messages));
-    const { relayId } = await store.leases.join({ name: 'locked', leaseMs: 60_000 });
-    const leases = await store.leases.acquire(relayId, 64);
-    const read = await store.reader.read(
-      relayId,
-      64,
-      leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 })),
-    );
+    const { store, relayId, leases, requests } = await mysqlRelayWithRows(fresh, { name: 'locked', count: 6, key: (i) => `k${i}` });
+    const read = await store.reader.read(relayId, 64, requests);
     const locker = await fresh.pool.getConnection();
     try {
       await locker.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');

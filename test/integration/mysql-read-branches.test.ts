@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateMessage } from '../../src/core/validate-message.js';
-import { MysqlOutboxStore } from '../../src/stores/mysql/mysql-store.js';
 import { freshMysqlDatabase, recordingMysqlDatabase, type FreshMysqlDatabase } from '../support/mysql-database.js';
+import { mysqlRelayWithRows } from '../support/mysql-relay-rows.js';
 
 /** The partitions each kind of branch of the recorded read statement names (`(SELECT <partition> AS partition_no, '<source>'`). */
 function branches(statements: readonly string[], source: 'fresh' | 'due'): number[] {
@@ -19,13 +18,8 @@ describe('MariaDB read: a due branch only where a row is scheduled', () => {
   it('plans due branches for the partitions holding a scheduled row, none for the others, and returns the due rows only', async () => {
     fresh = await freshMysqlDatabase('branches');
     const statements: string[] = [];
-    const store = new MysqlOutboxStore(recordingMysqlDatabase(fresh.database, statements));
-    await store.migrate();
-    const messages = Array.from({ length: 12 }, (_, i) => validateMessage({ topic: 't', type: 'x', key: `k${i}`, payload: { i } }, { maxPayloadBytes: 100 }));
-    await fresh.database.transaction((tx) => store.insert(tx, messages));
-    const { relayId } = await store.leases.join({ name: 'branches', leaseMs: 60_000 });
-    const leases = await store.leases.acquire(relayId, 64);
-    const requests = leases.map((l) => ({ partition: l.partition, epoch: l.epoch, after: null, recheck: null, limit: 100 }));
+    const database = recordingMysqlDatabase(fresh.database, statements);
+    const { store, relayId, requests } = await mysqlRelayWithRows(fresh, { name: 'branches', count: 12, key: (i) => `k${i}`, database });
     statements.length = 0;
     const first = await store.reader.read(relayId, 64, requests);
     expect(first.messages).toHaveLength(12);
